@@ -1,0 +1,21 @@
+//===- GPTQ.h - GPTQ dialect ------------------------------------*- C++ -*-===//
+
+#ifndef GPTQ_DIALECT_GPTQ_IR_GPTQ_H
+#define GPTQ_DIALECT_GPTQ_IR_GPTQ_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "gptq/Dialect/GPTQ/IR/GPTQOpsDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "gptq/Dialect/GPTQ/IR/GPTQAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "gptq/Dialect/GPTQ/IR/GPTQOps.h.inc"
+
+#endif // GPTQ_DIALECT_GPTQ_IR_GPTQ_H

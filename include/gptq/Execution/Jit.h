@@ -1,0 +1,83 @@
+//===- Jit.h - Compile and call MLIR functions on arrays --------*- C++ -*-===//
+//
+// A small wrapper around the MLIR ExecutionEngine: lowers a module with the
+// gptq CPU pipeline, JIT-compiles it for the host, and calls a function on
+// .npy arrays, checking dtypes, ranks and static sizes against its
+// signature.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPTQ_EXECUTION_JIT_H
+#define GPTQ_EXECUTION_JIT_H
+
+#include "gptq/Execution/Npy.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ExecutionEngine;
+class DialectRegistry;
+namespace gptq {
+
+/// One argument or result of an entry function.
+struct ArgSpec {
+  DType dtype;
+  /// Sizes; ShapedType::kDynamic where dynamic. Empty for scalars.
+  std::vector<int64_t> shape;
+  /// A scalar (not a tensor or memref); only arguments may be scalars.
+  bool scalar = false;
+  std::string describe() const;
+};
+
+struct JitOptions {
+  /// Block size of the blocked Cholesky factorization.
+  int64_t choleskyBlock = 64;
+  /// LLVM optimization level of the generated code.
+  unsigned optLevel = 3;
+};
+
+/// Adds every dialect and extension the gptq tools parse and lower.
+void registerToolDialects(DialectRegistry &registry);
+
+/// A function of an MLIR module, compiled for the host CPU.
+class CompiledFunction {
+public:
+  ~CompiledFunction();
+
+  /// Lowers `module` (unless it is already in the LLVM dialect) and
+  /// JIT-compiles it; `entry` must be a public func.func, or an llvm.func
+  /// that carries its original signature in a `gptq.signature` attribute.
+  static llvm::Expected<std::unique_ptr<CompiledFunction>>
+  compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
+          const JitOptions &options = {});
+
+  const std::vector<ArgSpec> &inputs() const { return inputSpecs; }
+  const std::vector<ArgSpec> &results() const { return resultSpecs; }
+
+  /// Calls the function. `names` (optional) label inputs in diagnostics.
+  llvm::Expected<std::vector<NpyArray>>
+  call(const std::vector<NpyArray> &args,
+       const std::vector<std::string> &names = {}) const;
+
+  /// Seconds spent lowering and compiling.
+  double compileSeconds() const { return compileTime; }
+
+private:
+  CompiledFunction() = default;
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string entryName;
+  std::vector<ArgSpec> inputSpecs, resultSpecs;
+  double compileTime = 0;
+};
+
+} // namespace gptq
+} // namespace mlir
+
+#endif // GPTQ_EXECUTION_JIT_H

@@ -1,0 +1,58 @@
+//===- Npy.h - .npy array files ---------------------------------*- C++ -*-===//
+//
+// Reading and writing NumPy's .npy format (versions 1.0 to 3.0, C order,
+// little-endian), the exchange format of every gptq tool.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPTQ_EXECUTION_NPY_H
+#define GPTQ_EXECUTION_NPY_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace gptq {
+
+/// Element types the tools exchange.
+enum class DType { F32, F64, I8, U8, I16, I32, I64, Bool };
+
+/// Size in bytes of one element.
+size_t dtypeSize(DType dtype);
+/// The NumPy name, e.g. "float32".
+llvm::StringRef dtypeName(DType dtype);
+
+/// A dense C-order array.
+struct NpyArray {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<char> data;
+
+  int64_t numElements() const;
+  /// "float32 [3, 4]".
+  std::string describe() const;
+  template <typename T> T *as() { return reinterpret_cast<T *>(data.data()); }
+  template <typename T> const T *as() const {
+    return reinterpret_cast<const T *>(data.data());
+  }
+  /// An array of the given type and shape, zero-filled.
+  static NpyArray zeros(DType dtype, std::vector<int64_t> shape);
+};
+
+/// Parses .npy bytes; `name` is used in error messages.
+llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
+/// Reads a .npy file.
+llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
+/// The .npy bytes of an array (format version 1.0).
+std::string serializeNpy(const NpyArray &array);
+/// Writes a .npy file atomically (a temporary file renamed into place).
+llvm::Error writeNpy(llvm::StringRef path, const NpyArray &array);
+
+} // namespace gptq
+} // namespace mlir
+
+#endif // GPTQ_EXECUTION_NPY_H

@@ -1,0 +1,31 @@
+//===- Pipelines.h - GPTQ lowering pipelines --------------------*- C++ -*-===//
+
+#ifndef GPTQ_PIPELINES_PIPELINES_H
+#define GPTQ_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+namespace gptq {
+
+/// Options of `gptq-lower-to-cpu-pipeline`.
+struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  PassOptions::Option<int64_t> choleskyBlock{
+      *this, "cholesky-block",
+      llvm::cl::desc("Block size of the blocked Cholesky factorization"),
+      llvm::cl::init(64)};
+};
+
+/// gptq ops (and linalg/tensor/arith/math/scf on tensors) to the LLVM
+/// dialect for the host CPU: decompose, convert-gptq-to-linalg, inline,
+/// bufferize, deallocate, lower to loops and to LLVM.
+void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+
+/// Registers every gptq pipeline with the global pass registry.
+void registerPipelines();
+
+} // namespace gptq
+} // namespace mlir
+
+#endif // GPTQ_PIPELINES_PIPELINES_H

@@ -1,0 +1,392 @@
+//===- GPTQToLinalg.cpp - Lower gptq ops to linalg, scf and tensor --------===//
+//
+// Each gptq op becomes a call of a shape-generic implementation written in
+// MLIR (Library.mlir, embedded at build time). Settings are passed as
+// constants, so inlining specializes every call site.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gptq/Conversion/Passes.h"
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir {
+namespace gptq {
+#define GEN_PASS_DEF_CONVERTGPTQTOLINALG
+#include "gptq/Conversion/Passes.h.inc"
+} // namespace gptq
+} // namespace mlir
+
+#include "GPTQLibrary.inc"
+
+using namespace mlir;
+using namespace mlir::gptq;
+
+namespace {
+constexpr StringLiteral kPrefix = "__gptq_";
+
+/// The same tensor type with every dimension dynamic.
+Type dynamicType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return type;
+  SmallVector<int64_t> shape(tensor.getRank(), ShapedType::kDynamic);
+  return RankedTensorType::get(shape, tensor.getElementType());
+}
+
+Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
+  if (v.getType() == type)
+    return v;
+  return tensor::CastOp::create(b, loc, type, v);
+}
+
+/// Calls `__gptq_<name>` on `operands` (tensors cast to dynamic shapes) and
+/// casts the results back to `resultTypes`.
+SmallVector<Value> callLibrary(OpBuilder &b, Location loc, StringRef name,
+                               ValueRange operands, TypeRange resultTypes) {
+  SmallVector<Value> args;
+  for (Value v : operands)
+    args.push_back(castTo(b, loc, v, dynamicType(v.getType())));
+  SmallVector<Type> callTypes;
+  for (Type t : resultTypes)
+    callTypes.push_back(dynamicType(t));
+  auto call = func::CallOp::create(b, loc, (kPrefix + name).str(), callTypes,
+                                   args);
+  SmallVector<Value> results;
+  for (auto [v, t] : llvm::zip(call.getResults(), resultTypes))
+    results.push_back(castTo(b, loc, v, t));
+  return results;
+}
+
+Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+Value f32Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+Value boolConst(OpBuilder &b, Location loc, bool v) {
+  return arith::ConstantOp::create(b, loc, b.getBoolAttr(v));
+}
+
+/// The grid settings of a config, in the order the library takes them:
+/// maxq, sym, mse, norm, steps, grid.
+SmallVector<Value> gridArgs(OpBuilder &b, Location loc, ConfigAttr config) {
+  // As the reference: range(int(maxshrink * grid)), p = 1 - i / grid.
+  auto steps = static_cast<int64_t>(config.getMseMaxShrinkValue() *
+                                    static_cast<double>(config.getMseGrid()));
+  return {f32Const(b, loc, static_cast<double>(config.getMaxQ())),
+          boolConst(b, loc, config.getSym()),
+          boolConst(b, loc, config.getMse()),
+          f32Const(b, loc, config.getMseNormValue()),
+          indexConst(b, loc, steps),
+          arith::ConstantOp::create(
+              b, loc, b.getF64FloatAttr(static_cast<double>(config.getMseGrid())))};
+}
+
+Value emptyLike(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                Type elementType) {
+  return tensor::EmptyOp::create(b, loc, shape, elementType);
+}
+
+struct LowerHessianAccumulate : OpRewritePattern<HessianAccumulateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(HessianAccumulateOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Value input = op.getInput();
+    auto type = cast<RankedTensorType>(input.getType());
+    Value samples;
+    if (type.getRank() == 3) {
+      samples = arith::IndexCastOp::create(
+          b, loc, b.getI64Type(), tensor::DimOp::create(b, loc, input, 0));
+      input = tensor::CollapseShapeOp::create(
+          b, loc, input, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+    } else {
+      samples = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1));
+    }
+    b.replaceOp(op, callLibrary(b, loc, "hessian_accumulate",
+                                {input, op.getHessian(), op.getCount(), samples},
+                                op->getResultTypes()));
+    return success();
+  }
+};
+
+struct LowerDampedCholesky : OpRewritePattern<DampedCholeskyOp> {
+  LowerDampedCholesky(MLIRContext *ctx, int64_t block)
+      : OpRewritePattern(ctx), block(block) {}
+  LogicalResult matchAndRewrite(DampedCholeskyOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    b.replaceOp(op, callLibrary(b, loc, "damped_cholesky",
+                                {op.getHessian(), op.getPercdamp(),
+                                 indexConst(b, loc, block)},
+                                op->getResultTypes()));
+    return success();
+  }
+  int64_t block;
+};
+
+struct LowerActOrder : OpRewritePattern<ActOrderOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ActOrderOp op,
+                                PatternRewriter &b) const override {
+    b.replaceOp(op, callLibrary(b, op.getLoc(), "act_order", {op.getHessian()},
+                                op->getResultTypes()));
+    return success();
+  }
+};
+
+/// A gather: result[.., j, ..] = source[.., perm[j], ..] on each permuted
+/// dimension (with the inverse permutation for `inverse`).
+struct LowerPermute : OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PermuteOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getSource().getType());
+    Value perm = op.getPerm();
+    if (op.getInverse())
+      perm = callLibrary(b, loc, "invert_permutation", {perm},
+                         {perm.getType()})[0];
+    SmallVector<Value> dynSizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        dynSizes.push_back(tensor::DimOp::create(b, loc, op.getSource(), d));
+    Value init = tensor::EmptyOp::create(b, loc, type, dynSizes);
+    unsigned rank = type.getRank();
+    SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iters(rank,
+                                           utils::IteratorType::parallel);
+    ArrayRef<int64_t> dims = op.getDims();
+    Value source = op.getSource();
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ValueRange{}, ValueRange{init}, maps, iters,
+        [&](OpBuilder &nb, Location nloc, ValueRange) {
+          SmallVector<Value> indices;
+          for (unsigned d = 0; d < rank; ++d) {
+            Value idx = linalg::IndexOp::create(nb, nloc, d);
+            if (llvm::is_contained(dims, static_cast<int64_t>(d))) {
+              Value p = tensor::ExtractOp::create(nb, nloc, perm, idx);
+              idx = arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), p);
+            }
+            indices.push_back(idx);
+          }
+          Value v = tensor::ExtractOp::create(nb, nloc, source, indices);
+          linalg::YieldOp::create(nb, nloc, v);
+        });
+    b.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+struct LowerMaskDeadInputs : OpRewritePattern<MaskDeadInputsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MaskDeadInputsOp op,
+                                PatternRewriter &b) const override {
+    b.replaceOp(op, callLibrary(b, op.getLoc(), "mask_dead_inputs",
+                                {op.getWeight(), op.getHessian()},
+                                op->getResultTypes()));
+    return success();
+  }
+};
+
+/// Columns per group; one group of all columns for group_size = -1.
+Value groupColumns(OpBuilder &b, Location loc, ConfigAttr config,
+                   Value weight) {
+  if (config.getGroupSize() > 0)
+    return indexConst(b, loc, config.getGroupSize());
+  Value cols = tensor::DimOp::create(b, loc, weight, 1);
+  return arith::MaxSIOp::create(b, loc, cols, indexConst(b, loc, 1));
+}
+
+struct LowerGrid : OpRewritePattern<GridOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GridOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> args = {
+        op.getWeight(), groupColumns(b, loc, op.getConfig(), op.getWeight())};
+    llvm::append_range(args, gridArgs(b, loc, op.getConfig()));
+    b.replaceOp(op, callLibrary(b, loc, "grid", args, op->getResultTypes()));
+    return success();
+  }
+};
+
+struct LowerQuantizeBlocks : OpRewritePattern<QuantizeBlocksOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(QuantizeBlocksOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    ConfigAttr config = op.getConfig();
+    bool fixed = static_cast<bool>(op.getScales());
+    Value scales = op.getScales(), zeros = op.getZeros(),
+          groupMap = op.getGroupMap();
+    if (!fixed) {
+      scales = emptyLike(b, loc, {0, 0}, b.getF32Type());
+      zeros = scales;
+      groupMap = emptyLike(b, loc, {0}, b.getI32Type());
+    }
+    SmallVector<Value> args = {
+        op.getWeight(),
+        op.getFactor(),
+        scales,
+        zeros,
+        groupMap,
+        boolConst(b, loc, fixed),
+        indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1)),
+        indexConst(b, loc, config.getBlockSize())};
+    llvm::append_range(args, gridArgs(b, loc, config));
+    b.replaceOp(op, callLibrary(b, loc, "quantize_blocks", args,
+                                op->getResultTypes()));
+    return success();
+  }
+};
+
+struct LowerGroupIndex : OpRewritePattern<GroupIndexOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GroupIndexOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    ConfigAttr config = op.getConfig();
+    // 0: one group; 1: j / group_size; 2: invperm[j] / group_size.
+    int32_t mode = 1;
+    if (config.getGroupSize() < 0)
+      mode = 0;
+    else if (op.getPerm() && !config.getStaticGroups())
+      mode = 2;
+    Value perm = op.getPerm();
+    if (!perm)
+      perm = emptyLike(b, loc, {0}, b.getI64Type());
+    SmallVector<Value> args = {
+        op.getColumns(), perm,
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(mode)),
+        indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1))};
+    b.replaceOp(op, callLibrary(b, loc, "group_index", args,
+                                op->getResultTypes()));
+    return success();
+  }
+};
+
+struct LowerDequantize : OpRewritePattern<DequantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DequantizeOp op,
+                                PatternRewriter &b) const override {
+    b.replaceOp(op, callLibrary(b, op.getLoc(), "dequantize",
+                                {op.getCodes(), op.getScales(), op.getZeros(),
+                                 op.getGIdx()},
+                                op->getResultTypes()));
+    return success();
+  }
+};
+
+struct LowerPack : OpRewritePattern<PackOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PackOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Value bits =
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(op.getBits()));
+    b.replaceOp(op, callLibrary(b, loc, "pack", {op.getCodes(), bits},
+                                op->getResultTypes()));
+    return success();
+  }
+};
+
+struct LowerUnpack : OpRewritePattern<UnpackOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(UnpackOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Value bits =
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(op.getBits()));
+    b.replaceOp(op, callLibrary(b, loc, "unpack",
+                                {op.getPacked(), op.getColumns(), bits},
+                                op->getResultTypes()));
+    return success();
+  }
+};
+
+struct ConvertGPTQToLinalgPass
+    : gptq::impl::ConvertGPTQToLinalgBase<ConvertGPTQToLinalgPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    if (choleskyBlock < 1) {
+      module.emitError() << "cholesky-block must be >= 1, found "
+                         << choleskyBlock;
+      return signalPassFailure();
+    }
+    RewritePatternSet patterns(ctx);
+    patterns.add<LowerHessianAccumulate, LowerActOrder, LowerPermute,
+                 LowerMaskDeadInputs, LowerGrid, LowerQuantizeBlocks,
+                 LowerGroupIndex, LowerDequantize, LowerPack, LowerUnpack>(
+        ctx);
+    patterns.add<LowerDampedCholesky>(ctx, choleskyBlock);
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(module, std::move(patterns), config)))
+      return signalPassFailure();
+    bool leftover = false;
+    module.walk([&](Operation *op) {
+      if (isa<GPTQDialect>(op->getDialect())) {
+        op->emitOpError("could not be lowered to linalg");
+        leftover = true;
+      }
+    });
+    if (leftover)
+      return signalPassFailure();
+    if (failed(addLibraryFunctions(module)))
+      return signalPassFailure();
+  }
+
+  /// Copies the library functions that the module calls, and those they
+  /// call, into the module as private functions.
+  LogicalResult addLibraryFunctions(ModuleOp module) {
+    llvm::SetVector<StringRef> wanted;
+    auto collect = [&](Operation *root) {
+      root->walk([&](func::CallOp call) {
+        if (call.getCallee().starts_with(kPrefix))
+          wanted.insert(call.getCallee());
+      });
+    };
+    collect(module);
+    if (wanted.empty())
+      return success();
+    ParserConfig parserConfig(&getContext());
+    OwningOpRef<ModuleOp> library = parseSourceString<ModuleOp>(
+        kGPTQLibrarySource, parserConfig, "gptq-library");
+    if (!library)
+      return module.emitError("internal error: the gptq implementation "
+                              "library does not parse");
+    SymbolTable libraryTable(library->getOperation());
+    SymbolTable moduleTable(module);
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      StringRef name = wanted[i];
+      if (moduleTable.lookup(name))
+        continue;
+      auto fn = libraryTable.lookup<func::FuncOp>(name);
+      if (!fn)
+        return module.emitError() << "internal error: no implementation '"
+                                  << name << "' in the gptq library";
+      auto copy = cast<func::FuncOp>(b.clone(*fn));
+      copy.setPrivate();
+      moduleTable.insert(copy);
+      collect(copy);
+    }
+    return success();
+  }
+};
+} // namespace

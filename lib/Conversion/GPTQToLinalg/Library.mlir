@@ -1,0 +1,776 @@
+// The implementations that `convert-gptq-to-linalg` instantiates for gptq
+// ops. Every function is shape-generic (dynamic sizes) and takes the op's
+// settings as scalar arguments, which become constants once the call is
+// inlined. Functions are named `__gptq_<what>`; the pass copies only those it
+// calls into the module, as private functions.
+
+#id1 = affine_map<(d0) -> (d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+#mmA = affine_map<(m, n, k) -> (m, k)>
+#mmB = affine_map<(m, n, k) -> (k, n)>
+#mmBt = affine_map<(m, n, k) -> (n, k)>
+#mmAt = affine_map<(m, n, k) -> (k, m)>
+#mmC = affine_map<(m, n, k) -> (m, n)>
+
+module {
+
+//===--------------------------------------------------------------------===//
+// Small helpers
+//===--------------------------------------------------------------------===//
+
+// C - A @ B.
+func.func private @__gptq_matmul_sub(%c: tensor<?x?xf32>, %a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %k = tensor.dim %a, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %k) : tensor<?x?xf32>
+  %neg = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  } -> tensor<?x?xf32>
+  %r = linalg.matmul ins(%neg, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// C - A @ B^T.
+func.func private @__gptq_matmul_sub_bt(%c: tensor<?x?xf32>, %a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %k = tensor.dim %a, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %k) : tensor<?x?xf32>
+  %neg = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  } -> tensor<?x?xf32>
+  %r = linalg.matmul indexing_maps = [#mmA, #mmBt, #mmC]
+      ins(%neg, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// A @ B^T into a fresh tensor.
+func.func private @__gptq_matmul_bt(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.matmul indexing_maps = [#mmA, #mmBt, #mmC]
+      ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%z : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+//===--------------------------------------------------------------------===//
+// gptq.hessian_accumulate
+//===--------------------------------------------------------------------===//
+
+// H * n/(n+nb) + (2/(n+nb)) X^T X for X = [tokens, cols] holding nb samples.
+func.func private @__gptq_hessian_accumulate(%x: tensor<?x?xf32>, %h: tensor<?x?xf32>, %n: i64, %nb: i64) -> (tensor<?x?xf32>, i64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %two = arith.constant 2.0 : f64
+  %n2 = arith.addi %n, %nb : i64
+  %nf = arith.sitofp %n : i64 to f64
+  %n2f = arith.sitofp %n2 : i64 to f64
+  %keepd = arith.divf %nf, %n2f : f64
+  %keep = arith.truncf %keepd : f64 to f32
+  %q = arith.divf %two, %n2f : f64
+  %sd = math.sqrt %q : f64
+  %s = arith.truncf %sd : f64 to f32
+  %t = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %c = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %ye = tensor.empty(%t, %c) : tensor<?x?xf32>
+  %y = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x?xf32>) outs(%ye : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %s, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?xf32>
+  %he = tensor.empty(%c, %c) : tensor<?x?xf32>
+  %hs = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<?x?xf32>) outs(%he : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %keep : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?xf32>
+  %r = linalg.matmul indexing_maps = [#mmAt, #mmB, #mmC]
+      ins(%y, %y : tensor<?x?xf32>, tensor<?x?xf32>) outs(%hs : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r, %n2 : tensor<?x?xf32>, i64
+}
+
+//===--------------------------------------------------------------------===//
+// gptq.damped_cholesky
+//===--------------------------------------------------------------------===//
+
+// In-place unblocked Cholesky of a small SPD block; zeroes the upper part.
+// Returns false when a pivot is not positive (or NaN).
+func.func private @__gptq_chol_unblocked(%a: tensor<?x?xf32>) -> (tensor<?x?xf32>, i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %true = arith.constant true
+  %n = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%m = %a, %ok = %true) -> (tensor<?x?xf32>, i1) {
+    %ajj = tensor.extract %m[%j, %j] : tensor<?x?xf32>
+    %s = scf.for %p = %c0 to %j step %c1 iter_args(%acc = %ajj) -> (f32) {
+      %v = tensor.extract %m[%j, %p] : tensor<?x?xf32>
+      %v2 = arith.mulf %v, %v : f32
+      %d = arith.subf %acc, %v2 : f32
+      scf.yield %d : f32
+    }
+    %pos = arith.cmpf ogt, %s, %zero : f32
+    %ok2 = arith.andi %ok, %pos : i1
+    %d = math.sqrt %s : f32
+    %m1 = tensor.insert %d into %m[%j, %j] : tensor<?x?xf32>
+    %j1 = arith.addi %j, %c1 : index
+    %m2 = scf.for %i = %j1 to %n step %c1 iter_args(%mm = %m1) -> (tensor<?x?xf32>) {
+      %aij = tensor.extract %mm[%i, %j] : tensor<?x?xf32>
+      %t = scf.for %p = %c0 to %j step %c1 iter_args(%acc = %aij) -> (f32) {
+        %x = tensor.extract %mm[%i, %p] : tensor<?x?xf32>
+        %y = tensor.extract %mm[%j, %p] : tensor<?x?xf32>
+        %xy = arith.mulf %x, %y : f32
+        %dd = arith.subf %acc, %xy : f32
+        scf.yield %dd : f32
+      }
+      %v = arith.divf %t, %d : f32
+      %mm1 = tensor.insert %v into %mm[%i, %j] : tensor<?x?xf32>
+      scf.yield %mm1 : tensor<?x?xf32>
+    }
+    scf.yield %m2, %ok2 : tensor<?x?xf32>, i1
+  }
+  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
+  %l = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%r#0 : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %upper = arith.cmpi ult, %i, %j : index
+    %w = arith.select %upper, %zero, %v : f32
+    linalg.yield %w : f32
+  } -> tensor<?x?xf32>
+  return %l, %r#1 : tensor<?x?xf32>, i1
+}
+
+// Inverse of a small lower triangular matrix (lower triangular).
+func.func private @__gptq_trinv_unblocked(%l: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %n = tensor.dim %l, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%m = %z) -> (tensor<?x?xf32>) {
+    %lii = tensor.extract %l[%i, %i] : tensor<?x?xf32>
+    %inv = arith.divf %one, %lii : f32
+    %m1 = tensor.insert %inv into %m[%i, %i] : tensor<?x?xf32>
+    %m2 = scf.for %j = %c0 to %i step %c1 iter_args(%mm = %m1) -> (tensor<?x?xf32>) {
+      %s = scf.for %p = %j to %i step %c1 iter_args(%acc = %zero) -> (f32) {
+        %x = tensor.extract %l[%i, %p] : tensor<?x?xf32>
+        %y = tensor.extract %mm[%p, %j] : tensor<?x?xf32>
+        %xy = arith.mulf %x, %y : f32
+        %a = arith.addf %acc, %xy : f32
+        scf.yield %a : f32
+      }
+      %ns = arith.negf %s : f32
+      %v = arith.divf %ns, %lii : f32
+      %mm1 = tensor.insert %v into %mm[%i, %j] : tensor<?x?xf32>
+      scf.yield %mm1 : tensor<?x?xf32>
+    }
+    scf.yield %m2 : tensor<?x?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+// U, upper, with (H with dead inputs set to 1, damped)^-1 = U^T U.
+// U = J inv(chol(J H J)) J, where J reverses the order of the indices.
+func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %nb: index) -> (tensor<?x?xf32>, i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %true = arith.constant true
+  %n = tensor.dim %h, %c0 : tensor<?x?xf32>
+  %nm1 = arith.subi %n, %c1 : index
+  // mean(diag(H)) with dead inputs counted as 1.
+  %sum = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
+    %v = tensor.extract %h[%i, %i] : tensor<?x?xf32>
+    %dead = arith.cmpf oeq, %v, %zero : f32
+    %w = arith.select %dead, %one, %v : f32
+    %a = arith.addf %acc, %w : f32
+    scf.yield %a : f32
+  }
+  %ni = arith.index_cast %n : index to i64
+  %nf = arith.sitofp %ni : i64 to f32
+  %mean = arith.divf %sum, %nf : f32
+  %damp = arith.mulf %percdamp, %mean : f32
+  // R = J (H + damp I) J, dead inputs set to 1 first.
+  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
+  %rev = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%e : tensor<?x?xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %ri = arith.subi %nm1, %i : index
+    %rj = arith.subi %nm1, %j : index
+    %v = tensor.extract %h[%ri, %rj] : tensor<?x?xf32>
+    %isdiag = arith.cmpi eq, %i, %j : index
+    %dead = arith.cmpf oeq, %v, %zero : f32
+    %fix = arith.andi %isdiag, %dead : i1
+    %v1 = arith.select %fix, %one, %v : f32
+    %vd = arith.addf %v1, %damp : f32
+    %v2 = arith.select %isdiag, %vd, %v1 : f32
+    linalg.yield %v2 : f32
+  } -> tensor<?x?xf32>
+  // Right-looking blocked Cholesky of R with the block-row inverse of L
+  // built alongside: L[K,K] = chol(A[K,K]); M[K,K] = L[K,K]^-1;
+  // L[below,K] = A[below,K] M[K,K]^T; A[below,below] -= L[below,K] L[below,K]^T;
+  // M[K,0:K] = -M[K,K] (L[K,0:K] M[0:K,0:K]).
+  %mz = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %res:3 = scf.for %k = %c0 to %n step %nb iter_args(%a = %rev, %m = %mz, %ok = %true) -> (tensor<?x?xf32>, tensor<?x?xf32>, i1) {
+    %left = arith.subi %n, %k : index
+    %kb = arith.minsi %nb, %left : index
+    %k2 = arith.addi %k, %kb : index
+    %rest = arith.subi %n, %k2 : index
+    %akk = tensor.extract_slice %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %lkk, %okk = func.call @__gptq_chol_unblocked(%akk) : (tensor<?x?xf32>) -> (tensor<?x?xf32>, i1)
+    %mkk = func.call @__gptq_trinv_unblocked(%lkk) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    %ok2 = arith.andi %ok, %okk : i1
+    %a1 = tensor.insert_slice %lkk into %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    %haverest = arith.cmpi sgt, %rest, %c0 : index
+    %a2 = scf.if %haverest -> (tensor<?x?xf32>) {
+      %p = tensor.extract_slice %a1[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %l21 = func.call @__gptq_matmul_bt(%p, %mkk) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %a22 = tensor.extract_slice %a1[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %a22n = func.call @__gptq_matmul_sub_bt(%a22, %l21, %l21) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %a3 = tensor.insert_slice %l21 into %a1[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %a4 = tensor.insert_slice %a22n into %a3[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.yield %a4 : tensor<?x?xf32>
+    } else {
+      scf.yield %a1 : tensor<?x?xf32>
+    }
+    %m1 = tensor.insert_slice %mkk into %m[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    %havek = arith.cmpi sgt, %k, %c0 : index
+    %m2 = scf.if %havek -> (tensor<?x?xf32>) {
+      %lrow = tensor.extract_slice %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %mtl = tensor.extract_slice %m1[0, 0] [%k, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %te = tensor.empty(%kb, %k) : tensor<?x?xf32>
+      %tz = linalg.fill ins(%zero : f32) outs(%te : tensor<?x?xf32>) -> tensor<?x?xf32>
+      %t = linalg.matmul ins(%lrow, %mtl : tensor<?x?xf32>, tensor<?x?xf32>) outs(%tz : tensor<?x?xf32>) -> tensor<?x?xf32>
+      %x = func.call @__gptq_matmul_sub(%tz, %mkk, %t) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %m3 = tensor.insert_slice %x into %m1[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.yield %m3 : tensor<?x?xf32>
+    } else {
+      scf.yield %m1 : tensor<?x?xf32>
+    }
+    scf.yield %a2, %m2, %ok2 : tensor<?x?xf32>, tensor<?x?xf32>, i1
+  }
+  %u = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%e : tensor<?x?xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %ri = arith.subi %nm1, %i : index
+    %rj = arith.subi %nm1, %j : index
+    %v = tensor.extract %res#1[%ri, %rj] : tensor<?x?xf32>
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  return %u, %res#2 : tensor<?x?xf32>, i1
+}
+
+//===--------------------------------------------------------------------===//
+// gptq.act_order, gptq.permute, gptq.mask_dead_inputs
+//===--------------------------------------------------------------------===//
+
+// Stable descending argsort of diag(H), dead entries counted as 1.
+func.func private @__gptq_act_order(%h: tensor<?x?xf32>) -> tensor<?xi64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %z64 = arith.constant 0 : i64
+  %n = tensor.dim %h, %c0 : tensor<?x?xf32>
+  %de = tensor.empty(%n) : tensor<?xf32>
+  %d = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%de : tensor<?xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %v = tensor.extract %h[%i, %i] : tensor<?x?xf32>
+    %dead = arith.cmpf oeq, %v, %zero : f32
+    %w = arith.select %dead, %one, %v : f32
+    linalg.yield %w : f32
+  } -> tensor<?xf32>
+  // rank[j] = #{i : d[i] > d[j]} + #{i < j : d[i] == d[j]}.
+  %re = tensor.empty(%n) : tensor<?xi64>
+  %rz = linalg.fill ins(%z64 : i64) outs(%re : tensor<?xi64>) -> tensor<?xi64>
+  %rank = linalg.generic {indexing_maps = [#row, #col, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%d, %d : tensor<?xf32>, tensor<?xf32>) outs(%rz : tensor<?xi64>) {
+  ^bb0(%dj: f32, %di: f32, %acc: i64):
+    %j = linalg.index 0 : index
+    %i = linalg.index 1 : index
+    %gt = arith.cmpf ogt, %di, %dj : f32
+    %eq = arith.cmpf oeq, %di, %dj : f32
+    %before = arith.cmpi ult, %i, %j : index
+    %tie = arith.andi %eq, %before : i1
+    %in = arith.ori %gt, %tie : i1
+    %inc = arith.extui %in : i1 to i64
+    %a = arith.addi %acc, %inc : i64
+    linalg.yield %a : i64
+  } -> tensor<?xi64>
+  %pe = tensor.empty(%n) : tensor<?xi64>
+  %perm = scf.for %j = %c0 to %n step %c1 iter_args(%p = %pe) -> (tensor<?xi64>) {
+    %r = tensor.extract %rank[%j] : tensor<?xi64>
+    %ri = arith.index_cast %r : i64 to index
+    %jv = arith.index_cast %j : index to i64
+    %p1 = tensor.insert %jv into %p[%ri] : tensor<?xi64>
+    scf.yield %p1 : tensor<?xi64>
+  }
+  return %perm : tensor<?xi64>
+}
+
+// inv[perm[j]] = j.
+func.func private @__gptq_invert_permutation(%perm: tensor<?xi64>) -> tensor<?xi64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %perm, %c0 : tensor<?xi64>
+  %e = tensor.empty(%n) : tensor<?xi64>
+  %inv = scf.for %j = %c0 to %n step %c1 iter_args(%p = %e) -> (tensor<?xi64>) {
+    %r = tensor.extract %perm[%j] : tensor<?xi64>
+    %ri = arith.index_cast %r : i64 to index
+    %jv = arith.index_cast %j : index to i64
+    %p1 = tensor.insert %jv into %p[%ri] : tensor<?xi64>
+    scf.yield %p1 : tensor<?xi64>
+  }
+  return %inv : tensor<?xi64>
+}
+
+// W[:, i] = 0 where H[i, i] == 0.
+func.func private @__gptq_mask_dead_inputs(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %r = tensor.dim %w, %c0 : tensor<?x?xf32>
+  %c = tensor.dim %w, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%r, %c) : tensor<?x?xf32>
+  %m = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %j = linalg.index 1 : index
+    %d = tensor.extract %h[%j, %j] : tensor<?x?xf32>
+    %dead = arith.cmpf oeq, %d, %zero : f32
+    %x = arith.select %dead, %zero, %v : f32
+    linalg.yield %x : f32
+  } -> tensor<?x?xf32>
+  return %m : tensor<?x?xf32>
+}
+
+//===--------------------------------------------------------------------===//
+// Grids
+//===--------------------------------------------------------------------===//
+
+// The reference's find_params on every row of x: (scale, zero) per row.
+func.func private @__gptq_find_params(%x: tensor<?x?xf32>, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?xf32>, tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %mone = arith.constant -1.0 : f32
+  %half = arith.constant 0.5 : f32
+  %inf = arith.constant 0x7F800000 : f32
+  %oned = arith.constant 1.0 : f64
+  %r = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%r) : tensor<?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  %mm:2 = linalg.generic {indexing_maps = [#id2, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x?xf32>) outs(%z, %z : tensor<?xf32>, tensor<?xf32>) {
+  ^bb0(%v: f32, %lo: f32, %hi: f32):
+    %lo1 = arith.minimumf %lo, %v : f32
+    %hi1 = arith.maximumf %hi, %v : f32
+    linalg.yield %lo1, %hi1 : f32, f32
+  } -> (tensor<?xf32>, tensor<?xf32>)
+  %symzero0 = arith.addf %maxq, %one : f32
+  %symzero = arith.mulf %symzero0, %half : f32
+  // Adjusted range, then scale and zero of the min-max grid.
+  %g:4 = linalg.generic {indexing_maps = [#id1, #id1, #id1, #id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%mm#0, %mm#1 : tensor<?xf32>, tensor<?xf32>) outs(%e, %e, %e, %e : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  ^bb0(%lo: f32, %hi: f32, %o0: f32, %o1: f32, %o2: f32, %o3: f32):
+    %alo = math.absf %lo : f32
+    %shi = arith.maximumf %alo, %hi : f32
+    %neg = arith.cmpf olt, %lo, %zero : f32
+    %nshi = arith.negf %shi : f32
+    %slo = arith.select %neg, %nshi, %lo : f32
+    %hi1 = arith.select %sym, %shi, %hi : f32
+    %lo1 = arith.select %sym, %slo, %lo : f32
+    %lz = arith.cmpf oeq, %lo1, %zero : f32
+    %hz = arith.cmpf oeq, %hi1, %zero : f32
+    %both = arith.andi %lz, %hz : i1
+    %lo2 = arith.select %both, %mone, %lo1 : f32
+    %hi2 = arith.select %both, %one, %hi1 : f32
+    %rng = arith.subf %hi2, %lo2 : f32
+    %scale = arith.divf %rng, %maxq : f32
+    %nlo = arith.negf %lo2 : f32
+    %zq = arith.divf %nlo, %scale : f32
+    %za = math.roundeven %zq : f32
+    %zero1 = arith.select %sym, %symzero, %za : f32
+    linalg.yield %scale, %zero1, %lo2, %hi2 : f32, f32, f32, f32
+  } -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>)
+  %res:2 = scf.if %mse -> (tensor<?xf32>, tensor<?xf32>) {
+    %binit = linalg.fill ins(%inf : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+    %best:3 = scf.for %i = %c0 to %steps step %c1 iter_args(%bs = %g#0, %bz = %g#1, %be = %binit) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+      %ii = arith.index_cast %i : index to i64
+      %if = arith.sitofp %ii : i64 to f64
+      %frac = arith.divf %if, %grid : f64
+      %pd = arith.subf %oned, %frac : f64
+      %p = arith.truncf %pd : f64 to f32
+      %cand:2 = linalg.generic {indexing_maps = [#id1, #id1, #id1, #id1], iterator_types = ["parallel"]}
+          ins(%g#2, %g#3 : tensor<?xf32>, tensor<?xf32>) outs(%e, %e : tensor<?xf32>, tensor<?xf32>) {
+      ^bb0(%lo: f32, %hi: f32, %o0: f32, %o1: f32):
+        %lo1 = arith.mulf %p, %lo : f32
+        %hi1 = arith.mulf %p, %hi : f32
+        %rng = arith.subf %hi1, %lo1 : f32
+        %scale = arith.divf %rng, %maxq : f32
+        %nlo = arith.negf %lo1 : f32
+        %zq = arith.divf %nlo, %scale : f32
+        %za = math.roundeven %zq : f32
+        %zero1 = arith.select %sym, %symzero, %za : f32
+        linalg.yield %scale, %zero1 : f32, f32
+      } -> (tensor<?xf32>, tensor<?xf32>)
+      %err = linalg.generic {indexing_maps = [#id2, #row, #row, #row], iterator_types = ["parallel", "reduction"]}
+          ins(%x, %cand#0, %cand#1 : tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%z : tensor<?xf32>) {
+      ^bb0(%v: f32, %s: f32, %zz: f32, %acc: f32):
+        %t = arith.divf %v, %s : f32
+        %rt = math.roundeven %t : f32
+        %q0 = arith.addf %rt, %zz : f32
+        %q1 = arith.maximumf %q0, %zero : f32
+        %q2 = arith.minimumf %q1, %maxq : f32
+        %q3 = arith.subf %q2, %zz : f32
+        %q = arith.mulf %s, %q3 : f32
+        %d = arith.subf %q, %v : f32
+        %ad = math.absf %d : f32
+        %pw = math.powf %ad, %norm : f32
+        %a = arith.addf %acc, %pw : f32
+        linalg.yield %a : f32
+      } -> tensor<?xf32>
+      %upd:3 = linalg.generic {indexing_maps = [#id1, #id1, #id1, #id1, #id1, #id1], iterator_types = ["parallel"]}
+          ins(%err, %cand#0, %cand#1 : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>)
+          outs(%bs, %bz, %be : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+      ^bb0(%er: f32, %cs: f32, %cz: f32, %os: f32, %oz: f32, %b: f32):
+        %better = arith.cmpf olt, %er, %b : f32
+        %ns = arith.select %better, %cs, %os : f32
+        %nz = arith.select %better, %cz, %oz : f32
+        %nb = arith.select %better, %er, %b : f32
+        linalg.yield %ns, %nz, %nb : f32, f32, f32
+      } -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>)
+      scf.yield %upd#0, %upd#1, %upd#2 : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+    }
+    scf.yield %best#0, %best#1 : tensor<?xf32>, tensor<?xf32>
+  } else {
+    scf.yield %g#0, %g#1 : tensor<?xf32>, tensor<?xf32>
+  }
+  return %res#0, %res#1 : tensor<?xf32>, tensor<?xf32>
+}
+
+// Grids of every (row, group) of w; groups of gs columns (the last may be
+// short).
+func.func private @__gptq_grid(%w: tensor<?x?xf32>, %gs: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = tensor.dim %w, %c0 : tensor<?x?xf32>
+  %c = tensor.dim %w, %c1 : tensor<?x?xf32>
+  %ng = arith.ceildivsi %c, %gs : index
+  %e = tensor.empty(%r, %ng) : tensor<?x?xf32>
+  %res:2 = scf.for %g = %c0 to %ng step %c1 iter_args(%s = %e, %z = %e) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+    %start = arith.muli %g, %gs : index
+    %left = arith.subi %c, %start : index
+    %len = arith.minsi %gs, %left : index
+    %slice = tensor.extract_slice %w[0, %start] [%r, %len] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %sv, %zv = func.call @__gptq_find_params(%slice, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, f32, i1, i1, f32, index, f64) -> (tensor<?xf32>, tensor<?xf32>)
+    %s1 = tensor.insert_slice %sv into %s[0, %g] [%r, 1] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+    %z1 = tensor.insert_slice %zv into %z[0, %g] [%r, 1] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+    scf.yield %s1, %z1 : tensor<?x?xf32>, tensor<?x?xf32>
+  }
+  return %res#0, %res#1 : tensor<?x?xf32>, tensor<?x?xf32>
+}
+
+//===--------------------------------------------------------------------===//
+// gptq.quantize_blocks
+//===--------------------------------------------------------------------===//
+
+// The blocked quantize-and-compensate loop. With %fixed, column c uses grid
+// %gmap[c] of (%sin, %zin); otherwise grids of %gs columns are computed at
+// group starts from the outer W of the current block.
+func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>, %sin: tensor<?x?xf32>, %zin: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %zerod = arith.constant 0.0 : f64
+  %halfd = arith.constant 0.5 : f64
+  %true = arith.constant true
+  %r = tensor.dim %w, %c0 : tensor<?x?xf32>
+  %c = tensor.dim %w, %c1 : tensor<?x?xf32>
+  %s0, %z0 = scf.if %fixed -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+    scf.yield %sin, %zin : tensor<?x?xf32>, tensor<?x?xf32>
+  } else {
+    %ng = arith.ceildivsi %c, %gs : index
+    %ge = tensor.empty(%r, %ng) : tensor<?x?xf32>
+    %gz = linalg.fill ins(%zero : f32) outs(%ge : tensor<?x?xf32>) -> tensor<?x?xf32>
+    scf.yield %gz, %gz : tensor<?x?xf32>, tensor<?x?xf32>
+  }
+  %codes0 = tensor.empty(%r, %c) : tensor<?x?xi8>
+  %ve = tensor.empty(%r) : tensor<?xf32>
+  %ce = tensor.empty(%r) : tensor<?xi8>
+  %out:5 = scf.for %i1 = %c0 to %c step %bsz iter_args(%wo = %w, %codes = %codes0, %sg = %s0, %zg = %z0, %loss = %zerod) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64) {
+    %left = arith.subi %c, %i1 : index
+    %cnt = arith.minsi %bsz, %left : index
+    %i2 = arith.addi %i1, %cnt : index
+    %w1init = tensor.extract_slice %wo[0, %i1] [%r, %cnt] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %erre = tensor.empty(%r, %cnt) : tensor<?x?xf32>
+    %in:6 = scf.for %i = %c0 to %cnt step %c1 iter_args(%w1 = %w1init, %err1 = %erre, %cd = %codes, %s = %sg, %z = %zg, %l = %loss) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64) {
+      %col = arith.addi %i1, %i : index
+      %gpos = arith.remsi %col, %gs : index
+      %atstart = arith.cmpi eq, %gpos, %c0 : index
+      %notfixed = arith.xori %fixed, %true : i1
+      %recompute = arith.andi %atstart, %notfixed : i1
+      %gi = arith.divsi %col, %gs : index
+      %s1, %z1 = scf.if %recompute -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+        %gleft = arith.subi %c, %col : index
+        %glen = arith.minsi %gs, %gleft : index
+        %slice = tensor.extract_slice %wo[0, %col] [%r, %glen] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %sv, %zv = func.call @__gptq_find_params(%slice, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, f32, i1, i1, f32, index, f64) -> (tensor<?xf32>, tensor<?xf32>)
+        %sn = tensor.insert_slice %sv into %s[0, %gi] [%r, 1] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+        %zn = tensor.insert_slice %zv into %z[0, %gi] [%r, 1] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+        scf.yield %sn, %zn : tensor<?x?xf32>, tensor<?x?xf32>
+      } else {
+        scf.yield %s, %z : tensor<?x?xf32>, tensor<?x?xf32>
+      }
+      %g = scf.if %fixed -> (index) {
+        %gv = tensor.extract %gmap[%col] : tensor<?xi32>
+        %gvi = arith.index_cast %gv : i32 to index
+        scf.yield %gvi : index
+      } else {
+        scf.yield %gi : index
+      }
+      %scol = tensor.extract_slice %s1[0, %g] [%r, 1] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+      %zcol = tensor.extract_slice %z1[0, %g] [%r, 1] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+      %wcol = tensor.extract_slice %w1[0, %i] [%r, 1] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+      %d = tensor.extract %u[%col, %col] : tensor<?x?xf32>
+      %q:3 = linalg.generic {indexing_maps = [#id1, #id1, #id1, #id1, #id1, #id1], iterator_types = ["parallel"]}
+          ins(%wcol, %scol, %zcol : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%ce, %ve, %ve : tensor<?xi8>, tensor<?xf32>, tensor<?xf32>) {
+      ^bb0(%v: f32, %sc: f32, %zp: f32, %o0: i8, %o1: f32, %o2: f32):
+        %t = arith.divf %v, %sc : f32
+        %rt = math.roundeven %t : f32
+        %q0 = arith.addf %rt, %zp : f32
+        %q1 = arith.maximumf %q0, %zero : f32
+        %q2 = arith.minimumf %q1, %maxq : f32
+        %code = arith.fptoui %q2 : f32 to i8
+        %q3 = arith.subf %q2, %zp : f32
+        %deq = arith.mulf %sc, %q3 : f32
+        %diff = arith.subf %v, %deq : f32
+        %errv = arith.divf %diff, %d : f32
+        %sq = arith.mulf %diff, %diff : f32
+        %dd = arith.mulf %d, %d : f32
+        %lv = arith.divf %sq, %dd : f32
+        linalg.yield %code, %errv, %lv : i8, f32, f32
+      } -> (tensor<?xi8>, tensor<?xf32>, tensor<?xf32>)
+      %lsum0 = tensor.empty() : tensor<f64>
+      %lsumz = linalg.fill ins(%zerod : f64) outs(%lsum0 : tensor<f64>) -> tensor<f64>
+      %lsum = linalg.generic {indexing_maps = [#id1, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+          ins(%q#2 : tensor<?xf32>) outs(%lsumz : tensor<f64>) {
+      ^bb0(%v: f32, %acc: f64):
+        %vd = arith.extf %v : f32 to f64
+        %a = arith.addf %acc, %vd : f64
+        linalg.yield %a : f64
+      } -> tensor<f64>
+      %lcol = tensor.extract %lsum[] : tensor<f64>
+      %lhalf = arith.mulf %lcol, %halfd : f64
+      %l1 = arith.addf %l, %lhalf : f64
+      %cd1 = tensor.insert_slice %q#0 into %cd[0, %col] [%r, 1] [1, 1] : tensor<?xi8> into tensor<?x?xi8>
+      %err2 = tensor.insert_slice %q#1 into %err1[0, %i] [%r, 1] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+      // W1[:, i:] -= err (outer) U[col, i1+i : i2].
+      %rest = arith.subi %cnt, %i : index
+      %urow = tensor.extract_slice %u[%col, %col] [1, %rest] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+      %w1tail = tensor.extract_slice %w1[0, %i] [%r, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %w1upd = linalg.generic {indexing_maps = [#row, #col, #id2], iterator_types = ["parallel", "parallel"]}
+          ins(%q#1, %urow : tensor<?xf32>, tensor<?xf32>) outs(%w1tail : tensor<?x?xf32>) {
+      ^bb0(%ev: f32, %uv: f32, %o: f32):
+        %p = arith.mulf %ev, %uv : f32
+        %nv = arith.subf %o, %p : f32
+        linalg.yield %nv : f32
+      } -> tensor<?x?xf32>
+      %w1n = tensor.insert_slice %w1upd into %w1[0, %i] [%r, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.yield %w1n, %err2, %cd1, %s1, %z1, %l1 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64
+    }
+    // Lazy batch update: W[:, i2:] -= Err1 @ U[i1:i2, i2:].
+    %rest = arith.subi %c, %i2 : index
+    %haverest = arith.cmpi sgt, %rest, %c0 : index
+    %wn = scf.if %haverest -> (tensor<?x?xf32>) {
+      %wt = tensor.extract_slice %wo[0, %i2] [%r, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %ub = tensor.extract_slice %u[%i1, %i2] [%cnt, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %wt2 = func.call @__gptq_matmul_sub(%wt, %in#1, %ub) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %wn1 = tensor.insert_slice %wt2 into %wo[0, %i2] [%r, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.yield %wn1 : tensor<?x?xf32>
+    } else {
+      scf.yield %wo : tensor<?x?xf32>
+    }
+    scf.yield %wn, %in#2, %in#3, %in#4, %in#5 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64
+  }
+  %lossf = arith.truncf %out#4 : f64 to f32
+  return %out#1, %out#2, %out#3, %lossf : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32
+}
+
+//===--------------------------------------------------------------------===//
+// gptq.group_index, gptq.dequantize, gptq.pack, gptq.unpack
+//===--------------------------------------------------------------------===//
+
+// g_idx: 0 for mode 0, j / gs for mode 1, invperm[j] / gs for mode 2.
+func.func private @__gptq_group_index(%cols: index, %perm: tensor<?xi64>, %mode: i32, %gs: index) -> tensor<?xi32> {
+  %m2 = arith.constant 2 : i32
+  %m0 = arith.constant 0 : i32
+  %c0 = arith.constant 0 : index
+  %useinv = arith.cmpi eq, %mode, %m2 : i32
+  %none = arith.cmpi eq, %mode, %m0 : i32
+  %src = scf.if %useinv -> (tensor<?xi64>) {
+    %inv = func.call @__gptq_invert_permutation(%perm) : (tensor<?xi64>) -> tensor<?xi64>
+    scf.yield %inv : tensor<?xi64>
+  } else {
+    scf.yield %perm : tensor<?xi64>
+  }
+  %e = tensor.empty(%cols) : tensor<?xi32>
+  %g = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%e : tensor<?xi32>) {
+  ^bb0(%o: i32):
+    %j = linalg.index 0 : index
+    %pos = scf.if %useinv -> (index) {
+      %p = tensor.extract %src[%j] : tensor<?xi64>
+      %pi = arith.index_cast %p : i64 to index
+      scf.yield %pi : index
+    } else {
+      scf.yield %j : index
+    }
+    %q = arith.divsi %pos, %gs : index
+    %qi = arith.index_cast %q : index to i32
+    %v = arith.select %none, %m0, %qi : i32
+    linalg.yield %v : i32
+  } -> tensor<?xi32>
+  return %g : tensor<?xi32>
+}
+
+func.func private @__gptq_dequantize(%codes: tensor<?x?xi8>, %s: tensor<?x?xf32>, %z: tensor<?x?xf32>, %g: tensor<?xi32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = tensor.dim %codes, %c0 : tensor<?x?xi8>
+  %c = tensor.dim %codes, %c1 : tensor<?x?xi8>
+  %e = tensor.empty(%r, %c) : tensor<?x?xf32>
+  %w = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%codes, %g : tensor<?x?xi8>, tensor<?xi32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%q: i8, %gi: i32, %o: f32):
+    %i = linalg.index 0 : index
+    %gx = arith.index_cast %gi : i32 to index
+    %sc = tensor.extract %s[%i, %gx] : tensor<?x?xf32>
+    %zp = tensor.extract %z[%i, %gx] : tensor<?x?xf32>
+    %qf = arith.uitofp %q : i8 to f32
+    %d = arith.subf %qf, %zp : f32
+    %v = arith.mulf %sc, %d : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  return %w : tensor<?x?xf32>
+}
+
+// Row-wise little-endian bit streams of %bits-bit codes in 32-bit words.
+func.func private @__gptq_pack(%codes: tensor<?x?xi8>, %bits: i64) -> tensor<?x?xi32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c31 = arith.constant 31 : index
+  %c32 = arith.constant 32 : index
+  %z64 = arith.constant 0 : i64
+  %i32w = arith.constant 32 : i64
+  %r = tensor.dim %codes, %c0 : tensor<?x?xi8>
+  %c = tensor.dim %codes, %c1 : tensor<?x?xi8>
+  %b = arith.index_cast %bits : i64 to index
+  %nbits = arith.muli %c, %b : index
+  %nw0 = arith.addi %nbits, %c31 : index
+  %nw = arith.divui %nw0, %c32 : index
+  %e = tensor.empty(%r, %nw) : tensor<?x?xi32>
+  %p = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<?x?xi32>) {
+  ^bb0(%o: i32):
+    %i = linalg.index 0 : index
+    %wi = linalg.index 1 : index
+    %lobit = arith.muli %wi, %c32 : index
+    %hibit = arith.addi %lobit, %c31 : index
+    %first = arith.divui %lobit, %b : index
+    %last0 = arith.divui %hibit, %b : index
+    %last1 = arith.addi %last0, %c1 : index
+    %last = arith.minui %last1, %c : index
+    %word = scf.for %j = %first to %last step %c1 iter_args(%acc = %z64) -> (i64) {
+      %q = tensor.extract %codes[%i, %j] : tensor<?x?xi8>
+      %q64 = arith.extui %q : i8 to i64
+      %jb = arith.muli %j, %b : index
+      %jbi = arith.index_cast %jb : index to i64
+      %lob = arith.index_cast %lobit : index to i64
+      %off = arith.subi %jbi, %lob : i64
+      %neg = arith.cmpi slt, %off, %z64 : i64
+      %noff = arith.subi %z64, %off : i64
+      %right = arith.shrui %q64, %noff : i64
+      %offc = arith.maxsi %off, %z64 : i64
+      %left = arith.shli %q64, %offc : i64
+      %v = arith.select %neg, %right, %left : i64
+      %a = arith.ori %acc, %v : i64
+      scf.yield %a : i64
+    }
+    %mask = arith.constant 4294967295 : i64
+    %wm = arith.andi %word, %mask : i64
+    %w32 = arith.trunci %wm : i64 to i32
+    linalg.yield %w32 : i32
+  } -> tensor<?x?xi32>
+  return %p : tensor<?x?xi32>
+}
+
+func.func private @__gptq_unpack(%packed: tensor<?x?xi32>, %cols: index, %bits: i64) -> tensor<?x?xi8> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %one = arith.constant 1 : i64
+  %i32w = arith.constant 32 : i64
+  %r = tensor.dim %packed, %c0 : tensor<?x?xi32>
+  %nw = tensor.dim %packed, %c1 : tensor<?x?xi32>
+  %b = arith.index_cast %bits : i64 to index
+  %m0 = arith.shli %one, %bits : i64
+  %mask = arith.subi %m0, %one : i64
+  %e = tensor.empty(%r, %cols) : tensor<?x?xi8>
+  %q = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<?x?xi8>) {
+  ^bb0(%o: i8):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %bit = arith.muli %j, %b : index
+    %w = arith.divui %bit, %c32 : index
+    %off = arith.remui %bit, %c32 : index
+    %lo = tensor.extract %packed[%i, %w] : tensor<?x?xi32>
+    %lo64 = arith.extui %lo : i32 to i64
+    %w1 = arith.addi %w, %c1 : index
+    %hasnext = arith.cmpi ult, %w1, %nw : index
+    %hi64 = scf.if %hasnext -> (i64) {
+      %hi = tensor.extract %packed[%i, %w1] : tensor<?x?xi32>
+      %h64 = arith.extui %hi : i32 to i64
+      %hs = arith.shli %h64, %i32w : i64
+      scf.yield %hs : i64
+    } else {
+      %z = arith.constant 0 : i64
+      scf.yield %z : i64
+    }
+    %both = arith.ori %lo64, %hi64 : i64
+    %offi = arith.index_cast %off : index to i64
+    %sh = arith.shrui %both, %offi : i64
+    %v = arith.andi %sh, %mask : i64
+    %v8 = arith.trunci %v : i64 to i8
+    linalg.yield %v8 : i8
+  } -> tensor<?x?xi8>
+  return %q : tensor<?x?xi8>
+}
+
+}

@@ -1,0 +1,214 @@
+//===- GPTQOps.cpp - GPTQ operations --------------------------------------===//
+
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::gptq;
+
+namespace {
+/// Checks that two sizes agree where both are static.
+LogicalResult checkSize(Operation *op, StringRef what, int64_t expected,
+                        int64_t found) {
+  if (ShapedType::isDynamic(expected) || ShapedType::isDynamic(found) ||
+      expected == found)
+    return success();
+  return op->emitOpError() << "expected " << what << " to be " << expected
+                           << ", found " << found;
+}
+
+int64_t dim(Value v, unsigned i) {
+  return cast<RankedTensorType>(v.getType()).getDimSize(i);
+}
+
+LogicalResult checkSquare(Operation *op, StringRef name, Value v) {
+  return checkSize(op, (name + " column count (square matrix)").str(),
+                   dim(v, 0), dim(v, 1));
+}
+
+/// Number of groups for `cols` columns, or dynamic when `cols` is.
+int64_t numGroups(ConfigAttr config, int64_t cols) {
+  if (config.getGroupSize() < 0)
+    return 1;
+  return ShapedType::isDynamic(cols) ? ShapedType::kDynamic
+                                     : config.getNumGroups(cols);
+}
+
+/// Rows of the grids equal the rows of the weights, columns the groups.
+LogicalResult checkGrid(Operation *op, StringRef name, Value grid,
+                        int64_t rows, int64_t groups) {
+  if (failed(checkSize(op, (name + " rows").str(), rows, dim(grid, 0))))
+    return failure();
+  return checkSize(op, (name + " columns (one per group)").str(), groups,
+                   dim(grid, 1));
+}
+} // namespace
+
+LogicalResult HessianAccumulateOp::verify() {
+  if (failed(checkSquare(*this, "hessian", getHessian())))
+    return failure();
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  return checkSize(*this, "input feature count (hessian size)",
+                   dim(getHessian(), 0),
+                   inputType.getDimSize(inputType.getRank() - 1));
+}
+
+LogicalResult DampedCholeskyOp::verify() {
+  return checkSquare(*this, "hessian", getHessian());
+}
+
+LogicalResult ActOrderOp::verify() {
+  if (failed(checkSquare(*this, "hessian", getHessian())))
+    return failure();
+  return checkSize(*this, "permutation length (hessian size)",
+                   dim(getHessian(), 0), dim(getPerm(), 0));
+}
+
+LogicalResult PermuteOp::verify() {
+  auto type = cast<RankedTensorType>(getSource().getType());
+  ArrayRef<int64_t> dims = getDims();
+  if (dims.empty())
+    return emitOpError("expected at least one dimension to permute");
+  llvm::SmallSet<int64_t, 4> seen;
+  for (int64_t d : dims) {
+    if (d < 0 || d >= type.getRank())
+      return emitOpError() << "expected dimensions in [0, " << type.getRank()
+                           << "), found " << d;
+    if (!seen.insert(d).second)
+      return emitOpError() << "expected distinct dimensions, found " << d
+                           << " twice";
+    if (failed(checkSize(*this,
+                         ("size of permuted dimension " + Twine(d) +
+                          " (permutation length)")
+                             .str(),
+                         dim(getPerm(), 0), type.getDimSize(d))))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult MaskDeadInputsOp::verify() {
+  if (failed(checkSquare(*this, "hessian", getHessian())))
+    return failure();
+  return checkSize(*this, "weight columns (hessian size)",
+                   dim(getHessian(), 0), dim(getWeight(), 1));
+}
+
+LogicalResult GridOp::verify() {
+  return checkGrid(*this, "scales", getScales(), dim(getWeight(), 0),
+                   numGroups(getConfig(), dim(getWeight(), 1)));
+}
+
+LogicalResult QuantizeBlocksOp::verify() {
+  Value w = getWeight();
+  if (failed(checkSquare(*this, "factor", getFactor())) ||
+      failed(checkSize(*this, "weight columns (factor size)",
+                       dim(getFactor(), 0), dim(w, 1))) ||
+      failed(checkSize(*this, "codes rows", dim(w, 0), dim(getCodes(), 0))) ||
+      failed(checkSize(*this, "codes columns", dim(w, 1), dim(getCodes(), 1))))
+    return failure();
+  bool hasScales = static_cast<bool>(getScales());
+  if (hasScales != static_cast<bool>(getZeros()) ||
+      hasScales != static_cast<bool>(getGroupMap()))
+    return emitOpError("expected scales, zeros and group map together");
+  if (!hasScales) {
+    ConfigAttr config = getConfig();
+    if (config.getGroupSize() < 0 || config.getStaticGroups())
+      return emitOpError("expected grid operands: grids are computed in the "
+                         "loop only for dynamic groups (group_size >= 1, no "
+                         "static_groups)");
+    return checkGrid(*this, "result scales", getOutScales(), dim(w, 0),
+                     numGroups(config, dim(w, 1)));
+  }
+  if (getScales().getType() != getOutScales().getType())
+    return emitOpError() << "expected result scales of type "
+                         << getScales().getType() << ", found "
+                         << getOutScales().getType();
+  if (failed(checkSize(*this, "scales rows", dim(w, 0), dim(getScales(), 0))))
+    return failure();
+  return checkSize(*this, "group map length (weight columns)", dim(w, 1),
+                   dim(getGroupMap(), 0));
+}
+
+LogicalResult GroupIndexOp::verify() {
+  ConfigAttr config = getConfig();
+  bool needsPerm = config.getActOrder() && !config.getStaticGroups() &&
+                   config.getGroupSize() > 0;
+  if (needsPerm && !getPerm())
+    return emitOpError("expected a permutation for act-order with dynamic "
+                       "groups");
+  int64_t cols = dim(getGIdx(), 0);
+  APInt value;
+  if (matchPattern(getColumns(), m_ConstantInt(&value)) &&
+      failed(checkSize(*this, "g_idx length (columns)", value.getSExtValue(),
+                       cols)))
+    return failure();
+  if (getPerm())
+    return checkSize(*this, "permutation length (g_idx length)", cols,
+                     dim(getPerm(), 0));
+  return success();
+}
+
+LogicalResult DequantizeOp::verify() {
+  Value codes = getCodes();
+  if (failed(checkSize(*this, "result rows", dim(codes, 0),
+                       dim(getResult(), 0))) ||
+      failed(checkSize(*this, "result columns", dim(codes, 1),
+                       dim(getResult(), 1))) ||
+      failed(checkSize(*this, "scales rows", dim(codes, 0),
+                       dim(getScales(), 0))))
+    return failure();
+  return checkSize(*this, "g_idx length (code columns)", dim(codes, 1),
+                   dim(getGIdx(), 0));
+}
+
+/// Words per row of `cols` packed codes of `bits` bits.
+static int64_t wordsPerRow(int64_t cols, int64_t bits) {
+  return ShapedType::isDynamic(cols) ? ShapedType::kDynamic
+                                     : (cols * bits + 31) / 32;
+}
+
+LogicalResult PackOp::verify() {
+  if (failed(checkSize(*this, "packed rows", dim(getCodes(), 0),
+                       dim(getPacked(), 0))))
+    return failure();
+  return checkSize(*this, "packed words per row",
+                   wordsPerRow(dim(getCodes(), 1), getBits()),
+                   dim(getPacked(), 1));
+}
+
+LogicalResult UnpackOp::verify() {
+  if (failed(checkSize(*this, "codes rows", dim(getPacked(), 0),
+                       dim(getCodes(), 0))) ||
+      failed(checkSize(*this, "packed words per row",
+                       wordsPerRow(dim(getCodes(), 1), getBits()),
+                       dim(getPacked(), 1))))
+    return failure();
+  APInt value;
+  if (matchPattern(getColumns(), m_ConstantInt(&value)))
+    return checkSize(*this, "codes columns", value.getSExtValue(),
+                     dim(getCodes(), 1));
+  return success();
+}
+
+LogicalResult QuantizeLayerOp::verify() {
+  Value w = getWeight();
+  if (failed(checkSquare(*this, "hessian", getHessian())) ||
+      failed(checkSize(*this, "weight columns (hessian size)",
+                       dim(getHessian(), 0), dim(w, 1))) ||
+      failed(checkSize(*this, "codes rows", dim(w, 0), dim(getCodes(), 0))) ||
+      failed(checkSize(*this, "codes columns", dim(w, 1), dim(getCodes(), 1))) ||
+      failed(checkGrid(*this, "scales", getScales(), dim(w, 0),
+                       numGroups(getConfig(), dim(w, 1)))))
+    return failure();
+  return checkSize(*this, "g_idx length (weight columns)", dim(w, 1),
+                   dim(getGIdx(), 0));
+}
+
+#define GET_OP_CLASSES
+#include "gptq/Dialect/GPTQ/IR/GPTQOps.cpp.inc"

@@ -1,0 +1,323 @@
+//===- Jit.cpp - Compile and call MLIR functions on arrays ----------------===//
+
+#include "gptq/Execution/Jit.h"
+
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <chrono>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::gptq;
+
+#ifndef GPTQ_C_RUNNER_UTILS
+#define GPTQ_C_RUNNER_UTILS ""
+#endif
+
+void mlir::gptq::registerToolDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<GPTQDialect>();
+}
+
+std::string ArgSpec::describe() const {
+  std::string s = dtypeName(dtype).str();
+  if (scalar)
+    return s + " scalar";
+  s += " [";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(shape[i]) ? "?" : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+namespace {
+std::string typeString(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::optional<DType> dtypeOf(Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF64())
+    return DType::F64;
+  if (type.isInteger(1))
+    return DType::Bool;
+  if (type.isInteger(8))
+    return DType::I8;
+  if (type.isInteger(16))
+    return DType::I16;
+  if (type.isInteger(32))
+    return DType::I32;
+  if (type.isInteger(64) || type.isIndex())
+    return DType::I64;
+  return std::nullopt;
+}
+
+llvm::Expected<ArgSpec> specOf(Type type, bool allowScalar,
+                               const llvm::Twine &what) {
+  ArgSpec spec;
+  if (auto shaped = dyn_cast<ShapedType>(type)) {
+    if (!shaped.hasRank())
+      return error(what + " has unranked type; ranked tensors or memrefs "
+                          "are required");
+    if (auto memref = dyn_cast<MemRefType>(type);
+        memref && !memref.getLayout().isIdentity())
+      return error(what + " is a memref with a non-identity layout");
+    auto dtype = dtypeOf(shaped.getElementType());
+    if (!dtype)
+      return error(what + " has unsupported element type " +
+                   llvm::Twine(typeString(shaped.getElementType())));
+    spec.dtype = *dtype;
+    spec.shape.assign(shaped.getShape().begin(), shaped.getShape().end());
+    return spec;
+  }
+  auto dtype = dtypeOf(type);
+  if (!dtype || !allowScalar)
+    return error(what + " has unsupported type " +
+                 llvm::Twine(typeString(type)) +
+                 (allowScalar ? "" : " (results must be tensors or memrefs)"));
+  spec.dtype = *dtype;
+  spec.scalar = true;
+  return spec;
+}
+
+/// Whether every op of the module is already in the LLVM dialect.
+bool isLLVMModule(ModuleOp module) {
+  bool onlyLLVM = true;
+  module.walk([&](Operation *op) {
+    if (op != module.getOperation() && !isa<LLVM::LLVMDialect>(op->getDialect()))
+      onlyLLVM = false;
+  });
+  return onlyLLVM;
+}
+
+/// Captures diagnostics emitted while lowering into one message.
+struct DiagnosticCollector {
+  explicit DiagnosticCollector(MLIRContext *ctx)
+      : handler(ctx, [this](Diagnostic &diag) {
+          llvm::raw_string_ostream os(text);
+          os << diag.getLocation() << ": " << diag << "\n";
+          for (Diagnostic &note : diag.getNotes())
+            os << note.getLocation() << ": note: " << note << "\n";
+          return success();
+        }) {}
+  std::string text;
+  ScopedDiagnosticHandler handler;
+};
+} // namespace
+
+CompiledFunction::~CompiledFunction() = default;
+
+llvm::Expected<std::unique_ptr<CompiledFunction>>
+CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
+                          const JitOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  MLIRContext *ctx = module->getContext();
+  std::unique_ptr<CompiledFunction> fn(new CompiledFunction());
+  fn->entryName = entry.str();
+
+  FunctionType signature;
+  if (auto func = module->lookupSymbol<func::FuncOp>(entry)) {
+    if (func.isExternal())
+      return error("entry function '" + entry + "' has no body");
+    if (func.isPrivate())
+      return error("entry function '" + entry + "' is private");
+    signature = func.getFunctionType();
+    func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+    func->setAttr("gptq.signature", TypeAttr::get(signature));
+  } else if (auto llvmFunc = module->lookupSymbol<LLVM::LLVMFuncOp>(entry)) {
+    auto attr = llvmFunc->getAttrOfType<TypeAttr>("gptq.signature");
+    if (!attr || !isa<FunctionType>(attr.getValue()) ||
+        !llvmFunc->hasAttr("llvm.emit_c_interface"))
+      return error("entry '" + entry +
+                   "' is an llvm.func without its original signature: lower "
+                   "the module with gptq-opt --gptq-lower-to-cpu-pipeline, "
+                   "which keeps it in a gptq.signature attribute");
+    signature = cast<FunctionType>(attr.getValue());
+  } else {
+    std::string names;
+    module->walk([&](FunctionOpInterface f) {
+      if (!f.isExternal())
+        names += (names.empty() ? "" : ", ") + f.getName().str();
+    });
+    return error("no function '" + entry + "' in the module" +
+                 (names.empty() ? "" : " (functions: " + names + ")"));
+  }
+  for (auto [i, t] : llvm::enumerate(signature.getInputs())) {
+    auto spec = specOf(t, /*allowScalar=*/true,
+                       "argument #" + llvm::Twine(i) + " of '" + entry + "'");
+    if (!spec)
+      return spec.takeError();
+    fn->inputSpecs.push_back(*spec);
+  }
+  for (auto [i, t] : llvm::enumerate(signature.getResults())) {
+    auto spec = specOf(t, /*allowScalar=*/false,
+                       "result #" + llvm::Twine(i) + " of '" + entry + "'");
+    if (!spec)
+      return spec.takeError();
+    fn->resultSpecs.push_back(*spec);
+  }
+
+  if (!isLLVMModule(*module)) {
+    DiagnosticCollector diags(ctx);
+    PassManager pm(ctx);
+    CPUPipelineOptions pipelineOptions;
+    pipelineOptions.choleskyBlock = options.choleskyBlock;
+    buildCPUPipeline(pm, pipelineOptions);
+    if (failed(pm.run(*module)))
+      return error("lowering to LLVM failed:\n" + diags.text);
+  }
+
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  registerBuiltinDialectTranslation(*ctx);
+  registerLLVMDialectTranslation(*ctx);
+
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder)
+    return tmBuilder.takeError();
+  auto tm = tmBuilder->createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  auto transformer =
+      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, tm->get());
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  SmallVector<StringRef> libs;
+  if (std::strlen(GPTQ_C_RUNNER_UTILS))
+    libs.push_back(GPTQ_C_RUNNER_UTILS);
+  engineOptions.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
+  if (!engine)
+    return engine.takeError();
+  fn->engine = std::move(*engine);
+  fn->compileTime = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  return fn;
+}
+
+llvm::Expected<std::vector<NpyArray>>
+CompiledFunction::call(const std::vector<NpyArray> &args,
+                       const std::vector<std::string> &names) const {
+  if (args.size() != inputSpecs.size())
+    return error("'" + entryName + "' takes " +
+                 llvm::Twine(inputSpecs.size()) + " argument(s), " +
+                 llvm::Twine(args.size()) + " given");
+  // Each argument travels as a pointer to its descriptor (or its value),
+  // after the pointer to the results.
+  std::vector<NpyArray> copies(args.begin(), args.end());
+  std::vector<std::vector<int64_t>> descriptors(args.size());
+  std::vector<void *> argPointers(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ArgSpec &spec = inputSpecs[i];
+    NpyArray &a = copies[i];
+    std::string label = "argument #" + std::to_string(i) +
+                        (i < names.size() ? " (" + names[i] + ")" : "");
+    bool dtypeOk = a.dtype == spec.dtype ||
+                   (spec.dtype == DType::I8 && a.dtype == DType::U8);
+    bool rankOk = spec.scalar ? a.shape.empty()
+                              : a.shape.size() == spec.shape.size();
+    bool sizesOk = rankOk;
+    for (size_t d = 0; sizesOk && !spec.scalar && d < spec.shape.size(); ++d)
+      sizesOk = ShapedType::isDynamic(spec.shape[d]) ||
+                spec.shape[d] == a.shape[d];
+    if (!dtypeOk || !sizesOk)
+      return error(label + ": expected " + spec.describe() + ", found " +
+                   a.describe());
+    std::vector<int64_t> &desc = descriptors[i];
+    if (spec.scalar) {
+      desc.assign(1, 0);
+      std::memcpy(desc.data(), a.data.data(), dtypeSize(a.dtype));
+    } else {
+      size_t rank = a.shape.size();
+      desc.assign(3 + 2 * rank, 0);
+      auto ptr = reinterpret_cast<int64_t>(a.data.data());
+      desc[0] = desc[1] = ptr;
+      int64_t stride = 1;
+      for (size_t d = rank; d-- > 0;) {
+        desc[3 + d] = a.shape[d];
+        desc[3 + rank + d] = stride;
+        stride *= a.shape[d];
+      }
+    }
+    argPointers[i] = desc.data();
+  }
+  size_t resultWords = 0;
+  for (const ArgSpec &r : resultSpecs)
+    resultWords += 3 + 2 * r.shape.size();
+  std::vector<int64_t> resultBuffer(std::max<size_t>(resultWords, 1), 0);
+  void *resultPointer = resultBuffer.data();
+
+  SmallVector<void *> packed;
+  if (!resultSpecs.empty())
+    packed.push_back(&resultPointer);
+  for (size_t i = 0; i < args.size(); ++i) {
+    // Scalars are passed by value: point at the value itself.
+    if (inputSpecs[i].scalar)
+      packed.push_back(descriptors[i].data());
+    else
+      packed.push_back(&argPointers[i]);
+  }
+  if (llvm::Error err =
+          engine->invokePacked("_mlir_ciface_" + entryName, packed))
+    return std::move(err);
+
+  std::vector<NpyArray> results;
+  size_t at = 0;
+  for (const ArgSpec &spec : resultSpecs) {
+    size_t rank = spec.shape.size();
+    const int64_t *desc = resultBuffer.data() + at;
+    at += 3 + 2 * rank;
+    std::vector<int64_t> shape(desc + 3, desc + 3 + rank);
+    NpyArray out = NpyArray::zeros(spec.dtype, shape);
+    size_t elem = dtypeSize(spec.dtype);
+    const char *base =
+        reinterpret_cast<const char *>(desc[1]) + desc[2] * elem;
+    int64_t n = out.numElements();
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t offset = 0;
+      for (size_t d = 0; d < rank; ++d)
+        offset += index[d] * desc[3 + rank + d];
+      std::memcpy(out.data.data() + k * elem, base + offset * elem, elem);
+      for (size_t d = rank; d-- > 0;) {
+        if (++index[d] < shape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    results.push_back(std::move(out));
+  }
+  return results;
+}

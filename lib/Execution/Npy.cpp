@@ -1,0 +1,223 @@
+//===- Npy.cpp - .npy array files -----------------------------------------===//
+
+#include "gptq/Execution/Npy.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir::gptq;
+using llvm::StringRef;
+
+namespace {
+struct DTypeInfo {
+  DType dtype;
+  const char *descr;
+  const char *name;
+  size_t size;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {DType::F32, "<f4", "float32", 4}, {DType::F64, "<f8", "float64", 8},
+    {DType::I8, "|i1", "int8", 1},     {DType::U8, "|u1", "uint8", 1},
+    {DType::I16, "<i2", "int16", 2},   {DType::I32, "<i4", "int32", 4},
+    {DType::I64, "<i8", "int64", 8},   {DType::Bool, "|b1", "bool", 1},
+};
+
+const DTypeInfo &info(DType dtype) {
+  for (const DTypeInfo &i : kDTypes)
+    if (i.dtype == dtype)
+      return i;
+  llvm_unreachable("unknown dtype");
+}
+
+llvm::Error fail(StringRef name, const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 name + ": " + message);
+}
+
+/// The value of `'key':` in a header dictionary, up to the next top-level
+/// comma or closing brace.
+std::optional<StringRef> headerValue(StringRef header, StringRef key) {
+  std::string quoted = ("'" + key + "'").str();
+  size_t at = header.find(quoted);
+  if (at == StringRef::npos)
+    return std::nullopt;
+  StringRef rest = header.drop_front(at + quoted.size()).ltrim();
+  if (!rest.consume_front(":"))
+    return std::nullopt;
+  rest = rest.ltrim();
+  int depth = 0;
+  size_t end = 0;
+  for (; end < rest.size(); ++end) {
+    char c = rest[end];
+    if (c == '(' || c == '[')
+      ++depth;
+    else if (c == ')' || c == ']')
+      --depth;
+    else if ((c == ',' || c == '}') && depth == 0)
+      break;
+  }
+  return rest.take_front(end).trim();
+}
+} // namespace
+
+size_t mlir::gptq::dtypeSize(DType dtype) { return info(dtype).size; }
+StringRef mlir::gptq::dtypeName(DType dtype) { return info(dtype).name; }
+
+int64_t NpyArray::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string NpyArray::describe() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << dtypeName(dtype) << " [";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+NpyArray NpyArray::zeros(DType dtype, std::vector<int64_t> shape) {
+  NpyArray a;
+  a.dtype = dtype;
+  a.shape = std::move(shape);
+  a.data.assign(static_cast<size_t>(a.numElements()) * dtypeSize(dtype), 0);
+  return a;
+}
+
+llvm::Expected<NpyArray> mlir::gptq::parseNpy(StringRef bytes,
+                                              StringRef name) {
+  if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
+    return fail(name, "not a .npy file (missing the \\x93NUMPY magic)");
+  unsigned major = static_cast<unsigned char>(bytes[6]);
+  size_t headerLen, headerStart;
+  if (major == 1) {
+    headerLen = static_cast<unsigned char>(bytes[8]) |
+                (static_cast<unsigned char>(bytes[9]) << 8);
+    headerStart = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12)
+      return fail(name, "truncated .npy header");
+    headerLen = 0;
+    for (int i = 0; i < 4; ++i)
+      headerLen |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i]))
+                   << (8 * i);
+    headerStart = 12;
+  } else {
+    return fail(name, "unsupported .npy format version " + llvm::Twine(major));
+  }
+  if (headerStart + headerLen > bytes.size())
+    return fail(name, "truncated .npy header");
+  StringRef header = bytes.substr(headerStart, headerLen);
+
+  std::optional<StringRef> descr = headerValue(header, "descr");
+  std::optional<StringRef> order = headerValue(header, "fortran_order");
+  std::optional<StringRef> shapeText = headerValue(header, "shape");
+  if (!descr || !order || !shapeText)
+    return fail(name, "malformed .npy header '" + header.trim() + "'");
+
+  NpyArray array;
+  StringRef d = descr->trim("'\"");
+  // Single-byte types may be written with any byte-order mark.
+  if (d == "<i1" || d == "=i1")
+    d = "|i1";
+  if (d == "<u1" || d == "=u1")
+    d = "|u1";
+  if (d == "<b1" || d == "=b1")
+    d = "|b1";
+  const DTypeInfo *found = nullptr;
+  for (const DTypeInfo &i : kDTypes)
+    if (d == i.descr)
+      found = &i;
+  if (!found)
+    return fail(name, "unsupported dtype '" + d +
+                          "' (supported: float32, float64, int8, uint8, "
+                          "int16, int32, int64, bool; little-endian)");
+  array.dtype = found->dtype;
+  if (*order != "False")
+    return fail(name, "Fortran-order arrays are not supported; save a "
+                      "C-contiguous array");
+
+  StringRef dims = shapeText->trim();
+  if (!dims.consume_front("(") || !dims.consume_back(")"))
+    return fail(name, "malformed shape '" + *shapeText + "'");
+  llvm::SmallVector<StringRef> parts;
+  dims.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef p : parts) {
+    p = p.trim();
+    if (p.empty())
+      continue;
+    int64_t v;
+    if (p.getAsInteger(10, v) || v < 0)
+      return fail(name, "malformed shape '" + *shapeText + "'");
+    array.shape.push_back(v);
+  }
+  size_t expected = static_cast<size_t>(array.numElements()) * found->size;
+  size_t dataStart = headerStart + headerLen;
+  if (bytes.size() - dataStart != expected)
+    return fail(name, "expected " + llvm::Twine(expected) +
+                          " bytes of data for " + array.describe() +
+                          ", found " + llvm::Twine(bytes.size() - dataStart) +
+                          " (truncated or corrupt file)");
+  array.data.assign(bytes.begin() + dataStart, bytes.end());
+  return array;
+}
+
+llvm::Expected<NpyArray> mlir::gptq::readNpy(StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return fail(path, "cannot read: " + buffer.getError().message());
+  return parseNpy((*buffer)->getBuffer(), path);
+}
+
+std::string mlir::gptq::serializeNpy(const NpyArray &array) {
+  std::string shape = "(";
+  for (int64_t d : array.shape)
+    shape += std::to_string(d) + ",";
+  if (array.shape.size() > 1)
+    shape.pop_back();
+  shape += ")";
+  std::string header = std::string("{'descr': '") + info(array.dtype).descr +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  out.append(array.data.begin(), array.data.end());
+  return out;
+}
+
+llvm::Error mlir::gptq::writeNpy(StringRef path, const NpyArray &array) {
+  llvm::SmallString<256> tmp(path);
+  tmp += ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return fail(path, "cannot write: " + ec.message());
+    os << serializeNpy(array);
+    os.close();
+    if (os.has_error()) {
+      llvm::sys::fs::remove(tmp);
+      return fail(path, "cannot write: " + os.error().message());
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    return fail(path, "cannot write: " + ec.message());
+  }
+  return llvm::Error::success();
+}

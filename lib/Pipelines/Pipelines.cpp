@@ -1,0 +1,56 @@
+//===- Pipelines.cpp - GPTQ lowering pipelines ----------------------------===//
+
+#include "gptq/Pipelines/Pipelines.h"
+
+#include "gptq/Conversion/Passes.h"
+#include "gptq/Dialect/GPTQ/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void gptq::buildCPUPipeline(OpPassManager &pm,
+                            const CPUPipelineOptions &options) {
+  pm.addPass(createGPTQDecomposeQuantizeLayer());
+  ConvertGPTQToLinalgOptions convert;
+  convert.choleskyBlock = options.choleskyBlock;
+  pm.addPass(createConvertGPTQToLinalg(convert));
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void gptq::registerPipelines() {
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "gptq-lower-to-cpu-pipeline",
+      "Lower gptq ops and linalg on tensors to the LLVM dialect for the host "
+      "CPU (decompose, convert-gptq-to-linalg, inline, bufferize, "
+      "deallocate, loops, LLVM)",
+      buildCPUPipeline);
+}

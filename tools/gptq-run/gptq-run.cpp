@@ -1,0 +1,128 @@
+//===- gptq-run.cpp - Run a function of an MLIR file on .npy inputs -------===//
+
+#include "gptq/Execution/Jit.h"
+#include "gptq/Execution/Npy.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::gptq;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("gptq-run options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<input.mlir>"),
+                                      cl::cat(category));
+static cl::opt<std::string>
+    entry("entry", cl::desc("Function to call (default: main)"),
+          cl::init("main"), cl::cat(category));
+static cl::list<std::string>
+    inputs("input",
+           cl::desc("A .npy file for the next argument (repeat in order)"),
+           cl::cat(category));
+static cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("Directory for the results, written as 0.npy, 1.npy, "
+                       "... (created if missing)"),
+              cl::cat(category));
+static cl::opt<std::string>
+    device("device", cl::desc("Where to run: cpu (default)"), cl::init("cpu"),
+           cl::cat(category));
+static cl::opt<int64_t>
+    choleskyBlock("cholesky-block",
+                  cl::desc("Block size of the blocked Cholesky (default 64)"),
+                  cl::init(64), cl::cat(category));
+static cl::opt<bool> timing("time",
+                            cl::desc("Print compile and run seconds to stderr"),
+                            cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "gptq-run") << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "gptq-run: JIT-compile a function of an MLIR file (gptq, linalg on "
+      "tensors, or the LLVM dialect) for the host CPU and run it on .npy "
+      "inputs.\n\n"
+      "  gptq-run model.mlir --entry forward --input tokens.npy "
+      "--output-dir out/\n\n"
+      "Arguments are tensors (or memrefs) matched to the .npy files in order;\n"
+      "dtypes, ranks and static sizes are checked. Results are written as\n"
+      "DIR/0.npy, DIR/1.npy, ...\n");
+
+  if (device != "cpu") {
+    if (device == "cuda")
+      return fail("--device cuda is not available in this build; use cpu");
+    return fail("unknown --device '" + device + "' (expected cpu)");
+  }
+  if (outputDir.empty())
+    return fail("--output-dir is required");
+  if (choleskyBlock < 1)
+    return fail("--cholesky-block must be >= 1");
+
+  std::vector<NpyArray> args;
+  std::vector<std::string> names;
+  for (const std::string &path : inputs) {
+    auto array = readNpy(path);
+    if (!array)
+      return fail(llvm::toString(array.takeError()));
+    args.push_back(std::move(*array));
+    names.push_back(path);
+  }
+
+  DialectRegistry registry;
+  registerToolDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  std::string errorMessage;
+  auto file = openInputFile(inputFile, &errorMessage);
+  if (!file)
+    return fail(errorMessage);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return fail("cannot parse '" + inputFile + "'");
+
+  JitOptions options;
+  options.choleskyBlock = choleskyBlock;
+  auto fn = CompiledFunction::compile(std::move(module), entry, options);
+  if (!fn)
+    return fail(inputFile + ": " + llvm::toString(fn.takeError()));
+  auto start = std::chrono::steady_clock::now();
+  auto results = (*fn)->call(args, names);
+  if (!results)
+    return fail(llvm::toString(results.takeError()));
+  double runSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+    return fail("cannot create '" + outputDir + "': " + ec.message());
+  for (size_t i = 0; i < results->size(); ++i) {
+    llvm::SmallString<256> path(outputDir);
+    llvm::sys::path::append(path, std::to_string(i) + ".npy");
+    if (llvm::Error err = writeNpy(path, (*results)[i]))
+      return fail(llvm::toString(std::move(err)));
+  }
+  if (timing)
+    llvm::errs() << "compile_seconds " << (*fn)->compileSeconds()
+                 << "\nrun_seconds " << runSeconds << "\n";
+  return 0;
+}
