@@ -1,0 +1,325 @@
+//===- gptq-quantize-layer.cpp - GPTQ of one layer from .npy files --------===//
+//
+// Builds a module around gptq.quantize_layer, compiles it once through the
+// CPU pipeline (shapes are dynamic, so the compiled code serves any layer of
+// the same configuration), runs it, escalates the dampening when the
+// Hessian cannot be factorized, and writes the checkpoint arrays.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Execution/Jit.h"
+#include "gptq/Execution/Npy.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/WithColor.h"
+
+#include <chrono>
+#include <cmath>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mlir::gptq;
+namespace cl = llvm::cl;
+namespace fs = llvm::sys::fs;
+
+static cl::OptionCategory category("gptq-quantize-layer options");
+static cl::opt<std::string>
+    weightPath("weight", cl::Required,
+               cl::desc("Weights, float32 rows x cols (output x input)"),
+               cl::value_desc("W.npy"), cl::cat(category));
+static cl::opt<std::string>
+    hessianPath("hessian", cl::Required,
+                cl::desc("Hessian 2/n sum x x^T, float32 cols x cols"),
+                cl::value_desc("H.npy"), cl::cat(category));
+static cl::opt<std::string>
+    outDir("out-dir", cl::Required,
+           cl::desc("Output directory (replaced only on success)"),
+           cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<int64_t> bits("bits", cl::desc("Bits per code, 2..8"),
+                             cl::init(4), cl::cat(category));
+static cl::opt<int64_t>
+    groupSize("group-size",
+              cl::desc("Columns per grid; -1 for one grid per row"),
+              cl::init(-1), cl::cat(category));
+static cl::opt<bool> sym("sym", cl::desc("Symmetric grids"),
+                         cl::cat(category));
+static cl::opt<bool>
+    actOrder("act-order",
+             cl::desc("Quantize columns by descending Hessian diagonal"),
+             cl::cat(category));
+static cl::opt<bool>
+    staticGroups("static-groups",
+                 cl::desc("Compute every group's grid before quantizing"),
+                 cl::cat(category));
+static cl::opt<double>
+    percdamp("percdamp",
+             cl::desc("Dampening as a fraction of mean(diag(H)), 0 < p < 1"),
+             cl::init(0.01), cl::cat(category));
+static cl::opt<int64_t>
+    blockSize("block-size", cl::desc("Columns per lazy batch update"),
+              cl::init(128), cl::cat(category));
+static cl::opt<bool> mse("mse",
+                         cl::desc("Search shrunken grids for the least "
+                                  "2.4-norm error (reference parameters)"),
+                         cl::cat(category));
+static cl::opt<std::string> device("device",
+                                   cl::desc("Where to run: cpu (default)"),
+                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<double> dampStep(
+    "damp-step",
+    cl::desc("Added to percdamp for each retry when the Hessian is not "
+             "positive definite (default 0.01, as GPTQModel)"),
+    cl::init(0.01), cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "gptq-quantize-layer") << message << "\n";
+  return 1;
+}
+
+/// Checks dtype, rank and finiteness; names the first bad entry.
+static llvm::Error checkMatrix(const NpyArray &a, llvm::StringRef path) {
+  auto error = [&](const llvm::Twine &m) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": " + m);
+  };
+  if (a.dtype != DType::F32)
+    return error("expected float32, found " + dtypeName(a.dtype));
+  if (a.shape.size() != 2)
+    return error("expected a matrix (rank 2), found shape " + a.describe());
+  if (a.shape[0] == 0 || a.shape[1] == 0)
+    return error("expected a non-empty matrix, found " + a.describe());
+  const float *v = a.as<float>();
+  for (int64_t i = 0, n = a.numElements(); i < n; ++i)
+    if (!std::isfinite(v[i]))
+      return error(llvm::Twine("non-finite value ") +
+                   (std::isnan(v[i]) ? "nan" : (v[i] > 0 ? "inf" : "-inf")) +
+                   " at [" + llvm::Twine(i / a.shape[1]) + ", " +
+                   llvm::Twine(i % a.shape[1]) + "]");
+  return llvm::Error::success();
+}
+
+static std::string configText(ConfigAttr config) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  Attribute(config).print(os);
+  return s;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "gptq-quantize-layer: GPTQ of one linear layer, as the reference "
+      "implementation computes it.\n\n"
+      "  gptq-quantize-layer --weight W.npy --hessian H.npy --out-dir DIR "
+      "[--bits 4] [--group-size 128] [--act-order]\n\n"
+      "Writes DIR/codes.npy (uint8, original column order), scales.npy and\n"
+      "zeros.npy (float32, rows x groups), g_idx.npy (int32), "
+      "dequantized.npy\n(float32) and report.json (loss, percdamp_used, "
+      "seconds, compile_seconds).\nA Hessian that is not positive definite "
+      "is retried with more dampening.\n");
+
+  if (device != "cpu")
+    return fail(device == "cuda"
+                    ? llvm::Twine("--device cuda is not available in this "
+                                  "build; use --device cpu")
+                    : "unknown --device '" + device + "' (expected cpu or cuda)");
+  if (!(dampStep > 0))
+    return fail("--damp-step must be > 0");
+
+  DialectRegistry registry;
+  registerToolDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string configError;
+  auto makeConfig = [&](double damp) -> ConfigAttr {
+    std::string message;
+    ConfigAttr attr;
+    {
+      ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+        message = d.str();
+        return success();
+      });
+      attr = ConfigAttr::getChecked(
+          [&] { return emitError(UnknownLoc::get(&context)); }, &context,
+          int64_t(bits), int64_t(groupSize), bool(sym), bool(actOrder),
+          bool(staticGroups), llvm::APFloat(damp), int64_t(blockSize),
+          bool(mse), llvm::APFloat(2.4), int64_t(100), llvm::APFloat(0.8));
+    }
+    configError = message;
+    return attr;
+  };
+  ConfigAttr config = makeConfig(percdamp);
+  if (!config)
+    return fail("invalid options: " + configError);
+
+  auto weight = readNpy(weightPath);
+  if (!weight)
+    return fail(llvm::toString(weight.takeError()));
+  auto hessian = readNpy(hessianPath);
+  if (!hessian)
+    return fail(llvm::toString(hessian.takeError()));
+  if (llvm::Error err = checkMatrix(*weight, weightPath))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = checkMatrix(*hessian, hessianPath))
+    return fail(llvm::toString(std::move(err)));
+  int64_t rows = weight->shape[0], cols = weight->shape[1];
+  if (hessian->shape[0] != hessian->shape[1])
+    return fail(hessianPath + ": expected a square matrix, found " +
+                hessian->describe());
+  if (hessian->shape[0] != cols)
+    return fail(hessianPath + ": expected " + llvm::Twine(cols) + " x " +
+                llvm::Twine(cols) + " to match the " + llvm::Twine(cols) +
+                " columns of " + weightPath + ", found " +
+                hessian->describe());
+
+  // The dampening is an argument, so escalating it reuses the compiled code.
+  std::string source =
+      "func.func @quantize(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>, "
+      "%p: tensor<f32>) -> (tensor<?x?xi8>, tensor<?x?xf32>, "
+      "tensor<?x?xf32>, tensor<?xi32>, tensor<?x?xf32>, tensor<f32>, "
+      "tensor<i1>) {\n"
+      "  %damp = tensor.extract %p[] : tensor<f32>\n"
+      "  %c, %s, %z, %g, %loss, %ok = gptq.quantize_layer %w, %h "
+      "percdamp(%damp) {config = " +
+      configText(config) +
+      "} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, "
+      "tensor<?x?xf32>, tensor<?xi32>\n"
+      "  %q = gptq.dequantize %c, %s, %z, %g : tensor<?x?xi8>, "
+      "tensor<?x?xf32>, tensor<?xi32> -> tensor<?x?xf32>\n"
+      "  %lt = tensor.from_elements %loss : tensor<f32>\n"
+      "  %okt = tensor.from_elements %ok : tensor<i1>\n"
+      "  return %c, %s, %z, %g, %q, %lt, %okt : tensor<?x?xi8>, "
+      "tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, tensor<?x?xf32>, "
+      "tensor<f32>, tensor<i1>\n"
+      "}\n";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      source, ParserConfig(&context), "gptq-quantize-layer");
+  if (!module)
+    return fail("internal error: the generated module does not parse");
+  auto fn = CompiledFunction::compile(std::move(module), "quantize");
+  if (!fn)
+    return fail(llvm::toString(fn.takeError()));
+
+  double damp = percdamp;
+  int attempts = 0;
+  double seconds = 0;
+  std::vector<NpyArray> results;
+  while (true) {
+    ++attempts;
+    NpyArray p = NpyArray::zeros(DType::F32, {});
+    *p.as<float>() = static_cast<float>(damp);
+    auto start = std::chrono::steady_clock::now();
+    auto out = (*fn)->call({*weight, *hessian, p},
+                           {weightPath, hessianPath, "percdamp"});
+    seconds += std::chrono::duration<double>(
+                   std::chrono::steady_clock::now() - start)
+                   .count();
+    if (!out)
+      return fail(llvm::toString(out.takeError()));
+    if (*(*out)[6].as<bool>()) {
+      results = std::move(*out);
+      break;
+    }
+    double next = damp + dampStep;
+    if (next >= 1.0)
+      return fail(hessianPath +
+                  ": the Hessian is not positive definite even with "
+                  "percdamp " +
+                  llvm::formatv("{0}", damp) + " (" + llvm::Twine(attempts) +
+                  " attempts); check the calibration data");
+    llvm::WithColor::warning(llvm::errs(), "gptq-quantize-layer")
+        << hessianPath << ": the Hessian is not positive definite with "
+        << "percdamp " << damp << "; retrying with " << next << "\n";
+    damp = next;
+  }
+
+  // Write everything into a fresh directory beside the target, then move
+  // it into place: an existing directory is replaced only on success.
+  llvm::SmallString<256> target(outDir);
+  fs::make_absolute(target);
+  llvm::sys::path::remove_dots(target, /*remove_dot_dot=*/true);
+  llvm::StringRef parent = llvm::sys::path::parent_path(target);
+  if (!parent.empty())
+    if (std::error_code ec = fs::create_directories(parent))
+      return fail("cannot create '" + parent + "': " + ec.message());
+  std::string pid = std::to_string(::getpid());
+  llvm::SmallString<256> staging(target);
+  staging += ".partial-" + pid;
+  fs::remove_directories(staging);
+  if (std::error_code ec = fs::create_directory(staging))
+    return fail("cannot create '" + staging + "': " + ec.message());
+  auto cleanup = [&](const llvm::Twine &message) {
+    fs::remove_directories(staging);
+    return fail(message);
+  };
+
+  results[0].dtype = DType::U8;
+  const char *names[] = {"codes.npy", "scales.npy", "zeros.npy", "g_idx.npy",
+                         "dequantized.npy"};
+  for (int i = 0; i < 5; ++i) {
+    llvm::SmallString<256> path(staging);
+    llvm::sys::path::append(path, names[i]);
+    if (llvm::Error err = writeNpy(path, results[i]))
+      return cleanup(llvm::toString(std::move(err)));
+  }
+  double loss = *results[5].as<float>();
+  llvm::json::Object report{
+      {"loss", loss},
+      {"percdamp_used", damp},
+      {"percdamp_requested", static_cast<double>(percdamp)},
+      {"attempts", attempts},
+      {"seconds", seconds},
+      {"compile_seconds", (*fn)->compileSeconds()},
+      {"rows", rows},
+      {"cols", cols},
+      {"bits", static_cast<int64_t>(bits)},
+      {"group_size", static_cast<int64_t>(groupSize)},
+      {"sym", static_cast<bool>(sym)},
+      {"act_order", static_cast<bool>(actOrder)},
+      {"static_groups", static_cast<bool>(staticGroups)},
+      {"block_size", static_cast<int64_t>(blockSize)},
+      {"mse", static_cast<bool>(mse)},
+      {"device", device.getValue()},
+  };
+  {
+    llvm::SmallString<256> path(staging);
+    llvm::sys::path::append(path, "report.json");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      return cleanup("cannot write '" + path + "': " + ec.message());
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+  }
+  llvm::SmallString<256> old(target);
+  old += ".old-" + pid;
+  bool hadOld = fs::exists(target);
+  if (hadOld)
+    if (std::error_code ec = fs::rename(target, old))
+      return cleanup("cannot replace '" + target + "': " + ec.message());
+  if (std::error_code ec = fs::rename(staging, target)) {
+    if (hadOld)
+      fs::rename(old, target);
+    return cleanup("cannot create '" + target + "': " + ec.message());
+  }
+  if (hadOld)
+    fs::remove_directories(old);
+  llvm::errs() << "gptq-quantize-layer: " << rows << " x " << cols
+               << ", loss " << loss << ", percdamp " << damp << ", "
+               << llvm::format("%.3f", seconds) << " s (compile "
+               << llvm::format("%.3f", (*fn)->compileSeconds()) << " s) -> "
+               << target << "\n";
+  return 0;
+}
