@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what gptq-mlir needs and builds it. Idempotent: installs only the
+# missing Debian packages, makes the .venv once, rebuilds incrementally.
+#
+# Debian packages: LLVM/MLIR 22, CMake, Ninja, GoogleTest, and Python 3 with
+# NumPy, PyTorch (CPU) and pytest. The Python environment is .venv, made with
+# --system-site-packages over Debian's /usr/bin/python3, so it sees those
+# packages; requirements.txt lists anything further, installed from PyPI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools cmake
+          ninja-build g++ libgtest-dev python3 python3-venv python3-numpy
+          python3-torch python3-pytest libopenblas0-pthread)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  echo "setup: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv" >&2
+  /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+if [ -s requirements.txt ]; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt >&2
+fi
+
+cmake -S . -B build -G Ninja >/dev/null
+cmake --build build

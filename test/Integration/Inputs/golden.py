@@ -1,0 +1,106 @@
+"""Checks gptq-quantize-layer against the reference's golden layer cases.
+
+Usage: golden.py TOOL GOLDEN_DIR WORK_DIR [--block-size B] [--case NAME]
+
+For every case (or one), runs the tool with the case's settings and checks:
+- at least 99.9% of entries satisfy |Q - Q_ref| <= 1e-5 |Q_ref| + 1e-7;
+- the loss agrees with the reference loss within 1e-4 relative;
+- codes, scales, zeros and g_idx reconstruct dequantized.npy exactly;
+- g_idx follows the checkpoint layout of the semantics (section 3, step 9).
+Prints one line per case and exits non-zero on any failure.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+
+def run_tool(tool, case_dir, out_dir, case, block_size=None):
+    cmd = [tool, "--weight", os.path.join(case_dir, "W.npy"),
+           "--hessian", os.path.join(case_dir, "H.npy"), "--out-dir", out_dir,
+           "--bits", str(case["bits"]), "--group-size", str(case["group_size"]),
+           "--percdamp", str(case["percdamp"]),
+           "--block-size", str(block_size or case["block_size"])]
+    for flag in ("sym", "act_order", "static_groups"):
+        if case[flag]:
+            cmd.append("--" + flag.replace("_", "-"))
+    subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL)
+    return {name: np.load(os.path.join(out_dir, name + ".npy"))
+            for name in ("codes", "scales", "zeros", "g_idx", "dequantized")}, \
+        json.load(open(os.path.join(out_dir, "report.json")))
+
+
+def expected_g_idx(case, cols, h):
+    gs = case["group_size"]
+    if gs == -1:
+        return np.zeros(cols, np.int32)
+    if not case["act_order"] or case["static_groups"]:
+        return (np.arange(cols) // gs).astype(np.int32)
+    d = np.diag(h).copy()
+    d[d == 0] = 1
+    perm = np.argsort(-d, kind="stable")
+    invperm = np.argsort(perm)
+    return (invperm // gs).astype(np.int32)
+
+
+def check_case(tool, case_dir, work, block_size=None):
+    case = json.load(open(os.path.join(case_dir, "case.json")))
+    name = os.path.basename(case_dir.rstrip("/"))
+    out, report = run_tool(tool, case_dir, os.path.join(work, name), case,
+                           block_size)
+    ref = np.load(os.path.join(case_dir, "Q_ref.npy"))
+    h = np.load(os.path.join(case_dir, "H.npy"))
+    q = out["dequantized"]
+    problems = []
+    close = np.abs(q - ref) <= 1e-5 * np.abs(ref) + 1e-7
+    frac = close.mean()
+    if frac < 0.999:
+        problems.append("only %.5f of entries match Q_ref" % frac)
+    rel = abs(report["loss"] - case["reference_loss"]) / case["reference_loss"]
+    if rel > 1e-4:
+        problems.append("loss %r vs reference %r" % (report["loss"],
+                                                     case["reference_loss"]))
+    codes = out["codes"]
+    if codes.dtype != np.uint8 or codes.shape != ref.shape:
+        problems.append("codes are %s %s" % (codes.dtype, codes.shape))
+    if codes.max() > 2 ** case["bits"] - 1:
+        problems.append("a code exceeds 2^bits - 1")
+    g = out["g_idx"]
+    if g.dtype != np.int32 or not np.array_equal(g, expected_g_idx(case, ref.shape[1], h)):
+        problems.append("g_idx differs from the checkpoint layout")
+    groups = 1 if case["group_size"] == -1 else -(-ref.shape[1] // case["group_size"])
+    if out["scales"].shape != (ref.shape[0], groups):
+        problems.append("scales shape %s" % (out["scales"].shape,))
+    recon = out["scales"][:, g] * (codes.astype(np.float32) - out["zeros"][:, g])
+    if not np.array_equal(recon, q):
+        problems.append("codes, scales, zeros and g_idx do not reconstruct "
+                        "dequantized.npy exactly")
+    print("%-34s match %.5f  loss rel %.1e  %s" % (
+        name, frac, rel, "ok" if not problems else "FAIL: " + "; ".join(problems)))
+    return not problems
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("tool")
+    p.add_argument("golden")
+    p.add_argument("work")
+    p.add_argument("--block-size", type=int)
+    p.add_argument("--case")
+    a = p.parse_args()
+    cases = sorted(d for d in os.listdir(a.golden)
+                   if os.path.isfile(os.path.join(a.golden, d, "case.json")))
+    if a.case:
+        cases = [a.case]
+    ok = all([check_case(a.tool, os.path.join(a.golden, c), a.work, a.block_size)
+              for c in cases])
+    print("golden: %d cases, %s" % (len(cases), "all passed" if ok else "FAILED"))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

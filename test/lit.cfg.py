@@ -1,0 +1,35 @@
+# -*- Python -*-
+"""lit configuration of the gptq-mlir regression tests."""
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "GPTQ"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.gptq_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.gptq_tools_dir, append_path=True)
+# Every FileCheck invocation scopes its variables to CHECK-LABEL blocks.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%shared", config.gptq_shared_dir))
+config.substitutions.append(("%gptq_src", config.gptq_src_root))
+config.substitutions.append(
+    ("%inputs", os.path.join(config.test_source_root, "Integration", "Inputs")))
+
+tool_dirs = [config.gptq_tools_dir, config.llvm_tools_dir]
+tools = ["gptq-opt", "gptq-run", "gptq-quantize-layer"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+if os.path.isdir(os.path.join(config.gptq_shared_dir, "golden")):
+    config.available_features.add("golden")

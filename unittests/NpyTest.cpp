@@ -1,0 +1,69 @@
+//===- NpyTest.cpp - .npy reading and writing -----------------------------===//
+
+#include "gptq/Execution/Npy.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir::gptq;
+
+namespace {
+std::string errorOf(llvm::Expected<NpyArray> r) {
+  if (r)
+    return "";
+  return llvm::toString(r.takeError());
+}
+
+TEST(NpyTest, RoundTripsEveryDType) {
+  for (DType t : {DType::F32, DType::F64, DType::I8, DType::U8, DType::I16,
+                  DType::I32, DType::I64, DType::Bool}) {
+    NpyArray a = NpyArray::zeros(t, {2, 3});
+    for (size_t i = 0; i < a.data.size(); ++i)
+      a.data[i] = static_cast<char>(i * 7 + 1);
+    auto b = parseNpy(serializeNpy(a), "mem");
+    ASSERT_TRUE(static_cast<bool>(b)) << dtypeName(t).str();
+    EXPECT_EQ(b->dtype, t);
+    EXPECT_EQ(b->shape, a.shape);
+    EXPECT_EQ(b->data, a.data);
+  }
+}
+
+TEST(NpyTest, HeaderIsAlignedAndScalarShapeWorks) {
+  NpyArray a = NpyArray::zeros(DType::F32, {});
+  std::string bytes = serializeNpy(a);
+  EXPECT_EQ((bytes.size() - 4) % 64, 0u);
+  auto b = parseNpy(bytes, "mem");
+  ASSERT_TRUE(static_cast<bool>(b));
+  EXPECT_TRUE(b->shape.empty());
+  EXPECT_EQ(b->numElements(), 1);
+  NpyArray v = NpyArray::zeros(DType::I32, {5});
+  auto w = parseNpy(serializeNpy(v), "mem");
+  ASSERT_TRUE(static_cast<bool>(w));
+  EXPECT_EQ(w->shape, std::vector<int64_t>{5});
+}
+
+TEST(NpyTest, RejectsBadFiles) {
+  NpyArray a = NpyArray::zeros(DType::F32, {4, 4});
+  std::string good = serializeNpy(a);
+  EXPECT_NE(errorOf(parseNpy("hello", "x.npy")).find("not a .npy file"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseNpy(good.substr(0, good.size() - 3), "x.npy"))
+                .find("truncated or corrupt"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseNpy(good.substr(0, 12), "x.npy")).find("truncated"),
+            std::string::npos);
+  std::string fortran = good;
+  fortran.replace(fortran.find("False"), 5, "True ");
+  EXPECT_NE(errorOf(parseNpy(fortran, "x.npy")).find("Fortran"),
+            std::string::npos);
+  std::string bigEndian = good;
+  bigEndian.replace(bigEndian.find("<f4"), 3, ">f4");
+  EXPECT_NE(errorOf(parseNpy(bigEndian, "x.npy")).find("unsupported dtype"),
+            std::string::npos);
+  std::string complex = good;
+  complex.replace(complex.find("<f4"), 3, "<c8");
+  EXPECT_NE(errorOf(parseNpy(complex, "x.npy")).find("'<c8'"),
+            std::string::npos);
+  EXPECT_NE(errorOf(readNpy("/nonexistent/file.npy")).find("cannot read"),
+            std::string::npos);
+}
+} // namespace
