@@ -17,7 +17,9 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <chrono>
 #include <cstring>
@@ -208,8 +210,20 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   auto tm = tmBuilder->createTargetMachine();
   if (!tm)
     return tm.takeError();
-  auto transformer =
+  auto optimize =
       makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, tm->get());
+  // The kernels hold register tiles of 512-bit vectors; without these
+  // attributes the X86 backend splits them into 256-bit halves on CPUs that
+  // prefer 256-bit vectors, and the tiles spill.
+  bool avx512 = (*tm)->getTargetFeatureString().contains("+avx512f");
+  auto transformer = [optimize, avx512](llvm::Module *m) -> llvm::Error {
+    if (avx512)
+      for (llvm::Function &f : *m) {
+        f.addFnAttr("prefer-vector-width", "512");
+        f.addFnAttr("min-legal-vector-width", "512");
+      }
+    return optimize(m);
+  };
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
@@ -305,6 +319,15 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
     const char *base =
         reinterpret_cast<const char *>(desc[1]) + desc[2] * elem;
     int64_t n = out.numElements();
+    bool contiguous = true;
+    for (int64_t d = rank, stride = 1; d-- > 0; stride *= shape[d])
+      contiguous &= shape[d] == 1 || desc[3 + rank + d] == stride;
+    if (contiguous) {
+      if (n)
+        std::memcpy(out.data.data(), base, n * elem);
+      results.push_back(std::move(out));
+      continue;
+    }
     std::vector<int64_t> index(rank, 0);
     for (int64_t k = 0; k < n; ++k) {
       int64_t offset = 0;
