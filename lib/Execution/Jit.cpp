@@ -235,6 +235,12 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   if (!engine)
     return engine.takeError();
   fn->engine = std::move(*engine);
+  // Looking the entry up materializes it: code generation happens here, not
+  // in the first call.
+  auto packed = fn->engine->lookupPacked("_mlir_ciface_" + fn->entryName);
+  if (!packed)
+    return packed.takeError();
+  fn->entryPoint = *packed;
   fn->compileTime = std::chrono::duration<double>(
                         std::chrono::steady_clock::now() - start)
                         .count();
@@ -303,9 +309,7 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
     else
       packed.push_back(&argPointers[i]);
   }
-  if (llvm::Error err =
-          engine->invokePacked("_mlir_ciface_" + entryName, packed))
-    return std::move(err);
+  entryPoint(packed.data());
 
   std::vector<NpyArray> results;
   size_t at = 0;

@@ -34,6 +34,9 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // In-place updates of slices leave copies of a subview onto an identical
+  // subview; CSE makes them self-copies, which canonicalization removes.
+  pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);

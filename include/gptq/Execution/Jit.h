@@ -73,6 +73,7 @@ private:
   CompiledFunction() = default;
   std::unique_ptr<ExecutionEngine> engine;
   std::string entryName;
+  void (*entryPoint)(void **) = nullptr;
   std::vector<ArgSpec> inputSpecs, resultSpecs;
   double compileTime = 0;
 };

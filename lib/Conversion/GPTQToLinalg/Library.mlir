@@ -17,54 +17,124 @@
 module {
 
 //===--------------------------------------------------------------------===//
-// Small helpers
+// Matrix kernels
 //===--------------------------------------------------------------------===//
 
-// C - A @ B.
-func.func private @__gptq_matmul_sub(%c: tensor<?x?xf32>, %a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+// Transpose of a matrix.
+func.func private @__gptq_transpose(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %m = tensor.dim %a, %c0 : tensor<?x?xf32>
-  %k = tensor.dim %a, %c1 : tensor<?x?xf32>
-  %e = tensor.empty(%m, %k) : tensor<?x?xf32>
-  %neg = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%a : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
-  ^bb0(%x: f32, %o: f32):
-    %y = arith.negf %x : f32
-    linalg.yield %y : f32
-  } -> tensor<?x?xf32>
-  %r = linalg.matmul ins(%neg, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
-  return %r : tensor<?x?xf32>
+  %n = tensor.dim %a, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%n, %m) : tensor<?x?xf32>
+  %t = linalg.transpose ins(%a : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) permutation = [1, 0]
+  return %t : tensor<?x?xf32>
 }
 
-// C - A @ B^T.
-func.func private @__gptq_matmul_sub_bt(%c: tensor<?x?xf32>, %a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+// C - A @ B for A given transposed (%at is K x M, %b is K x N, %c is M x N).
+// Register tiles of 8 x 32 accumulate outer products of a column of A and a
+// row of B. A is first packed into 8-row panels (M/8 x K x 8), and each
+// 32-column panel of B into a K x 32 block, so that the inner loop reads
+// both operands contiguously; partial tiles read zero padding and write
+// masked. Column panels are independent (scf.forall). With %lowerC only
+// tiles that reach the lower triangle of C are computed (the others are left
+// as they are); with %lowerB, B is lower triangular and each panel starts at
+// row j of B.
+func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b: tensor<?x?xf32>, %lowerC: i1, %lowerB: i1) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
-  %k = tensor.dim %a, %c1 : tensor<?x?xf32>
-  %e = tensor.empty(%m, %k) : tensor<?x?xf32>
-  %neg = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%a : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
-  ^bb0(%x: f32, %o: f32):
-    %y = arith.negf %x : f32
-    linalg.yield %y : f32
-  } -> tensor<?x?xf32>
-  %r = linalg.matmul indexing_maps = [#mmA, #mmBt, #mmC]
-      ins(%neg, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
-  return %r : tensor<?x?xf32>
-}
-
-// A @ B^T into a fresh tensor.
-func.func private @__gptq_matmul_bt(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
-  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
   %zero = arith.constant 0.0 : f32
-  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
-  %n = tensor.dim %b, %c0 : tensor<?x?xf32>
+  %zv = arith.constant dense<0.0> : vector<8x32xf32>
+  %k = tensor.dim %at, %c0 : tensor<?x?xf32>
+  %m = tensor.dim %at, %c1 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %mt = arith.ceildivsi %m, %c8 : index
+  %mlast = arith.subi %m, %c1 : index
+  %ape = tensor.empty(%mt, %k) : tensor<?x?x8xf32>
+  %ap = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%ape : tensor<?x?x8xf32>) {
+  ^bb0(%o: f32):
+    %t = linalg.index 0 : index
+    %kk = linalg.index 1 : index
+    %r = linalg.index 2 : index
+    %t8 = arith.muli %t, %c8 : index
+    %row = arith.addi %t8, %r : index
+    %inside = arith.cmpi ult, %row, %m : index
+    %rowc = arith.minui %row, %mlast : index
+    %v = tensor.extract %at[%kk, %rowc] : tensor<?x?xf32>
+    %pv = arith.select %inside, %v, %zero : f32
+    linalg.yield %pv : f32
+  } -> tensor<?x?x8xf32>
+  %nt = arith.ceildivsi %n, %c32 : index
+  %nlast = arith.subi %n, %c1 : index
+  %r = scf.forall (%jt) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?xf32>) {
+    %j = arith.muli %jt, %c32 : index
+    %left = arith.subi %n, %j : index
+    %jn = arith.minsi %left, %c32 : index
+    %jfloor = arith.divui %j, %c8 : index
+    %i0 = arith.select %lowerC, %jfloor, %c0 : index
+    %k0 = arith.select %lowerB, %j, %c0 : index
+    %k0c = arith.minsi %k0, %k : index
+    %kn = arith.subi %k, %k0c : index
+    %bpe = tensor.empty(%kn) : tensor<?x32xf32>
+    %bp = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+        outs(%bpe : tensor<?x32xf32>) {
+    ^bb0(%o: f32):
+      %kk = linalg.index 0 : index
+      %cidx = linalg.index 1 : index
+      %krow = arith.addi %kk, %k0c : index
+      %col = arith.addi %j, %cidx : index
+      %inside = arith.cmpi ult, %col, %n : index
+      %colc = arith.minui %col, %nlast : index
+      %v = tensor.extract %b[%krow, %colc] : tensor<?x?xf32>
+      %pv = arith.select %inside, %v, %zero : f32
+      linalg.yield %pv : f32
+    } -> tensor<?x32xf32>
+    %panel = tensor.extract_slice %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %ri = scf.for %it = %i0 to %mt step %c1 iter_args(%ci = %panel) -> (tensor<?x?xf32>) {
+      %acc = scf.for %kk = %c0 to %kn step %c1 iter_args(%acc = %zv) -> (vector<8x32xf32>) {
+        %ka = arith.addi %kk, %k0c : index
+        %av = vector.transfer_read %ap[%it, %ka, %c0], %zero {in_bounds = [true]} : tensor<?x?x8xf32>, vector<8xf32>
+        %bv = vector.transfer_read %bp[%kk, %c0], %zero {in_bounds = [true]} : tensor<?x32xf32>, vector<32xf32>
+        %o = vector.outerproduct %av, %bv, %acc : vector<8xf32>, vector<32xf32>
+        scf.yield %o : vector<8x32xf32>
+      }
+      %i = arith.muli %it, %c8 : index
+      %cv = vector.transfer_read %ci[%i, %c0], %zero : tensor<?x?xf32>, vector<8x32xf32>
+      %d = arith.subf %cv, %acc : vector<8x32xf32>
+      %w = vector.transfer_write %d, %ci[%i, %c0] : vector<8x32xf32>, tensor<?x?xf32>
+      scf.yield %w : tensor<?x?xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %ri into %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    }
+  }
+  return %r : tensor<?x?xf32>
+}
+
+// A zero-filled M x N matrix.
+func.func private @__gptq_zeros(%m: index, %n: index) -> tensor<?x?xf32> {
+  %zero = arith.constant 0.0 : f32
   %e = tensor.empty(%m, %n) : tensor<?x?xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
-  %r = linalg.matmul indexing_maps = [#mmA, #mmBt, #mmC]
-      ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%z : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %z : tensor<?x?xf32>
+}
+
+// -A for a matrix.
+func.func private @__gptq_negate(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %a, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  } -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }
 
@@ -195,6 +265,7 @@ func.func private @__gptq_trinv_unblocked(%l: tensor<?x?xf32>) -> tensor<?x?xf32
 func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %nb: index) -> (tensor<?x?xf32>, i1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %false = arith.constant false
   %zero = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f32
   %true = arith.constant true
@@ -243,16 +314,22 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
     %akk = tensor.extract_slice %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
     %lkk, %okk = func.call @__gptq_chol_unblocked(%akk) : (tensor<?x?xf32>) -> (tensor<?x?xf32>, i1)
     %mkk = func.call @__gptq_trinv_unblocked(%lkk) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    %mkkt = func.call @__gptq_transpose(%mkk) : (tensor<?x?xf32>) -> tensor<?x?xf32>
     %ok2 = arith.andi %ok, %okk : i1
     %a1 = tensor.insert_slice %lkk into %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     %haverest = arith.cmpi sgt, %rest, %c0 : index
     %a2 = scf.if %haverest -> (tensor<?x?xf32>) {
+      // L21^T = M11 P^T, then A22 -= L21 L21^T on the lower triangle.
       %p = tensor.extract_slice %a1[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %l21 = func.call @__gptq_matmul_bt(%p, %mkk) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %pt = func.call @__gptq_transpose(%p) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+      %nmkkt = func.call @__gptq_negate(%mkkt) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+      %z = func.call @__gptq_zeros(%kb, %rest) : (index, index) -> tensor<?x?xf32>
+      %l21t = func.call @__gptq_gemm_sub(%z, %nmkkt, %pt, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
       %a22 = tensor.extract_slice %a1[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %a22n = func.call @__gptq_matmul_sub_bt(%a22, %l21, %l21) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
-      %a3 = tensor.insert_slice %l21 into %a1[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-      %a4 = tensor.insert_slice %a22n into %a3[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %a22n = func.call @__gptq_gemm_sub(%a22, %l21t, %l21t, %true, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
+      %l21 = func.call @__gptq_transpose(%l21t) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+      %a3 = tensor.insert_slice %a22n into %a1[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %a4 = tensor.insert_slice %l21 into %a3[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %a4 : tensor<?x?xf32>
     } else {
       scf.yield %a1 : tensor<?x?xf32>
@@ -260,12 +337,15 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
     %m1 = tensor.insert_slice %mkk into %m[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     %havek = arith.cmpi sgt, %k, %c0 : index
     %m2 = scf.if %havek -> (tensor<?x?xf32>) {
+      // M[K, 0:K] = -M11 (L[K, 0:K] M[0:K, 0:K]); M[0:K, 0:K] is lower.
       %lrow = tensor.extract_slice %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %lrowt = func.call @__gptq_transpose(%lrow) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+      %nlrowt = func.call @__gptq_negate(%lrowt) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %mtl = tensor.extract_slice %m1[0, 0] [%k, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %te = tensor.empty(%kb, %k) : tensor<?x?xf32>
-      %tz = linalg.fill ins(%zero : f32) outs(%te : tensor<?x?xf32>) -> tensor<?x?xf32>
-      %t = linalg.matmul ins(%lrow, %mtl : tensor<?x?xf32>, tensor<?x?xf32>) outs(%tz : tensor<?x?xf32>) -> tensor<?x?xf32>
-      %x = func.call @__gptq_matmul_sub(%tz, %mkk, %t) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %z1 = func.call @__gptq_zeros(%kb, %k) : (index, index) -> tensor<?x?xf32>
+      %t = func.call @__gptq_gemm_sub(%z1, %nlrowt, %mtl, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
+      %z2 = func.call @__gptq_zeros(%kb, %k) : (index, index) -> tensor<?x?xf32>
+      %x = func.call @__gptq_gemm_sub(%z2, %mkkt, %t, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
       %m3 = tensor.insert_slice %x into %m1[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %m3 : tensor<?x?xf32>
     } else {
@@ -375,8 +455,9 @@ func.func private @__gptq_mask_dead_inputs(%w: tensor<?x?xf32>, %h: tensor<?x?xf
 // Grids
 //===--------------------------------------------------------------------===//
 
-// The reference's find_params on every row of x: (scale, zero) per row.
-func.func private @__gptq_find_params(%x: tensor<?x?xf32>, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?xf32>, tensor<?xf32>) {
+// The reference's find_params on every weight row, given transposed: %xt
+// is L x R (a group of L columns of R rows). Returns (scale, zero) per row.
+func.func private @__gptq_find_params(%xt: tensor<?x?xf32>, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?xf32>, tensor<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
@@ -385,11 +466,11 @@ func.func private @__gptq_find_params(%x: tensor<?x?xf32>, %maxq: f32, %sym: i1,
   %half = arith.constant 0.5 : f32
   %inf = arith.constant 0x7F800000 : f32
   %oned = arith.constant 1.0 : f64
-  %r = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %r = tensor.dim %xt, %c1 : tensor<?x?xf32>
   %e = tensor.empty(%r) : tensor<?xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
-  %mm:2 = linalg.generic {indexing_maps = [#id2, #row, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : tensor<?x?xf32>) outs(%z, %z : tensor<?xf32>, tensor<?xf32>) {
+  %mm:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%xt : tensor<?x?xf32>) outs(%z, %z : tensor<?xf32>, tensor<?xf32>) {
   ^bb0(%v: f32, %lo: f32, %hi: f32):
     %lo1 = arith.minimumf %lo, %v : f32
     %hi1 = arith.maximumf %hi, %v : f32
@@ -442,8 +523,8 @@ func.func private @__gptq_find_params(%x: tensor<?x?xf32>, %maxq: f32, %sym: i1,
         %zero1 = arith.select %sym, %symzero, %za : f32
         linalg.yield %scale, %zero1 : f32, f32
       } -> (tensor<?xf32>, tensor<?xf32>)
-      %err = linalg.generic {indexing_maps = [#id2, #row, #row, #row], iterator_types = ["parallel", "reduction"]}
-          ins(%x, %cand#0, %cand#1 : tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%z : tensor<?xf32>) {
+      %err = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, #row, #row, #row], iterator_types = ["parallel", "reduction"]}
+          ins(%xt, %cand#0, %cand#1 : tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%z : tensor<?xf32>) {
       ^bb0(%v: f32, %s: f32, %zz: f32, %acc: f32):
         %t = arith.divf %v, %s : f32
         %rt = math.roundeven %t : f32
@@ -478,25 +559,28 @@ func.func private @__gptq_find_params(%x: tensor<?x?xf32>, %maxq: f32, %sym: i1,
 }
 
 // Grids of every (row, group) of w; groups of gs columns (the last may be
-// short).
+// short). Returns rows x groups scales and zeros.
 func.func private @__gptq_grid(%w: tensor<?x?xf32>, %gs: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %r = tensor.dim %w, %c0 : tensor<?x?xf32>
   %c = tensor.dim %w, %c1 : tensor<?x?xf32>
   %ng = arith.ceildivsi %c, %gs : index
-  %e = tensor.empty(%r, %ng) : tensor<?x?xf32>
+  %wt = func.call @__gptq_transpose(%w) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %e = tensor.empty(%ng, %r) : tensor<?x?xf32>
   %res:2 = scf.for %g = %c0 to %ng step %c1 iter_args(%s = %e, %z = %e) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
     %start = arith.muli %g, %gs : index
     %left = arith.subi %c, %start : index
     %len = arith.minsi %gs, %left : index
-    %slice = tensor.extract_slice %w[0, %start] [%r, %len] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %slice = tensor.extract_slice %wt[%start, 0] [%len, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
     %sv, %zv = func.call @__gptq_find_params(%slice, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, f32, i1, i1, f32, index, f64) -> (tensor<?xf32>, tensor<?xf32>)
-    %s1 = tensor.insert_slice %sv into %s[0, %g] [%r, 1] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
-    %z1 = tensor.insert_slice %zv into %z[0, %g] [%r, 1] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+    %s1 = tensor.insert_slice %sv into %s[%g, 0] [1, %r] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+    %z1 = tensor.insert_slice %zv into %z[%g, 0] [1, %r] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
     scf.yield %s1, %z1 : tensor<?x?xf32>, tensor<?x?xf32>
   }
-  return %res#0, %res#1 : tensor<?x?xf32>, tensor<?x?xf32>
+  %st = func.call @__gptq_transpose(%res#0) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %zt = func.call @__gptq_transpose(%res#1) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %st, %zt : tensor<?x?xf32>, tensor<?x?xf32>
 }
 
 //===--------------------------------------------------------------------===//
@@ -506,6 +590,12 @@ func.func private @__gptq_grid(%w: tensor<?x?xf32>, %gs: index, %maxq: f32, %sym
 // The blocked quantize-and-compensate loop. With %fixed, column c uses grid
 // %gmap[c] of (%sin, %zin); otherwise grids of %gs columns are computed at
 // group starts from the outer W of the current block.
+//
+// The loop works on W^T (cols x rows), so that a column of W, its error and
+// its codes are contiguous rows, the in-block update is a row update, and
+// the lazy batch update W[:, i2:] -= Err1 U[i1:i2, i2:] is the kernel's
+// W^T[i2:, :] -= U[i1:i2, i2:]^T Err1^T with U's block as the transposed
+// left operand.
 func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>, %sin: tensor<?x?xf32>, %zin: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -513,25 +603,28 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
   %zerod = arith.constant 0.0 : f64
   %halfd = arith.constant 0.5 : f64
   %true = arith.constant true
+  %false = arith.constant false
   %r = tensor.dim %w, %c0 : tensor<?x?xf32>
   %c = tensor.dim %w, %c1 : tensor<?x?xf32>
+  %wt0 = func.call @__gptq_transpose(%w) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %s0, %z0 = scf.if %fixed -> (tensor<?x?xf32>, tensor<?x?xf32>) {
-    scf.yield %sin, %zin : tensor<?x?xf32>, tensor<?x?xf32>
+    %st = func.call @__gptq_transpose(%sin) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    %zt = func.call @__gptq_transpose(%zin) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    scf.yield %st, %zt : tensor<?x?xf32>, tensor<?x?xf32>
   } else {
     %ng = arith.ceildivsi %c, %gs : index
-    %ge = tensor.empty(%r, %ng) : tensor<?x?xf32>
-    %gz = linalg.fill ins(%zero : f32) outs(%ge : tensor<?x?xf32>) -> tensor<?x?xf32>
+    %gz = func.call @__gptq_zeros(%ng, %r) : (index, index) -> tensor<?x?xf32>
     scf.yield %gz, %gz : tensor<?x?xf32>, tensor<?x?xf32>
   }
-  %codes0 = tensor.empty(%r, %c) : tensor<?x?xi8>
+  %codes0 = tensor.empty(%c, %r) : tensor<?x?xi8>
   %ve = tensor.empty(%r) : tensor<?xf32>
   %ce = tensor.empty(%r) : tensor<?xi8>
-  %out:5 = scf.for %i1 = %c0 to %c step %bsz iter_args(%wo = %w, %codes = %codes0, %sg = %s0, %zg = %z0, %loss = %zerod) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64) {
+  %out:5 = scf.for %i1 = %c0 to %c step %bsz iter_args(%wo = %wt0, %codes = %codes0, %sg = %s0, %zg = %z0, %loss = %zerod) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64) {
     %left = arith.subi %c, %i1 : index
     %cnt = arith.minsi %bsz, %left : index
     %i2 = arith.addi %i1, %cnt : index
-    %w1init = tensor.extract_slice %wo[0, %i1] [%r, %cnt] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %erre = tensor.empty(%r, %cnt) : tensor<?x?xf32>
+    %w1init = tensor.extract_slice %wo[%i1, 0] [%cnt, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %erre = tensor.empty(%cnt, %r) : tensor<?x?xf32>
     %in:6 = scf.for %i = %c0 to %cnt step %c1 iter_args(%w1 = %w1init, %err1 = %erre, %cd = %codes, %s = %sg, %z = %zg, %l = %loss) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64) {
       %col = arith.addi %i1, %i : index
       %gpos = arith.remsi %col, %gs : index
@@ -540,12 +633,13 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
       %recompute = arith.andi %atstart, %notfixed : i1
       %gi = arith.divsi %col, %gs : index
       %s1, %z1 = scf.if %recompute -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+        // The grid comes from the outer W: without this block's updates.
         %gleft = arith.subi %c, %col : index
         %glen = arith.minsi %gs, %gleft : index
-        %slice = tensor.extract_slice %wo[0, %col] [%r, %glen] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %slice = tensor.extract_slice %wo[%col, 0] [%glen, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
         %sv, %zv = func.call @__gptq_find_params(%slice, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, f32, i1, i1, f32, index, f64) -> (tensor<?xf32>, tensor<?xf32>)
-        %sn = tensor.insert_slice %sv into %s[0, %gi] [%r, 1] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
-        %zn = tensor.insert_slice %zv into %z[0, %gi] [%r, 1] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+        %sn = tensor.insert_slice %sv into %s[%gi, 0] [1, %r] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+        %zn = tensor.insert_slice %zv into %z[%gi, 0] [1, %r] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
         scf.yield %sn, %zn : tensor<?x?xf32>, tensor<?x?xf32>
       } else {
         scf.yield %s, %z : tensor<?x?xf32>, tensor<?x?xf32>
@@ -557,12 +651,12 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
       } else {
         scf.yield %gi : index
       }
-      %scol = tensor.extract_slice %s1[0, %g] [%r, 1] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-      %zcol = tensor.extract_slice %z1[0, %g] [%r, 1] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-      %wcol = tensor.extract_slice %w1[0, %i] [%r, 1] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+      %srow = tensor.extract_slice %s1[%g, 0] [1, %r] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+      %zrow = tensor.extract_slice %z1[%g, 0] [1, %r] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+      %wrow = tensor.extract_slice %w1[%i, 0] [1, %r] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
       %d = tensor.extract %u[%col, %col] : tensor<?x?xf32>
       %q:3 = linalg.generic {indexing_maps = [#id1, #id1, #id1, #id1, #id1, #id1], iterator_types = ["parallel"]}
-          ins(%wcol, %scol, %zcol : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%ce, %ve, %ve : tensor<?xi8>, tensor<?xf32>, tensor<?xf32>) {
+          ins(%wrow, %srow, %zrow : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%ce, %ve, %ve : tensor<?xi8>, tensor<?xf32>, tensor<?xf32>) {
       ^bb0(%v: f32, %sc: f32, %zp: f32, %o0: i8, %o1: f32, %o2: f32):
         %t = arith.divf %v, %sc : f32
         %rt = math.roundeven %t : f32
@@ -591,30 +685,30 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
       %lcol = tensor.extract %lsum[] : tensor<f64>
       %lhalf = arith.mulf %lcol, %halfd : f64
       %l1 = arith.addf %l, %lhalf : f64
-      %cd1 = tensor.insert_slice %q#0 into %cd[0, %col] [%r, 1] [1, 1] : tensor<?xi8> into tensor<?x?xi8>
-      %err2 = tensor.insert_slice %q#1 into %err1[0, %i] [%r, 1] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
-      // W1[:, i:] -= err (outer) U[col, i1+i : i2].
+      %cd1 = tensor.insert_slice %q#0 into %cd[%col, 0] [1, %r] [1, 1] : tensor<?xi8> into tensor<?x?xi8>
+      %err2 = tensor.insert_slice %q#1 into %err1[%i, 0] [1, %r] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+      // W1[:, i:] -= err (outer) U[col, i1+i : i2], on the transposed block.
       %rest = arith.subi %cnt, %i : index
       %urow = tensor.extract_slice %u[%col, %col] [1, %rest] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-      %w1tail = tensor.extract_slice %w1[0, %i] [%r, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %w1tail = tensor.extract_slice %w1[%i, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %w1upd = linalg.generic {indexing_maps = [#row, #col, #id2], iterator_types = ["parallel", "parallel"]}
-          ins(%q#1, %urow : tensor<?xf32>, tensor<?xf32>) outs(%w1tail : tensor<?x?xf32>) {
-      ^bb0(%ev: f32, %uv: f32, %o: f32):
+          ins(%urow, %q#1 : tensor<?xf32>, tensor<?xf32>) outs(%w1tail : tensor<?x?xf32>) {
+      ^bb0(%uv: f32, %ev: f32, %o: f32):
         %p = arith.mulf %ev, %uv : f32
         %nv = arith.subf %o, %p : f32
         linalg.yield %nv : f32
       } -> tensor<?x?xf32>
-      %w1n = tensor.insert_slice %w1upd into %w1[0, %i] [%r, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %w1n = tensor.insert_slice %w1upd into %w1[%i, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %w1n, %err2, %cd1, %s1, %z1, %l1 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64
     }
     // Lazy batch update: W[:, i2:] -= Err1 @ U[i1:i2, i2:].
     %rest = arith.subi %c, %i2 : index
     %haverest = arith.cmpi sgt, %rest, %c0 : index
     %wn = scf.if %haverest -> (tensor<?x?xf32>) {
-      %wt = tensor.extract_slice %wo[0, %i2] [%r, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %wt = tensor.extract_slice %wo[%i2, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %ub = tensor.extract_slice %u[%i1, %i2] [%cnt, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %wt2 = func.call @__gptq_matmul_sub(%wt, %in#1, %ub) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
-      %wn1 = tensor.insert_slice %wt2 into %wo[0, %i2] [%r, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %wt2 = func.call @__gptq_gemm_sub(%wt, %ub, %in#1, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
+      %wn1 = tensor.insert_slice %wt2 into %wo[%i2, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %wn1 : tensor<?x?xf32>
     } else {
       scf.yield %wo : tensor<?x?xf32>
@@ -622,7 +716,11 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
     scf.yield %wn, %in#2, %in#3, %in#4, %in#5 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64
   }
   %lossf = arith.truncf %out#4 : f64 to f32
-  return %out#1, %out#2, %out#3, %lossf : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32
+  %ce2 = tensor.empty(%r, %c) : tensor<?x?xi8>
+  %codes = linalg.transpose ins(%out#1 : tensor<?x?xi8>) outs(%ce2 : tensor<?x?xi8>) permutation = [1, 0]
+  %sout = func.call @__gptq_transpose(%out#2) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %zout = func.call @__gptq_transpose(%out#3) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %codes, %sout, %zout, %lossf : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32
 }
 
 //===--------------------------------------------------------------------===//
