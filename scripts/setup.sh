@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools cmake
-          ninja-build g++ libgtest-dev python3 python3-venv python3-numpy
+          ninja-build g++ libgtest-dev libomp-22-dev python3 python3-venv python3-numpy
           python3-torch python3-pytest libopenblas0-pthread)
 missing=()
 for p in "${packages[@]}"; do

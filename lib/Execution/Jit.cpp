@@ -16,6 +16,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/TargetSelect.h"
@@ -29,6 +30,9 @@ using namespace mlir::gptq;
 
 #ifndef GPTQ_C_RUNNER_UTILS
 #define GPTQ_C_RUNNER_UTILS ""
+#endif
+#ifndef GPTQ_OPENMP_RUNTIME
+#define GPTQ_OPENMP_RUNTIME ""
 #endif
 
 void mlir::gptq::registerToolDialects(DialectRegistry &registry) {
@@ -203,6 +207,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   (void)initialized;
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
+  registerOpenMPDialectTranslation(*ctx);
 
   auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!tmBuilder)
@@ -228,8 +233,9 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   SmallVector<StringRef> libs;
-  if (std::strlen(GPTQ_C_RUNNER_UTILS))
-    libs.push_back(GPTQ_C_RUNNER_UTILS);
+  for (const char *lib : {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME})
+    if (std::strlen(lib))
+      libs.push_back(lib);
   engineOptions.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
   if (!engine)

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -42,6 +43,13 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
+  // Independent column panels of the kernels run on all cores.
+  pm.addPass(createForallToParallelLoopPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  // The conversion wraps each loop body in memref.alloca_scope; the bodies
+  // hold no allocas, so canonicalization inlines the scopes, which must be
+  // single blocks once SCF becomes control flow.
+  pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Vector kernels: transfers of partial tiles become guarded 1-D
   // transfers, then masked loads and stores.
@@ -52,6 +60,7 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }
