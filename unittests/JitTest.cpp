@@ -1,0 +1,146 @@
+//===- JitTest.cpp - Compiling and calling functions on arrays ------------===//
+
+#include "gptq/Execution/Jit.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace mlir::gptq;
+
+namespace {
+constexpr const char *kModule = R"mlir(
+func.func @mask(%w: tensor<2x?xf32>, %h: tensor<?x?xf32>) -> tensor<2x?xf32> {
+  %m = gptq.mask_dead_inputs %w, %h : tensor<2x?xf32>, tensor<?x?xf32>
+  return %m : tensor<2x?xf32>
+}
+func.func @unpack(%p: tensor<1x1xi32>, %n: index) -> tensor<1x?xi8> {
+  %c = gptq.unpack %p columns %n bits 4 : tensor<1x1xi32> -> tensor<1x?xi8>
+  return %c : tensor<1x?xi8>
+}
+func.func private @hidden(%w: tensor<2xf32>) -> tensor<2xf32> {
+  %e = tensor.empty() : tensor<2xf32>
+  return %e : tensor<2xf32>
+}
+)mlir";
+
+class JitTest : public ::testing::Test {
+protected:
+  JitTest() {
+    registerToolDialects(registry);
+    context = std::make_unique<MLIRContext>(registry);
+    context->loadAllAvailableDialects();
+  }
+
+  llvm::Expected<std::unique_ptr<CompiledFunction>>
+  compile(llvm::StringRef entry) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(kModule, ParserConfig(context.get()));
+    EXPECT_TRUE(module);
+    return CompiledFunction::compile(std::move(module), entry);
+  }
+
+  static std::string errorOf(llvm::Error error) {
+    return llvm::toString(std::move(error));
+  }
+
+  DialectRegistry registry;
+  std::unique_ptr<MLIRContext> context;
+};
+
+TEST(ArgSpecTest, DescribesShapesAndScalars) {
+  ArgSpec matrix{DType::F32, {4, ShapedType::kDynamic}};
+  EXPECT_EQ(matrix.describe(), "float32 [4, ?]");
+  ArgSpec rank0{DType::I8, {}};
+  EXPECT_EQ(rank0.describe(), "int8 []");
+  ArgSpec scalar{DType::I64, {}, /*scalar=*/true};
+  EXPECT_EQ(scalar.describe(), "int64 scalar");
+  ArgSpec vector{DType::Bool, {ShapedType::kDynamic}};
+  EXPECT_EQ(vector.describe(), "bool [?]");
+}
+
+TEST_F(JitTest, SignatureBecomesArgSpecs) {
+  auto fn = compile("unpack");
+  ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
+  const std::vector<ArgSpec> &in = (*fn)->inputs();
+  ASSERT_EQ(in.size(), 2u);
+  EXPECT_EQ(in[0].describe(), "int32 [1, 1]");
+  EXPECT_TRUE(in[1].scalar);
+  EXPECT_EQ(in[1].describe(), "int64 scalar");
+  ASSERT_EQ((*fn)->results().size(), 1u);
+  EXPECT_EQ((*fn)->results()[0].describe(), "int8 [1, ?]");
+}
+
+TEST_F(JitTest, CallsAFunctionOnArrays) {
+  auto fn = compile("mask");
+  ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
+  NpyArray w = NpyArray::zeros(DType::F32, {2, 3});
+  for (int k = 0; k < 6; ++k)
+    w.as<float>()[k] = static_cast<float>(k + 1);
+  NpyArray h = NpyArray::zeros(DType::F32, {3, 3});
+  h.as<float>()[0] = 1; // Column 1 and 2 are dead inputs.
+  auto out = (*fn)->call({w, h});
+  ASSERT_TRUE(static_cast<bool>(out)) << errorOf(out.takeError());
+  ASSERT_EQ(out->size(), 1u);
+  const NpyArray &m = (*out)[0];
+  EXPECT_EQ(m.shape, (std::vector<int64_t>{2, 3}));
+  std::vector<float> values(m.as<float>(), m.as<float>() + 6);
+  EXPECT_EQ(values, (std::vector<float>{1, 0, 0, 4, 0, 0}));
+}
+
+TEST_F(JitTest, ScalarArgumentsAndUnsignedCodes) {
+  auto fn = compile("unpack");
+  ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
+  NpyArray packed = NpyArray::zeros(DType::I32, {1, 1});
+  *packed.as<int32_t>() = 0x4321;
+  NpyArray n = NpyArray::zeros(DType::I64, {});
+  *n.as<int64_t>() = 4;
+  auto out = (*fn)->call({packed, n});
+  ASSERT_TRUE(static_cast<bool>(out)) << errorOf(out.takeError());
+  const NpyArray &codes = (*out)[0];
+  EXPECT_EQ(codes.shape, (std::vector<int64_t>{1, 4}));
+  std::vector<int8_t> values(codes.as<int8_t>(), codes.as<int8_t>() + 4);
+  EXPECT_EQ(values, (std::vector<int8_t>{1, 2, 3, 4}));
+}
+
+TEST_F(JitTest, RejectsBadArguments) {
+  auto fn = compile("mask");
+  ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
+  NpyArray w = NpyArray::zeros(DType::F32, {2, 3});
+  NpyArray h = NpyArray::zeros(DType::F32, {3, 3});
+  auto count = (*fn)->call({w});
+  ASSERT_FALSE(static_cast<bool>(count));
+  EXPECT_EQ(errorOf(count.takeError()), "'mask' takes 2 argument(s), 1 given");
+
+  auto dtype = (*fn)->call({NpyArray::zeros(DType::F64, {2, 3}), h},
+                           {"w.npy", "h.npy"});
+  ASSERT_FALSE(static_cast<bool>(dtype));
+  EXPECT_EQ(errorOf(dtype.takeError()),
+            "argument #0 (w.npy): expected float32 [2, ?], found float64 [2, 3]");
+
+  auto size = (*fn)->call({NpyArray::zeros(DType::F32, {3, 3}), h});
+  ASSERT_FALSE(static_cast<bool>(size));
+  EXPECT_EQ(errorOf(size.takeError()),
+            "argument #0: expected float32 [2, ?], found float32 [3, 3]");
+
+  auto rank = (*fn)->call({w, NpyArray::zeros(DType::F32, {9})});
+  ASSERT_FALSE(static_cast<bool>(rank));
+  EXPECT_EQ(errorOf(rank.takeError()),
+            "argument #1: expected float32 [?, ?], found float32 [9]");
+}
+
+TEST_F(JitTest, RejectsBadEntries) {
+  auto missing = compile("nope");
+  ASSERT_FALSE(static_cast<bool>(missing));
+  EXPECT_EQ(errorOf(missing.takeError()),
+            "no function 'nope' in the module (functions: mask, unpack, "
+            "hidden)");
+  auto hidden = compile("hidden");
+  ASSERT_FALSE(static_cast<bool>(hidden));
+  EXPECT_EQ(errorOf(hidden.takeError()), "entry function 'hidden' is private");
+}
+} // namespace
