@@ -1,0 +1,154 @@
+"""Command line: ``python -m gptq_mlir <command> ...`` (see docs/python.md)."""
+
+import argparse
+import itertools
+import json
+import sys
+from typing import List, Optional, Tuple
+
+from . import data, importer, llama2c
+from .errors import GPTQError
+from .fileio import save_npy
+from .model import Model, generate, perplexity
+from .tokenizer import Tokenizer, load_tokenizer
+
+
+def _import_llama2c(args: argparse.Namespace) -> None:
+    checkpoint = llama2c.read_checkpoint(args.checkpoint)
+    importer.write_module(checkpoint, args.output)
+    cfg = checkpoint.config
+    print(
+        f"import-llama2c: wrote {args.output} (format version {checkpoint.version}, "
+        f"dim {cfg.dim}, {cfg.n_layers} layers, {cfg.n_heads}/{cfg.n_kv_heads} heads, "
+        f"vocab {cfg.vocab_size}, seq_len {cfg.seq_len}, "
+        f"{'shared' if cfg.shared_classifier else 'separate'} classifier)",
+        file=sys.stderr,
+    )
+
+
+def _import_torch(args: argparse.Namespace) -> None:
+    from . import torch_import
+
+    torch_import.import_llama2c_via_torch(args.checkpoint, args.output)
+    print(f"import-torch: wrote {args.output}", file=sys.stderr)
+
+
+def _model_and_tokenizer(args: argparse.Namespace) -> Tuple[Model, Tokenizer]:
+    """The --model and --tokenizer of a command, checked against each other."""
+    tokenizer = load_tokenizer(args.tokenizer)
+    model = Model(args.model)
+    if model.vocab_size is not None and model.vocab_size != tokenizer.vocab_size:
+        raise GPTQError(
+            f"tokenizer {args.tokenizer} has {tokenizer.vocab_size} tokens but model "
+            f"{args.model} has a vocabulary of {model.vocab_size}"
+        )
+    return model, tokenizer
+
+
+def _generate(args: argparse.Namespace) -> None:
+    model, tokenizer = _model_and_tokenizer(args)
+    prompt = tokenizer.encode(args.prompt) if args.prompt else None
+
+    counter = itertools.count(1)
+
+    def progress(previous: int, token: int) -> None:
+        del previous, token
+        print(f"generate: {next(counter)}/{args.steps} tokens", file=sys.stderr, flush=True)
+
+    tokens = generate(model, args.steps, prompt, progress)
+    sys.stdout.write(tokenizer.decode(tokens) + "\n")
+
+
+def _calib(args: argparse.Namespace) -> None:
+    tokenizer = load_tokenizer(args.tokenizer)
+    stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction)
+    windows = data.calibration_windows(stream, args.samples, args.seqlen, args.seed)
+    save_npy(args.output, windows)
+    print(
+        f"calib: wrote {args.output}: {windows.shape[0]} x {windows.shape[1]} int32 "
+        f"from {len(stream)} tokens (seed {args.seed})",
+        file=sys.stderr,
+    )
+
+
+def _perplexity(args: argparse.Namespace) -> None:
+    model, tokenizer = _model_and_tokenizer(args)
+    stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction)
+    windows = data.consecutive_windows(stream, args.seqlen)
+    model.check_tokens(windows[:1])
+    print(
+        f"perplexity: {len(stream)} tokens, {len(windows)} windows of {args.seqlen}",
+        file=sys.stderr,
+    )
+    result = perplexity(model, windows, args.batch)
+    print(json.dumps(result))
+
+
+def _add_fraction_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--start-fraction", type=float, default=0.0,
+        help="use paragraphs from this fraction of the text on (default 0)",
+    )
+    parser.add_argument(
+        "--end-fraction", type=float, default=1.0,
+        help="use paragraphs up to this fraction of the text (default 1)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m gptq_mlir``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m gptq_mlir",
+        description="Import models to MLIR, prepare data and evaluate models through gptq-run.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sub = commands.add_parser("import-llama2c", help="llama2.c checkpoint -> linalg-on-tensors MLIR")
+    sub.add_argument("checkpoint", help="llama2.c .bin checkpoint (legacy or version 1)")
+    sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
+    sub.set_defaults(handler=_import_llama2c)
+
+    sub = commands.add_parser(
+        "import-torch", help="llama2.c checkpoint -> PyTorch module -> torch-mlir linalg-on-tensors MLIR"
+    )
+    sub.add_argument("checkpoint", help="llama2.c .bin checkpoint (legacy or version 1)")
+    sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
+    sub.set_defaults(handler=_import_torch)
+
+    sub = commands.add_parser("generate", help="greedy decoding through gptq-run")
+    sub.add_argument("--model", required=True, help="MLIR module with @forward")
+    sub.add_argument("--tokenizer", required=True, help="llama2.c tokenizer .bin")
+    sub.add_argument("--steps", type=int, default=64, help="number of tokens to generate")
+    sub.add_argument("--prompt", default="", help="text to start from (default: BOS only)")
+    sub.set_defaults(handler=_generate)
+
+    sub = commands.add_parser("calib", help="random token windows for calibration, as .npy")
+    sub.add_argument("--tokenizer", required=True, help="llama2.c tokenizer .bin")
+    sub.add_argument("--text", required=True, help="text file, paragraphs separated by blank lines")
+    sub.add_argument("--samples", type=int, required=True, help="number of windows")
+    sub.add_argument("--seqlen", type=int, required=True, help="tokens per window")
+    sub.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    sub.add_argument("-o", "--output", required=True, help=".npy file to write (int32 [samples, seqlen])")
+    _add_fraction_options(sub)
+    sub.set_defaults(handler=_calib)
+
+    sub = commands.add_parser("perplexity", help="perplexity over consecutive windows of a text")
+    sub.add_argument("--model", required=True, help="MLIR module with @forward")
+    sub.add_argument("--tokenizer", required=True, help="llama2.c tokenizer .bin")
+    sub.add_argument("--text", required=True, help="text file, paragraphs separated by blank lines")
+    sub.add_argument("--seqlen", type=int, required=True, help="tokens per window")
+    sub.add_argument("--batch", type=int, default=32, help="windows per gptq-run call (default 32)")
+    _add_fraction_options(sub)
+    sub.set_defaults(handler=_perplexity)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run one command; return the process exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        args.handler(args)
+    except GPTQError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,558 @@
+"""Emit a llama2.c checkpoint as an MLIR module in linalg-on-tensors form.
+
+The module holds one function::
+
+    func.func @forward(%tokens: tensor<?x?xi32>) -> tensor<?x?x?xf32>
+
+mapping token ids ``[batch, seq]`` to logits ``[batch, seq, vocab]``, written
+in the dialect mix torch-mlir's linalg backend produces: linalg named ops and
+``linalg.generic``, tensor, arith and math. Batch and sequence sizes are
+dynamic; the sequence must not exceed the checkpoint's ``seq_len`` (the rotary
+tables have that many rows), which the Python drivers check.
+
+Activations stay ``[batch, seq, features]`` throughout: batch and sequence
+are never merged into one dimension, because splitting a dynamic dimension
+back into two dynamic ones (``tensor.expand_shape`` of ``?`` into ``?x?``)
+crashes ``--expand-strided-metadata`` in LLVM 22.
+
+Weights are ``dense_resource`` constants in the module's ``dialect_resources``
+section, stored exactly as in the checkpoint (``[out, in]``, the
+``nn.Linear.weight`` layout). Each linear layer is a ``linalg.generic``
+contraction ``y[b, s, n] += x[b, s, k] * W[n, k]`` (loops ``(b, s, n, k)``,
+the last one a reduction) of the activations with the constant weight.
+
+Every weight constant carries its llama2.c name as its location and resource
+name (``layers.0.attention.wq``, ``layers.0.feed_forward.w2``,
+``tok_embeddings``, ...), and every linear layer's contraction carries the
+layer's name as its location: ``layers.{i}.attention.{wq,wk,wv,wo}``,
+``layers.{i}.feed_forward.{w1,w2,w3}``, and ``output`` for the classifier,
+whose weight constant is ``tok_embeddings`` (shared with the embedding
+lookup) unless the checkpoint has an untied classifier ``output``.
+"""
+
+import io
+import os
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .fileio import atomic_output
+from .llama2c import Llama2cCheckpoint
+
+RMS_NORM_EPS = 1e-5
+
+#: Module attribute holding the model's hyper-parameters, which the drivers
+#: read (``seq_len`` bounds the sequence length, ``vocab_size`` the token ids).
+MODEL_ATTRIBUTE = "gptq.model"
+
+Dim = Union[int, str]  # a static size, or the SSA name of a dynamic one
+
+
+def _f32(value: float) -> str:
+    """An exact f32 literal (hexadecimal bit pattern)."""
+    bits = np.array(value, dtype=np.float32).view(np.uint32)
+    return f"0x{int(bits):08X}"
+
+
+def _tensor(shape: Sequence[Dim], element: str = "f32") -> str:
+    dims = "x".join("?" if isinstance(d, str) else str(d) for d in shape)
+    return f"tensor<{dims}x{element}>" if dims else f"tensor<{element}>"
+
+
+def _dynamic(shape: Sequence[Dim]) -> List[str]:
+    return [d for d in shape if isinstance(d, str)]
+
+
+def _map(rank: int, results: Sequence[int]) -> str:
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    return f"affine_map<({dims}) -> ({', '.join(f'd{i}' for i in results)})>"
+
+
+class _Value:
+    """An SSA value of tensor type together with its (partly dynamic) shape."""
+
+    def __init__(self, name: str, shape: Sequence[Dim], element: str = "f32"):
+        self.name = name
+        self.shape = list(shape)
+        self.element = element
+
+    @property
+    def type(self) -> str:
+        return _tensor(self.shape, self.element)
+
+
+class _FunctionBuilder:
+    """Accumulates the body of ``@forward`` as text, one op per line."""
+
+    def __init__(self) -> None:
+        self.lines: List[str] = []
+        self.resources: Dict[str, np.ndarray] = {}
+        self._names: Dict[str, int] = {}
+        self._constants: Dict[str, _Value] = {}
+
+    def fresh(self, hint: str) -> str:
+        count = self._names.get(hint, 0)
+        self._names[hint] = count + 1
+        return f"%{hint}{count}"
+
+    def emit(self, text: str) -> None:
+        self.lines.extend("    " + line for line in text.splitlines())
+
+    def scalar(self, hint: str, literal: str, type_: str) -> str:
+        name = self.fresh(hint)
+        self.emit(f"{name} = arith.constant {literal} : {type_}")
+        return name
+
+    def weight(self, name: str, array: np.ndarray) -> _Value:
+        """The dense_resource constant for a named weight (emitted once)."""
+        if name not in self._constants:
+            ssa = self.fresh("w")
+            value = _Value(ssa, array.shape)
+            self.emit(
+                f'{ssa} = arith.constant dense_resource<{name}> : {value.type} loc("{name}")'
+            )
+            self.resources[name] = np.ascontiguousarray(array, dtype="<f4")
+            self._constants[name] = value
+        return self._constants[name]
+
+    def empty(self, shape: Sequence[Dim], element: str = "f32") -> _Value:
+        name = self.fresh("empty")
+        self.emit(f"{name} = tensor.empty({', '.join(_dynamic(shape))}) : {_tensor(shape, element)}")
+        return _Value(name, shape, element)
+
+    def filled(self, shape: Sequence[Dim], scalar: str) -> _Value:
+        init = self.empty(shape)
+        name = self.fresh("fill")
+        self.emit(
+            f"{name} = linalg.fill ins({scalar} : f32) outs({init.name} : {init.type}) -> {init.type}"
+        )
+        return _Value(name, shape)
+
+    def generic(
+        self,
+        inputs: Sequence[Tuple[_Value, Sequence[int]]],
+        output: _Value,
+        output_map: Sequence[int],
+        iterators: Sequence[str],
+        body: str,
+        block_args: Sequence[str],
+        hint: str,
+    ) -> _Value:
+        """A linalg.generic; ``body`` may use ``block_args`` and must yield."""
+        rank = len(iterators)
+        maps = [_map(rank, m) for _, m in inputs] + [_map(rank, output_map)]
+        iterator_list = ", ".join(f'"{kind}"' for kind in iterators)
+        ins = ", ".join(v.name for v, _ in inputs)
+        in_types = ", ".join(v.type for v, _ in inputs)
+        elements = [v.element for v, _ in inputs] + [output.element]
+        args = ", ".join(f"{a}: {t}" for a, t in zip(block_args, elements))
+        name = self.fresh(hint)
+        self.emit(
+            f"{name} = linalg.generic {{indexing_maps = [{', '.join(maps)}], "
+            f"iterator_types = [{iterator_list}]}} ins({ins} : {in_types}) "
+            f"outs({output.name} : {output.type}) {{\n"
+            f"^bb0({args}):\n"
+            + "\n".join("  " + line.strip() for line in body.strip().splitlines())
+            + f"\n}} -> {output.type}"
+        )
+        return _Value(name, output.shape, output.element)
+
+    def reshape(self, op: str, source: _Value, reassociation: Sequence[Sequence[int]], shape: Sequence[Dim]) -> _Value:
+        """A tensor.expand_shape or tensor.collapse_shape to ``shape``."""
+        name = self.fresh("expanded" if op == "expand" else "collapsed")
+        groups = ", ".join("[" + ", ".join(str(i) for i in g) + "]" for g in reassociation)
+        result = _Value(name, shape, source.element)
+        if op == "expand":
+            sizes = ", ".join(str(d) for d in shape)
+            self.emit(
+                f"{name} = tensor.expand_shape {source.name} [{groups}] output_shape [{sizes}] "
+                f": {source.type} into {result.type}"
+            )
+        else:
+            self.emit(f"{name} = tensor.collapse_shape {source.name} [{groups}] : {source.type} into {result.type}")
+        return result
+
+    def slice(self, source: _Value, offsets: Sequence[Dim], sizes: Sequence[Dim], shape: Sequence[Dim]) -> _Value:
+        """A unit-stride tensor.extract_slice, rank-reduced to ``shape``."""
+        name = self.fresh("slice")
+        result = _Value(name, shape, source.element)
+        strides = ", ".join("1" for _ in sizes)
+        self.emit(
+            f"{name} = tensor.extract_slice {source.name}[{', '.join(map(str, offsets))}] "
+            f"[{', '.join(map(str, sizes))}] [{strides}] : {source.type} to {result.type}"
+        )
+        return result
+
+
+class _LlamaEmitter:
+    """Builds the forward function of one checkpoint."""
+
+    def __init__(self, checkpoint: Llama2cCheckpoint):
+        self.ckpt = checkpoint
+        self.cfg = checkpoint.config
+        self.b = _FunctionBuilder()
+        # Dynamic sizes, defined by tensor.dim at the top of the function.
+        self.batch, self.seq = "%batch", "%seq"
+
+    # Building blocks -----------------------------------------------------
+
+    def _constants(self) -> None:
+        b = self.b
+        self.c0 = b.scalar("c", "0", "index")
+        self.c1 = b.scalar("c", "1", "index")
+        self.zero = b.scalar("cst", _f32(0.0), "f32")
+        self.neg_inf = b.scalar("cst", "0xFF800000", "f32")
+        self.one = b.scalar("cst", _f32(1.0), "f32")
+        self.eps = b.scalar("cst", _f32(RMS_NORM_EPS), "f32")
+        self.width = b.scalar("cst", _f32(float(self.cfg.dim)), "f32")
+        self.scale = b.scalar("cst", _f32(1.0 / np.sqrt(self.cfg.head_size)), "f32")
+
+    def _weight(self, name: str) -> _Value:
+        return self.b.weight(name, self.ckpt.weights[name])
+
+    def embed(self, tokens: _Value) -> _Value:
+        """Gather rows of ``tok_embeddings``: ``[B, S] i32 -> [B, S, dim]``."""
+        table = self._weight("tok_embeddings")
+        out = self.b.empty([self.batch, self.seq, self.cfg.dim])
+        return self.b.generic(
+            [(tokens, [0, 1])],
+            out,
+            [0, 1, 2],
+            ["parallel"] * 3,
+            f"""
+            %id = arith.index_cast %tok : i32 to index
+            %col = linalg.index 2 : index
+            %row = tensor.extract {table.name}[%id, %col] : {table.type}
+            linalg.yield %row : f32
+            """,
+            ["%tok", "%out"],
+            "embed",
+        )
+
+    def rmsnorm(self, x: _Value, weight_name: str) -> _Value:
+        """``x * rsqrt(mean(x^2) + eps) * weight`` over the last dimension."""
+        weight = self._weight(weight_name)
+        sums = self.b.generic(
+            [(x, [0, 1, 2])],
+            self.b.filled([self.batch, self.seq], self.zero),
+            [0, 1],
+            ["parallel", "parallel", "reduction"],
+            """
+            %sq = arith.mulf %a, %a : f32
+            %sum = arith.addf %acc, %sq : f32
+            linalg.yield %sum : f32
+            """,
+            ["%a", "%acc"],
+            "sumsq",
+        )
+        return self.b.generic(
+            [(x, [0, 1, 2]), (sums, [0, 1]), (weight, [2])],
+            self.b.empty(x.shape),
+            [0, 1, 2],
+            ["parallel"] * 3,
+            f"""
+            %mean = arith.divf %s, {self.width} : f32
+            %shifted = arith.addf %mean, {self.eps} : f32
+            %inv = math.rsqrt %shifted : f32
+            %normed = arith.mulf %a, %inv : f32
+            %scaled = arith.mulf %normed, %g : f32
+            linalg.yield %scaled : f32
+            """,
+            ["%a", "%s", "%g", "%out"],
+            "rmsnorm",
+        )
+
+    def linear(self, x: _Value, weight_name: str, layer_name: Optional[str] = None) -> _Value:
+        """``y[b, s, n] = sum_k x[b, s, k] * W[n, k]`` for a constant ``W[out, in]``.
+
+        The contraction carries the layer's name (``layer_name``, by default
+        the weight's) as its location.
+        """
+        weight = self._weight(weight_name)
+        init = self.b.filled([self.batch, self.seq, weight.shape[0]], self.zero)
+        result = self.b.generic(
+            [(x, [0, 1, 3]), (weight, [2, 3])],
+            init,
+            [0, 1, 2],
+            ["parallel"] * 3 + ["reduction"],
+            """
+            %prod = arith.mulf %x, %w : f32
+            %sum = arith.addf %acc, %prod : f32
+            linalg.yield %sum : f32
+            """,
+            ["%x", "%w", "%acc"],
+            "linear",
+        )
+        self.b.lines[-1] += f' loc("{layer_name or weight_name}")'
+        return result
+
+    def add(self, x: _Value, y: _Value) -> _Value:
+        """Elementwise sum of two ``[B, S, d]`` tensors (the residual connection)."""
+        return self.b.generic(
+            [(x, [0, 1, 2]), (y, [0, 1, 2])],
+            self.b.empty(x.shape),
+            [0, 1, 2],
+            ["parallel"] * 3,
+            """
+            %sum = arith.addf %a, %b : f32
+            linalg.yield %sum : f32
+            """,
+            ["%a", "%b", "%out"],
+            "residual",
+        )
+
+    def rotary(self, x: _Value, heads: Sequence[int]) -> _Value:
+        """Rotate (even, odd) pairs of each head of ``x: [B, S, prod(heads)*hs]``.
+
+        Returns ``[B, S, *heads, hs]``.
+        """
+        half = self.cfg.head_size // 2
+        pairs_shape = [self.batch, self.seq, *heads, half, 2]
+        rank = len(pairs_shape)
+        pairs = self.b.reshape("expand", x, [[0], [1], list(range(2, rank))], pairs_shape)
+        part_shape = pairs_shape[:-1]
+        real = self.b.slice(pairs, [0] * rank, part_shape + [1], part_shape)
+        imag = self.b.slice(pairs, [0] * (rank - 1) + [1], part_shape + [1], part_shape)
+        cos = self.b.slice(self.cos, [0, 0], [self.seq, half], [self.seq, half])
+        sin = self.b.slice(self.sin, [0, 0], [self.seq, half], [self.seq, half])
+        part_map = list(range(rank - 1))
+        table_map = [1, rank - 2]
+        rotated = self.b.generic(
+            [(real, part_map), (imag, part_map), (cos, table_map), (sin, table_map)],
+            self.b.empty(pairs_shape),
+            list(range(rank)),
+            ["parallel"] * rank,
+            f"""
+            %which = linalg.index {rank - 1} : index
+            %is_real = arith.cmpi eq, %which, {self.c0} : index
+            %rc = arith.mulf %re, %cos : f32
+            %is = arith.mulf %im, %sin : f32
+            %new_re = arith.subf %rc, %is : f32
+            %rs = arith.mulf %re, %sin : f32
+            %ic = arith.mulf %im, %cos : f32
+            %new_im = arith.addf %rs, %ic : f32
+            %picked = arith.select %is_real, %new_re, %new_im : f32
+            linalg.yield %picked : f32
+            """,
+            ["%re", "%im", "%cos", "%sin", "%out"],
+            "rope",
+        )
+        return self.b.reshape(
+            "collapse",
+            rotated,
+            [[i] for i in range(rank - 2)] + [[rank - 2, rank - 1]],
+            pairs_shape[:-2] + [self.cfg.head_size],
+        )
+
+    def attention(self, q: _Value, k: _Value, v: _Value) -> _Value:
+        """Causal grouped-query attention.
+
+        ``q: [B, S, KV, G, hs]``, ``k, v: [B, S, KV, hs]`` (query head
+        ``kv * G + g`` reads key/value head ``kv``); returns ``[B, S, dim]``.
+        """
+        b, cfg = self.b, self.cfg
+        groups = cfg.n_heads // cfg.n_kv_heads
+        kv, hs = cfg.n_kv_heads, cfg.head_size
+        scores_shape = [self.batch, kv, groups, self.seq, self.seq]
+        # Loops (b, kv, g, s, t, d): scores[b, kv, g, s, t] = q[b, s, kv, g, :] . k[b, t, kv, :]
+        scores = b.generic(
+            [(q, [0, 3, 1, 2, 5]), (k, [0, 4, 1, 5])],
+            b.filled(scores_shape, self.zero),
+            [0, 1, 2, 3, 4],
+            ["parallel"] * 5 + ["reduction"],
+            """
+            %prod = arith.mulf %q, %k : f32
+            %sum = arith.addf %acc, %prod : f32
+            linalg.yield %sum : f32
+            """,
+            ["%q", "%k", "%acc"],
+            "scores",
+        )
+        causal = f"""
+            %s = linalg.index 3 : index
+            %t = linalg.index 4 : index
+            %visible = arith.cmpi ule, %t, %s : index
+            %scaled = arith.mulf %a, {self.scale} : f32
+        """
+        row_shape = scores_shape[:-1]
+        row_map = [0, 1, 2, 3]
+        full_map = [0, 1, 2, 3, 4]
+        row_max = b.generic(
+            [(scores, full_map)],
+            b.filled(row_shape, self.neg_inf),
+            row_map,
+            ["parallel"] * 4 + ["reduction"],
+            causal
+            + f"""
+            %masked = arith.select %visible, %scaled, {self.neg_inf} : f32
+            %max = arith.maximumf %acc, %masked : f32
+            linalg.yield %max : f32
+            """,
+            ["%a", "%acc"],
+            "rowmax",
+        )
+        exps = b.generic(
+            [(scores, full_map), (row_max, row_map)],
+            b.empty(scores_shape),
+            full_map,
+            ["parallel"] * 5,
+            causal
+            + f"""
+            %centered = arith.subf %scaled, %m : f32
+            %e = math.exp %centered : f32
+            %p = arith.select %visible, %e, {self.zero} : f32
+            linalg.yield %p : f32
+            """,
+            ["%a", "%m", "%out"],
+            "exp",
+        )
+        row_sum = b.generic(
+            [(exps, full_map)],
+            b.filled(row_shape, self.zero),
+            row_map,
+            ["parallel"] * 4 + ["reduction"],
+            """
+            %sum = arith.addf %acc, %e : f32
+            linalg.yield %sum : f32
+            """,
+            ["%e", "%acc"],
+            "rowsum",
+        )
+        probs = b.generic(
+            [(exps, full_map), (row_sum, row_map)],
+            b.empty(scores_shape),
+            full_map,
+            ["parallel"] * 5,
+            """
+            %p = arith.divf %e, %z : f32
+            linalg.yield %p : f32
+            """,
+            ["%e", "%z", "%out"],
+            "softmax",
+        )
+        # Loops (b, s, kv, g, d, t): out[b, s, kv, g, d] = probs[b, kv, g, s, :] . v[b, :, kv, d]
+        out_shape = [self.batch, self.seq, kv, groups, hs]
+        mixed = b.generic(
+            [(probs, [0, 2, 3, 1, 5]), (v, [0, 5, 2, 4])],
+            b.filled(out_shape, self.zero),
+            [0, 1, 2, 3, 4],
+            ["parallel"] * 5 + ["reduction"],
+            """
+            %prod = arith.mulf %p, %v : f32
+            %sum = arith.addf %acc, %prod : f32
+            linalg.yield %sum : f32
+            """,
+            ["%p", "%v", "%acc"],
+            "attn",
+        )
+        return b.reshape("collapse", mixed, [[0], [1], [2, 3, 4]], [self.batch, self.seq, cfg.dim])
+
+    def feed_forward(self, x: _Value, prefix: str) -> _Value:
+        """SwiGLU: ``w2(silu(w1 x) * w3 x)``."""
+        gate = self.linear(x, f"{prefix}.w1")
+        up = self.linear(x, f"{prefix}.w3")
+        hidden = self.b.generic(
+            [(gate, [0, 1, 2]), (up, [0, 1, 2])],
+            self.b.empty(gate.shape),
+            [0, 1, 2],
+            ["parallel"] * 3,
+            f"""
+            %neg = arith.negf %g : f32
+            %e = math.exp %neg : f32
+            %den = arith.addf %e, {self.one} : f32
+            %silu = arith.divf %g, %den : f32
+            %h = arith.mulf %silu, %u : f32
+            linalg.yield %h : f32
+            """,
+            ["%g", "%u", "%out"],
+            "swiglu",
+        )
+        return self.linear(hidden, f"{prefix}.w2")
+
+    def block(self, x: _Value, layer: int) -> _Value:
+        """One transformer block."""
+        cfg, prefix = self.cfg, f"layers.{layer}"
+        groups = cfg.n_heads // cfg.n_kv_heads
+        xb = self.rmsnorm(x, f"{prefix}.attention_norm")
+        q = self.linear(xb, f"{prefix}.attention.wq")
+        k = self.linear(xb, f"{prefix}.attention.wk")
+        v = self.linear(xb, f"{prefix}.attention.wv")
+        q = self.rotary(q, [cfg.n_kv_heads, groups])
+        k = self.rotary(k, [cfg.n_kv_heads])
+        v = self.b.reshape(
+            "expand", v, [[0], [1], [2, 3]], [self.batch, self.seq, cfg.n_kv_heads, cfg.head_size]
+        )
+        mixed = self.attention(q, k, v)
+        x = self.add(x, self.linear(mixed, f"{prefix}.attention.wo"))
+        xb = self.rmsnorm(x, f"{prefix}.ffn_norm")
+        return self.add(x, self.feed_forward(xb, f"{prefix}.feed_forward"))
+
+    # The function ---------------------------------------------------------
+
+    def build(self) -> str:
+        b, cfg = self.b, self.cfg
+        self._constants()
+        tokens = _Value("%tokens", [self.batch, self.seq], "i32")
+        b.emit(f"{self.batch} = tensor.dim %tokens, {self.c0} : {tokens.type}")
+        b.emit(f"{self.seq} = tensor.dim %tokens, {self.c1} : {tokens.type}")
+        self.cos = self._weight("freq_cis_real")
+        self.sin = self._weight("freq_cis_imag")
+        x = self.embed(tokens)
+        for layer in range(cfg.n_layers):
+            x = self.block(x, layer)
+        x = self.rmsnorm(x, "norm")
+        logits = self.linear(x, self.ckpt.classifier_name, "output")
+        result = b.fresh("logits")
+        b.emit(f"{result} = tensor.cast {logits.name} : {logits.type} to tensor<?x?x?xf32>")
+        b.emit(f"return {result} : tensor<?x?x?xf32>")
+        metadata = ", ".join(
+            f"{key} = {value} : i64"
+            for key, value in (
+                ("dim", cfg.dim),
+                ("hidden_dim", cfg.hidden_dim),
+                ("n_heads", cfg.n_heads),
+                ("n_kv_heads", cfg.n_kv_heads),
+                ("n_layers", cfg.n_layers),
+                ("seq_len", cfg.seq_len),
+                ("vocab_size", cfg.vocab_size),
+            )
+        )
+        return "\n".join(
+            [
+                f"module attributes {{{MODEL_ATTRIBUTE} = {{{metadata}}}}} {{",
+                "  func.func @forward(%tokens: tensor<?x?xi32>) -> tensor<?x?x?xf32> {",
+                *b.lines,
+                "  }",
+                "}",
+            ]
+        )
+
+
+def _write_resources(handle, resources: Dict[str, np.ndarray]) -> None:
+    handle.write(b"\n{-#\n  dialect_resources: {\n    builtin: {\n")
+    items = list(resources.items())
+    for index, (name, array) in enumerate(items):
+        handle.write(f'      {name}: "0x04000000'.encode())
+        handle.write(array.tobytes().hex().encode())
+        handle.write(b'"' + (b",\n" if index + 1 < len(items) else b"\n"))
+    handle.write(b"    }\n  }\n#-}\n")
+
+
+def emit_module(checkpoint: Llama2cCheckpoint, handle) -> None:
+    """Write the MLIR module for ``checkpoint`` to the binary stream ``handle``."""
+    emitter = _LlamaEmitter(checkpoint)
+    handle.write(emitter.build().encode())
+    _write_resources(handle, emitter.b.resources)
+
+
+def module_text(checkpoint: Llama2cCheckpoint) -> str:
+    """The MLIR module for ``checkpoint`` as a string."""
+    buffer = io.BytesIO()
+    emit_module(checkpoint, buffer)
+    return buffer.getvalue().decode()
+
+
+def write_module(checkpoint: Llama2cCheckpoint, path: Union[str, os.PathLike]) -> None:
+    """Write the MLIR module for ``checkpoint`` to ``path`` atomically."""
+    with atomic_output(path) as handle:
+        emit_module(checkpoint, handle)

@@ -1,0 +1,102 @@
+"""The torch-mlir path: PyTorch module -> ONNX -> torch-mlir -> linalg on tensors.
+
+torch-mlir's PyPI wheel (20261001) imports PyTorch programs only through
+``torch.export`` (torch >= 2.3) or through ONNX. This project's environment
+has torch 1.13, so the module goes through ONNX: ``torch.onnx.export``
+(opset 17, dynamic batch and sequence), ONNX shape inference, torch-mlir's
+ONNX importer, then torch-mlir's ``torch-onnx-to-torch-backend-pipeline`` and
+``torch-backend-to-linalg-on-tensors-backend-pipeline``. The function is
+renamed ``@forward`` and given the ``gptq.model`` attribute the drivers read.
+
+Needs ``torch-mlir`` and ``onnx`` (see docs/torch-mlir.md for the versions);
+they are imported lazily so the rest of the package works without them.
+"""
+
+import io
+import os
+from typing import Union
+
+from .errors import GPTQError
+from .fileio import atomic_output
+from .importer import MODEL_ATTRIBUTE
+from .llama2c import Llama2cCheckpoint, read_checkpoint
+
+ONNX_OPSET = 17
+
+
+def _require_toolchain():
+    try:
+        import onnx
+        import torch
+        from torch_mlir import ir
+        from torch_mlir.compiler_utils import run_pipeline_with_repro_report
+        from torch_mlir.dialects import torch as torch_dialect
+        from torch_mlir.extras import onnx_importer
+    except ImportError as error:
+        raise GPTQError(
+            f"import-torch needs torch, onnx and torch-mlir ({error}); see docs/torch-mlir.md"
+        ) from error
+    return onnx, torch, ir, run_pipeline_with_repro_report, torch_dialect, onnx_importer
+
+
+def export_onnx(checkpoint: Llama2cCheckpoint) -> bytes:
+    """The checkpoint's PyTorch module exported to ONNX (serialized ModelProto).
+
+    Batch and sequence sizes stay dynamic; the example input only traces.
+    """
+    onnx, torch, *_ = _require_toolchain()
+    from .torch_model import Llama2c
+
+    model = Llama2c.from_checkpoint(checkpoint)
+    example = torch.ones((1, min(8, checkpoint.config.seq_len)), dtype=torch.int32)
+    buffer = io.BytesIO()
+    torch.onnx.export(
+        model,
+        (example,),
+        buffer,
+        input_names=["tokens"],
+        output_names=["logits"],
+        opset_version=ONNX_OPSET,
+        dynamic_axes={"tokens": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}},
+    )
+    proto = onnx.shape_inference.infer_shapes(onnx.load_from_string(buffer.getvalue()), data_prop=True)
+    proto.graph.name = "forward"
+    return proto.SerializeToString()
+
+
+def lower_onnx(model_proto: bytes, checkpoint: Llama2cCheckpoint) -> str:
+    """torch-mlir: ONNX ModelProto bytes -> linalg-on-tensors module text."""
+    onnx, _, ir, run_pipeline, torch_dialect, onnx_importer = _require_toolchain()
+    proto = onnx.load_from_string(model_proto)
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    info = onnx_importer.ModelInfo(proto)
+    module = info.create_module(context=context).operation
+    onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()
+    try:
+        run_pipeline(module, "builtin.module(torch-onnx-to-torch-backend-pipeline)", "ONNX to torch")
+        run_pipeline(
+            module,
+            "builtin.module(torch-backend-to-linalg-on-tensors-backend-pipeline)",
+            "torch to linalg-on-tensors",
+        )
+    except Exception as error:  # torch-mlir raises its own TorchMlirCompilerError
+        raise GPTQError(f"torch-mlir failed: {error}") from error
+    cfg = checkpoint.config
+    fields = ", ".join(
+        f"{key} = {getattr(cfg, key)} : i64"
+        for key in ("dim", "hidden_dim", "n_heads", "n_kv_heads", "n_layers", "seq_len", "vocab_size")
+    )
+    with context:
+        module.attributes[MODEL_ATTRIBUTE] = ir.Attribute.parse(f"{{{fields}}}")
+    return module.get_asm(large_elements_limit=None, enable_debug_info=False)
+
+
+def import_llama2c_via_torch(
+    checkpoint_path: Union[str, os.PathLike], output: Union[str, os.PathLike]
+) -> None:
+    """Write the torch-mlir import of a llama2.c checkpoint to ``output``."""
+    checkpoint = read_checkpoint(checkpoint_path)
+    text = lower_onnx(export_onnx(checkpoint), checkpoint)
+    with atomic_output(output) as handle:
+        handle.write(text.encode())

@@ -1,0 +1,117 @@
+"""The llama2.c importer: valid MLIR, named linear layers, weights, atomic output."""
+
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import synthetic_checkpoint, write_checkpoint
+from gptq_mlir import importer, llama2c
+from gptq_mlir.cli import main
+from gptq_mlir.model import read_model_attributes
+
+LINEARS = [f"attention.{w}" for w in ("wq", "wk", "wv", "wo")] + [
+    f"feed_forward.{w}" for w in ("w1", "w2", "w3")
+]
+
+
+def _verify(mlir_opt, path):
+    result = subprocess.run([mlir_opt, str(path), "-o", "/dev/null"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def _resources(text):
+    """name -> float32 array, decoded from the dialect_resources section."""
+    section = text[text.index("dialect_resources") :]
+    blobs = {}
+    for name, blob in re.findall(r'([\w.]+): "0x([0-9a-f]+)"', section):
+        raw = bytes.fromhex(blob)
+        assert raw[:4] == b"\x04\0\0\0", "alignment word"
+        blobs[name] = np.frombuffer(raw[4:], dtype="<f4")
+    return blobs
+
+
+def test_stories260k_module(stories_mlir, checkpoint_path, mlir_opt):
+    _verify(mlir_opt, stories_mlir)
+    text = stories_mlir.read_text()
+    assert "func.func @forward(%tokens: tensor<?x?xi32>) -> tensor<?x?x?xf32>" in text
+    ckpt = llama2c.read_checkpoint(checkpoint_path)
+    ops = set(re.findall(r"= ((?:linalg|tensor|arith|math)\.\w+)", text))
+    assert {op.split(".")[0] for op in ops} <= {"linalg", "tensor", "arith", "math"}
+    for layer in range(5):
+        for linear in LINEARS:
+            name = f"layers.{layer}.{linear}"
+            shape = "x".join(map(str, ckpt.weights[name].shape))
+            assert (
+                f'arith.constant dense_resource<{name}> : tensor<{shape}xf32> loc("{name}")' in text
+            )
+            contraction = re.search(rf'= linalg\.generic .*\n(?:.*\n)*?.*\}} -> .* loc\("{re.escape(name)}"\)', text)
+            assert contraction, name
+    assert text.count('loc("output")') == 1
+    assert text.count("dense_resource<tok_embeddings>") == 1
+    blobs = _resources(text)
+    assert set(blobs) == set(ckpt.weights)
+    for name, array in ckpt.weights.items():
+        np.testing.assert_array_equal(blobs[name], array.ravel(), err_msg=name)
+    attrs = read_model_attributes(stories_mlir)
+    assert attrs == {
+        "dim": 64, "hidden_dim": 172, "n_heads": 8, "n_kv_heads": 4,
+        "n_layers": 5, "seq_len": 512, "vocab_size": 512,
+    }
+
+
+@pytest.mark.parametrize(
+    "version, kwargs",
+    [
+        (0, {}),
+        (1, {}),
+        (0, {"n_kv_heads": 4, "shared_classifier": False}),
+        (1, {"n_kv_heads": 3, "n_layers": 3, "dim": 24, "n_heads": 3, "shared_classifier": False}),
+        (1, {"n_heads": 4, "n_kv_heads": 1}),
+    ],
+)
+def test_synthetic_checkpoints_import(tmp_path, mlir_opt, version, kwargs):
+    ckpt = synthetic_checkpoint(**kwargs)
+    source = write_checkpoint(tmp_path / "model.bin", ckpt, version)
+    output = tmp_path / "model.mlir"
+    assert main(["import-llama2c", str(source), "-o", str(output)]) == 0
+    _verify(mlir_opt, output)
+    text = output.read_text()
+    classifier = "tok_embeddings" if ckpt.config.shared_classifier else "output"
+    assert ("dense_resource<output>" in text) == (not ckpt.config.shared_classifier)
+    assert re.search(rf"ins\(%\w+, (%\w+) : tensor<\?x\?x{ckpt.config.dim}xf32>, tensor<{ckpt.config.vocab_size}x", text)
+    blobs = _resources(text)
+    np.testing.assert_array_equal(blobs[classifier], ckpt.weights[classifier].ravel())
+    np.testing.assert_allclose(blobs["freq_cis_real"], ckpt.weights["freq_cis_real"].ravel(), atol=2e-6)
+
+
+def test_truncated_checkpoint_leaves_no_output(tmp_path, checkpoint_path, capsys):
+    source = tmp_path / "short.bin"
+    source.write_bytes(checkpoint_path.read_bytes()[:500_000])
+    output = tmp_path / "out.mlir"
+    assert main(["import-llama2c", str(source), "-o", str(output)]) == 1
+    assert "truncated checkpoint: 500000 bytes, expected 1056540" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [source]
+
+
+def test_failed_write_leaves_no_partial_file(tmp_path, checkpoint_path, monkeypatch):
+    ckpt = llama2c.read_checkpoint(checkpoint_path)
+
+    def fail(handle, resources):
+        handle.write(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(importer, "_write_resources", fail)
+    output = tmp_path / "out.mlir"
+    output.write_text("previous contents")
+    with pytest.raises(OSError, match="disk full"):
+        importer.write_module(ckpt, output)
+    assert output.read_text() == "previous contents"
+    assert list(tmp_path.iterdir()) == [output]
+
+
+def test_missing_checkpoint(tmp_path, capsys):
+    assert main(["import-llama2c", str(tmp_path / "nope.bin"), "-o", str(tmp_path / "o.mlir")]) == 1
+    assert "cannot read checkpoint" in capsys.readouterr().err
+    assert not (tmp_path / "o.mlir").exists()

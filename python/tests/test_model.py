@@ -1,0 +1,135 @@
+"""The imported model run by gptq-run against the PyTorch oracle.
+
+Tests here that execute a model need build/bin/gptq-run (or $GPTQ_RUN) and
+skip only when it is not built.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+import oracle
+from conftest import synthetic_checkpoint, write_checkpoint
+from gptq_mlir import data, importer, llama2c
+from gptq_mlir.cli import main
+from gptq_mlir.errors import GPTQError
+from gptq_mlir.model import Model, window_nll
+from gptq_mlir.tokenizer import BOS, load_tokenizer
+
+SAMPLE = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park."
+
+
+def assert_close(got, want, rel=1e-4):
+    """Agreement to ``rel`` relative to the largest magnitude of ``want``."""
+    assert got.shape == want.shape
+    error = np.abs(got - want).max() / np.abs(want).max()
+    assert error <= rel, f"relative error {error:.3g} > {rel}"
+
+
+@pytest.fixture(scope="module")
+def stories_run(gptq_run, stories_mlir, tokenizer_path):
+    """One gptq-run call on stories260K: the greedy sample and random tokens."""
+    sample = load_tokenizer(tokenizer_path).encode(SAMPLE)
+    tokens = np.stack([sample, np.random.default_rng(1).integers(0, 512, size=len(sample))])
+    tokens[:, 0] = BOS
+    tokens = tokens.astype(np.int32)
+    return tokens, Model(stories_mlir).logits(tokens)
+
+
+def test_stories260k_logits(stories_run, checkpoint_path):
+    tokens, logits = stories_run
+    assert_close(logits, oracle.forward(llama2c.read_checkpoint(checkpoint_path), tokens))
+
+
+def test_greedy_sample(stories_run):
+    """Greedy decoding from BOS yields the published sample.
+
+    Logits at position i depend only on tokens 0..i, so one run over BOS +
+    the sample checks every step of greedy decoding: each arg-max must be the
+    sample's next token.
+    """
+    tokens, logits = stories_run
+    np.testing.assert_array_equal(logits[0, :-1].argmax(-1), tokens[0, 1:])
+
+
+@pytest.mark.parametrize(
+    "version, kwargs",
+    [
+        (0, {}),
+        (1, {"n_kv_heads": 4}),
+        (0, {"n_kv_heads": 2, "n_layers": 3, "dim": 24, "n_heads": 2, "shared_classifier": False}),
+        (1, {"n_heads": 4, "n_kv_heads": 1, "shared_classifier": False}),
+    ],
+)
+def test_synthetic_logits(gptq_run, tmp_path, version, kwargs):
+    ckpt = synthetic_checkpoint(seed=version, **kwargs)
+    source = write_checkpoint(tmp_path / "model.bin", ckpt, version)
+    parsed = llama2c.read_checkpoint(source)
+    output = tmp_path / "model.mlir"
+    importer.write_module(parsed, output)
+    rng = np.random.default_rng(2)
+    tokens = rng.integers(0, ckpt.config.vocab_size, size=(3, ckpt.config.seq_len)).astype(np.int32)
+    assert_close(Model(output).logits(tokens), oracle.forward(ckpt, tokens))
+
+
+def test_shape_generic(gptq_run, tmp_path):
+    """One module runs batches and sequence lengths of any size up to seq_len."""
+    ckpt = synthetic_checkpoint(seed=7)
+    output = tmp_path / "model.mlir"
+    importer.write_module(ckpt, output)
+    model = Model(output)
+    for shape in [(1, 1), (2, 5)]:
+        tokens = np.random.default_rng(8).integers(0, ckpt.config.vocab_size, size=shape).astype(np.int32)
+        assert_close(model.logits(tokens), oracle.forward(ckpt, tokens))
+
+
+def test_generate_command(gptq_run, stories_mlir, tokenizer_path, capsys):
+    assert main(["generate", "--model", str(stories_mlir), "--tokenizer", str(tokenizer_path), "--steps", "2"]) == 0
+    out = capsys.readouterr()
+    assert out.out == "Once upon\n"
+    assert "generate: 2/2 tokens" in out.err
+
+
+def test_perplexity_matches_oracle(gptq_run, stories_mlir, checkpoint_path, tokenizer_path, text_path, capsys):
+    args = ["--tokenizer", str(tokenizer_path), "--text", str(text_path), "--start-fraction", "0.99"]
+    code = main(["perplexity", "--model", str(stories_mlir), *args, "--seqlen", "64", "--batch", "32"])
+    assert code == 0
+    out = capsys.readouterr()
+    result = json.loads(out.out.strip().splitlines()[-1])
+    stream = data.load_corpus(load_tokenizer(tokenizer_path), text_path, start_fraction=0.99)
+    windows = data.consecutive_windows(stream, 64)
+    assert result["tokens"] == windows.shape[0] * 63
+    want = oracle.perplexity(llama2c.read_checkpoint(checkpoint_path), windows)
+    assert result["perplexity"] == pytest.approx(want, rel=1e-4)
+    assert 2.0 < want < 20.0
+    assert "windows" in out.err
+
+
+def test_window_nll_matches_torch():
+    import torch
+
+    rng = np.random.default_rng(3)
+    logits = rng.standard_normal((2, 5, 7)).astype(np.float32) * 4
+    windows = rng.integers(0, 7, size=(2, 5))
+    want = torch.nn.functional.cross_entropy(
+        torch.from_numpy(logits[:, :-1]).double().reshape(-1, 7),
+        torch.from_numpy(windows[:, 1:]).reshape(-1),
+        reduction="sum",
+    ).item()
+    assert window_nll(logits, windows) == pytest.approx(want, rel=1e-12)
+
+
+def test_sequence_longer_than_seq_len(stories_mlir):
+    model = Model(stories_mlir)
+    with pytest.raises(GPTQError, match="sequence of 513 tokens is longer than the model's seq_len 512"):
+        model.check_tokens(np.ones((1, 513), dtype=np.int32))
+    with pytest.raises(GPTQError, match=r"token ids must lie in \[0, 512\)"):
+        model.check_tokens(np.full((1, 4), 512))
+
+
+def test_missing_runner_is_a_clear_error(stories_mlir, tokenizer_path, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("GPTQ_RUN", str(tmp_path / "no-gptq-run"))
+    code = main(["generate", "--model", str(stories_mlir), "--tokenizer", str(tokenizer_path), "--steps", "1"])
+    assert code == 1
+    assert "gptq-run not found at $GPTQ_RUN=" in capsys.readouterr().err
