@@ -82,7 +82,7 @@ TEST_F(ConfigAttrTest, RejectsOutOfRangeSettings) {
        "expected a group_size >= 1 with static_groups"},
       {"#gptq.config<mse_grid = 0>", "expected mse_grid >= 1"},
       {"#gptq.config<mse_max_shrink = 1.5>", "expected mse_max_shrink in (0, 1]"},
-      {"#gptq.config<mse_norm = -2.0>", "expected mse_norm > 0"},
+      {"#gptq.config<mse_norm = -2.0>", "expected a finite mse_norm > 0"},
       {"#gptq.config<bitz = 4>", "unknown key 'bitz'"},
       {"#gptq.config<bits = 4, bits = 5>", "duplicate key 'bits'"},
       {"#gptq.config<sym = yes>", "expected 'true' or 'false'"},

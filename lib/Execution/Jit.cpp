@@ -23,6 +23,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 using namespace mlir;
@@ -332,9 +333,13 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
     bool contiguous = true;
     for (int64_t d = rank, stride = 1; d-- > 0; stride *= shape[d])
       contiguous &= shape[d] == 1 || desc[3 + rank + d] == stride;
+    // The deallocation pipeline makes every returned buffer a fresh
+    // allocation owned by the caller (it clones arguments and constants).
+    auto release = [&] { std::free(reinterpret_cast<void *>(desc[0])); };
     if (contiguous) {
       if (n)
         std::memcpy(out.data.data(), base, n * elem);
+      release();
       results.push_back(std::move(out));
       continue;
     }
@@ -350,6 +355,7 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
         index[d] = 0;
       }
     }
+    release();
     results.push_back(std::move(out));
   }
   return results;

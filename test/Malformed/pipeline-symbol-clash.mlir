@@ -1,12 +1,23 @@
-// RUN: not gptq-opt %s --gptq-lower-to-cpu-pipeline 2>&1 | FileCheck %s
+// RUN: not gptq-opt %s --split-input-file --gptq-lower-to-cpu-pipeline 2>&1 | FileCheck %s
 
-// Valid IR that defines a function with the name of a library implementation.
+// Valid IR that defines functions with the names of library implementations:
+// the lowering refuses the reserved prefix instead of calling them.
 
+// CHECK: :[[@LINE+1]]:1: error: symbol '__gptq_act_order' uses the prefix '__gptq_' reserved for the gptq lowering library
 func.func private @__gptq_act_order(%x: i32) -> i32 {
   return %x : i32
 }
 func.func @f(%h: tensor<4x4xf32>) -> tensor<4xi64> {
-  // CHECK: :[[@LINE+1]]:8: error: 'func.call' op operand type mismatch
   %p = gptq.act_order %h : tensor<4x4xf32> -> tensor<4xi64>
   return %p : tensor<4xi64>
+}
+
+// -----
+
+// The same signature as the library's, but public: still refused, where the
+// pass would otherwise lower the op into a call of itself.
+// CHECK: :[[@LINE+1]]:1: error: symbol '__gptq_act_order' uses the prefix '__gptq_' reserved for the gptq lowering library
+func.func @__gptq_act_order(%h: tensor<?x?xf32>) -> tensor<?xi64> {
+  %p = gptq.act_order %h : tensor<?x?xf32> -> tensor<?xi64>
+  return %p : tensor<?xi64>
 }

@@ -185,6 +185,20 @@ int main(int argc, char **argv) {
                 " columns of " + weightPath + ", found " +
                 hessian->describe());
 
+  // Dampening adds percdamp * mean(diag(H)) (dead inputs counting as 1): it
+  // cannot help when that mean is not positive.
+  {
+    const float *h = hessian->as<float>();
+    double sum = 0;
+    for (int64_t i = 0; i < cols; ++i)
+      sum += h[i * cols + i] == 0.0f ? 1.0 : h[i * cols + i];
+    if (!(sum > 0))
+      return fail(hessianPath + ": the mean of the Hessian diagonal is " +
+                  llvm::formatv("{0}", sum / cols) +
+                  ", not positive: it is not a Hessian of calibration "
+                  "inputs, and no dampening makes it positive definite");
+  }
+
   // The dampening is an argument, so escalating it reuses the compiled code.
   std::string source =
       "func.func @quantize(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>, "
@@ -233,7 +247,8 @@ int main(int argc, char **argv) {
       results = std::move(*out);
       break;
     }
-    double next = damp + dampStep;
+    // Rounded so that reports read 0.03, not 0.029999999999999999.
+    double next = std::round((damp + dampStep) * 1e9) / 1e9;
     if (next >= 1.0)
       return fail(hessianPath +
                   ": the Hessian is not positive definite even with "

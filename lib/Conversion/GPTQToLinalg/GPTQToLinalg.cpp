@@ -325,7 +325,7 @@ struct ConvertGPTQToLinalgPass
     MLIRContext *ctx = &getContext();
     if (choleskyBlock < 1) {
       module.emitError() << "cholesky-block must be >= 1, found "
-                         << choleskyBlock;
+                         << static_cast<int64_t>(choleskyBlock);
       return signalPassFailure();
     }
     RewritePatternSet patterns(ctx);
@@ -375,12 +375,20 @@ struct ConvertGPTQToLinalgPass
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     for (size_t i = 0; i < wanted.size(); ++i) {
       StringRef name = wanted[i];
-      if (moduleTable.lookup(name))
-        continue;
       auto fn = libraryTable.lookup<func::FuncOp>(name);
       if (!fn)
         return module.emitError() << "internal error: no implementation '"
                                   << name << "' in the gptq library";
+      if (Operation *existing = moduleTable.lookup(name)) {
+        // A previous run of the pass added it; anything else is a clash.
+        auto prior = dyn_cast<func::FuncOp>(existing);
+        if (prior && prior.isPrivate() &&
+            prior.getFunctionType() == fn.getFunctionType())
+          continue;
+        return existing->emitError()
+               << "symbol '" << name << "' uses the prefix '" << kPrefix
+               << "' reserved for the gptq lowering library";
+      }
       auto copy = cast<func::FuncOp>(b.clone(*fn));
       copy.setPrivate();
       moduleTable.insert(copy);

@@ -53,12 +53,12 @@ func.func @block_size_zero() attributes {c = #gptq.config<block_size = 0>} { ret
 
 // -----
 
-// expected-error @below {{expected mse_norm > 0, found 0.000000e+00}}
+// expected-error @below {{expected a finite mse_norm > 0, found 0.000000e+00}}
 func.func @mse_norm_zero() attributes {c = #gptq.config<mse_norm = 0.0>} { return }
 
 // -----
 
-// expected-error @below {{expected mse_norm > 0, found -2.400000e+00}}
+// expected-error @below {{expected a finite mse_norm > 0, found -2.400000e+00}}
 func.func @mse_norm_negative() attributes {c = #gptq.config<mse_norm = -2.4>} { return }
 
 // -----
@@ -136,3 +136,8 @@ func.func @missing_less() attributes {c = #gptq.config} { return }
 
 // expected-error @below {{integer value too large}}
 func.func @bits_overflow() attributes {c = #gptq.config<bits = 99999999999999999999>} { return }
+
+// -----
+
+// expected-error @below {{expected a finite mse_norm > 0, found INF}}
+func.func @mse_norm_inf() attributes {c = #gptq.config<mse_norm = 0x7FF0000000000000>} { return }

@@ -738,3 +738,21 @@ func.func @quantize_layer_result_count(%w: tensor<4x8xf32>, %h: tensor<8x8xf32>)
   %c, %s, %z, %g, %l = "gptq.quantize_layer"(%w, %h) <{config = #gptq.config<>}> : (tensor<4x8xf32>, tensor<8x8xf32>) -> (tensor<4x8xi8>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<8xi32>, f32)
   return
 }
+
+// -----
+
+func.func @group_index_negative_columns() {
+  %c = arith.constant -5 : index
+  // expected-error @below {{'gptq.group_index' op expected a non-negative column count, found -5}}
+  %g = gptq.group_index %c {config = #gptq.config<group_size = 8>} : tensor<?xi32>
+  return
+}
+
+// -----
+
+func.func @unpack_negative_columns(%p: tensor<4x1xi32>) {
+  %c = arith.constant -3 : index
+  // expected-error @below {{'gptq.unpack' op expected a non-negative column count, found -3}}
+  %q = gptq.unpack %p columns %c bits 4 : tensor<4x1xi32> -> tensor<4x?xi8>
+  return
+}

@@ -5,6 +5,8 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::gptq;
 
@@ -53,8 +55,8 @@ ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bits,
     return emitError() << "expected percdamp in (0, 1), found " << percdamp;
   if (blockSize < 1)
     return emitError() << "expected block_size >= 1, found " << blockSize;
-  if (!(mseNorm > 0.0))
-    return emitError() << "expected mse_norm > 0, found " << mseNorm;
+  if (!(mseNorm > 0.0) || !std::isfinite(mseNorm))
+    return emitError() << "expected a finite mse_norm > 0, found " << mseNorm;
   if (mseGrid < 1)
     return emitError() << "expected mse_grid >= 1, found " << mseGrid;
   if (!(mseMaxShrink > 0.0 && mseMaxShrink <= 1.0))

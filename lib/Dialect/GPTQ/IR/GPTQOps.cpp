@@ -145,6 +145,10 @@ LogicalResult GroupIndexOp::verify() {
   int64_t cols = dim(getGIdx(), 0);
   APInt value;
   if (matchPattern(getColumns(), m_ConstantInt(&value)) &&
+      value.isNegative())
+    return emitOpError() << "expected a non-negative column count, found "
+                         << value.getSExtValue();
+  if (matchPattern(getColumns(), m_ConstantInt(&value)) &&
       failed(checkSize(*this, "g_idx length (columns)", value.getSExtValue(),
                        cols)))
     return failure();
@@ -190,9 +194,13 @@ LogicalResult UnpackOp::verify() {
                        dim(getPacked(), 1))))
     return failure();
   APInt value;
-  if (matchPattern(getColumns(), m_ConstantInt(&value)))
+  if (matchPattern(getColumns(), m_ConstantInt(&value))) {
+    if (value.isNegative())
+      return emitOpError() << "expected a non-negative column count, found "
+                           << value.getSExtValue();
     return checkSize(*this, "codes columns", value.getSExtValue(),
                      dim(getCodes(), 1));
+  }
   return success();
 }
 
