@@ -1,0 +1,51 @@
+// RUN: gptq-opt %s --convert-gptq-to-linalg=cholesky-block=32 | FileCheck %s
+// RUN: gptq-opt %s --convert-gptq-to-linalg | FileCheck %s --check-prefix=DEFAULT
+
+// CHECK-LABEL: func.func @chol
+// CHECK-SAME: (%[[H:.*]]: tensor<?x?xf32>, %[[P:.*]]: f32)
+// CHECK: %[[NB:.*]] = arith.constant 32 : index
+// CHECK: %[[R:.*]]:2 = call @__gptq_damped_cholesky(%[[H]], %[[P]], %[[NB]])
+// CHECK: return %[[R]]#0, %[[R]]#1
+// DEFAULT-LABEL: func.func @chol
+// DEFAULT: arith.constant 64 : index
+func.func @chol(%h: tensor<?x?xf32>, %p: f32) -> (tensor<?x?xf32>, i1) {
+  %u, %ok = gptq.damped_cholesky %h percdamp(%p) : tensor<?x?xf32>
+  return %u, %ok : tensor<?x?xf32>, i1
+}
+
+// Static shapes are cast to the shape-generic implementation and back.
+// CHECK-LABEL: func.func @static
+// CHECK: %[[C:.*]] = tensor.cast %{{.*}} : tensor<16x16xf32> to tensor<?x?xf32>
+// CHECK: %[[R:.*]]:2 = call @__gptq_damped_cholesky(%[[C]]
+// CHECK: tensor.cast %[[R]]#0 : tensor<?x?xf32> to tensor<16x16xf32>
+func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
+  %u, %ok = gptq.damped_cholesky %h percdamp(%p) : tensor<16x16xf32>
+  return %u, %ok : tensor<16x16xf32>, i1
+}
+
+// The blocked factorization: a loop over diagonal blocks, each factored and
+// inverted unblocked, the trailing update and the block rows of the inverse
+// as calls of the GEMM kernel (the trailing update on the lower triangle).
+// CHECK-LABEL: func.func private @__gptq_damped_cholesky
+// CHECK: scf.for
+// CHECK: call @__gptq_chol_unblocked
+// CHECK: call @__gptq_trinv_unblocked
+// CHECK: call @__gptq_gemm_sub({{.*}}, %false, %false)
+// CHECK: call @__gptq_gemm_sub({{.*}}, %true, %false)
+// CHECK: call @__gptq_gemm_sub({{.*}}, %false, %true)
+
+// A pivot that is not positive (or NaN) clears the success flag.
+// CHECK-LABEL: func.func private @__gptq_chol_unblocked
+// CHECK: %[[POS:.*]] = arith.cmpf ogt
+// CHECK: arith.andi %{{.*}}, %[[POS]] : i1
+// CHECK: math.sqrt
+
+// The kernel: packed operands and register tiles of outer products over
+// independent column panels.
+// CHECK-LABEL: func.func private @__gptq_gemm_sub
+// CHECK: scf.forall
+// CHECK: scf.for
+// CHECK: vector.transfer_read {{.*}} vector<8xf32>
+// CHECK: vector.transfer_read {{.*}} vector<32xf32>
+// CHECK: vector.outerproduct {{.*}} : vector<8xf32>, vector<32xf32>
+// CHECK: tensor.parallel_insert_slice

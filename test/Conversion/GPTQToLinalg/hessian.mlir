@@ -1,0 +1,36 @@
+// RUN: gptq-opt %s --convert-gptq-to-linalg | FileCheck %s
+
+// A [samples, tokens, cols] batch is collapsed to [tokens, cols] and counts
+// as `samples` samples; the implementation is a transposed matmul.
+
+// CHECK-LABEL: func.func @batch3
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16x8xf32>, %[[H:.*]]: tensor<8x8xf32>, %[[N:.*]]: i64)
+// CHECK-DAG: %[[NB:.*]] = arith.constant 4 : i64
+// CHECK-DAG: %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<4x16x8xf32> into tensor<64x8xf32>
+// CHECK-DAG: %[[XD:.*]] = tensor.cast %[[FLAT]] : tensor<64x8xf32> to tensor<?x?xf32>
+// CHECK-DAG: %[[HD:.*]] = tensor.cast %[[H]] : tensor<8x8xf32> to tensor<?x?xf32>
+// CHECK: %[[R:.*]]:2 = call @__gptq_hessian_accumulate(%[[XD]], %[[HD]], %[[N]], %[[NB]])
+// CHECK: %[[RS:.*]] = tensor.cast %[[R]]#0 : tensor<?x?xf32> to tensor<8x8xf32>
+// CHECK: return %[[RS]], %[[R]]#1
+func.func @batch3(%x: tensor<4x16x8xf32>, %h: tensor<8x8xf32>, %n: i64) -> (tensor<8x8xf32>, i64) {
+  %r, %m = gptq.hessian_accumulate %x into %h count %n : tensor<4x16x8xf32>, tensor<8x8xf32>
+  return %r, %m : tensor<8x8xf32>, i64
+}
+
+// CHECK-LABEL: func.func @tokens2
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK: call @__gptq_hessian_accumulate(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]])
+func.func @tokens2(%x: tensor<?x?xf32>, %h: tensor<?x?xf32>, %n: i64) -> (tensor<?x?xf32>, i64) {
+  %r, %m = gptq.hessian_accumulate %x into %h count %n : tensor<?x?xf32>, tensor<?x?xf32>
+  return %r, %m : tensor<?x?xf32>, i64
+}
+
+// The implementation, added once as a private function: the running-average
+// factors in f64, the scaled inputs, and Y^T Y accumulated into the scaled H.
+// CHECK-LABEL: func.func private @__gptq_hessian_accumulate
+// CHECK: arith.divf %{{.*}}, %{{.*}} : f64
+// CHECK: math.sqrt %{{.*}} : f64
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[Y:.*]], %[[Y]] :
+// CHECK-NOT: func.func private @__gptq_hessian_accumulate

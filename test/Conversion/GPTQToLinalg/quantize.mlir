@@ -1,0 +1,101 @@
+// RUN: gptq-opt %s --convert-gptq-to-linalg --split-input-file | FileCheck %s
+
+// Dynamic groups: no grid operands; the loop computes grids itself. The
+// settings become constants: fixed = false, group size, block size, maxq.
+
+// CHECK-LABEL: func.func @dynamic
+// CHECK-DAG: %[[FALSE:.*]] = arith.constant false
+// CHECK-DAG: %[[GS:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[BS:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[MAXQ:.*]] = arith.constant 7.000000e+00 : f32
+// CHECK: call @__gptq_quantize_blocks(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[FALSE]], %[[GS]], %[[BS]], %[[MAXQ]],
+func.func @dynamic(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32) {
+  %c, %s, %z, %l = gptq.quantize_blocks %w, %u {config = #gptq.config<bits = 3, group_size = 32, block_size = 64>} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, tensor<?x?xf32>
+  return %c, %s, %z, %l : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32
+}
+
+// The loop: blocks of columns, a column loop inside, grids recomputed at
+// group starts, and the lazy batch update through the GEMM kernel.
+// CHECK-LABEL: func.func private @__gptq_quantize_blocks
+// CHECK: call @__gptq_transpose
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK: call @__gptq_find_params
+// CHECK: math.roundeven
+// CHECK: arith.fptoui
+// CHECK: call @__gptq_gemm_sub
+
+// -----
+
+// Fixed grids (per row or static groups) pass their scales, zeros and
+// group map, and fixed = true.
+// CHECK-LABEL: func.func @fixed
+// CHECK-SAME: (%[[W:.*]]: tensor<16x64xf32>, %[[U:.*]]: tensor<64x64xf32>, %[[S:.*]]: tensor<16x1xf32>, %[[Z:.*]]: tensor<16x1xf32>, %[[G:.*]]: tensor<64xi32>)
+// CHECK-DAG: %[[TRUE:.*]] = arith.constant true
+// CHECK-DAG: %[[SD:.*]] = tensor.cast %[[S]] : tensor<16x1xf32> to tensor<?x?xf32>
+// CHECK-DAG: %[[GD:.*]] = tensor.cast %[[G]] : tensor<64xi32> to tensor<?xi32>
+// CHECK: %[[R:.*]]:4 = call @__gptq_quantize_blocks(%{{.*}}, %{{.*}}, %[[SD]], %{{.*}}, %[[GD]], %[[TRUE]],
+// CHECK: tensor.cast %[[R]]#0 : tensor<?x?xi8> to tensor<16x64xi8>
+func.func @fixed(%w: tensor<16x64xf32>, %u: tensor<64x64xf32>, %s: tensor<16x1xf32>, %z: tensor<16x1xf32>, %g: tensor<64xi32>) -> (tensor<16x64xi8>, f32) {
+  %c, %s2, %z2, %l = gptq.quantize_blocks %w, %u grid(%s, %z, %g : tensor<16x1xf32>, tensor<16x1xf32>, tensor<64xi32>) {config = #gptq.config<>} : tensor<16x64xf32>, tensor<64x64xf32> -> tensor<16x64xi8>, tensor<16x1xf32>
+  return %c, %l : tensor<16x64xi8>, f32
+}
+
+// -----
+
+// Grids: one group of all columns for group_size = -1; sym and the MSE
+// search settings (int(0.8 * 100) = 80 steps) as constants.
+// CHECK-LABEL: func.func @grid_per_row
+// CHECK-SAME: (%[[W:.*]]: tensor<?x?xf32>)
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[COLS:.*]] = tensor.dim %[[W]], %[[ONE]]
+// CHECK-DAG: %[[GS:.*]] = arith.maxsi %[[COLS]], %[[ONE]]
+// CHECK-DAG: %[[TRUE:.*]] = arith.constant true
+// CHECK-DAG: %[[STEPS:.*]] = arith.constant 80 : index
+// CHECK: call @__gptq_grid(%[[W]], %[[GS]], %{{.*}}, %[[TRUE]], %[[TRUE]], %{{.*}}, %[[STEPS]],
+func.func @grid_per_row(%w: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %s, %z = gptq.grid %w {config = #gptq.config<sym = true, mse = true>} : tensor<?x?xf32> -> tensor<?x?xf32>
+  return %s, %z : tensor<?x?xf32>, tensor<?x?xf32>
+}
+// CHECK-LABEL: func.func private @__gptq_grid
+// CHECK: scf.for
+// CHECK: call @__gptq_find_params
+// CHECK-LABEL: func.func private @__gptq_find_params
+// CHECK: arith.minimumf
+// CHECK: arith.maximumf
+// CHECK: math.roundeven
+// CHECK: scf.if
+// CHECK: math.powf
+
+// -----
+
+// g_idx modes: 0 for one group, 1 for j / group_size, 2 for invperm[j] /
+// group_size (act-order with dynamic groups).
+// CHECK-LABEL: func.func @group_index_modes
+// CHECK-DAG: %[[M0:.*]] = arith.constant 0 : i32
+// CHECK-DAG: %[[M1:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[M2:.*]] = arith.constant 2 : i32
+// CHECK: call @__gptq_group_index(%{{.*}}, %{{.*}}, %[[M0]],
+// CHECK: call @__gptq_group_index(%{{.*}}, %{{.*}}, %[[M1]],
+// CHECK: call @__gptq_group_index(%{{.*}}, %{{.*}}, %[[M2]],
+// CHECK: call @__gptq_group_index(%{{.*}}, %{{.*}}, %[[M1]],
+func.func @group_index_modes(%n: index, %p: tensor<?xi64>) -> (tensor<?xi32>, tensor<?xi32>, tensor<?xi32>, tensor<?xi32>) {
+  %a = gptq.group_index %n {config = #gptq.config<>} : tensor<?xi32>
+  %b = gptq.group_index %n {config = #gptq.config<group_size = 16>} : tensor<?xi32>
+  %c = gptq.group_index %n perm(%p : tensor<?xi64>) {config = #gptq.config<group_size = 16, act_order = true>} : tensor<?xi32>
+  %d = gptq.group_index %n perm(%p : tensor<?xi64>) {config = #gptq.config<group_size = 16, act_order = true, static_groups = true>} : tensor<?xi32>
+  return %a, %b, %c, %d : tensor<?xi32>, tensor<?xi32>, tensor<?xi32>, tensor<?xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mask
+// CHECK: call @__gptq_mask_dead_inputs
+// CHECK-LABEL: func.func private @__gptq_mask_dead_inputs
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+func.func @mask(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = gptq.mask_dead_inputs %w, %h : tensor<?x?xf32>, tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
