@@ -24,6 +24,7 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%shared", config.gptq_shared_dir))
 config.substitutions.append(("%gptq_src", config.gptq_src_root))
+config.substitutions.append(("%gptq_obj", config.gptq_obj_root))
 config.substitutions.append(
     ("%inputs", os.path.join(config.test_source_root, "Integration", "Inputs")))
 
