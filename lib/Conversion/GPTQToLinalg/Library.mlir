@@ -51,24 +51,17 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
   %m = tensor.dim %at, %c1 : tensor<?x?xf32>
   %n = tensor.dim %b, %c1 : tensor<?x?xf32>
   %mt = arith.ceildivsi %m, %c8 : index
-  %mlast = arith.subi %m, %c1 : index
   %ape = tensor.empty(%mt, %k) : tensor<?x?x8xf32>
-  %ap = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
-      outs(%ape : tensor<?x?x8xf32>) {
-  ^bb0(%o: f32):
-    %t = linalg.index 0 : index
-    %kk = linalg.index 1 : index
-    %r = linalg.index 2 : index
+  %ap = scf.for %t = %c0 to %mt step %c1 iter_args(%pa = %ape) -> (tensor<?x?x8xf32>) {
     %t8 = arith.muli %t, %c8 : index
-    %row = arith.addi %t8, %r : index
-    %inside = arith.cmpi ult, %row, %m : index
-    %rowc = arith.minui %row, %mlast : index
-    %v = tensor.extract %at[%kk, %rowc] : tensor<?x?xf32>
-    %pv = arith.select %inside, %v, %zero : f32
-    linalg.yield %pv : f32
-  } -> tensor<?x?x8xf32>
+    %pa2 = scf.for %kk = %c0 to %k step %c1 iter_args(%pb = %pa) -> (tensor<?x?x8xf32>) {
+      %v = vector.transfer_read %at[%kk, %t8], %zero : tensor<?x?xf32>, vector<8xf32>
+      %pb2 = vector.transfer_write %v, %pb[%t, %kk, %c0] {in_bounds = [true]} : vector<8xf32>, tensor<?x?x8xf32>
+      scf.yield %pb2 : tensor<?x?x8xf32>
+    }
+    scf.yield %pa2 : tensor<?x?x8xf32>
+  }
   %nt = arith.ceildivsi %n, %c32 : index
-  %nlast = arith.subi %n, %c1 : index
   %r = scf.forall (%jt) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?xf32>) {
     %j = arith.muli %jt, %c32 : index
     %left = arith.subi %n, %j : index
@@ -79,19 +72,12 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
     %k0c = arith.minsi %k0, %k : index
     %kn = arith.subi %k, %k0c : index
     %bpe = tensor.empty(%kn) : tensor<?x32xf32>
-    %bp = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
-        outs(%bpe : tensor<?x32xf32>) {
-    ^bb0(%o: f32):
-      %kk = linalg.index 0 : index
-      %cidx = linalg.index 1 : index
+    %bp = scf.for %kk = %c0 to %kn step %c1 iter_args(%pb = %bpe) -> (tensor<?x32xf32>) {
       %krow = arith.addi %kk, %k0c : index
-      %col = arith.addi %j, %cidx : index
-      %inside = arith.cmpi ult, %col, %n : index
-      %colc = arith.minui %col, %nlast : index
-      %v = tensor.extract %b[%krow, %colc] : tensor<?x?xf32>
-      %pv = arith.select %inside, %v, %zero : f32
-      linalg.yield %pv : f32
-    } -> tensor<?x32xf32>
+      %v = vector.transfer_read %b[%krow, %j], %zero : tensor<?x?xf32>, vector<32xf32>
+      %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<32xf32>, tensor<?x32xf32>
+      scf.yield %pb2 : tensor<?x32xf32>
+    }
     %panel = tensor.extract_slice %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
     %ri = scf.for %it = %i0 to %mt step %c1 iter_args(%ci = %panel) -> (tensor<?x?xf32>) {
       %acc = scf.for %kk = %c0 to %kn step %c1 iter_args(%acc = %zv) -> (vector<8x32xf32>) {
@@ -591,14 +577,17 @@ func.func private @__gptq_grid(%w: tensor<?x?xf32>, %gs: index, %maxq: f32, %sym
 // %gmap[c] of (%sin, %zin); otherwise grids of %gs columns are computed at
 // group starts from the outer W of the current block.
 //
-// The loop works on W^T (cols x rows), so that a column of W, its error and
-// its codes are contiguous rows, the in-block update is a row update, and
-// the lazy batch update W[:, i2:] -= Err1 U[i1:i2, i2:] is the kernel's
-// W^T[i2:, :] -= U[i1:i2, i2:]^T Err1^T with U's block as the transposed
+// The loop works on W^T (cols x rows): a column of W, its error and its
+// codes are contiguous rows. Rows of W are independent once U is known, so
+// each block is processed in chunks of 64 rows of W (scf.forall): a chunk's
+// part of the block (block x 64) stays in cache for the whole column loop.
+// The lazy batch update W[:, i2:] -= Err1 U[i1:i2, i2:] is the kernel's
+// W^T[i2:, :] -= U[i1:i2, i2:]^T Err1^T, with U's block as the transposed
 // left operand.
 func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>, %sin: tensor<?x?xf32>, %zin: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
   %zero = arith.constant 0.0 : f32
   %zerod = arith.constant 0.0 : f64
   %halfd = arith.constant 0.5 : f64
@@ -614,92 +603,105 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
   } else {
     %ng = arith.ceildivsi %c, %gs : index
     %gz = func.call @__gptq_zeros(%ng, %r) : (index, index) -> tensor<?x?xf32>
-    scf.yield %gz, %gz : tensor<?x?xf32>, tensor<?x?xf32>
+    %gz2 = func.call @__gptq_zeros(%ng, %r) : (index, index) -> tensor<?x?xf32>
+    scf.yield %gz, %gz2 : tensor<?x?xf32>, tensor<?x?xf32>
   }
+  %ngr = tensor.dim %s0, %c0 : tensor<?x?xf32>
   %codes0 = tensor.empty(%c, %r) : tensor<?x?xi8>
-  %ve = tensor.empty(%r) : tensor<?xf32>
-  %ce = tensor.empty(%r) : tensor<?xi8>
-  %out:5 = scf.for %i1 = %c0 to %c step %bsz iter_args(%wo = %wt0, %codes = %codes0, %sg = %s0, %zg = %z0, %loss = %zerod) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64) {
+  %le = tensor.empty(%r) : tensor<?xf64>
+  %loss0 = linalg.fill ins(%zerod : f64) outs(%le : tensor<?xf64>) -> tensor<?xf64>
+  %nch = arith.ceildivsi %r, %c64 : index
+  %out:5 = scf.for %i1 = %c0 to %c step %bsz iter_args(%wo = %wt0, %codes = %codes0, %sg = %s0, %zg = %z0, %loss = %loss0) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
     %left = arith.subi %c, %i1 : index
     %cnt = arith.minsi %bsz, %left : index
     %i2 = arith.addi %i1, %cnt : index
-    %w1init = tensor.extract_slice %wo[%i1, 0] [%cnt, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
     %erre = tensor.empty(%cnt, %r) : tensor<?x?xf32>
-    %in:6 = scf.for %i = %c0 to %cnt step %c1 iter_args(%w1 = %w1init, %err1 = %erre, %cd = %codes, %s = %sg, %z = %zg, %l = %loss) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64) {
-      %col = arith.addi %i1, %i : index
-      %gpos = arith.remsi %col, %gs : index
-      %atstart = arith.cmpi eq, %gpos, %c0 : index
-      %notfixed = arith.xori %fixed, %true : i1
-      %recompute = arith.andi %atstart, %notfixed : i1
-      %gi = arith.divsi %col, %gs : index
-      %s1, %z1 = scf.if %recompute -> (tensor<?x?xf32>, tensor<?x?xf32>) {
-        // The grid comes from the outer W: without this block's updates.
-        %gleft = arith.subi %c, %col : index
-        %glen = arith.minsi %gs, %gleft : index
-        %slice = tensor.extract_slice %wo[%col, 0] [%glen, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-        %sv, %zv = func.call @__gptq_find_params(%slice, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, f32, i1, i1, f32, index, f64) -> (tensor<?xf32>, tensor<?xf32>)
-        %sn = tensor.insert_slice %sv into %s[%gi, 0] [1, %r] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
-        %zn = tensor.insert_slice %zv into %z[%gi, 0] [1, %r] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
-        scf.yield %sn, %zn : tensor<?x?xf32>, tensor<?x?xf32>
-      } else {
-        scf.yield %s, %z : tensor<?x?xf32>, tensor<?x?xf32>
-      }
-      %g = scf.if %fixed -> (index) {
-        %gv = tensor.extract %gmap[%col] : tensor<?xi32>
-        %gvi = arith.index_cast %gv : i32 to index
-        scf.yield %gvi : index
-      } else {
-        scf.yield %gi : index
-      }
-      %srow = tensor.extract_slice %s1[%g, 0] [1, %r] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-      %zrow = tensor.extract_slice %z1[%g, 0] [1, %r] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-      %wrow = tensor.extract_slice %w1[%i, 0] [1, %r] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-      %d = tensor.extract %u[%col, %col] : tensor<?x?xf32>
-      %q:3 = linalg.generic {indexing_maps = [#id1, #id1, #id1, #id1, #id1, #id1], iterator_types = ["parallel"]}
-          ins(%wrow, %srow, %zrow : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%ce, %ve, %ve : tensor<?xi8>, tensor<?xf32>, tensor<?xf32>) {
-      ^bb0(%v: f32, %sc: f32, %zp: f32, %o0: i8, %o1: f32, %o2: f32):
-        %t = arith.divf %v, %sc : f32
-        %rt = math.roundeven %t : f32
-        %q0 = arith.addf %rt, %zp : f32
-        %q1 = arith.maximumf %q0, %zero : f32
-        %q2 = arith.minimumf %q1, %maxq : f32
-        %code = arith.fptoui %q2 : f32 to i8
-        %q3 = arith.subf %q2, %zp : f32
-        %deq = arith.mulf %sc, %q3 : f32
-        %diff = arith.subf %v, %deq : f32
-        %errv = arith.divf %diff, %d : f32
-        %sq = arith.mulf %diff, %diff : f32
+    %blk:5 = scf.forall (%ch) in (%nch) shared_outs(%err = %erre, %cd = %codes, %st = %sg, %zt = %zg, %ls = %loss) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
+      %r0 = arith.muli %ch, %c64 : index
+      %rleft = arith.subi %r, %r0 : index
+      %rc = arith.minsi %rleft, %c64 : index
+      %w1init = tensor.extract_slice %wo[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %errc0 = tensor.extract_slice %err[0, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %cdc0 = tensor.extract_slice %cd[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+      %stc0 = tensor.extract_slice %st[0, %r0] [%ngr, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %ztc0 = tensor.extract_slice %zt[0, %r0] [%ngr, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %lc0 = tensor.extract_slice %ls[%r0] [%rc] [1] : tensor<?xf64> to tensor<?xf64>
+      %in:6 = scf.for %i = %c0 to %cnt step %c1 iter_args(%w1 = %w1init, %errc = %errc0, %cdc = %cdc0, %stc = %stc0, %ztc = %ztc0, %lc = %lc0) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
+        %col = arith.addi %i1, %i : index
+        %gpos = arith.remsi %col, %gs : index
+        %atstart = arith.cmpi eq, %gpos, %c0 : index
+        %notfixed = arith.xori %fixed, %true : i1
+        %recompute = arith.andi %atstart, %notfixed : i1
+        %gi = arith.divsi %col, %gs : index
+        %s1, %z1 = scf.if %recompute -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+          // The grid comes from the outer W: without this block's updates.
+          %gleft = arith.subi %c, %col : index
+          %glen = arith.minsi %gs, %gleft : index
+          %slice = tensor.extract_slice %wo[%col, %r0] [%glen, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+          %sv, %zv = func.call @__gptq_find_params(%slice, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, f32, i1, i1, f32, index, f64) -> (tensor<?xf32>, tensor<?xf32>)
+          %sn = tensor.insert_slice %sv into %stc[%gi, 0] [1, %rc] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+          %zn = tensor.insert_slice %zv into %ztc[%gi, 0] [1, %rc] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+          scf.yield %sn, %zn : tensor<?x?xf32>, tensor<?x?xf32>
+        } else {
+          scf.yield %stc, %ztc : tensor<?x?xf32>, tensor<?x?xf32>
+        }
+        %g = scf.if %fixed -> (index) {
+          %gv = tensor.extract %gmap[%col] : tensor<?xi32>
+          %gvi = arith.index_cast %gv : i32 to index
+          scf.yield %gvi : index
+        } else {
+          scf.yield %gi : index
+        }
+        %srow = tensor.extract_slice %s1[%g, 0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+        %zrow = tensor.extract_slice %z1[%g, 0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+        %wrow = tensor.extract_slice %w1[%i, 0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+        %crow0 = tensor.extract_slice %cdc[%i, 0] [1, %rc] [1, 1] : tensor<?x?xi8> to tensor<?xi8>
+        %erow0 = tensor.extract_slice %errc[%i, 0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+        %d = tensor.extract %u[%col, %col] : tensor<?x?xf32>
         %dd = arith.mulf %d, %d : f32
-        %lv = arith.divf %sq, %dd : f32
-        linalg.yield %code, %errv, %lv : i8, f32, f32
-      } -> (tensor<?xi8>, tensor<?xf32>, tensor<?xf32>)
-      %lsum0 = tensor.empty() : tensor<f64>
-      %lsumz = linalg.fill ins(%zerod : f64) outs(%lsum0 : tensor<f64>) -> tensor<f64>
-      %lsum = linalg.generic {indexing_maps = [#id1, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%q#2 : tensor<?xf32>) outs(%lsumz : tensor<f64>) {
-      ^bb0(%v: f32, %acc: f64):
-        %vd = arith.extf %v : f32 to f64
-        %a = arith.addf %acc, %vd : f64
-        linalg.yield %a : f64
-      } -> tensor<f64>
-      %lcol = tensor.extract %lsum[] : tensor<f64>
-      %lhalf = arith.mulf %lcol, %halfd : f64
-      %l1 = arith.addf %l, %lhalf : f64
-      %cd1 = tensor.insert_slice %q#0 into %cd[%col, 0] [1, %r] [1, 1] : tensor<?xi8> into tensor<?x?xi8>
-      %err2 = tensor.insert_slice %q#1 into %err1[%i, 0] [1, %r] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
-      // W1[:, i:] -= err (outer) U[col, i1+i : i2], on the transposed block.
-      %rest = arith.subi %cnt, %i : index
-      %urow = tensor.extract_slice %u[%col, %col] [1, %rest] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-      %w1tail = tensor.extract_slice %w1[%i, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %w1upd = linalg.generic {indexing_maps = [#row, #col, #id2], iterator_types = ["parallel", "parallel"]}
-          ins(%urow, %q#1 : tensor<?xf32>, tensor<?xf32>) outs(%w1tail : tensor<?x?xf32>) {
-      ^bb0(%uv: f32, %ev: f32, %o: f32):
-        %p = arith.mulf %ev, %uv : f32
-        %nv = arith.subf %o, %p : f32
-        linalg.yield %nv : f32
-      } -> tensor<?x?xf32>
-      %w1n = tensor.insert_slice %w1upd into %w1[%i, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-      scf.yield %w1n, %err2, %cd1, %s1, %z1, %l1 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64
+        %q:3 = linalg.generic {indexing_maps = [#id1, #id1, #id1, #id1, #id1, #id1], iterator_types = ["parallel"]}
+            ins(%wrow, %srow, %zrow : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%crow0, %erow0, %lc : tensor<?xi8>, tensor<?xf32>, tensor<?xf64>) {
+        ^bb0(%v: f32, %sc: f32, %zp: f32, %o0: i8, %o1: f32, %acc: f64):
+          %t = arith.divf %v, %sc : f32
+          %rt = math.roundeven %t : f32
+          %q0 = arith.addf %rt, %zp : f32
+          %q1 = arith.maximumf %q0, %zero : f32
+          %q2 = arith.minimumf %q1, %maxq : f32
+          %code = arith.fptoui %q2 : f32 to i8
+          %q3 = arith.subf %q2, %zp : f32
+          %deq = arith.mulf %sc, %q3 : f32
+          %diff = arith.subf %v, %deq : f32
+          %errv = arith.divf %diff, %d : f32
+          %sq = arith.mulf %diff, %diff : f32
+          %lv = arith.divf %sq, %dd : f32
+          %lvd = arith.extf %lv : f32 to f64
+          %lh = arith.mulf %lvd, %halfd : f64
+          %acc1 = arith.addf %acc, %lh : f64
+          linalg.yield %code, %errv, %acc1 : i8, f32, f64
+        } -> (tensor<?xi8>, tensor<?xf32>, tensor<?xf64>)
+        %cdc1 = tensor.insert_slice %q#0 into %cdc[%i, 0] [1, %rc] [1, 1] : tensor<?xi8> into tensor<?x?xi8>
+        %errc1 = tensor.insert_slice %q#1 into %errc[%i, 0] [1, %rc] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+        // W1[:, i:] -= err (outer) U[col, i1+i : i2], on the transposed block.
+        %rest = arith.subi %cnt, %i : index
+        %urow = tensor.extract_slice %u[%col, %col] [1, %rest] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+        %w1tail = tensor.extract_slice %w1[%i, 0] [%rest, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %w1upd = linalg.generic {indexing_maps = [#row, #col, #id2], iterator_types = ["parallel", "parallel"]}
+            ins(%urow, %q#1 : tensor<?xf32>, tensor<?xf32>) outs(%w1tail : tensor<?x?xf32>) {
+        ^bb0(%uv: f32, %ev: f32, %o: f32):
+          %p = arith.mulf %ev, %uv : f32
+          %nv = arith.subf %o, %p : f32
+          linalg.yield %nv : f32
+        } -> tensor<?x?xf32>
+        %w1n = tensor.insert_slice %w1upd into %w1[%i, 0] [%rest, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        scf.yield %w1n, %errc1, %cdc1, %s1, %z1, %q#2 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
+      }
+      scf.forall.in_parallel {
+        tensor.parallel_insert_slice %in#1 into %err[0, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        tensor.parallel_insert_slice %in#2 into %cd[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
+        tensor.parallel_insert_slice %in#3 into %st[0, %r0] [%ngr, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        tensor.parallel_insert_slice %in#4 into %zt[0, %r0] [%ngr, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        tensor.parallel_insert_slice %in#5 into %ls[%r0] [%rc] [1] : tensor<?xf64> into tensor<?xf64>
+      }
     }
     // Lazy batch update: W[:, i2:] -= Err1 @ U[i1:i2, i2:].
     %rest = arith.subi %c, %i2 : index
@@ -707,15 +709,24 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
     %wn = scf.if %haverest -> (tensor<?x?xf32>) {
       %wt = tensor.extract_slice %wo[%i2, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %ub = tensor.extract_slice %u[%i1, %i2] [%cnt, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %wt2 = func.call @__gptq_gemm_sub(%wt, %ub, %in#1, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
+      %wt2 = func.call @__gptq_gemm_sub(%wt, %ub, %blk#0, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
       %wn1 = tensor.insert_slice %wt2 into %wo[%i2, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %wn1 : tensor<?x?xf32>
     } else {
       scf.yield %wo : tensor<?x?xf32>
     }
-    scf.yield %wn, %in#2, %in#3, %in#4, %in#5 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f64
+    scf.yield %wn, %blk#1, %blk#2, %blk#3, %blk#4 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
   }
-  %lossf = arith.truncf %out#4 : f64 to f32
+  %lsum0 = tensor.empty() : tensor<f64>
+  %lsumz = linalg.fill ins(%zerod : f64) outs(%lsum0 : tensor<f64>) -> tensor<f64>
+  %lsum = linalg.generic {indexing_maps = [#id1, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%out#4 : tensor<?xf64>) outs(%lsumz : tensor<f64>) {
+  ^bb0(%v: f64, %acc: f64):
+    %a = arith.addf %acc, %v : f64
+    linalg.yield %a : f64
+  } -> tensor<f64>
+  %lossd = tensor.extract %lsum[] : tensor<f64>
+  %lossf = arith.truncf %lossd : f64 to f32
   %ce2 = tensor.empty(%r, %c) : tensor<?x?xi8>
   %codes = linalg.transpose ins(%out#1 : tensor<?x?xi8>) outs(%ce2 : tensor<?x?xi8>) permutation = [1, 0]
   %sout = func.call @__gptq_transpose(%out#2) : (tensor<?x?xf32>) -> tensor<?x?xf32>
