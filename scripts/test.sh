@@ -13,7 +13,8 @@ LIT_OPTS="-sv -o $lit_json" cmake --build build --target check-gptq || status=1
 
 pytest_log=build/pytest.log
 if [ -d python/tests ]; then
-  PYTHONPATH=python .venv/bin/python -m pytest -q python/tests 2>&1 | tee "$pytest_log"
+  GPTQ_MLIR_CACHE_DIR=$PWD/build/compile-cache PYTHONPATH=python \
+    .venv/bin/python -m pytest -q python/tests 2>&1 | tee "$pytest_log"
   rc=${PIPESTATUS[0]}
   # 5: pytest collected nothing, which is no failure of the suite.
   [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ] || status=1

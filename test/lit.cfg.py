@@ -20,6 +20,9 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.gptq_tools_dir, append_path=True)
 # Every FileCheck invocation scopes its variables to CHECK-LABEL blocks.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+# Compiled code is cached inside the build tree, never in the user's home.
+config.environment["GPTQ_MLIR_CACHE_DIR"] = os.path.join(
+    config.gptq_obj_root, "test", "compile-cache")
 
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%shared", config.gptq_shared_dir))

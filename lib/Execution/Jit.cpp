@@ -18,11 +18,23 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/TargetParser/Host.h"
+
 #include <chrono>
+#include <dlfcn.h>
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
 
@@ -123,14 +135,23 @@ bool isLLVMModule(ModuleOp module) {
   return onlyLLVM;
 }
 
+/// "file:line:col: " for a location that has a file position, else "".
+std::string where(Location loc) {
+  if (auto file = loc->findInstanceOf<FileLineColLoc>())
+    return llvm::formatv("{0}:{1}:{2}: ", file.getFilename().getValue(),
+                         file.getLine(), file.getColumn())
+        .str();
+  return "";
+}
+
 /// Captures diagnostics emitted while lowering into one message.
 struct DiagnosticCollector {
   explicit DiagnosticCollector(MLIRContext *ctx)
       : handler(ctx, [this](Diagnostic &diag) {
           llvm::raw_string_ostream os(text);
-          os << diag.getLocation() << ": " << diag << "\n";
+          os << where(diag.getLocation()) << "error: " << diag << "\n";
           for (Diagnostic &note : diag.getNotes())
-            os << note.getLocation() << ": note: " << note << "\n";
+            os << where(note.getLocation()) << "note: " << note << "\n";
           return success();
         }) {}
   std::string text;
@@ -138,7 +159,50 @@ struct DiagnosticCollector {
 };
 } // namespace
 
-CompiledFunction::~CompiledFunction() = default;
+std::string mlir::gptq::defaultCacheDir() {
+  if (std::optional<std::string> dir =
+          llvm::sys::Process::GetEnv("GPTQ_MLIR_CACHE_DIR"))
+    return *dir == "off" ? std::string() : *dir;
+  llvm::SmallString<256> path;
+  if (std::optional<std::string> xdg =
+          llvm::sys::Process::GetEnv("XDG_CACHE_HOME")) {
+    path = *xdg;
+  } else if (!llvm::sys::path::home_directory(path)) {
+    return {};
+  } else {
+    llvm::sys::path::append(path, ".cache");
+  }
+  llvm::sys::path::append(path, "gptq-mlir");
+  return std::string(path);
+}
+
+namespace {
+/// Links an object file into a shared library with the system's C compiler
+/// driver, beside the runtimes the code calls. Best effort: false when no
+/// compiler driver is found or the link fails.
+bool linkSharedLibrary(StringRef object, StringRef library) {
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    return false;
+  SmallVector<std::string> args = {*cc, "-shared", "-o", library.str(),
+                                   object.str()};
+  for (const char *runtime : {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME}) {
+    if (!std::strlen(runtime))
+      continue;
+    args.push_back(runtime);
+    args.push_back(("-Wl,-rpath," + llvm::sys::path::parent_path(runtime)).str());
+  }
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(""),
+                                          StringRef("")};
+  return llvm::sys::ExecuteAndWait(*cc, argRefs, std::nullopt, redirects) == 0;
+}
+} // namespace
+
+CompiledFunction::~CompiledFunction() {
+  if (library)
+    dlclose(library);
+}
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
@@ -213,6 +277,40 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!tmBuilder)
     return tmBuilder.takeError();
+  // Position-independent, so that the same object can become a cached
+  // shared library.
+  tmBuilder->setRelocationModel(llvm::Reloc::PIC_);
+
+  // The cache key: the lowered module, the host CPU and the options that
+  // shape code generation.
+  std::string packedName = "_mlir__mlir_ciface_" + fn->entryName;
+  llvm::SmallString<256> cachePath;
+  if (!options.cacheDir.empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << LLVM_VERSION_STRING << "\n" << llvm::sys::getHostCPUName() << "\n"
+       << tmBuilder->getFeatures().getString() << "\nO" << options.optLevel
+       << "\n";
+    module->print(os);
+    uint64_t key = llvm::xxh3_64bits(text);
+    cachePath = options.cacheDir;
+    llvm::sys::path::append(cachePath,
+                            llvm::formatv("{0:x-16}-{1}.so", key, entry).str());
+    if (llvm::sys::fs::exists(cachePath)) {
+      if (void *handle = dlopen(cachePath.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+        if (void *sym = dlsym(handle, packedName.c_str())) {
+          fn->library = handle;
+          fn->entryPoint = reinterpret_cast<void (*)(void **)>(sym);
+          fn->cached = true;
+          fn->compileTime = std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
+          return fn;
+        }
+        dlclose(handle);
+      }
+    }
+  }
   auto tm = tmBuilder->createTargetMachine();
   if (!tm)
     return tm.takeError();
@@ -232,6 +330,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   };
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
+  engineOptions.enableObjectDump = !cachePath.empty();
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   SmallVector<StringRef> libs;
   for (const char *lib : {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME})
@@ -248,6 +347,20 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   if (!packed)
     return packed.takeError();
   fn->entryPoint = *packed;
+
+  // Keep the object as a shared library for later runs: written beside the
+  // target and renamed into place, so concurrent runs never see half a file.
+  if (!cachePath.empty() &&
+      !llvm::sys::fs::create_directories(llvm::sys::path::parent_path(cachePath))) {
+    std::string tag = "." + std::to_string(::getpid()) + ".tmp";
+    std::string object = (cachePath + tag + ".o").str();
+    std::string library = (cachePath + tag).str();
+    fn->engine->dumpToObjectFile(object);
+    if (llvm::sys::fs::exists(object) && linkSharedLibrary(object, library))
+      llvm::sys::fs::rename(library, cachePath);
+    llvm::sys::fs::remove(object);
+    llvm::sys::fs::remove(library);
+  }
   fn->compileTime = std::chrono::duration<double>(
                         std::chrono::steady_clock::now() - start)
                         .count();

@@ -21,6 +21,8 @@ using namespace mlir;
 
 void gptq::buildCPUPipeline(OpPassManager &pm,
                             const CPUPipelineOptions &options) {
+  // Elementwise arith and math on tensors become linalg.generic.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createGPTQDecomposeQuantizeLayer());
   ConvertGPTQToLinalgOptions convert;
   convert.choleskyBlock = options.choleskyBlock;

@@ -81,6 +81,13 @@ static cl::opt<double> dampStep(
              "positive definite (default 0.01, as GPTQModel)"),
     cl::init(0.01), cl::cat(category));
 
+static cl::opt<bool> noCache(
+    "no-cache",
+    cl::desc("Compile afresh and keep nothing (by default compiled code is "
+             "cached in $GPTQ_MLIR_CACHE_DIR, else ~/.cache/gptq-mlir; "
+             "GPTQ_MLIR_CACHE_DIR=off disables the cache)"),
+    cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "gptq-quantize-layer") << message << "\n";
   return 1;
@@ -223,7 +230,10 @@ int main(int argc, char **argv) {
       source, ParserConfig(&context), "gptq-quantize-layer");
   if (!module)
     return fail("internal error: the generated module does not parse");
-  auto fn = CompiledFunction::compile(std::move(module), "quantize");
+  JitOptions jitOptions;
+  if (!noCache)
+    jitOptions.cacheDir = defaultCacheDir();
+  auto fn = CompiledFunction::compile(std::move(module), "quantize", jitOptions);
   if (!fn)
     return fail(llvm::toString(fn.takeError()));
 
@@ -298,6 +308,7 @@ int main(int argc, char **argv) {
       {"attempts", attempts},
       {"seconds", seconds},
       {"compile_seconds", (*fn)->compileSeconds()},
+      {"compiled_code_cached", (*fn)->fromCache()},
       {"rows", rows},
       {"cols", cols},
       {"bits", static_cast<int64_t>(bits)},

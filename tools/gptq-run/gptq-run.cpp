@@ -42,6 +42,12 @@ static cl::opt<int64_t>
     choleskyBlock("cholesky-block",
                   cl::desc("Block size of the blocked Cholesky (default 64)"),
                   cl::init(64), cl::cat(category));
+static cl::opt<bool> noCache(
+    "no-cache",
+    cl::desc("Compile afresh and keep nothing (by default compiled code is "
+             "cached in $GPTQ_MLIR_CACHE_DIR, else ~/.cache/gptq-mlir; "
+             "GPTQ_MLIR_CACHE_DIR=off disables the cache)"),
+    cl::cat(category));
 static cl::opt<bool> timing("time",
                             cl::desc("Print compile and run seconds to stderr"),
                             cl::cat(category));
@@ -102,6 +108,8 @@ int main(int argc, char **argv) {
 
   JitOptions options;
   options.choleskyBlock = choleskyBlock;
+  if (!noCache)
+    options.cacheDir = defaultCacheDir();
   auto fn = CompiledFunction::compile(std::move(module), entry, options);
   if (!fn)
     return fail(inputFile + ": " + llvm::toString(fn.takeError()));
@@ -122,7 +130,8 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(std::move(err)));
   }
   if (timing)
-    llvm::errs() << "compile_seconds " << (*fn)->compileSeconds()
+    llvm::errs() << "cached " << ((*fn)->fromCache() ? "yes" : "no")
+                 << "\ncompile_seconds " << (*fn)->compileSeconds()
                  << "\nrun_seconds " << runSeconds << "\n";
   return 0;
 }

@@ -41,7 +41,15 @@ struct JitOptions {
   int64_t choleskyBlock = 64;
   /// LLVM optimization level of the generated code.
   unsigned optLevel = 3;
+  /// Where compiled code is kept between runs, as shared libraries named by
+  /// a hash of the lowered module and the host CPU; empty: no cache.
+  std::string cacheDir;
 };
+
+/// The cache directory the tools use: $GPTQ_MLIR_CACHE_DIR, or
+/// $XDG_CACHE_HOME/gptq-mlir, or ~/.cache/gptq-mlir; empty when
+/// GPTQ_MLIR_CACHE_DIR is "off".
+std::string defaultCacheDir();
 
 /// Adds every dialect and extension the gptq tools parse and lower.
 void registerToolDialects(DialectRegistry &registry);
@@ -66,12 +74,16 @@ public:
   call(const std::vector<NpyArray> &args,
        const std::vector<std::string> &names = {}) const;
 
-  /// Seconds spent lowering and compiling.
+  /// Seconds spent lowering and compiling (or loading cached code).
   double compileSeconds() const { return compileTime; }
+  /// Whether the code came from the cache.
+  bool fromCache() const { return cached; }
 
 private:
   CompiledFunction() = default;
   std::unique_ptr<ExecutionEngine> engine;
+  void *library = nullptr;
+  bool cached = false;
   std::string entryName;
   void (*entryPoint)(void **) = nullptr;
   std::vector<ArgSpec> inputSpecs, resultSpecs;
