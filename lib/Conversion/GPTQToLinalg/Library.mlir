@@ -20,84 +20,120 @@ module {
 // Matrix kernels
 //===--------------------------------------------------------------------===//
 
-// Transpose of a matrix.
+// Transpose of a matrix, in 32 x 32 tiles so that both sides stay in cache.
 func.func private @__gptq_transpose(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
   %m = tensor.dim %a, %c0 : tensor<?x?xf32>
   %n = tensor.dim %a, %c1 : tensor<?x?xf32>
   %e = tensor.empty(%n, %m) : tensor<?x?xf32>
-  %t = linalg.transpose ins(%a : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) permutation = [1, 0]
+  %t = scf.for %i = %c0 to %m step %c32 iter_args(%o = %e) -> (tensor<?x?xf32>) {
+    %mi = arith.subi %m, %i : index
+    %ti = arith.minsi %mi, %c32 : index
+    %o2 = scf.for %j = %c0 to %n step %c32 iter_args(%oo = %o) -> (tensor<?x?xf32>) {
+      %nj = arith.subi %n, %j : index
+      %tj = arith.minsi %nj, %c32 : index
+      %src = tensor.extract_slice %a[%i, %j] [%ti, %tj] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %dst = tensor.extract_slice %oo[%j, %i] [%tj, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %tile = linalg.transpose ins(%src : tensor<?x?xf32>) outs(%dst : tensor<?x?xf32>) permutation = [1, 0]
+      %oo2 = tensor.insert_slice %tile into %oo[%j, %i] [%tj, %ti] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.yield %oo2 : tensor<?x?xf32>
+    }
+    scf.yield %o2 : tensor<?x?xf32>
+  }
   return %t : tensor<?x?xf32>
 }
 
 // C - A @ B for A given transposed (%at is K x M, %b is K x N, %c is M x N).
-// Register tiles of 8 x 32 accumulate outer products of a column of A and a
-// row of B. A is first packed into 8-row panels (M/8 x K x 8), and each
-// 32-column panel of B into a K x 32 block, so that the inner loop reads
-// both operands contiguously; partial tiles read zero padding and write
-// masked. Column panels are independent (scf.forall). With %lowerC only
+// Register tiles of 6 x 64 (24 512-bit accumulators on AVX-512) start from
+// C and accumulate outer products of a column of -A and a row of B. A is
+// first packed, negated, into 6-row panels (M/6 x K x 6), and each 64-column
+// panel of B into a K x 64 block, so that the inner loop reads both operands
+// contiguously; partial tiles read zero padding and write masked. Column panels are independent (scf.forall). With %lowerC only
 // tiles that reach the lower triangle of C are computed (the others are left
 // as they are); with %lowerB, B is lower triangular and each panel starts at
 // row j of B.
 func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b: tensor<?x?xf32>, %lowerC: i1, %lowerB: i1) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c8 = arith.constant 8 : index
-  %c32 = arith.constant 32 : index
+  %c2 = arith.constant 2 : index
+  %c6 = arith.constant 6 : index
+  %c64 = arith.constant 64 : index
   %zero = arith.constant 0.0 : f32
-  %zv = arith.constant dense<0.0> : vector<8x32xf32>
   %k = tensor.dim %at, %c0 : tensor<?x?xf32>
   %m = tensor.dim %at, %c1 : tensor<?x?xf32>
   %n = tensor.dim %b, %c1 : tensor<?x?xf32>
-  %mt = arith.ceildivsi %m, %c8 : index
-  %ape = tensor.empty(%mt, %k) : tensor<?x?x8xf32>
-  %ap = scf.for %t = %c0 to %mt step %c1 iter_args(%pa = %ape) -> (tensor<?x?x8xf32>) {
-    %t8 = arith.muli %t, %c8 : index
-    %pa2 = scf.for %kk = %c0 to %k step %c1 iter_args(%pb = %pa) -> (tensor<?x?x8xf32>) {
-      %v = vector.transfer_read %at[%kk, %t8], %zero : tensor<?x?xf32>, vector<8xf32>
-      %pb2 = vector.transfer_write %v, %pb[%t, %kk, %c0] {in_bounds = [true]} : vector<8xf32>, tensor<?x?x8xf32>
-      scf.yield %pb2 : tensor<?x?x8xf32>
+  %mt = arith.ceildivsi %m, %c6 : index
+  %ape = tensor.empty(%mt, %k) : tensor<?x?x6xf32>
+  %ap = scf.for %t = %c0 to %mt step %c1 iter_args(%pa = %ape) -> (tensor<?x?x6xf32>) {
+    %t8 = arith.muli %t, %c6 : index
+    %pa2 = scf.for %kk = %c0 to %k step %c1 iter_args(%pb = %pa) -> (tensor<?x?x6xf32>) {
+      %v = vector.transfer_read %at[%kk, %t8], %zero : tensor<?x?xf32>, vector<6xf32>
+      %nv = arith.negf %v : vector<6xf32>
+      %pb2 = vector.transfer_write %nv, %pb[%t, %kk, %c0] {in_bounds = [true]} : vector<6xf32>, tensor<?x?x6xf32>
+      scf.yield %pb2 : tensor<?x?x6xf32>
     }
-    scf.yield %pa2 : tensor<?x?x8xf32>
+    scf.yield %pa2 : tensor<?x?x6xf32>
   }
-  %nt = arith.ceildivsi %n, %c32 : index
-  %r = scf.forall (%jt) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?xf32>) {
-    %j = arith.muli %jt, %c32 : index
+  %nt = arith.ceildivsi %n, %c64 : index
+  %r = scf.forall (%q) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?xf32>) {
+    // Panels in the order 0, nt-1, 1, nt-2, ...: with triangular C or B the
+    // work of a panel falls linearly with its index, and contiguous chunks
+    // of this order (how worksharing loops split) carry equal work.
+    %half = arith.divui %q, %c2 : index
+    %odd = arith.remui %q, %c2 : index
+    %isodd = arith.cmpi ne, %odd, %c0 : index
+    %back0 = arith.subi %nt, %half : index
+    %back = arith.subi %back0, %c1 : index
+    %jt = arith.select %isodd, %back, %half : index
+    %j = arith.muli %jt, %c64 : index
     %left = arith.subi %n, %j : index
-    %jn = arith.minsi %left, %c32 : index
-    %jfloor = arith.divui %j, %c8 : index
-    %i0 = arith.select %lowerC, %jfloor, %c0 : index
-    %k0 = arith.select %lowerB, %j, %c0 : index
-    %k0c = arith.minsi %k0, %k : index
-    %kn = arith.subi %k, %k0c : index
-    %bpe = tensor.empty(%kn) : tensor<?x32xf32>
-    %bp = scf.for %kk = %c0 to %kn step %c1 iter_args(%pb = %bpe) -> (tensor<?x32xf32>) {
-      %krow = arith.addi %kk, %k0c : index
-      %v = vector.transfer_read %b[%krow, %j], %zero : tensor<?x?xf32>, vector<32xf32>
-      %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<32xf32>, tensor<?x32xf32>
-      scf.yield %pb2 : tensor<?x32xf32>
-    }
-    %panel = tensor.extract_slice %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %ri = scf.for %it = %i0 to %mt step %c1 iter_args(%ci = %panel) -> (tensor<?x?xf32>) {
-      %acc = scf.for %kk = %c0 to %kn step %c1 iter_args(%acc = %zv) -> (vector<8x32xf32>) {
-        %ka = arith.addi %kk, %k0c : index
-        %av = vector.transfer_read %ap[%it, %ka, %c0], %zero {in_bounds = [true]} : tensor<?x?x8xf32>, vector<8xf32>
-        %bv = vector.transfer_read %bp[%kk, %c0], %zero {in_bounds = [true]} : tensor<?x32xf32>, vector<32xf32>
-        %o = vector.outerproduct %av, %bv, %acc : vector<8xf32>, vector<32xf32>
-        scf.yield %o : vector<8x32xf32>
-      }
-      %i = arith.muli %it, %c8 : index
-      %cv = vector.transfer_read %ci[%i, %c0], %zero : tensor<?x?xf32>, vector<8x32xf32>
-      %d = arith.subf %cv, %acc : vector<8x32xf32>
-      %w = vector.transfer_write %d, %ci[%i, %c0] : vector<8x32xf32>, tensor<?x?xf32>
-      scf.yield %w : tensor<?x?xf32>
-    }
+    %jn = arith.minsi %left, %c64 : index
+    %p = tensor.extract_slice %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %rp = func.call @__gptq_gemm_panel(%p, %ap, %b, %j, %lowerC, %lowerB) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1) -> tensor<?x?xf32>
     scf.forall.in_parallel {
-      tensor.parallel_insert_slice %ri into %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      tensor.parallel_insert_slice %rp into %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     }
   }
   return %r : tensor<?x?xf32>
+}
+
+// One 64-column panel of __gptq_gemm_sub: %panel is C[:, j : j + 64] (or
+// fewer columns), %ap the packed -A.
+func.func private @__gptq_gemm_panel(%panel: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %b: tensor<?x?xf32>, %j: index, %lowerC: i1, %lowerB: i1) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  %mt = tensor.dim %ap, %c0 : tensor<?x?x6xf32>
+  %k = tensor.dim %ap, %c1 : tensor<?x?x6xf32>
+  %jfloor = arith.divui %j, %c6 : index
+  %i0 = arith.select %lowerC, %jfloor, %c0 : index
+  %k0 = arith.select %lowerB, %j, %c0 : index
+  %k0c = arith.minsi %k0, %k : index
+  %kn = arith.subi %k, %k0c : index
+  %bpe = tensor.empty(%kn) : tensor<?x64xf32>
+  %bp = scf.for %kk = %c0 to %kn step %c1 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
+    %krow = arith.addi %kk, %k0c : index
+    %v = vector.transfer_read %b[%krow, %j], %zero : tensor<?x?xf32>, vector<64xf32>
+    %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<64xf32>, tensor<?x64xf32>
+    scf.yield %pb2 : tensor<?x64xf32>
+  }
+  %ri = scf.for %it = %i0 to %mt step %c1 iter_args(%ci = %panel) -> (tensor<?x?xf32>) {
+    %i = arith.muli %it, %c6 : index
+    %cv = vector.transfer_read %ci[%i, %c0], %zero : tensor<?x?xf32>, vector<6x64xf32>
+    %acc = scf.for %kk = %c0 to %kn step %c1 iter_args(%acc = %cv) -> (vector<6x64xf32>) {
+      %ka = arith.addi %kk, %k0c : index
+      %av = vector.transfer_read %ap[%it, %ka, %c0], %zero {in_bounds = [true]} : tensor<?x?x6xf32>, vector<6xf32>
+      %bv = vector.transfer_read %bp[%kk, %c0], %zero {in_bounds = [true]} : tensor<?x64xf32>, vector<64xf32>
+      %o = vector.outerproduct %av, %bv, %acc : vector<6xf32>, vector<64xf32>
+      scf.yield %o : vector<6x64xf32>
+    }
+    %w = vector.transfer_write %acc, %ci[%i, %c0] : vector<6x64xf32>, tensor<?x?xf32>
+    scf.yield %w : tensor<?x?xf32>
+  }
+  return %ri : tensor<?x?xf32>
 }
 
 // A zero-filled M x N matrix.

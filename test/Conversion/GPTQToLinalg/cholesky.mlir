@@ -40,12 +40,18 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 // CHECK: arith.andi %{{.*}}, %[[POS]] : i1
 // CHECK: math.sqrt
 
-// The kernel: packed operands and register tiles of outer products over
-// independent column panels.
+// The kernel: packed operands, column panels in parallel, and register
+// tiles of outer products in each panel.
 // CHECK-LABEL: func.func private @__gptq_gemm_sub
+// CHECK: vector.transfer_read {{.*}} vector<6xf32>
+// CHECK: arith.negf {{.*}} : vector<6xf32>
 // CHECK: scf.forall
-// CHECK: scf.for
-// CHECK: vector.transfer_read {{.*}} vector<8xf32>
-// CHECK: vector.transfer_read {{.*}} vector<32xf32>
-// CHECK: vector.outerproduct {{.*}} : vector<8xf32>, vector<32xf32>
+// CHECK: call @__gptq_gemm_panel
 // CHECK: tensor.parallel_insert_slice
+// CHECK-LABEL: func.func private @__gptq_gemm_panel
+// CHECK: vector.transfer_read {{.*}} vector<64xf32>
+// CHECK: scf.for
+// CHECK: vector.transfer_read {{.*}} vector<6x64xf32>
+// CHECK: scf.for
+// CHECK: vector.outerproduct {{.*}} : vector<6xf32>, vector<64xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<6x64xf32>
