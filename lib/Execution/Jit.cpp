@@ -101,6 +101,7 @@ llvm::Expected<ArgSpec> specOf(Type type, bool allowScalar,
                                const llvm::Twine &what) {
   ArgSpec spec;
   if (auto shaped = dyn_cast<ShapedType>(type)) {
+    spec.isMemRef = isa<MemRefType>(type);
     if (!shaped.hasRank())
       return error(what + " has unranked type; ranked tensors or memrefs "
                           "are required");
@@ -220,6 +221,11 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       return error("entry function '" + entry + "' is private");
     signature = func.getFunctionType();
     func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+    // The caller's arrays are read-only: bufferization copies where the
+    // function would write into an argument, so calls need not copy them.
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (isa<TensorType>(func.getArgumentTypes()[i]))
+        func.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
     func->setAttr("gptq.signature", TypeAttr::get(signature));
   } else if (auto llvmFunc = module->lookupSymbol<LLVM::LLVMFuncOp>(entry)) {
     auto attr = llvmFunc->getAttrOfType<TypeAttr>("gptq.signature");
@@ -375,13 +381,20 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
                  llvm::Twine(inputSpecs.size()) + " argument(s), " +
                  llvm::Twine(args.size()) + " given");
   // Each argument travels as a pointer to its descriptor (or its value),
-  // after the pointer to the results.
-  std::vector<NpyArray> copies(args.begin(), args.end());
+  // after the pointer to the results. Tensor arguments are never written
+  // (see compile); memref arguments may be, so those are copied.
+  std::vector<NpyArray> copies;
+  copies.reserve(args.size());
   std::vector<std::vector<int64_t>> descriptors(args.size());
   std::vector<void *> argPointers(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const ArgSpec &spec = inputSpecs[i];
-    NpyArray &a = copies[i];
+    const NpyArray *source = &args[i];
+    if (spec.isMemRef) {
+      copies.push_back(args[i]);
+      source = &copies.back();
+    }
+    const NpyArray &a = *source;
     std::string label = "argument #" + std::to_string(i) +
                         (i < names.size() ? " (" + names[i] + ")" : "");
     bool dtypeOk = a.dtype == spec.dtype ||
@@ -402,7 +415,7 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
     } else {
       size_t rank = a.shape.size();
       desc.assign(3 + 2 * rank, 0);
-      auto ptr = reinterpret_cast<int64_t>(a.data.data());
+      auto ptr = reinterpret_cast<int64_t>(const_cast<char *>(a.data.data()));
       desc[0] = desc[1] = ptr;
       int64_t stride = 1;
       for (size_t d = rank; d-- > 0;) {

@@ -33,6 +33,8 @@ struct ArgSpec {
   std::vector<int64_t> shape;
   /// A scalar (not a tensor or memref); only arguments may be scalars.
   bool scalar = false;
+  /// A memref, which the function may write (tensors are read-only).
+  bool isMemRef = false;
   std::string describe() const;
 };
 
