@@ -40,8 +40,8 @@ static cl::opt<std::string>
            cl::cat(category));
 static cl::opt<int64_t>
     choleskyBlock("cholesky-block",
-                  cl::desc("Block size of the blocked Cholesky (default 64)"),
-                  cl::init(64), cl::cat(category));
+                  cl::desc("Block size of the blocked Cholesky (default 128)"),
+                  cl::init(128), cl::cat(category));
 static cl::opt<bool> noCache(
     "no-cache",
     cl::desc("Compile afresh and keep nothing (by default compiled code is "

@@ -27,7 +27,7 @@ def ConvertGPTQToLinalg : Pass<"convert-gptq-to-linalg", "ModuleOp"> {
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
   ];
   let options = [
-    Option<"choleskyBlock", "cholesky-block", "int64_t", /*default=*/"64",
+    Option<"choleskyBlock", "cholesky-block", "int64_t", /*default=*/"128",
            "Block size of the blocked Cholesky factorization">
   ];
 }

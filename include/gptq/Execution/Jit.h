@@ -40,7 +40,7 @@ struct ArgSpec {
 
 struct JitOptions {
   /// Block size of the blocked Cholesky factorization.
-  int64_t choleskyBlock = 64;
+  int64_t choleskyBlock = 128;
   /// LLVM optimization level of the generated code.
   unsigned optLevel = 3;
   /// Where compiled code is kept between runs, as shared libraries named by

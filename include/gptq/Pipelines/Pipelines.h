@@ -14,7 +14,7 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<int64_t> choleskyBlock{
       *this, "cholesky-block",
       llvm::cl::desc("Block size of the blocked Cholesky factorization"),
-      llvm::cl::init(64)};
+      llvm::cl::init(128)};
 };
 
 /// gptq ops (and linalg/tensor/arith/math/scf on tensors) to the LLVM

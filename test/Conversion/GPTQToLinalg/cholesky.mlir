@@ -7,7 +7,7 @@
 // CHECK: %[[R:.*]]:2 = call @__gptq_damped_cholesky(%[[H]], %[[P]], %[[NB]])
 // CHECK: return %[[R]]#0, %[[R]]#1
 // DEFAULT-LABEL: func.func @chol
-// DEFAULT: arith.constant 64 : index
+// DEFAULT: arith.constant 128 : index
 func.func @chol(%h: tensor<?x?xf32>, %p: f32) -> (tensor<?x?xf32>, i1) {
   %u, %ok = gptq.damped_cholesky %h percdamp(%p) : tensor<?x?xf32>
   return %u, %ok : tensor<?x?xf32>, i1
