@@ -20,7 +20,8 @@ module {
 // Matrix kernels
 //===--------------------------------------------------------------------===//
 
-// Transpose of a matrix, in 32 x 32 tiles so that both sides stay in cache.
+// Transpose of a matrix, in 32 x 32 tiles so that both sides stay in cache;
+// column blocks of the result are independent (scf.forall).
 func.func private @__gptq_transpose(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -28,19 +29,24 @@ func.func private @__gptq_transpose(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %m = tensor.dim %a, %c0 : tensor<?x?xf32>
   %n = tensor.dim %a, %c1 : tensor<?x?xf32>
   %e = tensor.empty(%n, %m) : tensor<?x?xf32>
-  %t = scf.for %i = %c0 to %m step %c32 iter_args(%o = %e) -> (tensor<?x?xf32>) {
+  %mt = arith.ceildivsi %m, %c32 : index
+  %t = scf.forall (%it) in (%mt) shared_outs(%o = %e) -> (tensor<?x?xf32>) {
+    %i = arith.muli %it, %c32 : index
     %mi = arith.subi %m, %i : index
     %ti = arith.minsi %mi, %c32 : index
-    %o2 = scf.for %j = %c0 to %n step %c32 iter_args(%oo = %o) -> (tensor<?x?xf32>) {
+    %cols = tensor.extract_slice %o[0, %i] [%n, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %filled = scf.for %j = %c0 to %n step %c32 iter_args(%oo = %cols) -> (tensor<?x?xf32>) {
       %nj = arith.subi %n, %j : index
       %tj = arith.minsi %nj, %c32 : index
       %src = tensor.extract_slice %a[%i, %j] [%ti, %tj] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %dst = tensor.extract_slice %oo[%j, %i] [%tj, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %dst = tensor.extract_slice %oo[%j, 0] [%tj, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %tile = linalg.transpose ins(%src : tensor<?x?xf32>) outs(%dst : tensor<?x?xf32>) permutation = [1, 0]
-      %oo2 = tensor.insert_slice %tile into %oo[%j, %i] [%tj, %ti] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %oo2 = tensor.insert_slice %tile into %oo[%j, 0] [%tj, %ti] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %oo2 : tensor<?x?xf32>
     }
-    scf.yield %o2 : tensor<?x?xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %filled into %o[0, %i] [%n, %ti] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    }
   }
   return %t : tensor<?x?xf32>
 }
@@ -305,24 +311,37 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
   %nf = arith.sitofp %ni : i64 to f32
   %mean = arith.divf %sum, %nf : f32
   %damp = arith.mulf %percdamp, %mean : f32
-  // R = J (H + damp I) J, dead inputs set to 1 first.
+  // R = J (H + damp I) J, dead inputs set to 1 first; blocks of 32 rows in
+  // parallel.
+  %c32 = arith.constant 32 : index
   %e = tensor.empty(%n, %n) : tensor<?x?xf32>
-  %rev = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
-      outs(%e : tensor<?x?xf32>) {
-  ^bb0(%o: f32):
-    %i = linalg.index 0 : index
-    %j = linalg.index 1 : index
-    %ri = arith.subi %nm1, %i : index
-    %rj = arith.subi %nm1, %j : index
-    %v = tensor.extract %h[%ri, %rj] : tensor<?x?xf32>
-    %isdiag = arith.cmpi eq, %i, %j : index
-    %dead = arith.cmpf oeq, %v, %zero : f32
-    %fix = arith.andi %isdiag, %dead : i1
-    %v1 = arith.select %fix, %one, %v : f32
-    %vd = arith.addf %v1, %damp : f32
-    %v2 = arith.select %isdiag, %vd, %v1 : f32
-    linalg.yield %v2 : f32
-  } -> tensor<?x?xf32>
+  %nrb = arith.ceildivsi %n, %c32 : index
+  %rev = scf.forall (%rb) in (%nrb) shared_outs(%ro = %e) -> (tensor<?x?xf32>) {
+    %r0 = arith.muli %rb, %c32 : index
+    %rleft = arith.subi %n, %r0 : index
+    %rn = arith.minsi %rleft, %c32 : index
+    %rows = tensor.extract_slice %ro[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %filled = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+        outs(%rows : tensor<?x?xf32>) {
+    ^bb0(%o: f32):
+      %il = linalg.index 0 : index
+      %i = arith.addi %il, %r0 : index
+      %j = linalg.index 1 : index
+      %ri = arith.subi %nm1, %i : index
+      %rj = arith.subi %nm1, %j : index
+      %v = tensor.extract %h[%ri, %rj] : tensor<?x?xf32>
+      %isdiag = arith.cmpi eq, %i, %j : index
+      %dead = arith.cmpf oeq, %v, %zero : f32
+      %fix = arith.andi %isdiag, %dead : i1
+      %v1 = arith.select %fix, %one, %v : f32
+      %vd = arith.addf %v1, %damp : f32
+      %v2 = arith.select %isdiag, %vd, %v1 : f32
+      linalg.yield %v2 : f32
+    } -> tensor<?x?xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %filled into %ro[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    }
+  }
   // Right-looking blocked Cholesky of R with the block-row inverse of L
   // built alongside: L[K,K] = chol(A[K,K]); M[K,K] = L[K,K]^-1;
   // L[below,K] = A[below,K] M[K,K]^T; A[below,below] -= L[below,K] L[below,K]^T;
@@ -375,16 +394,27 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
     }
     scf.yield %a2, %m2, %ok2 : tensor<?x?xf32>, tensor<?x?xf32>, i1
   }
-  %u = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
-      outs(%e : tensor<?x?xf32>) {
-  ^bb0(%o: f32):
-    %i = linalg.index 0 : index
-    %j = linalg.index 1 : index
-    %ri = arith.subi %nm1, %i : index
-    %rj = arith.subi %nm1, %j : index
-    %v = tensor.extract %res#1[%ri, %rj] : tensor<?x?xf32>
-    linalg.yield %v : f32
-  } -> tensor<?x?xf32>
+  %ue = tensor.empty(%n, %n) : tensor<?x?xf32>
+  %u = scf.forall (%rb) in (%nrb) shared_outs(%uo = %ue) -> (tensor<?x?xf32>) {
+    %r0 = arith.muli %rb, %c32 : index
+    %rleft = arith.subi %n, %r0 : index
+    %rn = arith.minsi %rleft, %c32 : index
+    %rows = tensor.extract_slice %uo[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %filled = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+        outs(%rows : tensor<?x?xf32>) {
+    ^bb0(%o: f32):
+      %il = linalg.index 0 : index
+      %i = arith.addi %il, %r0 : index
+      %j = linalg.index 1 : index
+      %ri = arith.subi %nm1, %i : index
+      %rj = arith.subi %nm1, %j : index
+      %v = tensor.extract %res#1[%ri, %rj] : tensor<?x?xf32>
+      linalg.yield %v : f32
+    } -> tensor<?x?xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %filled into %uo[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    }
+  }
   return %u, %res#2 : tensor<?x?xf32>, i1
 }
 
