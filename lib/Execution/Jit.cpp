@@ -21,6 +21,7 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -199,6 +200,26 @@ bool linkSharedLibrary(StringRef object, StringRef library) {
   return llvm::sys::ExecuteAndWait(*cc, argRefs, std::nullopt, redirects) == 0;
 }
 } // namespace
+
+llvm::cl::OptionCategory &mlir::gptq::jitOptionCategory() {
+  static llvm::cl::OptionCategory category("Compilation options");
+  return category;
+}
+
+static llvm::cl::opt<bool> noCache(
+    "no-cache",
+    llvm::cl::desc("Compile afresh and keep nothing (by default compiled "
+                   "code is cached in $GPTQ_MLIR_CACHE_DIR, else "
+                   "~/.cache/gptq-mlir; GPTQ_MLIR_CACHE_DIR=off disables "
+                   "the cache)"),
+    llvm::cl::cat(jitOptionCategory()));
+
+JitOptions mlir::gptq::jitOptionsFromCommandLine() {
+  JitOptions options;
+  if (!noCache)
+    options.cacheDir = defaultCacheDir();
+  return options;
+}
 
 CompiledFunction::~CompiledFunction() {
   if (library)

@@ -81,12 +81,6 @@ static cl::opt<double> dampStep(
              "positive definite (default 0.01, as GPTQModel)"),
     cl::init(0.01), cl::cat(category));
 
-static cl::opt<bool> noCache(
-    "no-cache",
-    cl::desc("Compile afresh and keep nothing (by default compiled code is "
-             "cached in $GPTQ_MLIR_CACHE_DIR, else ~/.cache/gptq-mlir; "
-             "GPTQ_MLIR_CACHE_DIR=off disables the cache)"),
-    cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "gptq-quantize-layer") << message << "\n";
@@ -124,7 +118,7 @@ static std::string configText(ConfigAttr config) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &jitOptionCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "gptq-quantize-layer: GPTQ of one linear layer, as the reference "
@@ -230,9 +224,7 @@ int main(int argc, char **argv) {
       source, ParserConfig(&context), "gptq-quantize-layer");
   if (!module)
     return fail("internal error: the generated module does not parse");
-  JitOptions jitOptions;
-  if (!noCache)
-    jitOptions.cacheDir = defaultCacheDir();
+  JitOptions jitOptions = jitOptionsFromCommandLine();
   auto fn = CompiledFunction::compile(std::move(module), "quantize", jitOptions);
   if (!fn)
     return fail(llvm::toString(fn.takeError()));

@@ -42,12 +42,6 @@ static cl::opt<int64_t>
     choleskyBlock("cholesky-block",
                   cl::desc("Block size of the blocked Cholesky (default 128)"),
                   cl::init(128), cl::cat(category));
-static cl::opt<bool> noCache(
-    "no-cache",
-    cl::desc("Compile afresh and keep nothing (by default compiled code is "
-             "cached in $GPTQ_MLIR_CACHE_DIR, else ~/.cache/gptq-mlir; "
-             "GPTQ_MLIR_CACHE_DIR=off disables the cache)"),
-    cl::cat(category));
 static cl::opt<bool> timing("time",
                             cl::desc("Print compile and run seconds to stderr"),
                             cl::cat(category));
@@ -59,7 +53,7 @@ static int fail(const llvm::Twine &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &jitOptionCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "gptq-run: JIT-compile a function of an MLIR file (gptq, linalg on "
@@ -106,10 +100,8 @@ int main(int argc, char **argv) {
   if (!module)
     return fail("cannot parse '" + inputFile + "'");
 
-  JitOptions options;
+  JitOptions options = jitOptionsFromCommandLine();
   options.choleskyBlock = choleskyBlock;
-  if (!noCache)
-    options.cacheDir = defaultCacheDir();
   auto fn = CompiledFunction::compile(std::move(module), entry, options);
   if (!fn)
     return fail(inputFile + ": " + llvm::toString(fn.takeError()));

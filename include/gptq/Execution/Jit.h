@@ -14,6 +14,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -47,6 +48,12 @@ struct JitOptions {
   /// a hash of the lowered module and the host CPU; empty: no cache.
   std::string cacheDir;
 };
+
+/// Command-line options every tool that compiles shares (--no-cache); show
+/// them with cl::HideUnrelatedOptions({&toolCategory, &jitOptionCategory()}).
+llvm::cl::OptionCategory &jitOptionCategory();
+/// JitOptions as the shared command-line options set them.
+JitOptions jitOptionsFromCommandLine();
 
 /// The cache directory the tools use: $GPTQ_MLIR_CACHE_DIR, or
 /// $XDG_CACHE_HOME/gptq-mlir, or ~/.cache/gptq-mlir; empty when

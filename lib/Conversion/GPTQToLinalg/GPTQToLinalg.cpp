@@ -100,6 +100,19 @@ Value emptyLike(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   return tensor::EmptyOp::create(b, loc, shape, elementType);
 }
 
+/// Ops whose implementation takes exactly the op's operands.
+template <typename OpTy>
+struct LowerToCall : OpRewritePattern<OpTy> {
+  LowerToCall(MLIRContext *ctx, StringRef name)
+      : OpRewritePattern<OpTy>(ctx), name(name) {}
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &b) const override {
+    b.replaceOp(op, callLibrary(b, op.getLoc(), name, op->getOperands(),
+                                op->getResultTypes()));
+    return success();
+  }
+  std::string name;
+};
+
 struct LowerHessianAccumulate : OpRewritePattern<HessianAccumulateOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(HessianAccumulateOp op,
@@ -138,15 +151,6 @@ struct LowerDampedCholesky : OpRewritePattern<DampedCholeskyOp> {
   int64_t block;
 };
 
-struct LowerActOrder : OpRewritePattern<ActOrderOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ActOrderOp op,
-                                PatternRewriter &b) const override {
-    b.replaceOp(op, callLibrary(b, op.getLoc(), "act_order", {op.getHessian()},
-                                op->getResultTypes()));
-    return success();
-  }
-};
 
 /// A gather: result[.., j, ..] = source[.., perm[j], ..] on each permuted
 /// dimension (with the inverse permutation for `inverse`).
@@ -191,16 +195,6 @@ struct LowerPermute : OpRewritePattern<PermuteOp> {
   }
 };
 
-struct LowerMaskDeadInputs : OpRewritePattern<MaskDeadInputsOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MaskDeadInputsOp op,
-                                PatternRewriter &b) const override {
-    b.replaceOp(op, callLibrary(b, op.getLoc(), "mask_dead_inputs",
-                                {op.getWeight(), op.getHessian()},
-                                op->getResultTypes()));
-    return success();
-  }
-};
 
 /// Columns per group; one group of all columns for group_size = -1.
 Value groupColumns(OpBuilder &b, Location loc, ConfigAttr config,
@@ -278,17 +272,6 @@ struct LowerGroupIndex : OpRewritePattern<GroupIndexOp> {
   }
 };
 
-struct LowerDequantize : OpRewritePattern<DequantizeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(DequantizeOp op,
-                                PatternRewriter &b) const override {
-    b.replaceOp(op, callLibrary(b, op.getLoc(), "dequantize",
-                                {op.getCodes(), op.getScales(), op.getZeros(),
-                                 op.getGIdx()},
-                                op->getResultTypes()));
-    return success();
-  }
-};
 
 struct LowerPack : OpRewritePattern<PackOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -329,10 +312,12 @@ struct ConvertGPTQToLinalgPass
       return signalPassFailure();
     }
     RewritePatternSet patterns(ctx);
-    patterns.add<LowerHessianAccumulate, LowerActOrder, LowerPermute,
-                 LowerMaskDeadInputs, LowerGrid, LowerQuantizeBlocks,
-                 LowerGroupIndex, LowerDequantize, LowerPack, LowerUnpack>(
+    patterns.add<LowerHessianAccumulate, LowerPermute, LowerGrid,
+                 LowerQuantizeBlocks, LowerGroupIndex, LowerPack, LowerUnpack>(
         ctx);
+    patterns.add<LowerToCall<ActOrderOp>>(ctx, "act_order");
+    patterns.add<LowerToCall<MaskDeadInputsOp>>(ctx, "mask_dead_inputs");
+    patterns.add<LowerToCall<DequantizeOp>>(ctx, "dequantize");
     patterns.add<LowerDampedCholesky>(ctx, choleskyBlock);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
