@@ -241,13 +241,13 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     if (func.isPrivate())
       return error("entry function '" + entry + "' is private");
     signature = func.getFunctionType();
-    func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
     // The caller's arrays are read-only: bufferization copies where the
     // function would write into an argument, so calls need not copy them.
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       if (isa<TensorType>(func.getArgumentTypes()[i]))
         func.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
-    func->setAttr("gptq.signature", TypeAttr::get(signature));
+    // gptq-export-entry-points (the pipeline's first pass) adds the C
+    // interface to public functions.
   } else if (auto llvmFunc = module->lookupSymbol<LLVM::LLVMFuncOp>(entry)) {
     auto attr = llvmFunc->getAttrOfType<TypeAttr>("gptq.signature");
     if (!attr || !isa<FunctionType>(attr.getValue()) ||

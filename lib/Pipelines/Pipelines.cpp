@@ -21,6 +21,7 @@ using namespace mlir;
 
 void gptq::buildCPUPipeline(OpPassManager &pm,
                             const CPUPipelineOptions &options) {
+  pm.addPass(createGPTQExportEntryPoints());
   // Elementwise arith and math on tensors become linalg.generic.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createGPTQDecomposeQuantizeLayer());

@@ -35,4 +35,24 @@ def GPTQDecomposeQuantizeLayer
                            "::mlir::tensor::TensorDialect"];
 }
 
+def GPTQExportEntryPoints : Pass<"gptq-export-entry-points", "ModuleOp"> {
+  let summary = "Mark public functions as entry points callable with arrays";
+  let description = [{
+    Gives every public `func.func` with a body the attribute
+    `llvm.emit_c_interface` (so that lowering to LLVM adds the C interface
+    `_mlir_ciface_<name>` that takes memref descriptors) and records its
+    signature as `gptq.signature = <function type>`, which survives lowering
+    to the LLVM dialect. `gptq-run` uses the recorded signature to call
+    functions of modules that are already in the LLVM dialect. The CPU
+    pipeline runs this pass first.
+
+    ```mlir
+    func.func @f(%x: tensor<?xf32>) -> tensor<?xf32>
+    // becomes
+    func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> attributes
+        {gptq.signature = (tensor<?xf32>) -> tensor<?xf32>, llvm.emit_c_interface}
+    ```
+  }];
+}
+
 #endif // GPTQ_DIALECT_GPTQ_TRANSFORMS_PASSES_TD

@@ -1,0 +1,30 @@
+//===- ExportEntryPoints.cpp - Mark public functions as entry points ------===//
+
+#include "gptq/Dialect/GPTQ/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir {
+namespace gptq {
+#define GEN_PASS_DEF_GPTQEXPORTENTRYPOINTS
+#include "gptq/Dialect/GPTQ/Transforms/Passes.h.inc"
+} // namespace gptq
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+struct GPTQExportEntryPointsPass
+    : gptq::impl::GPTQExportEntryPointsBase<GPTQExportEntryPointsPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (!func.isPublic() || func.isExternal())
+        continue;
+      func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+      func->setAttr("gptq.signature", TypeAttr::get(func.getFunctionType()));
+    }
+  }
+};
+} // namespace
