@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 
 status=0
-lit_json=build/lit-results.json
+lit_json=$PWD/build/lit-results.json
 rm -f "$lit_json"
 LIT_OPTS="-sv -o $lit_json" cmake --build build --target check-gptq || status=1
 
