@@ -2,9 +2,9 @@
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/AsmParser/AsmParser.h"
 
 #include <gtest/gtest.h>
 
@@ -63,7 +63,8 @@ TEST_F(ConfigAttrTest, PrintsOnlyNonDefaults) {
   std::string text;
   llvm::raw_string_ostream os(text);
   a.print(os);
-  EXPECT_EQ(text, "#gptq.config<bits = 3, sym = true, percdamp = 5.000000e-02>");
+  EXPECT_EQ(text,
+            "#gptq.config<bits = 3, sym = true, percdamp = 5.000000e-02>");
   EXPECT_EQ(parse(text), a);
 }
 
@@ -81,7 +82,8 @@ TEST_F(ConfigAttrTest, RejectsOutOfRangeSettings) {
       {"#gptq.config<static_groups = true>",
        "expected a group_size >= 1 with static_groups"},
       {"#gptq.config<mse_grid = 0>", "expected mse_grid >= 1"},
-      {"#gptq.config<mse_max_shrink = 1.5>", "expected mse_max_shrink in (0, 1]"},
+      {"#gptq.config<mse_max_shrink = 1.5>",
+       "expected mse_max_shrink in (0, 1]"},
       {"#gptq.config<mse_norm = -2.0>", "expected a finite mse_norm > 0"},
       {"#gptq.config<bitz = 4>", "unknown key 'bitz'"},
       {"#gptq.config<bits = 4, bits = 5>", "duplicate key 'bits'"},

@@ -116,11 +116,12 @@ TEST_F(JitTest, RejectsBadArguments) {
   ASSERT_FALSE(static_cast<bool>(count));
   EXPECT_EQ(errorOf(count.takeError()), "'mask' takes 2 argument(s), 1 given");
 
-  auto dtype = (*fn)->call({NpyArray::zeros(DType::F64, {2, 3}), h},
-                           {"w.npy", "h.npy"});
+  auto dtype =
+      (*fn)->call({NpyArray::zeros(DType::F64, {2, 3}), h}, {"w.npy", "h.npy"});
   ASSERT_FALSE(static_cast<bool>(dtype));
-  EXPECT_EQ(errorOf(dtype.takeError()),
-            "argument #0 (w.npy): expected float32 [2, ?], found float64 [2, 3]");
+  EXPECT_EQ(
+      errorOf(dtype.takeError()),
+      "argument #0 (w.npy): expected float32 [2, ?], found float64 [2, 3]");
 
   auto size = (*fn)->call({NpyArray::zeros(DType::F32, {3, 3}), h});
   ASSERT_FALSE(static_cast<bool>(size));

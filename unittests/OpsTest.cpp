@@ -201,9 +201,9 @@ TEST_F(OpsTest, BuildersCreateVerifiedOps) {
         p = body->getArgument(2);
   auto config = ConfigAttr::getDefault(&context);
 
-  auto layer = QuantizeLayerOp::create(
-      b, loc, i(8, {4, 16}), f32({4, 1}), f32({4, 1}), i(32, {16}),
-      b.getF32Type(), b.getI1Type(), w, h, p, config);
+  auto layer = QuantizeLayerOp::create(b, loc, i(8, {4, 16}), f32({4, 1}),
+                                       f32({4, 1}), i(32, {16}), b.getF32Type(),
+                                       b.getI1Type(), w, h, p, config);
   auto grid = GridOp::create(b, loc, f32({4, 1}), f32({4, 1}), w, config);
   auto perm = ActOrderOp::create(b, loc, i(64, {16}), h);
   auto permuted = PermuteOp::create(b, loc, f32({4, 16}), w, perm,
@@ -219,10 +219,10 @@ TEST_F(OpsTest, BuildersCreateVerifiedOps) {
   // A grid with the wrong number of groups is caught when the module is
   // verified, with the expected and found sizes.
   b.setInsertionPoint(body->getTerminator());
-  auto grouped = ConfigAttr::get(
-      &context, int64_t{4}, int64_t{8}, false, false, false,
-      llvm::APFloat(0.01), int64_t{128}, false, llvm::APFloat(2.4),
-      int64_t{100}, llvm::APFloat(0.8));
+  auto grouped =
+      ConfigAttr::get(&context, int64_t{4}, int64_t{8}, false, false, false,
+                      llvm::APFloat(0.01), int64_t{128}, false,
+                      llvm::APFloat(2.4), int64_t{100}, llvm::APFloat(0.8));
   GridOp::create(b, loc, f32({4, 3}), f32({4, 3}), w, grouped);
   EXPECT_EQ(verifyError(*module), "'gptq.grid' op expected scales columns "
                                   "(one per group) to be 2, found 3");
@@ -259,10 +259,9 @@ TEST_F(OpsTest, VerifierMessagesNameExpectedAndFound) {
 }
 
 TEST_F(OpsTest, ConfigPrintsEveryKeyInOrder) {
-  auto all = ConfigAttr::get(&context, int64_t{3}, int64_t{64}, true, true,
-                             true, llvm::APFloat(0.025), int64_t{32}, true,
-                             llvm::APFloat(2.0), int64_t{50},
-                             llvm::APFloat(0.5));
+  auto all = ConfigAttr::get(
+      &context, int64_t{3}, int64_t{64}, true, true, true, llvm::APFloat(0.025),
+      int64_t{32}, true, llvm::APFloat(2.0), int64_t{50}, llvm::APFloat(0.5));
   std::string text;
   llvm::raw_string_ostream os(text);
   Attribute(all).print(os);

@@ -17,11 +17,11 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -34,10 +34,10 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <chrono>
-#include <dlfcn.h>
-#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::gptq;
@@ -131,7 +131,8 @@ llvm::Expected<ArgSpec> specOf(Type type, bool allowScalar,
 bool isLLVMModule(ModuleOp module) {
   bool onlyLLVM = true;
   module.walk([&](Operation *op) {
-    if (op != module.getOperation() && !isa<LLVM::LLVMDialect>(op->getDialect()))
+    if (op != module.getOperation() &&
+        !isa<LLVM::LLVMDialect>(op->getDialect()))
       onlyLLVM = false;
   });
   return onlyLLVM;
@@ -192,7 +193,8 @@ bool linkSharedLibrary(StringRef object, StringRef library) {
     if (!std::strlen(runtime))
       continue;
     args.push_back(runtime);
-    args.push_back(("-Wl,-rpath," + llvm::sys::path::parent_path(runtime)).str());
+    args.push_back(
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(runtime)).str());
   }
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(""),
@@ -315,7 +317,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   if (!options.cacheDir.empty()) {
     std::string text;
     llvm::raw_string_ostream os(text);
-    os << LLVM_VERSION_STRING << "\n" << llvm::sys::getHostCPUName() << "\n"
+    os << LLVM_VERSION_STRING << "\n"
+       << llvm::sys::getHostCPUName() << "\n"
        << tmBuilder->getFeatures().getString() << "\nO" << options.optLevel
        << "\n";
     module->print(os);
@@ -377,8 +380,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
 
   // Keep the object as a shared library for later runs: written beside the
   // target and renamed into place, so concurrent runs never see half a file.
-  if (!cachePath.empty() &&
-      !llvm::sys::fs::create_directories(llvm::sys::path::parent_path(cachePath))) {
+  if (!cachePath.empty() && !llvm::sys::fs::create_directories(
+                                llvm::sys::path::parent_path(cachePath))) {
     std::string tag = "." + std::to_string(::getpid()) + ".tmp";
     std::string object = (cachePath + tag + ".o").str();
     std::string library = (cachePath + tag).str();
@@ -388,9 +391,9 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     llvm::sys::fs::remove(object);
     llvm::sys::fs::remove(library);
   }
-  fn->compileTime = std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
+  fn->compileTime =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return fn;
 }
 
@@ -398,9 +401,8 @@ llvm::Expected<std::vector<NpyArray>>
 CompiledFunction::call(const std::vector<NpyArray> &args,
                        const std::vector<std::string> &names) const {
   if (args.size() != inputSpecs.size())
-    return error("'" + entryName + "' takes " +
-                 llvm::Twine(inputSpecs.size()) + " argument(s), " +
-                 llvm::Twine(args.size()) + " given");
+    return error("'" + entryName + "' takes " + llvm::Twine(inputSpecs.size()) +
+                 " argument(s), " + llvm::Twine(args.size()) + " given");
   // Each argument travels as a pointer to its descriptor (or its value),
   // after the pointer to the results. Tensor arguments are never written
   // (see compile); memref arguments may be, so those are copied.
@@ -420,12 +422,12 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
                         (i < names.size() ? " (" + names[i] + ")" : "");
     bool dtypeOk = a.dtype == spec.dtype ||
                    (spec.dtype == DType::I8 && a.dtype == DType::U8);
-    bool rankOk = spec.scalar ? a.shape.empty()
-                              : a.shape.size() == spec.shape.size();
+    bool rankOk =
+        spec.scalar ? a.shape.empty() : a.shape.size() == spec.shape.size();
     bool sizesOk = rankOk;
     for (size_t d = 0; sizesOk && !spec.scalar && d < spec.shape.size(); ++d)
-      sizesOk = ShapedType::isDynamic(spec.shape[d]) ||
-                spec.shape[d] == a.shape[d];
+      sizesOk =
+          ShapedType::isDynamic(spec.shape[d]) || spec.shape[d] == a.shape[d];
     if (!dtypeOk || !sizesOk)
       return error(label + ": expected " + spec.describe() + ", found " +
                    a.describe());
@@ -474,8 +476,7 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
     std::vector<int64_t> shape(desc + 3, desc + 3 + rank);
     NpyArray out = NpyArray::zeros(spec.dtype, shape);
     size_t elem = dtypeSize(spec.dtype);
-    const char *base =
-        reinterpret_cast<const char *>(desc[1]) + desc[2] * elem;
+    const char *base = reinterpret_cast<const char *>(desc[1]) + desc[2] * elem;
     int64_t n = out.numElements();
     bool contiguous = true;
     for (int64_t d = rank, stride = 1; d-- > 0; stride *= shape[d])

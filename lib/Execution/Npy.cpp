@@ -92,8 +92,7 @@ NpyArray NpyArray::zeros(DType dtype, std::vector<int64_t> shape) {
   return a;
 }
 
-llvm::Expected<NpyArray> mlir::gptq::parseNpy(StringRef bytes,
-                                              StringRef name) {
+llvm::Expected<NpyArray> mlir::gptq::parseNpy(StringRef bytes, StringRef name) {
   if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
     return fail(name, "not a .npy file (missing the \\x93NUMPY magic)");
   unsigned major = static_cast<unsigned char>(bytes[6]);

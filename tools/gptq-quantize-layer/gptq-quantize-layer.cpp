@@ -16,11 +16,11 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
@@ -51,8 +51,7 @@ static cl::opt<int64_t>
     groupSize("group-size",
               cl::desc("Columns per grid; -1 for one grid per row"),
               cl::init(-1), cl::cat(category));
-static cl::opt<bool> sym("sym", cl::desc("Symmetric grids"),
-                         cl::cat(category));
+static cl::opt<bool> sym("sym", cl::desc("Symmetric grids"), cl::cat(category));
 static cl::opt<bool>
     actOrder("act-order",
              cl::desc("Quantize columns by descending Hessian diagonal"),
@@ -65,9 +64,9 @@ static cl::opt<double>
     percdamp("percdamp",
              cl::desc("Dampening as a fraction of mean(diag(H)), 0 < p < 1"),
              cl::init(0.01), cl::cat(category));
-static cl::opt<int64_t>
-    blockSize("block-size", cl::desc("Columns per lazy batch update"),
-              cl::init(128), cl::cat(category));
+static cl::opt<int64_t> blockSize("block-size",
+                                  cl::desc("Columns per lazy batch update"),
+                                  cl::init(128), cl::cat(category));
 static cl::opt<bool> mse("mse",
                          cl::desc("Search shrunken grids for the least "
                                   "2.4-norm error (reference parameters)"),
@@ -81,9 +80,9 @@ static cl::opt<double> dampStep(
              "positive definite (default 0.01, as GPTQModel)"),
     cl::init(0.01), cl::cat(category));
 
-
 static int fail(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "gptq-quantize-layer") << message << "\n";
+  llvm::WithColor::error(llvm::errs(), "gptq-quantize-layer")
+      << message << "\n";
   return 1;
 }
 
@@ -135,7 +134,8 @@ int main(int argc, char **argv) {
     return fail(device == "cuda"
                     ? llvm::Twine("--device cuda is not available in this "
                                   "build; use --device cpu")
-                    : "unknown --device '" + device + "' (expected cpu or cuda)");
+                    : "unknown --device '" + device +
+                          "' (expected cpu or cuda)");
   if (!(dampStep > 0))
     return fail("--damp-step must be > 0");
 
@@ -183,8 +183,7 @@ int main(int argc, char **argv) {
   if (hessian->shape[0] != cols)
     return fail(hessianPath + ": expected " + llvm::Twine(cols) + " x " +
                 llvm::Twine(cols) + " to match the " + llvm::Twine(cols) +
-                " columns of " + weightPath + ", found " +
-                hessian->describe());
+                " columns of " + weightPath + ", found " + hessian->describe());
 
   // Dampening adds percdamp * mean(diag(H)) (dead inputs counting as 1): it
   // cannot help when that mean is not positive.
@@ -225,7 +224,8 @@ int main(int argc, char **argv) {
   if (!module)
     return fail("internal error: the generated module does not parse");
   JitOptions jitOptions = jitOptionsFromCommandLine();
-  auto fn = CompiledFunction::compile(std::move(module), "quantize", jitOptions);
+  auto fn =
+      CompiledFunction::compile(std::move(module), "quantize", jitOptions);
   if (!fn)
     return fail(llvm::toString(fn.takeError()));
 
@@ -240,9 +240,9 @@ int main(int argc, char **argv) {
     auto start = std::chrono::steady_clock::now();
     auto out = (*fn)->call({*weight, *hessian, p},
                            {weightPath, hessianPath, "percdamp"});
-    seconds += std::chrono::duration<double>(
-                   std::chrono::steady_clock::now() - start)
-                   .count();
+    seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     if (!out)
       return fail(llvm::toString(out.takeError()));
     if (*(*out)[6].as<bool>()) {
@@ -334,8 +334,8 @@ int main(int argc, char **argv) {
   }
   if (hadOld)
     fs::remove_directories(old);
-  llvm::errs() << "gptq-quantize-layer: " << rows << " x " << cols
-               << ", loss " << loss << ", percdamp " << damp << ", "
+  llvm::errs() << "gptq-quantize-layer: " << rows << " x " << cols << ", loss "
+               << loss << ", percdamp " << damp << ", "
                << llvm::format("%.3f", seconds) << " s (compile "
                << llvm::format("%.3f", (*fn)->compileSeconds()) << " s) -> "
                << target << "\n";

@@ -23,9 +23,9 @@ static cl::OptionCategory category("gptq-run options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<input.mlir>"),
                                       cl::cat(category));
-static cl::opt<std::string>
-    entry("entry", cl::desc("Function to call (default: main)"),
-          cl::init("main"), cl::cat(category));
+static cl::opt<std::string> entry("entry",
+                                  cl::desc("Function to call (default: main)"),
+                                  cl::init("main"), cl::cat(category));
 static cl::list<std::string>
     inputs("input",
            cl::desc("A .npy file for the next argument (repeat in order)"),
@@ -35,9 +35,9 @@ static cl::opt<std::string>
               cl::desc("Directory for the results, written as 0.npy, 1.npy, "
                        "... (created if missing)"),
               cl::cat(category));
-static cl::opt<std::string>
-    device("device", cl::desc("Where to run: cpu (default)"), cl::init("cpu"),
-           cl::cat(category));
+static cl::opt<std::string> device("device",
+                                   cl::desc("Where to run: cpu (default)"),
+                                   cl::init("cpu"), cl::cat(category));
 static cl::opt<int64_t>
     choleskyBlock("cholesky-block",
                   cl::desc("Block size of the blocked Cholesky (default 128)"),

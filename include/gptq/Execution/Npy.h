@@ -35,8 +35,12 @@ struct NpyArray {
   int64_t numElements() const;
   /// "float32 [3, 4]".
   std::string describe() const;
-  template <typename T> T *as() { return reinterpret_cast<T *>(data.data()); }
-  template <typename T> const T *as() const {
+  template <typename T>
+  T *as() {
+    return reinterpret_cast<T *>(data.data());
+  }
+  template <typename T>
+  const T *as() const {
     return reinterpret_cast<const T *>(data.data());
   }
   /// An array of the given type and shape, zero-filled.

@@ -62,8 +62,8 @@ SmallVector<Value> callLibrary(OpBuilder &b, Location loc, StringRef name,
   SmallVector<Type> callTypes;
   for (Type t : resultTypes)
     callTypes.push_back(dynamicType(t));
-  auto call = func::CallOp::create(b, loc, (kPrefix + name).str(), callTypes,
-                                   args);
+  auto call =
+      func::CallOp::create(b, loc, (kPrefix + name).str(), callTypes, args);
   SmallVector<Value> results;
   for (auto [v, t] : llvm::zip(call.getResults(), resultTypes))
     results.push_back(castTo(b, loc, v, t));
@@ -86,13 +86,14 @@ SmallVector<Value> gridArgs(OpBuilder &b, Location loc, ConfigAttr config) {
   // As the reference: range(int(maxshrink * grid)), p = 1 - i / grid.
   auto steps = static_cast<int64_t>(config.getMseMaxShrinkValue() *
                                     static_cast<double>(config.getMseGrid()));
-  return {f32Const(b, loc, static_cast<double>(config.getMaxQ())),
-          boolConst(b, loc, config.getSym()),
-          boolConst(b, loc, config.getMse()),
-          f32Const(b, loc, config.getMseNormValue()),
-          indexConst(b, loc, steps),
-          arith::ConstantOp::create(
-              b, loc, b.getF64FloatAttr(static_cast<double>(config.getMseGrid())))};
+  return {
+      f32Const(b, loc, static_cast<double>(config.getMaxQ())),
+      boolConst(b, loc, config.getSym()),
+      boolConst(b, loc, config.getMse()),
+      f32Const(b, loc, config.getMseNormValue()),
+      indexConst(b, loc, steps),
+      arith::ConstantOp::create(
+          b, loc, b.getF64FloatAttr(static_cast<double>(config.getMseGrid())))};
 }
 
 Value emptyLike(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
@@ -129,9 +130,10 @@ struct LowerHessianAccumulate : OpRewritePattern<HessianAccumulateOp> {
     } else {
       samples = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1));
     }
-    b.replaceOp(op, callLibrary(b, loc, "hessian_accumulate",
-                                {input, op.getHessian(), op.getCount(), samples},
-                                op->getResultTypes()));
+    b.replaceOp(op,
+                callLibrary(b, loc, "hessian_accumulate",
+                            {input, op.getHessian(), op.getCount(), samples},
+                            op->getResultTypes()));
     return success();
   }
 };
@@ -150,7 +152,6 @@ struct LowerDampedCholesky : OpRewritePattern<DampedCholeskyOp> {
   }
   int64_t block;
 };
-
 
 /// A gather: result[.., j, ..] = source[.., perm[j], ..] on each permuted
 /// dimension (with the inverse permutation for `inverse`).
@@ -171,8 +172,7 @@ struct LowerPermute : OpRewritePattern<PermuteOp> {
     Value init = tensor::EmptyOp::create(b, loc, type, dynSizes);
     unsigned rank = type.getRank();
     SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
-    SmallVector<utils::IteratorType> iters(rank,
-                                           utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     ArrayRef<int64_t> dims = op.getDims();
     Value source = op.getSource();
     auto generic = linalg::GenericOp::create(
@@ -194,7 +194,6 @@ struct LowerPermute : OpRewritePattern<PermuteOp> {
     return success();
   }
 };
-
 
 /// Columns per group; one group of all columns for group_size = -1.
 Value groupColumns(OpBuilder &b, Location loc, ConfigAttr config,
@@ -241,8 +240,8 @@ struct LowerQuantizeBlocks : OpRewritePattern<QuantizeBlocksOp> {
         indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1)),
         indexConst(b, loc, config.getBlockSize())};
     llvm::append_range(args, gridArgs(b, loc, config));
-    b.replaceOp(op, callLibrary(b, loc, "quantize_blocks", args,
-                                op->getResultTypes()));
+    b.replaceOp(
+        op, callLibrary(b, loc, "quantize_blocks", args, op->getResultTypes()));
     return success();
   }
 };
@@ -266,12 +265,11 @@ struct LowerGroupIndex : OpRewritePattern<GroupIndexOp> {
         op.getColumns(), perm,
         arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(mode)),
         indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1))};
-    b.replaceOp(op, callLibrary(b, loc, "group_index", args,
-                                op->getResultTypes()));
+    b.replaceOp(op,
+                callLibrary(b, loc, "group_index", args, op->getResultTypes()));
     return success();
   }
 };
-
 
 struct LowerPack : OpRewritePattern<PackOp> {
   using OpRewritePattern::OpRewritePattern;

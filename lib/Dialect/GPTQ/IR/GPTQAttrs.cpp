@@ -30,25 +30,25 @@ struct ConfigValues {
 ConfigAttr ConfigAttr::getDefault(MLIRContext *context) {
   ConfigValues d;
   return ConfigAttr::get(context, d.bits, d.groupSize, d.sym, d.actOrder,
-                         d.staticGroups, llvm::APFloat(d.percdamp),
-                         d.blockSize, d.mse, llvm::APFloat(d.mseNorm),
-                         d.mseGrid, llvm::APFloat(d.mseMaxShrink));
+                         d.staticGroups, llvm::APFloat(d.percdamp), d.blockSize,
+                         d.mse, llvm::APFloat(d.mseNorm), d.mseGrid,
+                         llvm::APFloat(d.mseMaxShrink));
 }
 
-LogicalResult
-ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bits,
-                   int64_t groupSize, bool sym, bool actOrder,
-                   bool staticGroups, llvm::APFloat percdampAttr,
-                   int64_t blockSize, bool mse, llvm::APFloat mseNormAttr,
-                   int64_t mseGrid, llvm::APFloat mseMaxShrinkAttr) {
+LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t bits, int64_t groupSize, bool sym,
+                                 bool actOrder, bool staticGroups,
+                                 llvm::APFloat percdampAttr, int64_t blockSize,
+                                 bool mse, llvm::APFloat mseNormAttr,
+                                 int64_t mseGrid,
+                                 llvm::APFloat mseMaxShrinkAttr) {
   double percdamp = percdampAttr.convertToDouble();
   double mseNorm = mseNormAttr.convertToDouble();
   double mseMaxShrink = mseMaxShrinkAttr.convertToDouble();
   if (bits < 2 || bits > 8)
     return emitError() << "expected bits in [2, 8], found " << bits;
   if (groupSize != -1 && groupSize < 1)
-    return emitError() << "expected group_size -1 or >= 1, found "
-                       << groupSize;
+    return emitError() << "expected group_size -1 or >= 1, found " << groupSize;
   if (staticGroups && groupSize == -1)
     return emitError() << "expected a group_size >= 1 with static_groups";
   if (!(percdamp > 0.0 && percdamp < 1.0))
@@ -142,7 +142,8 @@ void ConfigAttr::print(AsmPrinter &printer) const {
   SmallVector<std::function<void()>> items;
   auto addInt = [&](StringRef key, int64_t value, int64_t def) {
     if (value != def)
-      items.push_back([&printer, key, value] { printer << key << " = " << value; });
+      items.push_back(
+          [&printer, key, value] { printer << key << " = " << value; });
   };
   auto addBool = [&](StringRef key, bool value, bool def) {
     if (value != def)

@@ -40,8 +40,8 @@ int64_t numGroups(ConfigAttr config, int64_t cols) {
 }
 
 /// Rows of the grids equal the rows of the weights, columns the groups.
-LogicalResult checkGrid(Operation *op, StringRef name, Value grid,
-                        int64_t rows, int64_t groups) {
+LogicalResult checkGrid(Operation *op, StringRef name, Value grid, int64_t rows,
+                        int64_t groups) {
   if (failed(checkSize(op, (name + " rows").str(), rows, dim(grid, 0))))
     return failure();
   return checkSize(op, (name + " columns (one per group)").str(), groups,
@@ -82,11 +82,11 @@ LogicalResult PermuteOp::verify() {
     if (!seen.insert(d).second)
       return emitOpError() << "expected distinct dimensions, found " << d
                            << " twice";
-    if (failed(checkSize(*this,
-                         ("size of permuted dimension " + Twine(d) +
-                          " (permutation length)")
-                             .str(),
-                         dim(getPerm(), 0), type.getDimSize(d))))
+    if (failed(checkSize(
+            *this,
+            ("size of permuted dimension " + Twine(d) + " (permutation length)")
+                .str(),
+            dim(getPerm(), 0), type.getDimSize(d))))
       return failure();
   }
   return success();
@@ -95,8 +95,8 @@ LogicalResult PermuteOp::verify() {
 LogicalResult MaskDeadInputsOp::verify() {
   if (failed(checkSquare(*this, "hessian", getHessian())))
     return failure();
-  return checkSize(*this, "weight columns (hessian size)",
-                   dim(getHessian(), 0), dim(getWeight(), 1));
+  return checkSize(*this, "weight columns (hessian size)", dim(getHessian(), 0),
+                   dim(getWeight(), 1));
 }
 
 LogicalResult GridOp::verify() {
@@ -144,8 +144,7 @@ LogicalResult GroupIndexOp::verify() {
                        "groups");
   int64_t cols = dim(getGIdx(), 0);
   APInt value;
-  if (matchPattern(getColumns(), m_ConstantInt(&value)) &&
-      value.isNegative())
+  if (matchPattern(getColumns(), m_ConstantInt(&value)) && value.isNegative())
     return emitOpError() << "expected a non-negative column count, found "
                          << value.getSExtValue();
   if (matchPattern(getColumns(), m_ConstantInt(&value)) &&
@@ -164,8 +163,8 @@ LogicalResult DequantizeOp::verify() {
                        dim(getResult(), 0))) ||
       failed(checkSize(*this, "result columns", dim(codes, 1),
                        dim(getResult(), 1))) ||
-      failed(checkSize(*this, "scales rows", dim(codes, 0),
-                       dim(getScales(), 0))))
+      failed(
+          checkSize(*this, "scales rows", dim(codes, 0), dim(getScales(), 0))))
     return failure();
   return checkSize(*this, "g_idx length (code columns)", dim(codes, 1),
                    dim(getGIdx(), 0));
@@ -210,7 +209,8 @@ LogicalResult QuantizeLayerOp::verify() {
       failed(checkSize(*this, "weight columns (hessian size)",
                        dim(getHessian(), 0), dim(w, 1))) ||
       failed(checkSize(*this, "codes rows", dim(w, 0), dim(getCodes(), 0))) ||
-      failed(checkSize(*this, "codes columns", dim(w, 1), dim(getCodes(), 1))) ||
+      failed(
+          checkSize(*this, "codes columns", dim(w, 1), dim(getCodes(), 1))) ||
       failed(checkGrid(*this, "scales", getScales(), dim(w, 0),
                        numGroups(getConfig(), dim(w, 1)))))
     return failure();

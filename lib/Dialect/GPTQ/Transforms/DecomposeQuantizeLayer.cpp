@@ -42,16 +42,16 @@ struct DecomposeQuantizeLayer : OpRewritePattern<QuantizeLayerOp> {
     // Per-row grids come from the weights before dead inputs are zeroed.
     Value scales, zeros;
     if (perRow) {
-      auto grid = GridOp::create(rewriter, loc, gridType, gridType, weight,
-                                 config);
+      auto grid =
+          GridOp::create(rewriter, loc, gridType, gridType, weight, config);
       scales = grid.getScales();
       zeros = grid.getZeros();
     }
-    Value masked = MaskDeadInputsOp::create(rewriter, loc, weightType, weight,
-                                            hessian);
+    Value masked =
+        MaskDeadInputsOp::create(rewriter, loc, weightType, weight, hessian);
     if (config.getStaticGroups()) {
-      auto grid = GridOp::create(rewriter, loc, gridType, gridType, masked,
-                                 config);
+      auto grid =
+          GridOp::create(rewriter, loc, gridType, gridType, masked, config);
       scales = grid.getScales();
       zeros = grid.getZeros();
     }
@@ -60,8 +60,8 @@ struct DecomposeQuantizeLayer : OpRewritePattern<QuantizeLayerOp> {
     Value ordered = masked;
     Value orderedHessian = hessian;
     if (config.getActOrder()) {
-      auto permType =
-          RankedTensorType::get({weightType.getDimSize(1)}, rewriter.getI64Type());
+      auto permType = RankedTensorType::get({weightType.getDimSize(1)},
+                                            rewriter.getI64Type());
       perm = ActOrderOp::create(rewriter, loc, permType, hessian);
       ordered = PermuteOp::create(rewriter, loc, weightType, masked, perm,
                                   rewriter.getDenseI64ArrayAttr({1}),
@@ -75,8 +75,8 @@ struct DecomposeQuantizeLayer : OpRewritePattern<QuantizeLayerOp> {
                                          rewriter.getI1Type(), orderedHessian,
                                          percdamp);
     Value cols = tensor::DimOp::create(rewriter, loc, weight, 1);
-    Value gIdx = GroupIndexOp::create(rewriter, loc, gIdxType, cols, perm,
-                                      config);
+    Value gIdx =
+        GroupIndexOp::create(rewriter, loc, gIdxType, cols, perm, config);
 
     Value groupMap;
     if (fixedGrid) {
@@ -96,9 +96,8 @@ struct DecomposeQuantizeLayer : OpRewritePattern<QuantizeLayerOp> {
       codes = PermuteOp::create(rewriter, loc, codesType, codes, perm,
                                 rewriter.getDenseI64ArrayAttr({1}),
                                 rewriter.getUnitAttr());
-    rewriter.replaceOp(op, {codes, blocks.getOutScales(),
-                            blocks.getOutZeros(), gIdx, blocks.getLoss(),
-                            chol.getOk()});
+    rewriter.replaceOp(op, {codes, blocks.getOutScales(), blocks.getOutZeros(),
+                            gIdx, blocks.getLoss(), chol.getOk()});
     return success();
   }
 };
