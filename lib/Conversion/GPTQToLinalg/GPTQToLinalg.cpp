@@ -165,6 +165,20 @@ struct LowerPermute : OpRewritePattern<PermuteOp> {
     if (op.getInverse())
       perm = callLibrary(b, loc, "invert_permutation", {perm},
                          {perm.getType()})[0];
+    ArrayRef<int64_t> dims = op.getDims();
+    // Matrices of weights and codes: the library's gathers, which run
+    // blocks of rows in parallel.
+    Type elementType = type.getElementType();
+    if (type.getRank() == 2 &&
+        (elementType.isF32() || elementType.isInteger(8))) {
+      Value rows = boolConst(b, loc, llvm::is_contained(dims, 0));
+      Value cols = boolConst(b, loc, llvm::is_contained(dims, 1));
+      b.replaceOp(
+          op,
+          callLibrary(b, loc, elementType.isF32() ? "gather_f32" : "gather_i8",
+                      {op.getSource(), perm, perm, rows, cols}, {type}));
+      return success();
+    }
     SmallVector<Value> dynSizes;
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (type.isDynamicDim(d))
@@ -173,7 +187,6 @@ struct LowerPermute : OpRewritePattern<PermuteOp> {
     unsigned rank = type.getRank();
     SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-    ArrayRef<int64_t> dims = op.getDims();
     Value source = op.getSource();
     auto generic = linalg::GenericOp::create(
         b, loc, TypeRange{type}, ValueRange{}, ValueRange{init}, maps, iters,

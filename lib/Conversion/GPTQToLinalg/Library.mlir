@@ -483,24 +483,128 @@ func.func private @__gptq_invert_permutation(%perm: tensor<?xi64>) -> tensor<?xi
   return %inv : tensor<?xi64>
 }
 
-// W[:, i] = 0 where H[i, i] == 0.
+// W[:, i] = 0 where H[i, i] == 0; blocks of 32 rows in parallel.
 func.func private @__gptq_mask_dead_inputs(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
   %zero = arith.constant 0.0 : f32
   %r = tensor.dim %w, %c0 : tensor<?x?xf32>
   %c = tensor.dim %w, %c1 : tensor<?x?xf32>
-  %e = tensor.empty(%r, %c) : tensor<?x?xf32>
-  %m = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%w : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
-  ^bb0(%v: f32, %o: f32):
-    %j = linalg.index 1 : index
+  %de = tensor.empty(%c) : tensor<?xf32>
+  %diag = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%de : tensor<?xf32>) {
+  ^bb0(%o: f32):
+    %j = linalg.index 0 : index
     %d = tensor.extract %h[%j, %j] : tensor<?x?xf32>
-    %dead = arith.cmpf oeq, %d, %zero : f32
-    %x = arith.select %dead, %zero, %v : f32
-    linalg.yield %x : f32
-  } -> tensor<?x?xf32>
+    linalg.yield %d : f32
+  } -> tensor<?xf32>
+  %e = tensor.empty(%r, %c) : tensor<?x?xf32>
+  %nrb = arith.ceildivsi %r, %c32 : index
+  %m = scf.forall (%rb) in (%nrb) shared_outs(%o = %e) -> (tensor<?x?xf32>) {
+    %r0 = arith.muli %rb, %c32 : index
+    %rleft = arith.subi %r, %r0 : index
+    %rn = arith.minsi %rleft, %c32 : index
+    %src = tensor.extract_slice %w[%r0, 0] [%rn, %c] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %dst = tensor.extract_slice %o[%r0, 0] [%rn, %c] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %blk = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%src, %diag : tensor<?x?xf32>, tensor<?xf32>) outs(%dst : tensor<?x?xf32>) {
+    ^bb0(%v: f32, %d: f32, %out: f32):
+      %dead = arith.cmpf oeq, %d, %zero : f32
+      %x = arith.select %dead, %zero, %v : f32
+      linalg.yield %x : f32
+    } -> tensor<?x?xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %blk into %o[%r0, 0] [%rn, %c] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    }
+  }
   return %m : tensor<?x?xf32>
+}
+
+// Gathers of a matrix: result[i, j] = src[rows[i], cols[j]], each index map
+// applied only where its flag is set; blocks of 32 rows in parallel.
+func.func private @__gptq_gather_f32(%src: tensor<?x?xf32>, %rows: tensor<?xi64>, %cols: tensor<?xi64>, %userows: i1, %usecols: i1) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %m = tensor.dim %src, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %src, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %nrb = arith.ceildivsi %m, %c32 : index
+  %g = scf.forall (%rb) in (%nrb) shared_outs(%o = %e) -> (tensor<?x?xf32>) {
+    %r0 = arith.muli %rb, %c32 : index
+    %rleft = arith.subi %m, %r0 : index
+    %rn = arith.minsi %rleft, %c32 : index
+    %dst = tensor.extract_slice %o[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %blk = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%dst : tensor<?x?xf32>) {
+    ^bb0(%out: f32):
+      %il = linalg.index 0 : index
+      %i = arith.addi %il, %r0 : index
+      %j = linalg.index 1 : index
+      %si = scf.if %userows -> (index) {
+        %p = tensor.extract %rows[%i] : tensor<?xi64>
+        %pi = arith.index_cast %p : i64 to index
+        scf.yield %pi : index
+      } else {
+        scf.yield %i : index
+      }
+      %sj = scf.if %usecols -> (index) {
+        %p = tensor.extract %cols[%j] : tensor<?xi64>
+        %pj = arith.index_cast %p : i64 to index
+        scf.yield %pj : index
+      } else {
+        scf.yield %j : index
+      }
+      %v = tensor.extract %src[%si, %sj] : tensor<?x?xf32>
+      linalg.yield %v : f32
+    } -> tensor<?x?xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %blk into %o[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    }
+  }
+  return %g : tensor<?x?xf32>
+}
+
+// The same for codes.
+func.func private @__gptq_gather_i8(%src: tensor<?x?xi8>, %rows: tensor<?xi64>, %cols: tensor<?xi64>, %userows: i1, %usecols: i1) -> tensor<?x?xi8> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %m = tensor.dim %src, %c0 : tensor<?x?xi8>
+  %n = tensor.dim %src, %c1 : tensor<?x?xi8>
+  %e = tensor.empty(%m, %n) : tensor<?x?xi8>
+  %nrb = arith.ceildivsi %m, %c32 : index
+  %g = scf.forall (%rb) in (%nrb) shared_outs(%o = %e) -> (tensor<?x?xi8>) {
+    %r0 = arith.muli %rb, %c32 : index
+    %rleft = arith.subi %m, %r0 : index
+    %rn = arith.minsi %rleft, %c32 : index
+    %dst = tensor.extract_slice %o[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %blk = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%dst : tensor<?x?xi8>) {
+    ^bb0(%out: i8):
+      %il = linalg.index 0 : index
+      %i = arith.addi %il, %r0 : index
+      %j = linalg.index 1 : index
+      %si = scf.if %userows -> (index) {
+        %p = tensor.extract %rows[%i] : tensor<?xi64>
+        %pi = arith.index_cast %p : i64 to index
+        scf.yield %pi : index
+      } else {
+        scf.yield %i : index
+      }
+      %sj = scf.if %usecols -> (index) {
+        %p = tensor.extract %cols[%j] : tensor<?xi64>
+        %pj = arith.index_cast %p : i64 to index
+        scf.yield %pj : index
+      } else {
+        scf.yield %j : index
+      }
+      %v = tensor.extract %src[%si, %sj] : tensor<?x?xi8>
+      linalg.yield %v : i8
+    } -> tensor<?x?xi8>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %blk into %o[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
+    }
+  }
+  return %g : tensor<?x?xi8>
 }
 
 //===--------------------------------------------------------------------===//
@@ -839,21 +943,34 @@ func.func private @__gptq_group_index(%cols: index, %perm: tensor<?xi64>, %mode:
 func.func private @__gptq_dequantize(%codes: tensor<?x?xi8>, %s: tensor<?x?xf32>, %z: tensor<?x?xf32>, %g: tensor<?xi32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
   %r = tensor.dim %codes, %c0 : tensor<?x?xi8>
   %c = tensor.dim %codes, %c1 : tensor<?x?xi8>
   %e = tensor.empty(%r, %c) : tensor<?x?xf32>
-  %w = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%codes, %g : tensor<?x?xi8>, tensor<?xi32>) outs(%e : tensor<?x?xf32>) {
-  ^bb0(%q: i8, %gi: i32, %o: f32):
-    %i = linalg.index 0 : index
-    %gx = arith.index_cast %gi : i32 to index
-    %sc = tensor.extract %s[%i, %gx] : tensor<?x?xf32>
-    %zp = tensor.extract %z[%i, %gx] : tensor<?x?xf32>
-    %qf = arith.uitofp %q : i8 to f32
-    %d = arith.subf %qf, %zp : f32
-    %v = arith.mulf %sc, %d : f32
-    linalg.yield %v : f32
-  } -> tensor<?x?xf32>
+  %nrb = arith.ceildivsi %r, %c32 : index
+  %w = scf.forall (%rb) in (%nrb) shared_outs(%o = %e) -> (tensor<?x?xf32>) {
+    %r0 = arith.muli %rb, %c32 : index
+    %rleft = arith.subi %r, %r0 : index
+    %rn = arith.minsi %rleft, %c32 : index
+    %src = tensor.extract_slice %codes[%r0, 0] [%rn, %c] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %dst = tensor.extract_slice %o[%r0, 0] [%rn, %c] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %blk = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%src, %g : tensor<?x?xi8>, tensor<?xi32>) outs(%dst : tensor<?x?xf32>) {
+    ^bb0(%q: i8, %gi: i32, %out: f32):
+      %il = linalg.index 0 : index
+      %i = arith.addi %il, %r0 : index
+      %gx = arith.index_cast %gi : i32 to index
+      %sc = tensor.extract %s[%i, %gx] : tensor<?x?xf32>
+      %zp = tensor.extract %z[%i, %gx] : tensor<?x?xf32>
+      %qf = arith.uitofp %q : i8 to f32
+      %d = arith.subf %qf, %zp : f32
+      %v = arith.mulf %sc, %d : f32
+      linalg.yield %v : f32
+    } -> tensor<?x?xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %blk into %o[%r0, 0] [%rn, %c] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    }
+  }
   return %w : tensor<?x?xf32>
 }
 
