@@ -439,23 +439,37 @@ func.func private @__gptq_act_order(%h: tensor<?x?xf32>) -> tensor<?xi64> {
     %w = arith.select %dead, %one, %v : f32
     linalg.yield %w : f32
   } -> tensor<?xf32>
-  // rank[j] = #{i : d[i] > d[j]} + #{i < j : d[i] == d[j]}.
+  // rank[j] = #{i : d[i] > d[j]} + #{i < j : d[i] == d[j]}, for blocks of
+  // 64 columns j in parallel.
+  %c64 = arith.constant 64 : index
   %re = tensor.empty(%n) : tensor<?xi64>
-  %rz = linalg.fill ins(%z64 : i64) outs(%re : tensor<?xi64>) -> tensor<?xi64>
-  %rank = linalg.generic {indexing_maps = [#row, #col, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%d, %d : tensor<?xf32>, tensor<?xf32>) outs(%rz : tensor<?xi64>) {
-  ^bb0(%dj: f32, %di: f32, %acc: i64):
-    %j = linalg.index 0 : index
-    %i = linalg.index 1 : index
-    %gt = arith.cmpf ogt, %di, %dj : f32
-    %eq = arith.cmpf oeq, %di, %dj : f32
-    %before = arith.cmpi ult, %i, %j : index
-    %tie = arith.andi %eq, %before : i1
-    %in = arith.ori %gt, %tie : i1
-    %inc = arith.extui %in : i1 to i64
-    %a = arith.addi %acc, %inc : i64
-    linalg.yield %a : i64
-  } -> tensor<?xi64>
+  %nb = arith.ceildivsi %n, %c64 : index
+  %rank = scf.forall (%b) in (%nb) shared_outs(%ro = %re) -> (tensor<?xi64>) {
+    %j0 = arith.muli %b, %c64 : index
+    %jleft = arith.subi %n, %j0 : index
+    %jn = arith.minsi %jleft, %c64 : index
+    %dj = tensor.extract_slice %d[%j0] [%jn] [1] : tensor<?xf32> to tensor<?xf32>
+    %rs = tensor.extract_slice %ro[%j0] [%jn] [1] : tensor<?xi64> to tensor<?xi64>
+    %rz = linalg.fill ins(%z64 : i64) outs(%rs : tensor<?xi64>) -> tensor<?xi64>
+    %rk = linalg.generic {indexing_maps = [#row, #col, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%dj, %d : tensor<?xf32>, tensor<?xf32>) outs(%rz : tensor<?xi64>) {
+    ^bb0(%vj: f32, %vi: f32, %acc: i64):
+      %jl = linalg.index 0 : index
+      %j = arith.addi %jl, %j0 : index
+      %i = linalg.index 1 : index
+      %gt = arith.cmpf ogt, %vi, %vj : f32
+      %eq = arith.cmpf oeq, %vi, %vj : f32
+      %before = arith.cmpi ult, %i, %j : index
+      %tie = arith.andi %eq, %before : i1
+      %in = arith.ori %gt, %tie : i1
+      %inc = arith.extui %in : i1 to i64
+      %a = arith.addi %acc, %inc : i64
+      linalg.yield %a : i64
+    } -> tensor<?xi64>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %rk into %ro[%j0] [%jn] [1] : tensor<?xi64> into tensor<?xi64>
+    }
+  }
   %pe = tensor.empty(%n) : tensor<?xi64>
   %perm = scf.for %j = %c0 to %n step %c1 iter_args(%p = %pe) -> (tensor<?xi64>) {
     %r = tensor.extract %rank[%j] : tensor<?xi64>
