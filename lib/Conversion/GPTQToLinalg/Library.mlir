@@ -926,7 +926,6 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
 func.func private @__gptq_group_index(%cols: index, %perm: tensor<?xi64>, %mode: i32, %gs: index) -> tensor<?xi32> {
   %m2 = arith.constant 2 : i32
   %m0 = arith.constant 0 : i32
-  %c0 = arith.constant 0 : index
   %useinv = arith.cmpi eq, %mode, %m2 : i32
   %none = arith.cmpi eq, %mode, %m0 : i32
   %src = scf.if %useinv -> (tensor<?xi64>) {
@@ -995,7 +994,6 @@ func.func private @__gptq_pack(%codes: tensor<?x?xi8>, %bits: i64) -> tensor<?x?
   %c31 = arith.constant 31 : index
   %c32 = arith.constant 32 : index
   %z64 = arith.constant 0 : i64
-  %i32w = arith.constant 32 : i64
   %r = tensor.dim %codes, %c0 : tensor<?x?xi8>
   %c = tensor.dim %codes, %c1 : tensor<?x?xi8>
   %b = arith.index_cast %bits : i64 to index
