@@ -111,6 +111,7 @@ func.func private @__gptq_gemm_panel(%panel: tensor<?x?xf32>, %ap: tensor<?x?x6x
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c6 = arith.constant 6 : index
+  %kc = arith.constant 128 : index
   %zero = arith.constant 0.0 : f32
   %mt = tensor.dim %ap, %c0 : tensor<?x?x6xf32>
   %k = tensor.dim %ap, %c1 : tensor<?x?x6xf32>
@@ -118,28 +119,34 @@ func.func private @__gptq_gemm_panel(%panel: tensor<?x?xf32>, %ap: tensor<?x?x6x
   %i0 = arith.select %lowerC, %jfloor, %c0 : index
   %k0 = arith.select %lowerB, %j, %c0 : index
   %k0c = arith.minsi %k0, %k : index
-  %kn = arith.subi %k, %k0c : index
-  %bpe = tensor.empty(%kn) : tensor<?x64xf32>
-  %bp = scf.for %kk = %c0 to %kn step %c1 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
-    %krow = arith.addi %kk, %k0c : index
-    %v = vector.transfer_read %b[%krow, %j], %zero : tensor<?x?xf32>, vector<64xf32>
-    %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<64xf32>, tensor<?x64xf32>
-    scf.yield %pb2 : tensor<?x64xf32>
-  }
-  %ri = scf.for %it = %i0 to %mt step %c1 iter_args(%ci = %panel) -> (tensor<?x?xf32>) {
-    %i = arith.muli %it, %c6 : index
-    %cv = vector.transfer_read %ci[%i, %c0], %zero : tensor<?x?xf32>, vector<6x64xf32>
-    %acc = scf.for %kk = %c0 to %kn step %c1 iter_args(%acc = %cv) -> (vector<6x64xf32>) {
-      %ka = arith.addi %kk, %k0c : index
-      %av = vector.transfer_read %ap[%it, %ka, %c0], %zero {in_bounds = [true]} : tensor<?x?x6xf32>, vector<6xf32>
-      %bv = vector.transfer_read %bp[%kk, %c0], %zero {in_bounds = [true]} : tensor<?x64xf32>, vector<64xf32>
-      %o = vector.outerproduct %av, %bv, %acc : vector<6xf32>, vector<64xf32>
-      scf.yield %o : vector<6x64xf32>
+  // K in chunks of 128 rows: a chunk of packed B (32 KiB) stays in L1
+  // while the tiles of the panel go by.
+  %res = scf.for %kb = %k0c to %k step %kc iter_args(%pc = %panel) -> (tensor<?x?xf32>) {
+    %kleft = arith.subi %k, %kb : index
+    %kn = arith.minsi %kleft, %kc : index
+    %bpe = tensor.empty(%kn) : tensor<?x64xf32>
+    %bp = scf.for %kk = %c0 to %kn step %c1 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
+      %krow = arith.addi %kk, %kb : index
+      %v = vector.transfer_read %b[%krow, %j], %zero : tensor<?x?xf32>, vector<64xf32>
+      %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<64xf32>, tensor<?x64xf32>
+      scf.yield %pb2 : tensor<?x64xf32>
     }
-    %w = vector.transfer_write %acc, %ci[%i, %c0] : vector<6x64xf32>, tensor<?x?xf32>
-    scf.yield %w : tensor<?x?xf32>
+    %ri = scf.for %it = %i0 to %mt step %c1 iter_args(%ci = %pc) -> (tensor<?x?xf32>) {
+      %i = arith.muli %it, %c6 : index
+      %cv = vector.transfer_read %ci[%i, %c0], %zero : tensor<?x?xf32>, vector<6x64xf32>
+      %acc = scf.for %kk = %c0 to %kn step %c1 iter_args(%acc = %cv) -> (vector<6x64xf32>) {
+        %ka = arith.addi %kk, %kb : index
+        %av = vector.transfer_read %ap[%it, %ka, %c0], %zero {in_bounds = [true]} : tensor<?x?x6xf32>, vector<6xf32>
+        %bv = vector.transfer_read %bp[%kk, %c0], %zero {in_bounds = [true]} : tensor<?x64xf32>, vector<64xf32>
+        %o = vector.outerproduct %av, %bv, %acc : vector<6xf32>, vector<64xf32>
+        scf.yield %o : vector<6x64xf32>
+      }
+      %w = vector.transfer_write %acc, %ci[%i, %c0] : vector<6x64xf32>, tensor<?x?xf32>
+      scf.yield %w : tensor<?x?xf32>
+    }
+    scf.yield %ri : tensor<?x?xf32>
   }
-  return %ri : tensor<?x?xf32>
+  return %res : tensor<?x?xf32>
 }
 
 // A zero-filled M x N matrix.
