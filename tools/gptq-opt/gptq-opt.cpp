@@ -13,8 +13,9 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/thread.h"
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::gptq::registerGPTQPasses();
   mlir::gptq::registerGPTQConversionPasses();
@@ -24,4 +25,15 @@ int main(int argc, char **argv) {
   mlir::gptq::registerToolDialects(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "gptq-opt: the gptq-mlir optimizer driver\n", registry));
+}
+
+int main(int argc, char **argv) {
+  // MLIR's parser and printer recurse once per level of nesting: a large
+  // stack turns deeply nested input into a diagnostic (or a result) rather
+  // than a stack overflow.
+  int result = 1;
+  llvm::thread worker(std::optional<unsigned>(mlir::gptq::kToolStackBytes),
+                      [&] { result = run(argc, argv); });
+  worker.join();
+  return result;
 }

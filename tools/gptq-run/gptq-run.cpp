@@ -12,6 +12,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
+#include "llvm/Support/thread.h"
 
 #include <chrono>
 
@@ -51,8 +52,7 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
+static int run(int argc, char **argv) {
   cl::HideUnrelatedOptions({&category, &jitOptionCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -126,4 +126,15 @@ int main(int argc, char **argv) {
                  << "\ncompile_seconds " << (*fn)->compileSeconds()
                  << "\nrun_seconds " << runSeconds << "\n";
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  // MLIR's parser recurses once per level of nesting: a large stack turns
+  // deeply nested input into a diagnostic rather than a stack overflow.
+  int result = 1;
+  llvm::thread worker(std::optional<unsigned>(kToolStackBytes),
+                      [&] { result = run(argc, argv); });
+  worker.join();
+  return result;
 }

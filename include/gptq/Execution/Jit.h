@@ -60,6 +60,10 @@ JitOptions jitOptionsFromCommandLine();
 /// GPTQ_MLIR_CACHE_DIR is "off".
 std::string defaultCacheDir();
 
+/// Stack size of the thread on which the tools parse and lower user input
+/// (MLIR's parser recurses once per level of nesting).
+constexpr unsigned kToolStackBytes = 1u << 30;
+
 /// Adds every dialect and extension the gptq tools parse and lower.
 void registerToolDialects(DialectRegistry &registry);
 
