@@ -1,14 +1,35 @@
-"""File helpers shared by the commands: atomic writes, so no partial output."""
+"""File helpers shared by the commands: reading binary inputs with clear
+errors, and atomic writes, so no partial output."""
 
 import contextlib
 import os
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, Iterator, Union
+from typing import BinaryIO, Callable, Iterator, TypeVar, Union
 
 import numpy as np
 
+from .errors import GPTQError
+
 PathLike = Union[str, os.PathLike]
+T = TypeVar("T")
+
+
+def read_and_parse(path: PathLike, what: str, parse: Callable[[bytes], T]) -> T:
+    """Read the file at ``path`` and ``parse`` its bytes.
+
+    An unreadable file and a parse error both become a GPTQError that names
+    the file (``what`` says what it should have been, e.g. "checkpoint").
+    """
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        raise GPTQError(f"cannot read {what} {path}: {error.strerror}") from error
+    try:
+        return parse(data)
+    except GPTQError as error:
+        raise GPTQError(f"{path}: {error}") from None
 
 
 @contextlib.contextmanager

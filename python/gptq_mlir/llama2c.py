@@ -26,6 +26,7 @@ from typing import Dict, List, Tuple, Union
 import numpy as np
 
 from .errors import GPTQError
+from .fileio import read_and_parse
 
 MAGIC = 0x616B3432
 VERSION1_HEADER_BYTES = 256
@@ -230,15 +231,7 @@ def parse_checkpoint(data: bytes) -> Llama2cCheckpoint:
 
 def read_checkpoint(path: Union[str, os.PathLike]) -> Llama2cCheckpoint:
     """Read and parse the checkpoint at ``path``."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as error:
-        raise GPTQError(f"cannot read checkpoint {path}: {error.strerror}") from error
-    try:
-        return parse_checkpoint(data)
-    except GPTQError as error:
-        raise GPTQError(f"{path}: {error}") from None
+    return read_and_parse(path, "checkpoint", parse_checkpoint)
 
 
 def serialize_checkpoint(

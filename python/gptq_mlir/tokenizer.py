@@ -14,6 +14,7 @@ import struct
 from typing import Dict, Iterable, List, Sequence, Union
 
 from .errors import GPTQError
+from .fileio import read_and_parse
 
 UNK, BOS, EOS = 0, 1, 2
 BYTE_OFFSET = 3
@@ -180,12 +181,4 @@ def parse_tokenizer(data: bytes) -> Tokenizer:
 
 def load_tokenizer(path: Union[str, os.PathLike]) -> Tokenizer:
     """Read the tokenizer file at ``path``."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as error:
-        raise GPTQError(f"cannot read tokenizer {path}: {error.strerror}") from error
-    try:
-        return parse_tokenizer(data)
-    except GPTQError as error:
-        raise GPTQError(f"{path}: {error}") from None
+    return read_and_parse(path, "tokenizer", parse_tokenizer)
