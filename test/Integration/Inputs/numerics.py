@@ -15,10 +15,10 @@ import numpy as np
 INPUTS = os.path.dirname(os.path.abspath(__file__))
 
 
-def gptq_run(module, entry, arrays, work, tool="gptq-run"):
+def gptq_run(module, entry, arrays, work, tool="gptq-run", extra=()):
     os.makedirs(work, exist_ok=True)
     args = [tool, os.path.join(INPUTS, module), "--entry", entry,
-            "--output-dir", os.path.join(work, "out-" + entry)]
+            "--output-dir", os.path.join(work, "out-" + entry)] + list(extra)
     for i, a in enumerate(arrays):
         path = os.path.join(work, "%s-in%d.npy" % (entry, i))
         np.save(path, a)
@@ -109,6 +109,36 @@ def mse(work):
     assert (e1 <= e0 * (1 + 1e-6)).all(), (e1 - e0).max()
     assert (e1 < e0).sum() > 32
     print("ok mse: never worse, better on %d of 64 rows" % (e1 < e0).sum())
+
+
+def cholesky(work):
+    """U from gptq.damped_cholesky satisfies U^T U = (H damped)^-1 with U
+    upper triangular and a positive diagonal, for several block sizes of
+    the blocked factorization (ragged last block included), dead inputs set
+    to 1; and an indefinite H clears the success flag."""
+    rng = np.random.default_rng(5)
+    n = 100
+    x = rng.standard_normal((400, n)).astype(np.float32)
+    x[:, 7] = 0  # a dead input
+    h = (2.0 / 400 * x.T @ x).astype(np.float32)
+    d = np.diag(h).astype(np.float64).copy()
+    d[d == 0] = 1
+    hd = h.astype(np.float64)
+    np.fill_diagonal(hd, d + 0.01 * d.mean())
+    expect = np.linalg.inv(hd)
+    for block in (16, 33, 128):
+        u, ok = gptq_run("cholesky.mlir", "factor", [h], work,
+                         extra=["--cholesky-block", str(block)])
+        assert bool(ok), block
+        assert np.allclose(np.tril(u, -1), 0), block
+        assert (np.diag(u) > 0).all(), block
+        err = np.abs(u.T.astype(np.float64) @ u - expect).max() / np.abs(expect).max()
+        assert err < 1e-4, (block, err)
+    bad = -np.eye(8, dtype=np.float32)
+    bad[0, 0] = 50
+    _, ok = gptq_run("cholesky.mlir", "factor", [bad], work)
+    assert not bool(ok)
+    print("ok cholesky: U^T U = H^-1 for blocks 16, 33, 128; indefinite H flagged")
 
 
 def run_layer(tool, work, name, w, h, *flags):
