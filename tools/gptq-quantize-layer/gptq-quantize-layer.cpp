@@ -45,13 +45,16 @@ static cl::opt<std::string>
     outDir("out-dir", cl::Required,
            cl::desc("Output directory (replaced only on success)"),
            cl::value_desc("DIR"), cl::cat(category));
-static cl::opt<int64_t> bits("bits", cl::desc("Bits per code, 2..8"),
+static cl::opt<int64_t> bits("bits",
+                             cl::desc("Bits per code, 2..8 (default 4)"),
                              cl::init(4), cl::cat(category));
 static cl::opt<int64_t>
     groupSize("group-size",
-              cl::desc("Columns per grid; -1 for one grid per row"),
+              cl::desc("Columns per grid; -1 (default) for one grid per row"),
               cl::init(-1), cl::cat(category));
-static cl::opt<bool> sym("sym", cl::desc("Symmetric grids"), cl::cat(category));
+static cl::opt<bool> sym("sym",
+                         cl::desc("Symmetric grids (default: asymmetric)"),
+                         cl::cat(category));
 static cl::opt<bool>
     actOrder("act-order",
              cl::desc("Quantize columns by descending Hessian diagonal"),
@@ -60,13 +63,15 @@ static cl::opt<bool>
     staticGroups("static-groups",
                  cl::desc("Compute every group's grid before quantizing"),
                  cl::cat(category));
-static cl::opt<double>
-    percdamp("percdamp",
-             cl::desc("Dampening as a fraction of mean(diag(H)), 0 < p < 1"),
-             cl::init(0.01), cl::cat(category));
-static cl::opt<int64_t> blockSize("block-size",
-                                  cl::desc("Columns per lazy batch update"),
-                                  cl::init(128), cl::cat(category));
+static cl::opt<double> percdamp(
+    "percdamp",
+    cl::desc(
+        "Dampening as a fraction of mean(diag(H)), 0 < p < 1 (default 0.01)"),
+    cl::init(0.01), cl::cat(category));
+static cl::opt<int64_t>
+    blockSize("block-size",
+              cl::desc("Columns per lazy batch update (default 128)"),
+              cl::init(128), cl::cat(category));
 static cl::opt<bool> mse("mse",
                          cl::desc("Search shrunken grids for the least "
                                   "2.4-norm error (reference parameters)"),
