@@ -72,15 +72,18 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
   %n = tensor.dim %b, %c1 : tensor<?x?xf32>
   %mt = arith.ceildivsi %m, %c6 : index
   %ape = tensor.empty(%mt, %k) : tensor<?x?x6xf32>
-  %ap = scf.for %t = %c0 to %mt step %c1 iter_args(%pa = %ape) -> (tensor<?x?x6xf32>) {
-    %t8 = arith.muli %t, %c6 : index
-    %pa2 = scf.for %kk = %c0 to %k step %c1 iter_args(%pb = %pa) -> (tensor<?x?x6xf32>) {
-      %v = vector.transfer_read %at[%kk, %t8], %zero : tensor<?x?xf32>, vector<6xf32>
+  %ap = scf.forall (%t) in (%mt) shared_outs(%pa = %ape) -> (tensor<?x?x6xf32>) {
+    %t6 = arith.muli %t, %c6 : index
+    %slab0 = tensor.extract_slice %pa[%t, 0, 0] [1, %k, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x6xf32>
+    %slab = scf.for %kk = %c0 to %k step %c1 iter_args(%pb = %slab0) -> (tensor<?x6xf32>) {
+      %v = vector.transfer_read %at[%kk, %t6], %zero : tensor<?x?xf32>, vector<6xf32>
       %nv = arith.negf %v : vector<6xf32>
-      %pb2 = vector.transfer_write %nv, %pb[%t, %kk, %c0] {in_bounds = [true]} : vector<6xf32>, tensor<?x?x6xf32>
-      scf.yield %pb2 : tensor<?x?x6xf32>
+      %pb2 = vector.transfer_write %nv, %pb[%kk, %c0] {in_bounds = [true]} : vector<6xf32>, tensor<?x6xf32>
+      scf.yield %pb2 : tensor<?x6xf32>
     }
-    scf.yield %pa2 : tensor<?x?x6xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %slab into %pa[%t, 0, 0] [1, %k, 6] [1, 1, 1] : tensor<?x6xf32> into tensor<?x?x6xf32>
+    }
   }
   %nt = arith.ceildivsi %n, %c64 : index
   %r = scf.forall (%q) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?xf32>) {
