@@ -269,22 +269,33 @@ class _LlamaEmitter:
         the weight's) as its location.
         """
         weight = self._weight(weight_name)
-        init = self.b.filled([self.batch, self.seq, weight.shape[0]], self.zero)
-        result = self.b.generic(
-            [(x, [0, 1, 3]), (weight, [2, 3])],
-            init,
-            [0, 1, 2],
-            ["parallel"] * 3 + ["reduction"],
-            """
-            %prod = arith.mulf %x, %w : f32
-            %sum = arith.addf %acc, %prod : f32
-            linalg.yield %sum : f32
-            """,
-            ["%x", "%w", "%acc"],
-            "linear",
+        result = self._contract(
+            (x, [0, 1, 3]), (weight, [2, 3]), [self.batch, self.seq, weight.shape[0]], "linear"
         )
         self.b.lines[-1] += f' loc("{layer_name or weight_name}")'
         return result
+
+    def _contract(
+        self, lhs: Tuple[_Value, List[int]], rhs: Tuple[_Value, List[int]], out_shape: List[Dim], label: str
+    ) -> _Value:
+        """``out = sum over the last loop of lhs * rhs``: a linalg.generic whose
+        loops are the output's dimensions followed by one reduction, over a
+        zero-filled output; ``lhs`` and ``rhs`` pair a value with the loops
+        indexing its dimensions."""
+        rank = len(out_shape)
+        return self.b.generic(
+            [lhs, rhs],
+            self.b.filled(out_shape, self.zero),
+            list(range(rank)),
+            ["parallel"] * rank + ["reduction"],
+            """
+            %prod = arith.mulf %lhs, %rhs : f32
+            %sum = arith.addf %acc, %prod : f32
+            linalg.yield %sum : f32
+            """,
+            ["%lhs", "%rhs", "%acc"],
+            label,
+        )
 
     def add(self, x: _Value, y: _Value) -> _Value:
         """Elementwise sum of two ``[B, S, d]`` tensors (the residual connection)."""
@@ -355,19 +366,7 @@ class _LlamaEmitter:
         kv, hs = cfg.n_kv_heads, cfg.head_size
         scores_shape = [self.batch, kv, groups, self.seq, self.seq]
         # Loops (b, kv, g, s, t, d): scores[b, kv, g, s, t] = q[b, s, kv, g, :] . k[b, t, kv, :]
-        scores = b.generic(
-            [(q, [0, 3, 1, 2, 5]), (k, [0, 4, 1, 5])],
-            b.filled(scores_shape, self.zero),
-            [0, 1, 2, 3, 4],
-            ["parallel"] * 5 + ["reduction"],
-            """
-            %prod = arith.mulf %q, %k : f32
-            %sum = arith.addf %acc, %prod : f32
-            linalg.yield %sum : f32
-            """,
-            ["%q", "%k", "%acc"],
-            "scores",
-        )
+        scores = self._contract((q, [0, 3, 1, 2, 5]), (k, [0, 4, 1, 5]), scores_shape, "scores")
         causal = f"""
             %s = linalg.index 3 : index
             %t = linalg.index 4 : index
@@ -432,19 +431,7 @@ class _LlamaEmitter:
         )
         # Loops (b, s, kv, g, d, t): out[b, s, kv, g, d] = probs[b, kv, g, s, :] . v[b, :, kv, d]
         out_shape = [self.batch, self.seq, kv, groups, hs]
-        mixed = b.generic(
-            [(probs, [0, 2, 3, 1, 5]), (v, [0, 5, 2, 4])],
-            b.filled(out_shape, self.zero),
-            [0, 1, 2, 3, 4],
-            ["parallel"] * 5 + ["reduction"],
-            """
-            %prod = arith.mulf %p, %v : f32
-            %sum = arith.addf %acc, %prod : f32
-            linalg.yield %sum : f32
-            """,
-            ["%p", "%v", "%acc"],
-            "attn",
-        )
+        mixed = self._contract((probs, [0, 2, 3, 1, 5]), (v, [0, 5, 2, 4]), out_shape, "attn")
         return b.reshape("collapse", mixed, [[0], [1], [2, 3, 4]], [self.batch, self.seq, cfg.dim])
 
     def feed_forward(self, x: _Value, prefix: str) -> _Value:
