@@ -149,25 +149,23 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
+  // The command line sets every key but the MSE search parameters, which
+  // keep the reference's defaults.
   std::string configError;
-  auto makeConfig = [&](double damp) -> ConfigAttr {
-    std::string message;
-    ConfigAttr attr;
-    {
-      ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-        message = d.str();
-        return success();
-      });
-      attr = ConfigAttr::getChecked(
-          [&] { return emitError(UnknownLoc::get(&context)); }, &context,
-          int64_t(bits), int64_t(groupSize), bool(sym), bool(actOrder),
-          bool(staticGroups), llvm::APFloat(damp), int64_t(blockSize),
-          bool(mse), llvm::APFloat(2.4), int64_t(100), llvm::APFloat(0.8));
-    }
-    configError = message;
-    return attr;
-  };
-  ConfigAttr config = makeConfig(percdamp);
+  ConfigAttr config;
+  {
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      configError = d.str();
+      return success();
+    });
+    ConfigAttr defaults = ConfigAttr::getDefault(&context);
+    config = ConfigAttr::getChecked(
+        [&] { return emitError(UnknownLoc::get(&context)); }, &context,
+        int64_t(bits), int64_t(groupSize), bool(sym), bool(actOrder),
+        bool(staticGroups), llvm::APFloat(double(percdamp)), int64_t(blockSize),
+        bool(mse), defaults.getMseNorm(), defaults.getMseGrid(),
+        defaults.getMseMaxShrink());
+  }
   if (!config)
     return fail("invalid options: " + configError);
 
