@@ -4,6 +4,7 @@
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Pipelines/Pipelines.h"
+#include "gptq/Runtime/Allocator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -47,6 +48,9 @@ using namespace mlir::gptq;
 #endif
 #ifndef GPTQ_OPENMP_RUNTIME
 #define GPTQ_OPENMP_RUNTIME ""
+#endif
+#ifndef GPTQ_RUNTIME_LIBRARY
+#define GPTQ_RUNTIME_LIBRARY ""
 #endif
 
 void mlir::gptq::registerToolDialects(DialectRegistry &registry) {
@@ -189,7 +193,8 @@ bool linkSharedLibrary(StringRef object, StringRef library) {
     return false;
   SmallVector<std::string> args = {*cc, "-shared", "-o", library.str(),
                                    object.str()};
-  for (const char *runtime : {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME}) {
+  for (const char *runtime :
+       {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME, GPTQ_RUNTIME_LIBRARY}) {
     if (!std::strlen(runtime))
       continue;
     args.push_back(runtime);
@@ -293,6 +298,11 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       return error("lowering to LLVM failed:\n" + diags.text);
   }
 
+  // Results are released with the allocator that made them.
+  fn->runtimeAllocator =
+      module->lookupSymbol("_mlir_memref_to_llvm_alloc") ||
+      module->lookupSymbol("_mlir_memref_to_llvm_aligned_alloc");
+
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
@@ -363,7 +373,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   engineOptions.enableObjectDump = !cachePath.empty();
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   SmallVector<StringRef> libs;
-  for (const char *lib : {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME})
+  for (const char *lib :
+       {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME, GPTQ_RUNTIME_LIBRARY})
     if (std::strlen(lib))
       libs.push_back(lib);
   engineOptions.sharedLibPaths = libs;
@@ -483,7 +494,13 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
       contiguous &= shape[d] == 1 || desc[3 + rank + d] == stride;
     // The deallocation pipeline makes every returned buffer a fresh
     // allocation owned by the caller (it clones arguments and constants).
-    auto release = [&] { std::free(reinterpret_cast<void *>(desc[0])); };
+    auto release = [&] {
+      auto *buffer = reinterpret_cast<void *>(desc[0]);
+      if (runtimeAllocator)
+        _mlir_memref_to_llvm_free(buffer);
+      else
+        std::free(buffer);
+    };
     if (contiguous) {
       if (n)
         std::memcpy(out.data.data(), base, n * elem);

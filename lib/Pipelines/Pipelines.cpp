@@ -62,6 +62,12 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToLLVMPass());
+  if (options.runtimeAllocator) {
+    // Buffers come from the runtime's caching allocator (libGPTQRuntime).
+    FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+    memrefOptions.useGenericFunctions = true;
+    pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  }
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

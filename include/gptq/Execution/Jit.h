@@ -97,6 +97,9 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   void *library = nullptr;
   bool cached = false;
+  /// Whether the code allocates through the gptq runtime (so results are
+  /// freed there) rather than with malloc.
+  bool runtimeAllocator = false;
   std::string entryName;
   void (*entryPoint)(void **) = nullptr;
   std::vector<ArgSpec> inputSpecs, resultSpecs;

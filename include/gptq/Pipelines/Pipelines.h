@@ -15,6 +15,13 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       *this, "cholesky-block",
       llvm::cl::desc("Block size of the blocked Cholesky factorization"),
       llvm::cl::init(128)};
+  PassOptions::Option<bool> runtimeAllocator{
+      *this, "runtime-allocator",
+      llvm::cl::desc(
+          "Allocate buffers through the gptq-mlir runtime "
+          "(_mlir_memref_to_llvm_alloc/free in libGPTQRuntime.so, which "
+          "keeps large buffers for reuse) instead of malloc/free"),
+      llvm::cl::init(true)};
 };
 
 /// gptq ops (and linalg/tensor/arith/math/scf on tensors) to the LLVM

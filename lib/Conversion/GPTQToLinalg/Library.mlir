@@ -118,6 +118,12 @@ func.func private @__gptq_gemm_panel(%panel: tensor<?x?xf32>, %ap: tensor<?x?x6x
   %zero = arith.constant 0.0 : f32
   %mt = tensor.dim %ap, %c0 : tensor<?x?x6xf32>
   %k = tensor.dim %ap, %c1 : tensor<?x?x6xf32>
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %pm = tensor.dim %panel, %c0 : tensor<?x?xf32>
+  %pn = tensor.dim %panel, %c1 : tensor<?x?xf32>
+  %mlast = arith.subi %pm, %c1 : index
+  %nlast = arith.subi %pn, %c1 : index
   %jfloor = arith.divui %j, %c6 : index
   %i0 = arith.select %lowerC, %jfloor, %c0 : index
   %k0 = arith.select %lowerB, %j, %c0 : index
@@ -136,6 +142,18 @@ func.func private @__gptq_gemm_panel(%panel: tensor<?x?xf32>, %ap: tensor<?x?x6x
     }
     %ri = scf.for %it = %i0 to %mt step %c1 iter_args(%ci = %pc) -> (tensor<?x?xf32>) {
       %i = arith.muli %it, %c6 : index
+      // C is read from memory once per tile, in rows far apart: fetch the
+      // next tile's cache lines while this one computes.
+      %cm = bufferization.to_buffer %ci read_only : tensor<?x?xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+      scf.for %pr = %c0 to %c6 step %c1 {
+        %row0 = arith.addi %i, %c6 : index
+        %row1 = arith.addi %row0, %pr : index
+        %row = arith.minsi %row1, %mlast : index
+        scf.for %pcol = %c0 to %c64 step %c16 {
+          %col = arith.minsi %pcol, %nlast : index
+          memref.prefetch %cm[%row, %col], read, locality<3>, data : memref<?x?xf32, strided<[?, ?], offset: ?>>
+        }
+      }
       %cv = vector.transfer_read %ci[%i, %c0], %zero : tensor<?x?xf32>, vector<6x64xf32>
       %acc = scf.for %kk = %c0 to %kn step %c1 iter_args(%acc = %cv) -> (vector<6x64xf32>) {
         %ka = arith.addi %kk, %kb : index

@@ -1,0 +1,43 @@
+//===- Allocator.h - Buffer allocator of compiled code ----------*- C++ -*-===//
+//
+// Compiled gptq code allocates its buffers through the MLIR "generic"
+// allocation functions (`finalize-memref-to-llvm{use-generic-functions}`),
+// which this runtime library defines. Large buffers (a layer's W, H, U are
+// tens of MiB each) come from a cache of 2 MiB-aligned, huge-page-backed
+// mappings that are kept after they are freed, so that a pipeline that
+// allocates and frees many matrices of the same size pays the page faults
+// once instead of on every allocation. Small buffers go to malloc.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPTQ_RUNTIME_ALLOCATOR_H
+#define GPTQ_RUNTIME_ALLOCATOR_H
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+/// The allocation entry points that compiled code calls.
+void *_mlir_memref_to_llvm_alloc(size_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
+}
+
+namespace mlir::gptq::runtime {
+
+/// Figures of the allocator since the process started.
+struct AllocatorStats {
+  uint64_t largeAllocations = 0; ///< large buffers handed out
+  uint64_t largeReused = 0;      ///< ... of which came from the cache
+  uint64_t mappedBytes = 0;      ///< bytes mapped now (in use + cached)
+  uint64_t cachedBytes = 0;      ///< bytes kept for reuse now
+};
+
+AllocatorStats allocatorStats();
+
+/// Unmaps every cached (free) large buffer.
+void releaseCachedBuffers();
+
+} // namespace mlir::gptq::runtime
+
+#endif // GPTQ_RUNTIME_ALLOCATOR_H

@@ -1,0 +1,215 @@
+//===- Allocator.cpp - Buffer allocator of compiled code ------------------===//
+//
+// Every buffer starts 64 bytes (or its alignment) after the start of its
+// block; the 64 bytes before it hold a header that says how the block was
+// obtained, so that free needs no lookup.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gptq/Runtime/Allocator.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+constexpr size_t kHeaderBytes = 64;
+/// Buffers of at least this many bytes come from the cache of mappings.
+constexpr size_t kLargeBytes = size_t(1) << 20;
+/// Mappings are multiples of the huge page size, aligned to it.
+constexpr size_t kGranule = size_t(2) << 20;
+constexpr uint64_t kSmallMagic = 0x67707471736d616cULL; // "gptqsmal"
+constexpr uint64_t kLargeMagic = 0x6770747162696721ULL; // "gptqbig!"
+
+struct alignas(kHeaderBytes) Header {
+  uint64_t magic;
+  size_t blockBytes; // size of the block (mapping) for large buffers
+  void *block;       // start of the block
+};
+static_assert(sizeof(Header) == kHeaderBytes, "header is one cache line");
+
+struct Block {
+  void *start;
+  size_t bytes;
+};
+
+class LargeCache {
+public:
+  /// A block of at least `bytes`; its actual size is stored in `bytes`.
+  void *take(size_t &bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++stats.largeAllocations;
+    // Best fit among cached blocks no more than twice the size needed.
+    auto best = free.end();
+    for (auto it = free.begin(); it != free.end(); ++it)
+      if (it->bytes >= bytes && it->bytes <= 2 * bytes &&
+          (best == free.end() || it->bytes < best->bytes))
+        best = it;
+    if (best != free.end()) {
+      Block b = *best;
+      free.erase(best);
+      stats.cachedBytes -= b.bytes;
+      ++stats.largeReused;
+      bytes = b.bytes;
+      return b.start;
+    }
+    void *start = map(bytes);
+    if (start)
+      stats.mappedBytes += bytes;
+    return start;
+  }
+
+  void give(void *start, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    free.push_back({start, bytes});
+    stats.cachedBytes += bytes;
+    // Keep at most limit() bytes cached: unmap the largest blocks first.
+    while (stats.cachedBytes > limit() && !free.empty()) {
+      auto largest = std::max_element(
+          free.begin(), free.end(),
+          [](const Block &a, const Block &b) { return a.bytes < b.bytes; });
+      unmapLocked(*largest);
+      free.erase(largest);
+    }
+  }
+
+  void releaseAll() {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Block &b : free)
+      unmapLocked(b);
+    free.clear();
+  }
+
+  mlir::gptq::runtime::AllocatorStats snapshot() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return stats;
+  }
+
+private:
+  /// A quarter of the physical memory, at most 8 GiB.
+  static size_t limit() {
+    static const size_t value = [] {
+      long pages = sysconf(_SC_PHYS_PAGES);
+      long page = sysconf(_SC_PAGESIZE);
+      size_t physical = pages > 0 && page > 0
+                            ? static_cast<size_t>(pages) * page
+                            : size_t(4) << 30;
+      return std::min(physical / 4, size_t(8) << 30);
+    }();
+    return value;
+  }
+
+  /// A fresh mapping of `bytes` (a multiple of kGranule) aligned to kGranule,
+  /// backed by huge pages where the kernel allows.
+  static void *map(size_t bytes) {
+    size_t over = bytes + kGranule;
+    void *raw = mmap(nullptr, over, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
+      return nullptr;
+    auto addr = reinterpret_cast<uintptr_t>(raw);
+    uintptr_t aligned = (addr + kGranule - 1) & ~(kGranule - 1);
+    if (size_t head = aligned - addr)
+      munmap(raw, head);
+    if (size_t tail = over - (aligned - addr) - bytes)
+      munmap(reinterpret_cast<void *>(aligned + bytes), tail);
+#ifdef MADV_HUGEPAGE
+    madvise(reinterpret_cast<void *>(aligned), bytes, MADV_HUGEPAGE);
+#endif
+    return reinterpret_cast<void *>(aligned);
+  }
+
+  void unmapLocked(const Block &b) {
+    munmap(b.start, b.bytes);
+    stats.cachedBytes -= b.bytes;
+    stats.mappedBytes -= b.bytes;
+  }
+
+  std::mutex mutex;
+  std::vector<Block> free;
+  mlir::gptq::runtime::AllocatorStats stats;
+};
+
+LargeCache &cache() {
+  // Never destroyed: compiled code may free buffers during static
+  // destruction of other objects.
+  static LargeCache *instance = new LargeCache();
+  return *instance;
+}
+
+size_t roundUp(size_t value, size_t to) { return (value + to - 1) / to * to; }
+
+void *allocate(size_t alignment, size_t size) {
+  if (alignment == 0 || alignment & (alignment - 1) || alignment > kGranule)
+    return nullptr;
+  alignment = std::max(alignment, kHeaderBytes);
+  size_t offset = std::max(alignment, kHeaderBytes);
+  if (size > SIZE_MAX - offset - kGranule)
+    return nullptr;
+  Header header;
+  char *block;
+  if (size + offset < kLargeBytes) {
+    size_t bytes = roundUp(size + offset, alignment);
+    block = static_cast<char *>(std::aligned_alloc(alignment, bytes));
+    if (!block)
+      return nullptr;
+    header = {kSmallMagic, bytes, block};
+  } else {
+    size_t bytes = roundUp(size + offset, kGranule);
+    block = static_cast<char *>(cache().take(bytes));
+    if (!block)
+      return nullptr;
+    header = {kLargeMagic, bytes, block};
+  }
+  char *data = block + offset;
+  new (data - kHeaderBytes) Header(header);
+  return data;
+}
+
+} // namespace
+
+extern "C" void *_mlir_memref_to_llvm_alloc(size_t size) {
+  return allocate(kHeaderBytes, size);
+}
+
+extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
+                                                    size_t size) {
+  return allocate(alignment, size);
+}
+
+extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
+  if (!ptr)
+    return;
+  auto *header = reinterpret_cast<Header *>(static_cast<char *>(ptr) -
+                                            kHeaderBytes);
+  switch (header->magic) {
+  case kSmallMagic:
+    header->magic = 0;
+    std::free(header->block);
+    return;
+  case kLargeMagic:
+    header->magic = 0;
+    cache().give(header->block, header->blockBytes);
+    return;
+  default:
+    // A pointer this allocator did not hand out, or one freed twice.
+    std::fprintf(stderr, "gptq-mlir runtime: free of a buffer that was not "
+                         "allocated by the runtime (%p)\n",
+                 ptr);
+    std::abort();
+  }
+}
+
+namespace mlir::gptq::runtime {
+
+AllocatorStats allocatorStats() { return cache().snapshot(); }
+
+void releaseCachedBuffers() { cache().releaseAll(); }
+
+} // namespace mlir::gptq::runtime

@@ -1,0 +1,83 @@
+//===- AllocatorTest.cpp - The runtime's buffer allocator -----------------===//
+
+#include "gptq/Runtime/Allocator.h"
+
+#include <cstdint>
+#include <cstring>
+#include <gtest/gtest.h>
+
+using namespace mlir::gptq::runtime;
+
+namespace {
+
+bool alignedTo(void *p, size_t alignment) {
+  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
+}
+
+TEST(AllocatorTest, SmallBuffersAreAlignedAndWritable) {
+  for (size_t size : {size_t(0), size_t(1), size_t(63), size_t(4096)}) {
+    void *p = _mlir_memref_to_llvm_alloc(size);
+    ASSERT_NE(p, nullptr) << size;
+    EXPECT_TRUE(alignedTo(p, 64)) << size;
+    std::memset(p, 0xab, size);
+    _mlir_memref_to_llvm_free(p);
+  }
+  void *q = _mlir_memref_to_llvm_aligned_alloc(256, 1000);
+  ASSERT_NE(q, nullptr);
+  EXPECT_TRUE(alignedTo(q, 256));
+  _mlir_memref_to_llvm_free(q);
+  _mlir_memref_to_llvm_free(nullptr);
+}
+
+TEST(AllocatorTest, LargeBuffersAreReused) {
+  releaseCachedBuffers();
+  AllocatorStats before = allocatorStats();
+  const size_t bytes = size_t(24) << 20;
+  auto *a = static_cast<float *>(_mlir_memref_to_llvm_alloc(bytes));
+  ASSERT_NE(a, nullptr);
+  EXPECT_TRUE(alignedTo(a, 64));
+  a[0] = 1.0f;
+  a[bytes / sizeof(float) - 1] = 2.0f;
+  _mlir_memref_to_llvm_free(a);
+  EXPECT_GE(allocatorStats().cachedBytes, bytes);
+
+  // A buffer of a similar size takes the cached block; a much smaller one
+  // (under half) does not.
+  void *b = _mlir_memref_to_llvm_alloc(bytes - 4096);
+  EXPECT_EQ(b, a);
+  void *c = _mlir_memref_to_llvm_alloc(size_t(4) << 20);
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c, a);
+  AllocatorStats during = allocatorStats();
+  EXPECT_EQ(during.largeAllocations - before.largeAllocations, 3u);
+  EXPECT_EQ(during.largeReused - before.largeReused, 1u);
+  _mlir_memref_to_llvm_free(b);
+  _mlir_memref_to_llvm_free(c);
+
+  releaseCachedBuffers();
+  AllocatorStats after = allocatorStats();
+  EXPECT_EQ(after.cachedBytes, 0u);
+  EXPECT_EQ(after.mappedBytes, before.mappedBytes);
+}
+
+TEST(AllocatorTest, LargeAlignedBuffers) {
+  void *p = _mlir_memref_to_llvm_aligned_alloc(4096, size_t(3) << 20);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(alignedTo(p, 4096));
+  std::memset(p, 0, size_t(3) << 20);
+  _mlir_memref_to_llvm_free(p);
+  // Alignments that are not powers of two are refused.
+  EXPECT_EQ(_mlir_memref_to_llvm_aligned_alloc(48, 100), nullptr);
+}
+
+TEST(AllocatorDeathTest, ForeignPointerIsReported) {
+  EXPECT_DEATH(
+      {
+        // A buffer of the right size whose header is not the allocator's.
+        alignas(64) static char buffer[256] = {};
+        _mlir_memref_to_llvm_free(buffer + 128);
+      },
+      "not allocated by the runtime");
+}
+
+} // namespace
