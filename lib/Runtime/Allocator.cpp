@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <sys/mman.h>
@@ -60,8 +61,10 @@ public:
       return b.start;
     }
     void *start = map(bytes);
-    if (start)
+    if (start) {
       stats.mappedBytes += bytes;
+      stats.peakMappedBytes = std::max(stats.peakMappedBytes, stats.mappedBytes);
+    }
     return start;
   }
 
@@ -136,10 +139,25 @@ private:
   mlir::gptq::runtime::AllocatorStats stats;
 };
 
+void printStats() {
+  mlir::gptq::runtime::AllocatorStats s = mlir::gptq::runtime::allocatorStats();
+  std::fprintf(stderr,
+               "gptq-mlir runtime: %llu large buffers (%llu reused), peak "
+               "%.1f MiB mapped, %.1f MiB mapped at exit\n",
+               static_cast<unsigned long long>(s.largeAllocations),
+               static_cast<unsigned long long>(s.largeReused),
+               s.peakMappedBytes / 1048576.0, s.mappedBytes / 1048576.0);
+}
+
 LargeCache &cache() {
   // Never destroyed: compiled code may free buffers during static
   // destruction of other objects.
-  static LargeCache *instance = new LargeCache();
+  static LargeCache *instance = [] {
+    const char *env = std::getenv("GPTQ_RUNTIME_STATS");
+    if (env && *env && std::strcmp(env, "0") != 0)
+      std::atexit(printStats);
+    return new LargeCache();
+  }();
   return *instance;
 }
 

@@ -7,6 +7,8 @@
 // mappings that are kept after they are freed, so that a pipeline that
 // allocates and frees many matrices of the same size pays the page faults
 // once instead of on every allocation. Small buffers go to malloc.
+// With GPTQ_RUNTIME_STATS=1 in the environment, the figures of
+// allocatorStats() are printed to stderr when the process exits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +33,7 @@ struct AllocatorStats {
   uint64_t largeReused = 0;      ///< ... of which came from the cache
   uint64_t mappedBytes = 0;      ///< bytes mapped now (in use + cached)
   uint64_t cachedBytes = 0;      ///< bytes kept for reuse now
+  uint64_t peakMappedBytes = 0;  ///< the most bytes mapped at any time
 };
 
 AllocatorStats allocatorStats();
