@@ -123,7 +123,12 @@ private:
     if (size_t tail = over - (aligned - addr) - bytes)
       munmap(reinterpret_cast<void *>(aligned + bytes), tail);
 #ifdef MADV_HUGEPAGE
-    madvise(reinterpret_cast<void *>(aligned), bytes, MADV_HUGEPAGE);
+    static const bool huge = [] {
+      const char *env = std::getenv("GPTQ_RUNTIME_HUGE_PAGES");
+      return env && std::strcmp(env, "1") == 0;
+    }();
+    if (huge)
+      madvise(reinterpret_cast<void *>(aligned), bytes, MADV_HUGEPAGE);
 #endif
     return reinterpret_cast<void *>(aligned);
   }

@@ -3,10 +3,16 @@
 // Compiled gptq code allocates its buffers through the MLIR "generic"
 // allocation functions (`finalize-memref-to-llvm{use-generic-functions}`),
 // which this runtime library defines. Large buffers (a layer's W, H, U are
-// tens of MiB each) come from a cache of 2 MiB-aligned, huge-page-backed
-// mappings that are kept after they are freed, so that a pipeline that
-// allocates and frees many matrices of the same size pays the page faults
-// once instead of on every allocation. Small buffers go to malloc.
+// tens of MiB each) come from a cache of 2 MiB-aligned mappings that are
+// kept after they are freed, so that a pipeline that allocates and frees
+// many matrices of the same size pays the page faults once instead of on
+// every allocation. Small buffers go to malloc.
+//
+// With GPTQ_RUNTIME_HUGE_PAGES=1 the mappings are advised as transparent
+// huge pages (MADV_HUGEPAGE). It is off by default: on the virtual machines
+// this was measured on, first touches of huge pages cost 14-440 ms per
+// 256 MiB depending on what the host had reclaimed, against a steady 90 ms
+// with 4 KiB pages, and warm runs were equally fast either way.
 // With GPTQ_RUNTIME_STATS=1 in the environment, the figures of
 // allocatorStats() are printed to stderr when the process exits.
 //

@@ -144,9 +144,11 @@ struct LowerDampedCholesky : OpRewritePattern<DampedCholeskyOp> {
   LogicalResult matchAndRewrite(DampedCholeskyOp op,
                                 PatternRewriter &b) const override {
     Location loc = op.getLoc();
+    Value noPerm = emptyLike(b, loc, {0}, b.getI64Type());
     b.replaceOp(op, callLibrary(b, loc, "damped_cholesky",
                                 {op.getHessian(), op.getPercdamp(),
-                                 indexConst(b, loc, block)},
+                                 indexConst(b, loc, block), noPerm,
+                                 boolConst(b, loc, false)},
                                 op->getResultTypes()));
     return success();
   }
@@ -253,11 +255,114 @@ struct LowerQuantizeBlocks : OpRewritePattern<QuantizeBlocksOp> {
         indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1)),
         indexConst(b, loc, config.getBlockSize())};
     llvm::append_range(args, gridArgs(b, loc, config));
+    // No permutation or mask folded in (see fuseDataMovement).
+    args.push_back(emptyLike(b, loc, {0}, b.getI64Type()));
+    args.push_back(boolConst(b, loc, false));
+    args.push_back(emptyLike(b, loc, {0, 0}, b.getF32Type()));
+    args.push_back(boolConst(b, loc, false));
+    args.push_back(boolConst(b, loc, false));
     b.replaceOp(
         op, callLibrary(b, loc, "quantize_blocks", args, op->getResultTypes()));
     return success();
   }
 };
+
+/// Whether `op` permutes exactly `dims`, forwards or inverse as asked.
+bool permutes(PermuteOp op, ArrayRef<int64_t> dims, bool inverse) {
+  return op && op.getInverse() == inverse && op.getDims() == dims;
+}
+
+/// Folds the data movement around the two big consumers into passes they
+/// make anyway, before the op-by-op lowering: a symmetric gptq.permute of
+/// the Hessian into damped_cholesky's reversal pass, and the column
+/// permutation (and dead-input mask) of W and the inverse permutation of
+/// the codes into quantize_blocks' transposes. Each fold saves a pass over
+/// an n x n matrix and its buffer. Producers left without uses are erased.
+void fuseDataMovement(ModuleOp module, int64_t block) {
+  SmallVector<DampedCholeskyOp> chols;
+  module.walk([&](DampedCholeskyOp op) { chols.push_back(op); });
+  for (DampedCholeskyOp op : chols) {
+    auto permute = op.getHessian().getDefiningOp<PermuteOp>();
+    if (!permutes(permute, {0, 1}, /*inverse=*/false))
+      continue;
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    SmallVector<Value> results = callLibrary(
+        b, loc, "damped_cholesky",
+        {permute.getSource(), op.getPercdamp(), indexConst(b, loc, block),
+         permute.getPerm(), boolConst(b, loc, true)},
+        op->getResultTypes());
+    op->replaceAllUsesWith(results);
+    op->erase();
+    if (permute->use_empty())
+      permute->erase();
+  }
+
+  SmallVector<QuantizeBlocksOp> quantizes;
+  module.walk([&](QuantizeBlocksOp op) { quantizes.push_back(op); });
+  for (QuantizeBlocksOp op : quantizes) {
+    Value weight = op.getWeight();
+    auto permute = weight.getDefiningOp<PermuteOp>();
+    if (!permutes(permute, {1}, /*inverse=*/false))
+      permute = nullptr;
+    if (permute)
+      weight = permute.getSource();
+    auto mask = weight.getDefiningOp<MaskDeadInputsOp>();
+    if (mask)
+      weight = mask.getWeight();
+    // The codes' only use puts their columns back in the original order.
+    PermuteOp unpermute;
+    if (permute && op.getCodes().hasOneUse()) {
+      unpermute = dyn_cast<PermuteOp>(*op.getCodes().getUsers().begin());
+      if (!permutes(unpermute, {1}, /*inverse=*/true) ||
+          unpermute.getPerm() != permute.getPerm())
+        unpermute = nullptr;
+    }
+    if (!permute && !mask)
+      continue;
+
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    ConfigAttr config = op.getConfig();
+    bool fixed = static_cast<bool>(op.getScales());
+    Value scales = op.getScales(), zeros = op.getZeros(),
+          groupMap = op.getGroupMap();
+    if (!fixed) {
+      scales = emptyLike(b, loc, {0, 0}, b.getF32Type());
+      zeros = scales;
+      groupMap = emptyLike(b, loc, {0}, b.getI32Type());
+    }
+    SmallVector<Value> args = {
+        weight,
+        op.getFactor(),
+        scales,
+        zeros,
+        groupMap,
+        boolConst(b, loc, fixed),
+        indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1)),
+        indexConst(b, loc, config.getBlockSize())};
+    llvm::append_range(args, gridArgs(b, loc, config));
+    args.push_back(permute ? permute.getPerm()
+                           : emptyLike(b, loc, {0}, b.getI64Type()));
+    args.push_back(boolConst(b, loc, static_cast<bool>(permute)));
+    args.push_back(mask ? mask.getHessian()
+                        : emptyLike(b, loc, {0, 0}, b.getF32Type()));
+    args.push_back(boolConst(b, loc, static_cast<bool>(mask)));
+    args.push_back(boolConst(b, loc, static_cast<bool>(unpermute)));
+    SmallVector<Value> results = callLibrary(b, loc, "quantize_blocks", args,
+                                             op->getResultTypes());
+    if (unpermute) {
+      unpermute->replaceAllUsesWith(ValueRange{results[0]});
+      unpermute->erase();
+    }
+    op->replaceAllUsesWith(results);
+    op->erase();
+    if (permute && permute->use_empty())
+      permute->erase();
+    if (mask && mask->use_empty())
+      mask->erase();
+  }
+}
 
 struct LowerGroupIndex : OpRewritePattern<GroupIndexOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -322,6 +427,7 @@ struct ConvertGPTQToLinalgPass
                          << static_cast<int64_t>(choleskyBlock);
       return signalPassFailure();
     }
+    fuseDataMovement(module, choleskyBlock);
     RewritePatternSet patterns(ctx);
     patterns.add<LowerHessianAccumulate, LowerPermute, LowerGrid,
                  LowerQuantizeBlocks, LowerGroupIndex, LowerPack, LowerUnpack>(

@@ -51,6 +51,99 @@ func.func private @__gptq_transpose(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
   return %t : tensor<?x?xf32>
 }
 
+// The transpose of a matrix whose columns are gathered and masked:
+// result[j, i] = (dead(p(j)) ? 0 : a[i, p(j)]), p(j) = %perm[j] with
+// %useperm (else j), dead(c) = %usemask and %h[c, c] == 0: gptq.permute of
+// gptq.mask_dead_inputs, transposed, in one pass. Blocks of 32 rows of %a
+// (columns of the result) in parallel: the block's rows stay in cache while
+// the gather reads them in any column order.
+func.func private @__gptq_transpose_gather(%a: tensor<?x?xf32>, %perm: tensor<?xi64>, %useperm: i1, %h: tensor<?x?xf32>, %usemask: i1) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %a, %c1 : tensor<?x?xf32>
+  %de = tensor.empty(%n) : tensor<?xf32>
+  %diag = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%de : tensor<?xf32>) {
+  ^bb0(%o: f32):
+    %j = linalg.index 0 : index
+    %pj = func.call @__gptq_perm_index(%perm, %useperm, %j) : (tensor<?xi64>, i1, index) -> index
+    %d = scf.if %usemask -> (f32) {
+      %hv = tensor.extract %h[%pj, %pj] : tensor<?x?xf32>
+      scf.yield %hv : f32
+    } else {
+      scf.yield %one : f32
+    }
+    linalg.yield %d : f32
+  } -> tensor<?xf32>
+  %e = tensor.empty(%n, %m) : tensor<?x?xf32>
+  %mt = arith.ceildivsi %m, %c32 : index
+  %t = scf.forall (%it) in (%mt) shared_outs(%o = %e) -> (tensor<?x?xf32>) {
+    %i = arith.muli %it, %c32 : index
+    %mi = arith.subi %m, %i : index
+    %ti = arith.minsi %mi, %c32 : index
+    %cols = tensor.extract_slice %o[0, %i] [%n, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %filled = scf.for %j = %c0 to %n step %c32 iter_args(%oo = %cols) -> (tensor<?x?xf32>) {
+      %nj = arith.subi %n, %j : index
+      %tj = arith.minsi %nj, %c32 : index
+      %dst = tensor.extract_slice %oo[%j, 0] [%tj, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %tile = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%dst : tensor<?x?xf32>) {
+      ^bb0(%x: f32):
+        %jj = linalg.index 0 : index
+        %iil = linalg.index 1 : index
+        %jg = arith.addi %j, %jj : index
+        %ig = arith.addi %i, %iil : index
+        %pj = func.call @__gptq_perm_index(%perm, %useperm, %jg) : (tensor<?xi64>, i1, index) -> index
+        %v = tensor.extract %a[%ig, %pj] : tensor<?x?xf32>
+        %d = tensor.extract %diag[%jg] : tensor<?xf32>
+        %dead = arith.cmpf oeq, %d, %zero : f32
+        %r = arith.select %dead, %zero, %v : f32
+        linalg.yield %r : f32
+      } -> tensor<?x?xf32>
+      %oo2 = tensor.insert_slice %tile into %oo[%j, 0] [%tj, %ti] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.yield %oo2 : tensor<?x?xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %filled into %o[0, %i] [%n, %ti] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    }
+  }
+  return %t : tensor<?x?xf32>
+}
+
+// The transpose of codes with the result's columns gathered:
+// result[r, c] = %ct[q(c), r], q(c) = %q[c] with %useq (else c). Blocks of
+// 32 result rows in parallel.
+func.func private @__gptq_transpose_gather_i8(%ct: tensor<?x?xi8>, %q: tensor<?xi64>, %useq: i1) -> tensor<?x?xi8> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %cols = tensor.dim %ct, %c0 : tensor<?x?xi8>
+  %rows = tensor.dim %ct, %c1 : tensor<?x?xi8>
+  %e = tensor.empty(%rows, %cols) : tensor<?x?xi8>
+  %nrb = arith.ceildivsi %rows, %c32 : index
+  %t = scf.forall (%rb) in (%nrb) shared_outs(%o = %e) -> (tensor<?x?xi8>) {
+    %r0 = arith.muli %rb, %c32 : index
+    %rleft = arith.subi %rows, %r0 : index
+    %rn = arith.minsi %rleft, %c32 : index
+    %dst = tensor.extract_slice %o[%r0, 0] [%rn, %cols] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+    %blk = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%dst : tensor<?x?xi8>) {
+    ^bb0(%x: i8):
+      %rr = linalg.index 0 : index
+      %c = linalg.index 1 : index
+      %r = arith.addi %r0, %rr : index
+      %qc = func.call @__gptq_perm_index(%q, %useq, %c) : (tensor<?xi64>, i1, index) -> index
+      %v = tensor.extract %ct[%qc, %r] : tensor<?x?xi8>
+      linalg.yield %v : i8
+    } -> tensor<?x?xi8>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %blk into %o[%r0, 0] [%rn, %cols] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
+    }
+  }
+  return %t : tensor<?x?xi8>
+}
+
 // C - A @ B for A given transposed (%at is K x M, %b is K x N, %c is M x N).
 // Register tiles of 6 x 64 (24 512-bit accumulators on AVX-512) start from
 // C and accumulate outer products of a column of -A and a row of B. A is
@@ -316,20 +409,38 @@ func.func private @__gptq_trinv_unblocked(%l: tensor<?x?xf32>) -> tensor<?x?xf32
   return %r : tensor<?x?xf32>
 }
 
-// U, upper, with (H with dead inputs set to 1, damped)^-1 = U^T U.
-// U = J inv(chol(J H J)) J, where J reverses the order of the indices.
-func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %nb: index) -> (tensor<?x?xf32>, i1) {
+// Position i of a permuted index space: %perm[i] with %useperm, else i.
+func.func private @__gptq_perm_index(%perm: tensor<?xi64>, %useperm: i1, %i: index) -> index {
+  %r = scf.if %useperm -> (index) {
+    %p = tensor.extract %perm[%i] : tensor<?xi64>
+    %pi = arith.index_cast %p : i64 to index
+    scf.yield %pi : index
+  } else {
+    scf.yield %i : index
+  }
+  return %r : index
+}
+
+// U, upper, with (P H P^T with dead inputs set to 1, damped)^-1 = U^T U,
+// where P is the permutation %perm (with %useperm; the identity otherwise),
+// so that a symmetric permutation of H costs no pass of its own.
+// U = J inv(chol(J H J)) J, where J reverses the order of the indices. One
+// n x n buffer: J H J is formed in it, factored in place, replaced by the
+// inverse of the factor block row by block row, and reversed in place.
+func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %nb: index, %perm: tensor<?xi64>, %useperm: i1) -> (tensor<?x?xf32>, i1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
   %false = arith.constant false
   %zero = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f32
   %true = arith.constant true
   %n = tensor.dim %h, %c0 : tensor<?x?xf32>
   %nm1 = arith.subi %n, %c1 : index
-  // mean(diag(H)) with dead inputs counted as 1.
+  // mean(diag(H)) with dead inputs counted as 1, summed in permuted order.
   %sum = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
-    %v = tensor.extract %h[%i, %i] : tensor<?x?xf32>
+    %pi = func.call @__gptq_perm_index(%perm, %useperm, %i) : (tensor<?xi64>, i1, index) -> index
+    %v = tensor.extract %h[%pi, %pi] : tensor<?x?xf32>
     %dead = arith.cmpf oeq, %v, %zero : f32
     %w = arith.select %dead, %one, %v : f32
     %a = arith.addf %acc, %w : f32
@@ -339,8 +450,8 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
   %nf = arith.sitofp %ni : i64 to f32
   %mean = arith.divf %sum, %nf : f32
   %damp = arith.mulf %percdamp, %mean : f32
-  // R = J (H + damp I) J, dead inputs set to 1 first; blocks of 32 rows in
-  // parallel.
+  // A = J (P H P^T + damp I) J, dead inputs set to 1 first; blocks of 32
+  // rows in parallel.
   %c32 = arith.constant 32 : index
   %e = tensor.empty(%n, %n) : tensor<?x?xf32>
   %nrb = arith.ceildivsi %n, %c32 : index
@@ -357,7 +468,9 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
       %j = linalg.index 1 : index
       %ri = arith.subi %nm1, %i : index
       %rj = arith.subi %nm1, %j : index
-      %v = tensor.extract %h[%ri, %rj] : tensor<?x?xf32>
+      %pi = func.call @__gptq_perm_index(%perm, %useperm, %ri) : (tensor<?xi64>, i1, index) -> index
+      %pj = func.call @__gptq_perm_index(%perm, %useperm, %rj) : (tensor<?xi64>, i1, index) -> index
+      %v = tensor.extract %h[%pi, %pj] : tensor<?x?xf32>
       %isdiag = arith.cmpi eq, %i, %j : index
       %dead = arith.cmpf oeq, %v, %zero : f32
       %fix = arith.andi %isdiag, %dead : i1
@@ -370,12 +483,15 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
       tensor.parallel_insert_slice %filled into %ro[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     }
   }
-  // Right-looking blocked Cholesky of R with the block-row inverse of L
-  // built alongside: L[K,K] = chol(A[K,K]); M[K,K] = L[K,K]^-1;
+  // Right-looking blocked Cholesky of A, with the block rows of M = L^-1
+  // written over those of L once they are no longer needed:
+  // L[K,K] = chol(A[K,K]); M[K,K] = L[K,K]^-1;
   // L[below,K] = A[below,K] M[K,K]^T; A[below,below] -= L[below,K] L[below,K]^T;
   // M[K,0:K] = -M[K,K] (L[K,0:K] M[0:K,0:K]).
-  %mz = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
-  %res:3 = scf.for %k = %c0 to %n step %nb iter_args(%a = %rev, %m = %mz, %ok = %true) -> (tensor<?x?xf32>, tensor<?x?xf32>, i1) {
+  // Block row K of L is read only in step K, so M's block row K replaces it
+  // at the end of the step; the part of block row K right of the diagonal is
+  // zeroed, so that the finished rows hold exactly the lower triangular M.
+  %res:2 = scf.for %k = %c0 to %n step %nb iter_args(%a = %rev, %ok = %true) -> (tensor<?x?xf32>, i1) {
     %left = arith.subi %n, %k : index
     %kb = arith.minsi %nb, %left : index
     %k2 = arith.addi %k, %kb : index
@@ -385,65 +501,82 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
     %mkk = func.call @__gptq_trinv_unblocked(%lkk) : (tensor<?x?xf32>) -> tensor<?x?xf32>
     %mkkt = func.call @__gptq_transpose(%mkk) : (tensor<?x?xf32>) -> tensor<?x?xf32>
     %ok2 = arith.andi %ok, %okk : i1
-    %a1 = tensor.insert_slice %lkk into %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     %haverest = arith.cmpi sgt, %rest, %c0 : index
     %a2 = scf.if %haverest -> (tensor<?x?xf32>) {
       // L21^T = M11 P^T, then A22 -= L21 L21^T on the lower triangle.
-      %p = tensor.extract_slice %a1[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %p = tensor.extract_slice %a[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %pt = func.call @__gptq_transpose(%p) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %nmkkt = func.call @__gptq_negate(%mkkt) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %z = func.call @__gptq_zeros(%kb, %rest) : (index, index) -> tensor<?x?xf32>
       %l21t = func.call @__gptq_gemm_sub(%z, %nmkkt, %pt, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
-      %a22 = tensor.extract_slice %a1[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %a22 = tensor.extract_slice %a[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %a22n = func.call @__gptq_gemm_sub(%a22, %l21t, %l21t, %true, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
       %l21 = func.call @__gptq_transpose(%l21t) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-      %a3 = tensor.insert_slice %a22n into %a1[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %a3 = tensor.insert_slice %a22n into %a[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       %a4 = tensor.insert_slice %l21 into %a3[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-      scf.yield %a4 : tensor<?x?xf32>
+      %up = tensor.extract_slice %a4[%k, %k2] [%kb, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %upz = linalg.fill ins(%zero : f32) outs(%up : tensor<?x?xf32>) -> tensor<?x?xf32>
+      %a5 = tensor.insert_slice %upz into %a4[%k, %k2] [%kb, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.yield %a5 : tensor<?x?xf32>
     } else {
-      scf.yield %a1 : tensor<?x?xf32>
+      scf.yield %a : tensor<?x?xf32>
     }
-    %m1 = tensor.insert_slice %mkk into %m[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     %havek = arith.cmpi sgt, %k, %c0 : index
-    %m2 = scf.if %havek -> (tensor<?x?xf32>) {
+    %a6 = scf.if %havek -> (tensor<?x?xf32>) {
       // M[K, 0:K] = -M11 (L[K, 0:K] M[0:K, 0:K]); M[0:K, 0:K] is lower.
       %lrow = tensor.extract_slice %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %lrowt = func.call @__gptq_transpose(%lrow) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %nlrowt = func.call @__gptq_negate(%lrowt) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-      %mtl = tensor.extract_slice %m1[0, 0] [%k, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %mtl = tensor.extract_slice %a2[0, 0] [%k, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %z1 = func.call @__gptq_zeros(%kb, %k) : (index, index) -> tensor<?x?xf32>
       %t = func.call @__gptq_gemm_sub(%z1, %nlrowt, %mtl, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
       %z2 = func.call @__gptq_zeros(%kb, %k) : (index, index) -> tensor<?x?xf32>
       %x = func.call @__gptq_gemm_sub(%z2, %mkkt, %t, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
-      %m3 = tensor.insert_slice %x into %m1[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %m3 = tensor.insert_slice %x into %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %m3 : tensor<?x?xf32>
     } else {
-      scf.yield %m1 : tensor<?x?xf32>
+      scf.yield %a2 : tensor<?x?xf32>
     }
-    scf.yield %a2, %m2, %ok2 : tensor<?x?xf32>, tensor<?x?xf32>, i1
+    %a7 = tensor.insert_slice %mkk into %a6[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    scf.yield %a7, %ok2 : tensor<?x?xf32>, i1
   }
-  %ue = tensor.empty(%n, %n) : tensor<?x?xf32>
-  %u = scf.forall (%rb) in (%nrb) shared_outs(%uo = %ue) -> (tensor<?x?xf32>) {
-    %r0 = arith.muli %rb, %c32 : index
-    %rleft = arith.subi %n, %r0 : index
-    %rn = arith.minsi %rleft, %c32 : index
-    %rows = tensor.extract_slice %uo[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %filled = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
-        outs(%rows : tensor<?x?xf32>) {
-    ^bb0(%o: f32):
-      %il = linalg.index 0 : index
-      %i = arith.addi %il, %r0 : index
-      %j = linalg.index 1 : index
-      %ri = arith.subi %nm1, %i : index
+  // U = J M J in place: element (p, j) trades places with (n-1-p, n-1-j),
+  // row pairs in parallel, then the middle row of an odd n reversed.
+  %npairs = arith.divui %n, %c2 : index
+  %u0 = scf.forall (%pp) in (%npairs) shared_outs(%uo = %res#0) -> (tensor<?x?xf32>) {
+    // Rows p and n-1-p as one strided slice.
+    %twop = arith.muli %pp, %c2 : index
+    %gap = arith.subi %nm1, %twop : index
+    %pair = tensor.extract_slice %uo[%pp, 0] [2, %n] [%gap, 1] : tensor<?x?xf32> to tensor<2x?xf32>
+    %sw = scf.for %j = %c0 to %n step %c1 iter_args(%pr = %pair) -> (tensor<2x?xf32>) {
       %rj = arith.subi %nm1, %j : index
-      %v = tensor.extract %res#1[%ri, %rj] : tensor<?x?xf32>
-      linalg.yield %v : f32
-    } -> tensor<?x?xf32>
+      %a = tensor.extract %pr[%c0, %j] : tensor<2x?xf32>
+      %b = tensor.extract %pr[%c1, %rj] : tensor<2x?xf32>
+      %pr1 = tensor.insert %b into %pr[%c0, %j] : tensor<2x?xf32>
+      %pr2 = tensor.insert %a into %pr1[%c1, %rj] : tensor<2x?xf32>
+      scf.yield %pr2 : tensor<2x?xf32>
+    }
     scf.forall.in_parallel {
-      tensor.parallel_insert_slice %filled into %uo[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      tensor.parallel_insert_slice %sw into %uo[%pp, 0] [2, %n] [%gap, 1] : tensor<2x?xf32> into tensor<?x?xf32>
     }
   }
-  return %u, %res#2 : tensor<?x?xf32>, i1
+  %odd = arith.remui %n, %c2 : index
+  %mid0 = arith.muli %npairs, %odd : index
+  %nmid = arith.addi %mid0, %odd : index
+  %u = scf.for %mid = %mid0 to %nmid step %c1 iter_args(%uu = %u0) -> (tensor<?x?xf32>) {
+    %row = tensor.extract_slice %uu[%mid, 0] [1, %n] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+    %mrev = scf.for %j = %c0 to %npairs step %c1 iter_args(%r = %row) -> (tensor<?xf32>) {
+      %rj = arith.subi %nm1, %j : index
+      %a = tensor.extract %r[%j] : tensor<?xf32>
+      %b = tensor.extract %r[%rj] : tensor<?xf32>
+      %r1 = tensor.insert %b into %r[%j] : tensor<?xf32>
+      %r2 = tensor.insert %a into %r1[%rj] : tensor<?xf32>
+      scf.yield %r2 : tensor<?xf32>
+    }
+    %uu2 = tensor.insert_slice %mrev into %uu[%mid, 0] [1, %n] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+    scf.yield %uu2 : tensor<?x?xf32>
+  }
+  return %u, %res#1 : tensor<?x?xf32>, i1
 }
 
 //===--------------------------------------------------------------------===//
@@ -789,6 +922,12 @@ func.func private @__gptq_grid(%w: tensor<?x?xf32>, %gs: index, %maxq: f32, %sym
 // %gmap[c] of (%sin, %zin); otherwise grids of %gs columns are computed at
 // group starts from the outer W of the current block.
 //
+// With %permw, the weight operand is W before the column permutation %perm
+// (and with %usemask before masking the dead inputs of %hmask); with
+// %permcodes the codes come back in the column order before %perm. These
+// fold gptq.mask_dead_inputs and gptq.permute around the op into the passes
+// that transpose W and the codes anyway.
+//
 // The loop works on W^T (cols x rows): a column of W, its error and its
 // codes are contiguous rows. Rows of W are independent once U is known, so
 // each block is processed in chunks of 64 rows of W (scf.forall): a chunk's
@@ -796,7 +935,7 @@ func.func private @__gptq_grid(%w: tensor<?x?xf32>, %gs: index, %maxq: f32, %sym
 // The lazy batch update W[:, i2:] -= Err1 U[i1:i2, i2:] is the kernel's
 // W^T[i2:, :] -= U[i1:i2, i2:]^T Err1^T, with U's block as the transposed
 // left operand.
-func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>, %sin: tensor<?x?xf32>, %zin: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32) {
+func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>, %sin: tensor<?x?xf32>, %zin: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64, %perm: tensor<?xi64>, %permw: i1, %hmask: tensor<?x?xf32>, %usemask: i1, %permcodes: i1) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
@@ -807,7 +946,7 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
   %false = arith.constant false
   %r = tensor.dim %w, %c0 : tensor<?x?xf32>
   %c = tensor.dim %w, %c1 : tensor<?x?xf32>
-  %wt0 = func.call @__gptq_transpose(%w) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %wt0 = func.call @__gptq_transpose_gather(%w, %perm, %permw, %hmask, %usemask) : (tensor<?x?xf32>, tensor<?xi64>, i1, tensor<?x?xf32>, i1) -> tensor<?x?xf32>
   %s0, %z0 = scf.if %fixed -> (tensor<?x?xf32>, tensor<?x?xf32>) {
     %st = func.call @__gptq_transpose(%sin) : (tensor<?x?xf32>) -> tensor<?x?xf32>
     %zt = func.call @__gptq_transpose(%zin) : (tensor<?x?xf32>) -> tensor<?x?xf32>
@@ -939,8 +1078,14 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
   } -> tensor<f64>
   %lossd = tensor.extract %lsum[] : tensor<f64>
   %lossf = arith.truncf %lossd : f64 to f32
-  %ce2 = tensor.empty(%r, %c) : tensor<?x?xi8>
-  %codes = linalg.transpose ins(%out#1 : tensor<?x?xi8>) outs(%ce2 : tensor<?x?xi8>) permutation = [1, 0]
+  // Codes in W's layout; with %permcodes, in the column order before %perm.
+  %q = scf.if %permcodes -> (tensor<?xi64>) {
+    %inv = func.call @__gptq_invert_permutation(%perm) : (tensor<?xi64>) -> tensor<?xi64>
+    scf.yield %inv : tensor<?xi64>
+  } else {
+    scf.yield %perm : tensor<?xi64>
+  }
+  %codes = func.call @__gptq_transpose_gather_i8(%out#1, %q, %permcodes) : (tensor<?x?xi8>, tensor<?xi64>, i1) -> tensor<?x?xi8>
   %sout = func.call @__gptq_transpose(%out#2) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %zout = func.call @__gptq_transpose(%out#3) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   return %codes, %sout, %zout, %lossf : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32

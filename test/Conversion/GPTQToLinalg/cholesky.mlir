@@ -3,8 +3,11 @@
 
 // CHECK-LABEL: func.func @chol
 // CHECK-SAME: (%[[H:.*]]: tensor<?x?xf32>, %[[P:.*]]: f32)
-// CHECK: %[[NB:.*]] = arith.constant 32 : index
-// CHECK: %[[R:.*]]:2 = call @__gptq_damped_cholesky(%[[H]], %[[P]], %[[NB]])
+// CHECK-DAG: %[[NB:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[FALSE:.*]] = arith.constant false
+// CHECK-DAG: %[[NOPERM:.*]] = tensor.empty() : tensor<0xi64>
+// CHECK: %[[NP:.*]] = tensor.cast %[[NOPERM]]
+// CHECK: %[[R:.*]]:2 = call @__gptq_damped_cholesky(%[[H]], %[[P]], %[[NB]], %[[NP]], %[[FALSE]])
 // CHECK: return %[[R]]#0, %[[R]]#1
 // DEFAULT-LABEL: func.func @chol
 // DEFAULT: arith.constant 128 : index
@@ -23,16 +26,23 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
   return %u, %ok : tensor<16x16xf32>, i1
 }
 
-// The blocked factorization: a loop over diagonal blocks, each factored and
-// inverted unblocked, the trailing update and the block rows of the inverse
-// as calls of the GEMM kernel (the trailing update on the lower triangle).
+// The blocked factorization: J H J formed in one buffer (through the
+// permutation when one is folded in), a loop over diagonal blocks, each
+// factored and inverted unblocked, the trailing update and the block rows of
+// the inverse as calls of the GEMM kernel (the trailing update on the lower
+// triangle), then the reversal in place.
 // CHECK-LABEL: func.func private @__gptq_damped_cholesky
+// CHECK: scf.forall
+// CHECK: call @__gptq_perm_index
+// CHECK: call @__gptq_perm_index
 // CHECK: scf.for
 // CHECK: call @__gptq_chol_unblocked
 // CHECK: call @__gptq_trinv_unblocked
 // CHECK: call @__gptq_gemm_sub({{.*}}, %false, %false)
 // CHECK: call @__gptq_gemm_sub({{.*}}, %true, %false)
 // CHECK: call @__gptq_gemm_sub({{.*}}, %false, %true)
+// CHECK: scf.forall
+// CHECK: tensor.extract_slice {{.*}} [2, %{{.*}}] [%{{.*}}, 1] : tensor<?x?xf32> to tensor<2x?xf32>
 
 // A pivot that is not positive (or NaN) clears the success flag.
 // CHECK-LABEL: func.func private @__gptq_chol_unblocked
