@@ -22,6 +22,14 @@ func.func @unpack(%p: tensor<1x1xi32>, %n: index) -> tensor<1x?xi8> {
   %c = gptq.unpack %p columns %n bits 4 : tensor<1x1xi32> -> tensor<1x?xi8>
   return %c : tensor<1x?xi8>
 }
+func.func @twice(%w: tensor<2x?xf32>, %h: tensor<?x?xf32>) -> (tensor<2x?xf32>, tensor<2x?xf32>, tensor<?x2xf32>) {
+  %m = gptq.mask_dead_inputs %w, %h : tensor<2x?xf32>, tensor<?x?xf32>
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %w, %c1 : tensor<2x?xf32>
+  %e = tensor.empty(%n) : tensor<?x2xf32>
+  %t = linalg.transpose ins(%m : tensor<2x?xf32>) outs(%e : tensor<?x2xf32>) permutation = [1, 0]
+  return %m, %m, %t : tensor<2x?xf32>, tensor<2x?xf32>, tensor<?x2xf32>
+}
 func.func private @hidden(%w: tensor<2xf32>) -> tensor<2xf32> {
   %e = tensor.empty() : tensor<2xf32>
   return %e : tensor<2xf32>
@@ -92,6 +100,29 @@ TEST_F(JitTest, CallsAFunctionOnArrays) {
   EXPECT_EQ(values, (std::vector<float>{1, 0, 0, 4, 0, 0}));
 }
 
+TEST_F(JitTest, ResultsSharingABufferAreEachValid) {
+  // The same tensor returned twice: each result owns valid data, and the
+  // buffer behind them is released once (a second release would abort).
+  auto fn = compile("twice");
+  ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
+  NpyArray w = NpyArray::zeros(DType::F32, {2, 3});
+  for (int k = 0; k < 6; ++k)
+    w.as<float>()[k] = static_cast<float>(k + 1);
+  NpyArray h = NpyArray::zeros(DType::F32, {3, 3});
+  h.as<float>()[4] = 1; // Columns 0 and 2 are dead inputs.
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    auto out = (*fn)->call({w, h});
+    ASSERT_TRUE(static_cast<bool>(out)) << errorOf(out.takeError());
+    ASSERT_EQ(out->size(), 3u);
+    std::vector<float> a((*out)[0].as<float>(), (*out)[0].as<float>() + 6);
+    std::vector<float> b((*out)[1].as<float>(), (*out)[1].as<float>() + 6);
+    std::vector<float> t((*out)[2].as<float>(), (*out)[2].as<float>() + 6);
+    EXPECT_EQ(a, (std::vector<float>{0, 2, 0, 0, 5, 0}));
+    EXPECT_EQ(b, a);
+    EXPECT_EQ(t, (std::vector<float>{0, 0, 2, 5, 0, 0}));
+  }
+}
+
 TEST_F(JitTest, ScalarArgumentsAndUnsignedCodes) {
   auto fn = compile("unpack");
   ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
@@ -139,7 +170,7 @@ TEST_F(JitTest, RejectsBadEntries) {
   ASSERT_FALSE(static_cast<bool>(missing));
   EXPECT_EQ(errorOf(missing.takeError()),
             "no function 'nope' in the module (functions: mask, unpack, "
-            "hidden)");
+            "twice, hidden)");
   auto hidden = compile("hidden");
   ASSERT_FALSE(static_cast<bool>(hidden));
   EXPECT_EQ(errorOf(hidden.takeError()), "entry function 'hidden' is private");

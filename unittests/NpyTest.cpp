@@ -2,6 +2,8 @@
 
 #include "gptq/Execution/Npy.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <gtest/gtest.h>
 
 using namespace mlir::gptq;
@@ -25,6 +27,42 @@ TEST(NpyTest, RoundTripsEveryDType) {
     EXPECT_EQ(b->shape, a.shape);
     EXPECT_EQ(b->data, a.data);
   }
+}
+
+int releases = 0;
+void countRelease(void *p) {
+  ++releases;
+  std::free(p);
+}
+
+TEST(NpyBufferTest, CopiesAreDeepAndAdoptedBuffersAreReleasedOnce) {
+  NpyBuffer zeros(5);
+  EXPECT_EQ(zeros.size(), 5u);
+  for (char c : zeros)
+    EXPECT_EQ(c, 0);
+  NpyBuffer copy = zeros;
+  copy[0] = 7;
+  EXPECT_EQ(zeros[0], 0);
+  EXPECT_FALSE(copy == zeros);
+
+  releases = 0;
+  {
+    auto *raw = static_cast<char *>(std::malloc(16));
+    std::memset(raw, 3, 16);
+    // The data may start inside the allocation.
+    NpyBuffer adopted = NpyBuffer::adopt(raw + 8, 8, raw, countRelease);
+    EXPECT_EQ(adopted.data(), raw + 8);
+    NpyBuffer deep = adopted;
+    EXPECT_NE(deep.data(), adopted.data());
+    EXPECT_TRUE(deep == adopted);
+    NpyBuffer moved = std::move(adopted);
+    EXPECT_EQ(moved.data(), raw + 8);
+    EXPECT_EQ(adopted.size(), 0u);
+    EXPECT_EQ(releases, 0);
+    moved = NpyBuffer(2);
+    EXPECT_EQ(releases, 1);
+  }
+  EXPECT_EQ(releases, 1);
 }
 
 TEST(NpyTest, HeaderIsAlignedAndScalarShapeWorks) {

@@ -478,50 +478,63 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
   }
   entryPoint(packed.data());
 
+  // The deallocation pipeline makes every returned buffer a fresh
+  // allocation owned by the caller (it clones arguments and constants). A
+  // contiguous result is taken over without a copy; the others (and any
+  // that share an allocation already taken) are copied, and allocations not
+  // taken over are freed once, after every copy.
+  void (*freeFn)(void *) =
+      runtimeAllocator ? _mlir_memref_to_llvm_free : std::free;
   std::vector<NpyArray> results;
+  std::vector<void *> adopted, toRelease;
   size_t at = 0;
   for (const ArgSpec &spec : resultSpecs) {
     size_t rank = spec.shape.size();
     const int64_t *desc = resultBuffer.data() + at;
     at += 3 + 2 * rank;
     std::vector<int64_t> shape(desc + 3, desc + 3 + rank);
-    NpyArray out = NpyArray::zeros(spec.dtype, shape);
     size_t elem = dtypeSize(spec.dtype);
-    const char *base = reinterpret_cast<const char *>(desc[1]) + desc[2] * elem;
-    int64_t n = out.numElements();
+    char *base = reinterpret_cast<char *>(desc[1]) + desc[2] * elem;
+    auto *allocation = reinterpret_cast<void *>(desc[0]);
     bool contiguous = true;
     for (int64_t d = rank, stride = 1; d-- > 0; stride *= shape[d])
       contiguous &= shape[d] == 1 || desc[3 + rank + d] == stride;
-    // The deallocation pipeline makes every returned buffer a fresh
-    // allocation owned by the caller (it clones arguments and constants).
-    auto release = [&] {
-      auto *buffer = reinterpret_cast<void *>(desc[0]);
-      if (runtimeAllocator)
-        _mlir_memref_to_llvm_free(buffer);
-      else
-        std::free(buffer);
-    };
-    if (contiguous) {
-      if (n)
-        std::memcpy(out.data.data(), base, n * elem);
-      release();
+    if (contiguous && allocation && !llvm::is_contained(adopted, allocation)) {
+      llvm::erase(toRelease, allocation);
+      adopted.push_back(allocation);
+      NpyArray out;
+      out.dtype = spec.dtype;
+      out.shape = std::move(shape);
+      out.data = NpyBuffer::adopt(base, out.numElements() * elem, allocation,
+                                  freeFn);
       results.push_back(std::move(out));
       continue;
     }
-    std::vector<int64_t> index(rank, 0);
-    for (int64_t k = 0; k < n; ++k) {
-      int64_t offset = 0;
-      for (size_t d = 0; d < rank; ++d)
-        offset += index[d] * desc[3 + rank + d];
-      std::memcpy(out.data.data() + k * elem, base + offset * elem, elem);
-      for (size_t d = rank; d-- > 0;) {
-        if (++index[d] < shape[d])
-          break;
-        index[d] = 0;
+    NpyArray out = NpyArray::zeros(spec.dtype, shape);
+    int64_t n = out.numElements();
+    if (contiguous) {
+      if (n)
+        std::memcpy(out.data.data(), base, n * elem);
+    } else {
+      std::vector<int64_t> index(rank, 0);
+      for (int64_t k = 0; k < n; ++k) {
+        int64_t offset = 0;
+        for (size_t d = 0; d < rank; ++d)
+          offset += index[d] * desc[3 + rank + d];
+        std::memcpy(out.data.data() + k * elem, base + offset * elem, elem);
+        for (size_t d = rank; d-- > 0;) {
+          if (++index[d] < shape[d])
+            break;
+          index[d] = 0;
+        }
       }
     }
-    release();
+    if (allocation && !llvm::is_contained(adopted, allocation) &&
+        !llvm::is_contained(toRelease, allocation))
+      toRelease.push_back(allocation);
     results.push_back(std::move(out));
   }
+  for (void *allocation : toRelease)
+    freeFn(allocation);
   return results;
 }

@@ -4,10 +4,13 @@
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 using namespace mlir::gptq;
@@ -82,6 +85,93 @@ std::string NpyArray::describe() const {
   llvm::interleaveComma(shape, os);
   os << "]";
   return s;
+}
+
+NpyBuffer::NpyBuffer(size_t size) { assign(size, 0); }
+
+NpyBuffer::NpyBuffer(const NpyBuffer &other) {
+  assign(other.begin(), other.end());
+}
+
+NpyBuffer &NpyBuffer::operator=(const NpyBuffer &other) {
+  if (this != &other)
+    assign(other.begin(), other.end());
+  return *this;
+}
+
+NpyBuffer::NpyBuffer(NpyBuffer &&other) noexcept
+    : ptr(other.ptr), length(other.length), owner(other.owner),
+      release(other.release) {
+  other.ptr = nullptr;
+  other.length = 0;
+  other.owner = nullptr;
+  other.release = nullptr;
+}
+
+NpyBuffer &NpyBuffer::operator=(NpyBuffer &&other) noexcept {
+  if (this != &other) {
+    reset();
+    std::swap(ptr, other.ptr);
+    std::swap(length, other.length);
+    std::swap(owner, other.owner);
+    std::swap(release, other.release);
+  }
+  return *this;
+}
+
+NpyBuffer::~NpyBuffer() { reset(); }
+
+void NpyBuffer::reset() {
+  if (release)
+    release(owner);
+  ptr = nullptr;
+  length = 0;
+  owner = nullptr;
+  release = nullptr;
+}
+
+NpyBuffer NpyBuffer::adopt(char *data, size_t size, void *owner,
+                           void (*release)(void *)) {
+  NpyBuffer b;
+  b.ptr = data;
+  b.length = size;
+  b.owner = owner;
+  b.release = release;
+  return b;
+}
+
+void NpyBuffer::assign(size_t size, char value) {
+  reset();
+  // calloc hands out fresh pages already zeroed.
+  void *p = value == 0 ? std::calloc(std::max<size_t>(size, 1), 1)
+                       : std::malloc(std::max<size_t>(size, 1));
+  if (!p)
+    llvm::report_bad_alloc_error("out of memory for an array");
+  if (value != 0)
+    std::memset(p, value, size);
+  ptr = static_cast<char *>(p);
+  length = size;
+  owner = p;
+  release = std::free;
+}
+
+void NpyBuffer::assign(const char *first, const char *last) {
+  size_t size = static_cast<size_t>(last - first);
+  void *p = std::malloc(std::max<size_t>(size, 1));
+  if (!p)
+    llvm::report_bad_alloc_error("out of memory for an array");
+  if (size)
+    std::memcpy(p, first, size);
+  reset();
+  ptr = static_cast<char *>(p);
+  length = size;
+  owner = p;
+  release = std::free;
+}
+
+bool NpyBuffer::operator==(const NpyBuffer &other) const {
+  return length == other.length &&
+         (length == 0 || std::memcmp(ptr, other.ptr, length) == 0);
 }
 
 NpyArray NpyArray::zeros(DType dtype, std::vector<int64_t> shape) {
@@ -165,7 +255,7 @@ llvm::Expected<NpyArray> mlir::gptq::parseNpy(StringRef bytes, StringRef name) {
                           " bytes of data for " + array.describe() +
                           ", found " + llvm::Twine(bytes.size() - dataStart) +
                           " (truncated or corrupt file)");
-  array.data.assign(bytes.begin() + dataStart, bytes.end());
+  array.data.assign(bytes.data() + dataStart, bytes.data() + bytes.size());
   return array;
 }
 
@@ -177,7 +267,7 @@ llvm::Expected<NpyArray> mlir::gptq::readNpy(StringRef path) {
   return parseNpy((*buffer)->getBuffer(), path);
 }
 
-std::string mlir::gptq::serializeNpy(const NpyArray &array) {
+std::string mlir::gptq::npyHeader(const NpyArray &array) {
   std::string shape = "(";
   for (int64_t d : array.shape)
     shape += std::to_string(d) + ",";
@@ -195,6 +285,11 @@ std::string mlir::gptq::serializeNpy(const NpyArray &array) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
+  return out;
+}
+
+std::string mlir::gptq::serializeNpy(const NpyArray &array) {
+  std::string out = npyHeader(array);
   out.append(array.data.begin(), array.data.end());
   return out;
 }
@@ -207,7 +302,8 @@ llvm::Error mlir::gptq::writeNpy(StringRef path, const NpyArray &array) {
     llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
     if (ec)
       return fail(path, "cannot write: " + ec.message());
-    os << serializeNpy(array);
+    os << npyHeader(array);
+    os.write(array.data.data(), array.data.size());
     os.close();
     if (os.has_error()) {
       llvm::sys::fs::remove(tmp);

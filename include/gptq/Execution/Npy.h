@@ -26,11 +26,53 @@ size_t dtypeSize(DType dtype);
 /// The NumPy name, e.g. "float32".
 llvm::StringRef dtypeName(DType dtype);
 
+/// The bytes of an array. Owned (malloc'd), or adopted from a buffer that
+/// compiled code returned, which is released with the function that came
+/// with it; either way the buffer is freed exactly once. Copies are deep.
+class NpyBuffer {
+public:
+  NpyBuffer() = default;
+  /// `size` zero bytes.
+  explicit NpyBuffer(size_t size);
+  NpyBuffer(const NpyBuffer &other);
+  NpyBuffer &operator=(const NpyBuffer &other);
+  NpyBuffer(NpyBuffer &&other) noexcept;
+  NpyBuffer &operator=(NpyBuffer &&other) noexcept;
+  ~NpyBuffer();
+
+  /// Takes `size` bytes at `data`, inside the allocation `owner`, which
+  /// `release(owner)` frees.
+  static NpyBuffer adopt(char *data, size_t size, void *owner,
+                         void (*release)(void *));
+
+  char *data() { return ptr; }
+  const char *data() const { return ptr; }
+  size_t size() const { return length; }
+  char *begin() { return ptr; }
+  char *end() { return ptr + length; }
+  const char *begin() const { return ptr; }
+  const char *end() const { return ptr + length; }
+  char &operator[](size_t i) { return ptr[i]; }
+  char operator[](size_t i) const { return ptr[i]; }
+  /// Replaces the contents with `size` copies of `value`.
+  void assign(size_t size, char value);
+  /// Replaces the contents with the bytes [first, last).
+  void assign(const char *first, const char *last);
+  bool operator==(const NpyBuffer &other) const;
+
+private:
+  void reset();
+  char *ptr = nullptr;
+  size_t length = 0;
+  void *owner = nullptr;
+  void (*release)(void *) = nullptr;
+};
+
 /// A dense C-order array.
 struct NpyArray {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  std::vector<char> data;
+  NpyBuffer data;
 
   int64_t numElements() const;
   /// "float32 [3, 4]".
@@ -52,6 +94,8 @@ llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
 /// Reads a .npy file.
 llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
 /// The .npy bytes of an array (format version 1.0).
+/// The .npy header (magic, version, header dict, padding) of `array`.
+std::string npyHeader(const NpyArray &array);
 std::string serializeNpy(const NpyArray &array);
 /// Writes a .npy file atomically (a temporary file renamed into place).
 llvm::Error writeNpy(llvm::StringRef path, const NpyArray &array);
