@@ -114,7 +114,9 @@ func.func private @__gptq_transpose_gather(%a: tensor<?x?xf32>, %perm: tensor<?x
 
 // The transpose of codes with the result's columns gathered:
 // result[r, c] = %ct[q(c), r], q(c) = %q[c] with %useq (else c). Blocks of
-// 32 result rows in parallel.
+// 32 result rows in parallel, in 32 x 32 tiles: a tile reads 32 bytes of
+// each of 32 rows of %ct, which stay in cache (and in the TLB) while the
+// tile is written.
 func.func private @__gptq_transpose_gather_i8(%ct: tensor<?x?xi8>, %q: tensor<?xi64>, %useq: i1) -> tensor<?x?xi8> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -128,17 +130,25 @@ func.func private @__gptq_transpose_gather_i8(%ct: tensor<?x?xi8>, %q: tensor<?x
     %rleft = arith.subi %rows, %r0 : index
     %rn = arith.minsi %rleft, %c32 : index
     %dst = tensor.extract_slice %o[%r0, 0] [%rn, %cols] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
-    %blk = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%dst : tensor<?x?xi8>) {
-    ^bb0(%x: i8):
-      %rr = linalg.index 0 : index
-      %c = linalg.index 1 : index
-      %r = arith.addi %r0, %rr : index
-      %qc = func.call @__gptq_perm_index(%q, %useq, %c) : (tensor<?xi64>, i1, index) -> index
-      %v = tensor.extract %ct[%qc, %r] : tensor<?x?xi8>
-      linalg.yield %v : i8
-    } -> tensor<?x?xi8>
+    %filled = scf.for %c0t = %c0 to %cols step %c32 iter_args(%oo = %dst) -> (tensor<?x?xi8>) {
+      %cleft = arith.subi %cols, %c0t : index
+      %cn = arith.minsi %cleft, %c32 : index
+      %tile0 = tensor.extract_slice %oo[0, %c0t] [%rn, %cn] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+      %tile = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%tile0 : tensor<?x?xi8>) {
+      ^bb0(%x: i8):
+        %rr = linalg.index 0 : index
+        %cc = linalg.index 1 : index
+        %r = arith.addi %r0, %rr : index
+        %c = arith.addi %c0t, %cc : index
+        %qc = func.call @__gptq_perm_index(%q, %useq, %c) : (tensor<?xi64>, i1, index) -> index
+        %v = tensor.extract %ct[%qc, %r] : tensor<?x?xi8>
+        linalg.yield %v : i8
+      } -> tensor<?x?xi8>
+      %oo2 = tensor.insert_slice %tile into %oo[0, %c0t] [%rn, %cn] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
+      scf.yield %oo2 : tensor<?x?xi8>
+    }
     scf.forall.in_parallel {
-      tensor.parallel_insert_slice %blk into %o[%r0, 0] [%rn, %cols] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
+      tensor.parallel_insert_slice %filled into %o[%r0, 0] [%rn, %cols] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
     }
   }
   return %t : tensor<?x?xi8>
@@ -800,7 +810,9 @@ func.func private @__gptq_find_params(%xt: tensor<?x?xf32>, %maxq: f32, %sym: i1
   %r = tensor.dim %xt, %c1 : tensor<?x?xf32>
   %e = tensor.empty(%r) : tensor<?xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
-  %mm:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, #row, #row], iterator_types = ["parallel", "reduction"]}
+  // The reduction over the group's columns is the outer loop, so that the
+  // inner loop runs along contiguous rows of %xt (and vectorizes).
+  %mm:2 = linalg.generic {indexing_maps = [#id2, #col, #col], iterator_types = ["reduction", "parallel"]}
       ins(%xt : tensor<?x?xf32>) outs(%z, %z : tensor<?xf32>, tensor<?xf32>) {
   ^bb0(%v: f32, %lo: f32, %hi: f32):
     %lo1 = arith.minimumf %lo, %v : f32
@@ -854,7 +866,7 @@ func.func private @__gptq_find_params(%xt: tensor<?x?xf32>, %maxq: f32, %sym: i1
         %zero1 = arith.select %sym, %symzero, %za : f32
         linalg.yield %scale, %zero1 : f32, f32
       } -> (tensor<?xf32>, tensor<?xf32>)
-      %err = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, #row, #row, #row], iterator_types = ["parallel", "reduction"]}
+      %err = linalg.generic {indexing_maps = [#id2, #col, #col, #col], iterator_types = ["reduction", "parallel"]}
           ins(%xt, %cand#0, %cand#1 : tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%z : tensor<?xf32>) {
       ^bb0(%v: f32, %s: f32, %zz: f32, %acc: f32):
         %t = arith.divf %v, %s : f32
