@@ -53,6 +53,9 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   // hold no allocas, so canonicalization inlines the scopes, which must be
   // single blocks once SCF becomes control flow.
   pm.addPass(createCanonicalizerPass());
+  // Copies between slices become loops that vectorize, not calls that copy
+  // element by element.
+  pm.addPass(createGPTQExpandStridedCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Vector kernels: transfers of partial tiles become guarded 1-D
   // transfers, then masked loads and stores.

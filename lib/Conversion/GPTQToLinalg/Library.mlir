@@ -154,7 +154,8 @@ func.func private @__gptq_transpose_gather_i8(%ct: tensor<?x?xi8>, %q: tensor<?x
   return %t : tensor<?x?xi8>
 }
 
-// C - A @ B for A given transposed (%at is K x M, %b is K x N, %c is M x N).
+// C - A @ B for A given transposed (%at is K x M, %b is K x N, %c is M x N);
+// -A @ B with %zeroC, for which C's contents are not read.
 // Register tiles of 6 x 64 (24 512-bit accumulators on AVX-512) start from
 // C and accumulate outer products of a column of -A and a row of B. A is
 // first packed, negated, into 6-row panels (M/6 x K x 6), and each 64-column
@@ -163,7 +164,7 @@ func.func private @__gptq_transpose_gather_i8(%ct: tensor<?x?xi8>, %q: tensor<?x
 // tiles that reach the lower triangle of C are computed (the others are left
 // as they are); with %lowerB, B is lower triangular and each panel starts at
 // row j of B.
-func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b: tensor<?x?xf32>, %lowerC: i1, %lowerB: i1) -> tensor<?x?xf32> {
+func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b: tensor<?x?xf32>, %lowerC: i1, %lowerB: i1, %zeroC: i1) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -203,7 +204,7 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
     %left = arith.subi %n, %j : index
     %jn = arith.minsi %left, %c64 : index
     %p = tensor.extract_slice %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %rp = func.call @__gptq_gemm_panel(%p, %ap, %b, %j, %lowerC, %lowerB) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1) -> tensor<?x?xf32>
+    %rp = func.call @__gptq_gemm_panel(%p, %ap, %b, %j, %lowerC, %lowerB, %zeroC) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1, i1) -> tensor<?x?xf32>
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %rp into %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     }
@@ -213,7 +214,15 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
 
 // One 64-column panel of __gptq_gemm_sub: %panel is C[:, j : j + 64] (or
 // fewer columns), %ap the packed -A.
-func.func private @__gptq_gemm_panel(%panel: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %b: tensor<?x?xf32>, %j: index, %lowerC: i1, %lowerB: i1) -> tensor<?x?xf32> {
+func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %b: tensor<?x?xf32>, %j: index, %lowerC: i1, %lowerB: i1, %zeroC: i1) -> tensor<?x?xf32> {
+  // With %zeroC, C's initial contents are ignored (C = -A @ B).
+  %panel = scf.if %zeroC -> (tensor<?x?xf32>) {
+    %z0 = arith.constant 0.0 : f32
+    %pz = linalg.fill ins(%z0 : f32) outs(%panel0 : tensor<?x?xf32>) -> tensor<?x?xf32>
+    scf.yield %pz : tensor<?x?xf32>
+  } else {
+    scf.yield %panel0 : tensor<?x?xf32>
+  }
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c6 = arith.constant 6 : index
@@ -517,10 +526,10 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
       %p = tensor.extract_slice %a[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %pt = func.call @__gptq_transpose(%p) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %nmkkt = func.call @__gptq_negate(%mkkt) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-      %z = func.call @__gptq_zeros(%kb, %rest) : (index, index) -> tensor<?x?xf32>
-      %l21t = func.call @__gptq_gemm_sub(%z, %nmkkt, %pt, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
+      %z = tensor.empty(%kb, %rest) : tensor<?x?xf32>
+      %l21t = func.call @__gptq_gemm_sub(%z, %nmkkt, %pt, %false, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1) -> tensor<?x?xf32>
       %a22 = tensor.extract_slice %a[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %a22n = func.call @__gptq_gemm_sub(%a22, %l21t, %l21t, %true, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
+      %a22n = func.call @__gptq_gemm_sub(%a22, %l21t, %l21t, %true, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1) -> tensor<?x?xf32>
       %l21 = func.call @__gptq_transpose(%l21t) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %a3 = tensor.insert_slice %a22n into %a[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       %a4 = tensor.insert_slice %l21 into %a3[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
@@ -538,10 +547,10 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
       %lrowt = func.call @__gptq_transpose(%lrow) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %nlrowt = func.call @__gptq_negate(%lrowt) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %mtl = tensor.extract_slice %a2[0, 0] [%k, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %z1 = func.call @__gptq_zeros(%kb, %k) : (index, index) -> tensor<?x?xf32>
-      %t = func.call @__gptq_gemm_sub(%z1, %nlrowt, %mtl, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
-      %z2 = func.call @__gptq_zeros(%kb, %k) : (index, index) -> tensor<?x?xf32>
-      %x = func.call @__gptq_gemm_sub(%z2, %mkkt, %t, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
+      %z1 = tensor.empty(%kb, %k) : tensor<?x?xf32>
+      %t = func.call @__gptq_gemm_sub(%z1, %nlrowt, %mtl, %false, %true, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1) -> tensor<?x?xf32>
+      %z2 = tensor.empty(%kb, %k) : tensor<?x?xf32>
+      %x = func.call @__gptq_gemm_sub(%z2, %mkkt, %t, %false, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1) -> tensor<?x?xf32>
       %m3 = tensor.insert_slice %x into %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %m3 : tensor<?x?xf32>
     } else {
@@ -1072,7 +1081,7 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
     %wn = scf.if %haverest -> (tensor<?x?xf32>) {
       %wt = tensor.extract_slice %wo[%i2, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %ub = tensor.extract_slice %u[%i1, %i2] [%cnt, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %wt2 = func.call @__gptq_gemm_sub(%wt, %ub, %blk#0, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1) -> tensor<?x?xf32>
+      %wt2 = func.call @__gptq_gemm_sub(%wt, %ub, %blk#0, %false, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1) -> tensor<?x?xf32>
       %wn1 = tensor.insert_slice %wt2 into %wo[%i2, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %wn1 : tensor<?x?xf32>
     } else {

@@ -38,9 +38,9 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 // CHECK: scf.for
 // CHECK: call @__gptq_chol_unblocked
 // CHECK: call @__gptq_trinv_unblocked
-// CHECK: call @__gptq_gemm_sub({{.*}}, %false, %false)
-// CHECK: call @__gptq_gemm_sub({{.*}}, %true, %false)
-// CHECK: call @__gptq_gemm_sub({{.*}}, %false, %true)
+// CHECK: call @__gptq_gemm_sub({{.*}}, %false, %false, %true)
+// CHECK: call @__gptq_gemm_sub({{.*}}, %true, %false, %false)
+// CHECK: call @__gptq_gemm_sub({{.*}}, %false, %true, %true)
 // CHECK: scf.forall
 // CHECK: tensor.extract_slice {{.*}} [2, %{{.*}}] [%{{.*}}, 1] : tensor<?x?xf32> to tensor<2x?xf32>
 
@@ -59,6 +59,8 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 // CHECK: call @__gptq_gemm_panel
 // CHECK: tensor.parallel_insert_slice
 // CHECK-LABEL: func.func private @__gptq_gemm_panel
+// CHECK: scf.if
+// CHECK: linalg.fill
 // CHECK: vector.transfer_read {{.*}} vector<64xf32>
 // CHECK: scf.for
 // CHECK: vector.transfer_read {{.*}} vector<6x64xf32>

@@ -55,4 +55,27 @@ def GPTQExportEntryPoints : Pass<"gptq-export-entry-points", "ModuleOp"> {
   }];
 }
 
+def GPTQExpandStridedCopies : Pass<"gptq-expand-strided-copies"> {
+  let summary = "Turn copies between strided memrefs into linalg.copy";
+  let description = [{
+    The LLVM lowering of `memref.copy` calls `memcpy` when both sides are
+    contiguous, and otherwise the runtime function `memrefCopy`, which copies
+    one element at a time. Bufferization leaves such copies where a slice of
+    a matrix is written into another (block rows of a factor, panels of a
+    transpose). This pass rewrites every `memref.copy` whose source or target
+    has a layout other than the identity into `linalg.copy`, which
+    `convert-linalg-to-loops` turns into loops whose innermost one runs
+    along unit-stride rows and vectorizes. Copies between identity layouts
+    are left for `memcpy`.
+
+    ```mlir
+    memref.copy %a, %b : memref<?x?xf32, strided<[?, 1], offset: ?>>
+                    to memref<?x?xf32, strided<[?, 1], offset: ?>>
+    // becomes
+    linalg.copy ins(%a : ...) outs(%b : ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // GPTQ_DIALECT_GPTQ_TRANSFORMS_PASSES_TD

@@ -1,0 +1,44 @@
+//===- ExpandStridedCopies.cpp - Strided memref.copy to linalg.copy -------===//
+
+#include "gptq/Dialect/GPTQ/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir {
+namespace gptq {
+#define GEN_PASS_DEF_GPTQEXPANDSTRIDEDCOPIES
+#include "gptq/Dialect/GPTQ/Transforms/Passes.h.inc"
+} // namespace gptq
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+bool identityLayout(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.getLayout().isIdentity();
+}
+
+struct GPTQExpandStridedCopiesPass
+    : gptq::impl::GPTQExpandStridedCopiesBase<GPTQExpandStridedCopiesPass> {
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation()->walk([&](memref::CopyOp op) {
+      auto source = dyn_cast<MemRefType>(op.getSource().getType());
+      auto target = dyn_cast<MemRefType>(op.getTarget().getType());
+      // Ranked memrefs of rank >= 1 only; those with identity layouts on
+      // both sides become memcpy anyway.
+      if (!source || !target || source.getRank() == 0 ||
+          (identityLayout(op.getSource()) && identityLayout(op.getTarget())))
+        return;
+      copies.push_back(op);
+    });
+    for (memref::CopyOp op : copies) {
+      OpBuilder b(op);
+      linalg::CopyOp::create(b, op.getLoc(), op.getSource(), op.getTarget());
+      op->erase();
+    }
+  }
+};
+} // namespace
