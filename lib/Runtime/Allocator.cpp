@@ -157,14 +157,18 @@ void printStats() {
 LargeCache &cache() {
   // Never destroyed: compiled code may free buffers during static
   // destruction of other objects.
-  static LargeCache *instance = [] {
+  static LargeCache *instance = new LargeCache();
+  return *instance;
+}
+
+/// Registers printStats when the library is loaded, if asked to.
+struct StatsAtExit {
+  StatsAtExit() {
     const char *env = std::getenv("GPTQ_RUNTIME_STATS");
     if (env && *env && std::strcmp(env, "0") != 0)
       std::atexit(printStats);
-    return new LargeCache();
-  }();
-  return *instance;
-}
+  }
+} statsAtExit;
 
 size_t roundUp(size_t value, size_t to) { return (value + to - 1) / to * to; }
 
