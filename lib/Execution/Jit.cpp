@@ -505,8 +505,8 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
       NpyArray out;
       out.dtype = spec.dtype;
       out.shape = std::move(shape);
-      out.data = NpyBuffer::adopt(base, out.numElements() * elem, allocation,
-                                  freeFn);
+      out.data =
+          NpyBuffer::adopt(base, out.numElements() * elem, allocation, freeFn);
       results.push_back(std::move(out));
       continue;
     }

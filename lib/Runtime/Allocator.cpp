@@ -63,7 +63,8 @@ public:
     void *start = map(bytes);
     if (start) {
       stats.mappedBytes += bytes;
-      stats.peakMappedBytes = std::max(stats.peakMappedBytes, stats.mappedBytes);
+      stats.peakMappedBytes =
+          std::max(stats.peakMappedBytes, stats.mappedBytes);
     }
     return start;
   }
@@ -213,8 +214,8 @@ extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
 extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
   if (!ptr)
     return;
-  auto *header = reinterpret_cast<Header *>(static_cast<char *>(ptr) -
-                                            kHeaderBytes);
+  auto *header =
+      reinterpret_cast<Header *>(static_cast<char *>(ptr) - kHeaderBytes);
   switch (header->magic) {
   case kSmallMagic:
     header->magic = 0;
@@ -226,8 +227,9 @@ extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
     return;
   default:
     // A pointer this allocator did not hand out, or one freed twice.
-    std::fprintf(stderr, "gptq-mlir runtime: free of a buffer that was not "
-                         "allocated by the runtime (%p)\n",
+    std::fprintf(stderr,
+                 "gptq-mlir runtime: free of a buffer that was not "
+                 "allocated by the runtime (%p)\n",
                  ptr);
     std::abort();
   }

@@ -21,8 +21,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
-#include "llvm/Support/thread.h"
 #include "llvm/Support/WithColor.h"
+#include "llvm/Support/thread.h"
 
 #include <chrono>
 #include <cmath>

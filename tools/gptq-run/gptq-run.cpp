@@ -121,9 +121,9 @@ static int run(int argc, char **argv) {
     results = (*fn)->call(args, names);
     if (!results)
       return fail(llvm::toString(results.takeError()));
-    runSeconds.push_back(std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count());
+    runSeconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
   }
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))

@@ -349,8 +349,8 @@ void fuseDataMovement(ModuleOp module, int64_t block) {
                         : emptyLike(b, loc, {0, 0}, b.getF32Type()));
     args.push_back(boolConst(b, loc, static_cast<bool>(mask)));
     args.push_back(boolConst(b, loc, static_cast<bool>(unpermute)));
-    SmallVector<Value> results = callLibrary(b, loc, "quantize_blocks", args,
-                                             op->getResultTypes());
+    SmallVector<Value> results =
+        callLibrary(b, loc, "quantize_blocks", args, op->getResultTypes());
     if (unpermute) {
       unpermute->replaceAllUsesWith(ValueRange{results[0]});
       unpermute->erase();
