@@ -37,3 +37,12 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 if os.path.isdir(os.path.join(config.gptq_shared_dir, "golden")):
     config.available_features.add("golden")
+
+# PyTorch in the test interpreter: the reference implementation in bench/
+# uses it.
+import subprocess  # noqa: E402
+
+if subprocess.run([config.python_executable, "-c", "import torch"],
+                  stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("torch")

@@ -114,31 +114,35 @@ def mse(work):
 def cholesky(work):
     """U from gptq.damped_cholesky satisfies U^T U = (H damped)^-1 with U
     upper triangular and a positive diagonal, for several block sizes of
-    the blocked factorization (ragged last block included), dead inputs set
-    to 1; and an indefinite H clears the success flag."""
+    the blocked factorization (ragged last block included) and odd sizes
+    (the in-place reversal has a middle row), dead inputs set to 1; and an
+    indefinite H clears the success flag."""
     rng = np.random.default_rng(5)
-    n = 100
-    x = rng.standard_normal((400, n)).astype(np.float32)
-    x[:, 7] = 0  # a dead input
-    h = (2.0 / 400 * x.T @ x).astype(np.float32)
-    d = np.diag(h).astype(np.float64).copy()
-    d[d == 0] = 1
-    hd = h.astype(np.float64)
-    np.fill_diagonal(hd, d + 0.01 * d.mean())
-    expect = np.linalg.inv(hd)
-    for block in (16, 33, 128):
-        u, ok = gptq_run("cholesky.mlir", "factor", [h], work,
-                         extra=["--cholesky-block", str(block)])
-        assert bool(ok), block
-        assert np.allclose(np.tril(u, -1), 0), block
-        assert (np.diag(u) > 0).all(), block
-        err = np.abs(u.T.astype(np.float64) @ u - expect).max() / np.abs(expect).max()
-        assert err < 1e-4, (block, err)
+    for n, blocks in ((100, (16, 33, 128)), (37, (8, 128)), (1, (128,))):
+        x = rng.standard_normal((4 * n, n)).astype(np.float32)
+        if n > 7:
+            x[:, 7] = 0  # a dead input
+        h = (2.0 / (4 * n) * x.T @ x).astype(np.float32)
+        d = np.diag(h).astype(np.float64).copy()
+        d[d == 0] = 1
+        hd = h.astype(np.float64)
+        np.fill_diagonal(hd, d + 0.01 * d.mean())
+        expect = np.linalg.inv(hd)
+        for block in blocks:
+            u, ok = gptq_run("cholesky.mlir", "factor", [h], work,
+                             extra=["--cholesky-block", str(block)])
+            assert bool(ok), (n, block)
+            assert u.shape == (n, n), (n, block)
+            assert np.allclose(np.tril(u, -1), 0), (n, block)
+            assert (np.diag(u) > 0).all(), (n, block)
+            err = np.abs(u.T.astype(np.float64) @ u - expect).max() / np.abs(expect).max()
+            assert err < 1e-4, (n, block, err)
     bad = -np.eye(8, dtype=np.float32)
     bad[0, 0] = 50
     _, ok = gptq_run("cholesky.mlir", "factor", [bad], work)
     assert not bool(ok)
-    print("ok cholesky: U^T U = H^-1 for blocks 16, 33, 128; indefinite H flagged")
+    print("ok cholesky: U^T U = H^-1 for n = 100, 37, 1 and blocks 8 to 128; "
+          "indefinite H flagged")
 
 
 def run_layer(tool, work, name, w, h, *flags):
@@ -186,6 +190,45 @@ def block_size(work):
     assert frac < 0.99, frac
     print("ok block_size: invariant where the semantics say so; "
           "block 48 with groups of 32 changes %.0f%% of entries" % (100 * (1 - frac)))
+
+
+def reference(work):
+    """Layers of odd shapes (odd and ragged column counts, dead inputs,
+    act-order with static or dynamic groups, symmetric grids) against the
+    PyTorch implementation of the reference in bench/torch_gptq.py, with the
+    golden criterion: 99.9% of entries within 1e-5 |Q| + 1e-7, loss within
+    1e-4 relative."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                    "..", "bench"))
+    import torch_gptq
+    tool = "gptq-quantize-layer"
+    rng = np.random.default_rng(11)
+    cases = [
+        ("odd_dead_dyn", 37, 203, [3, 100, 202], 64, False, False, True),
+        ("per_row_sym", 20, 129, [], -1, True, False, True),
+        ("static_ragged", 33, 97, [0], 32, False, True, True),
+        ("no_act_order", 16, 75, [10], 16, False, False, False),
+    ]
+    for name, rows, cols, dead, group, sym, static, act in cases:
+        x = rng.standard_normal((3 * cols, cols)).astype(np.float32)
+        x[:, : cols // 8] *= 4
+        x[:, dead] = 0
+        h = (2.0 / (3 * cols) * x.T @ x).astype(np.float32)
+        w = (0.1 * rng.standard_normal((rows, cols))).astype(np.float32)
+        flags = ["--group-size", str(group)]
+        flags += ["--sym"] if sym else []
+        flags += ["--static-groups"] if static else []
+        flags += ["--act-order"] if act else []
+        ours, report = run_layer(tool, work, name, w, h, *flags)
+        q, loss = torch_gptq.gptq_quantize(w, h, group_size=group, sym=sym,
+                                           act_order=act, static_groups=static)
+        q = q.numpy()
+        frac = close(ours, q)
+        assert frac >= 0.999, (name, frac)
+        assert abs(report["loss"] - loss) <= 1e-4 * abs(loss), (name, report["loss"], loss)
+        assert (ours[:, dead] == 0).all() or not dead, name
+    print("ok reference: %d odd-shaped layers agree with the PyTorch reference"
+          % len(cases))
 
 
 def main():
