@@ -45,6 +45,9 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Temporaries die at their last use, not at the end of the function, so
+  // that later allocations reuse their memory.
+  pm.addPass(createGPTQHoistDeallocs());
 
   // Independent column panels of the kernels run on all cores.
   pm.addPass(createForallToParallelLoopPass());

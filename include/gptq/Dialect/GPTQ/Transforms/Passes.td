@@ -78,4 +78,36 @@ def GPTQExpandStridedCopies : Pass<"gptq-expand-strided-copies"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def GPTQHoistDeallocs : Pass<"gptq-hoist-deallocs"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    Buffer deallocation places `memref.dealloc` at the end of the block that
+    allocated the buffer, so every temporary of a function lives until the
+    function returns. This pass moves each `memref.dealloc` of a
+    `memref.alloc` result in the same block up to just after the last
+    operation of that block that uses the buffer or any of its aliases
+    (subviews, casts, loop-carried and region results, found with the
+    bufferization's buffer view flow analysis). The buffer is then free for
+    later allocations of the same function: after a layer's Cholesky factor
+    and transposed weights die, dequantization reuses their memory instead of
+    mapping fresh pages. Buffers with an alias that a terminator of the
+    block uses (returned or yielded) are left alone.
+
+    ```mlir
+    %a = memref.alloc(%n) : memref<?xf32>
+    "use"(%a) : (memref<?xf32>) -> ()
+    %b = memref.alloc(%n) : memref<?xf32>
+    "use"(%b) : (memref<?xf32>) -> ()
+    memref.dealloc %a : memref<?xf32>
+    memref.dealloc %b : memref<?xf32>
+    // becomes
+    %a = memref.alloc(%n) : memref<?xf32>
+    "use"(%a) : (memref<?xf32>) -> ()
+    memref.dealloc %a : memref<?xf32>
+    %b = memref.alloc(%n) : memref<?xf32>
+    ...
+    ```
+  }];
+}
+
 #endif // GPTQ_DIALECT_GPTQ_TRANSFORMS_PASSES_TD
