@@ -24,6 +24,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/thread.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -52,6 +53,14 @@ using namespace mlir::gptq;
 #ifndef GPTQ_RUNTIME_LIBRARY
 #define GPTQ_RUNTIME_LIBRARY ""
 #endif
+
+int mlir::gptq::runWithToolStack(llvm::function_ref<int()> body) {
+  int result = 1;
+  llvm::thread worker(std::optional<unsigned>(kToolStackBytes),
+                      [&] { result = body(); });
+  worker.join();
+  return result;
+}
 
 void mlir::gptq::registerToolDialects(DialectRegistry &registry) {
   registerAllDialects(registry);

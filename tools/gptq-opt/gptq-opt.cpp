@@ -13,7 +13,6 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "llvm/Support/thread.h"
 
 static int run(int argc, char **argv) {
   mlir::registerAllPasses();
@@ -31,9 +30,5 @@ int main(int argc, char **argv) {
   // MLIR's parser and printer recurse once per level of nesting: a large
   // stack turns deeply nested input into a diagnostic (or a result) rather
   // than a stack overflow.
-  int result = 1;
-  llvm::thread worker(std::optional<unsigned>(mlir::gptq::kToolStackBytes),
-                      [&] { result = run(argc, argv); });
-  worker.join();
-  return result;
+  return mlir::gptq::runWithToolStack([&] { return run(argc, argv); });
 }

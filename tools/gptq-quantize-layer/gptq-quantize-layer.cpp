@@ -22,7 +22,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/WithColor.h"
-#include "llvm/Support/thread.h"
 
 #include <chrono>
 #include <cmath>
@@ -353,9 +352,5 @@ static int run(int argc, char **argv) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // As in the other tools: the work runs on a thread with a large stack.
-  int result = 1;
-  llvm::thread worker(std::optional<unsigned>(kToolStackBytes),
-                      [&] { result = run(argc, argv); });
-  worker.join();
-  return result;
+  return runWithToolStack([&] { return run(argc, argv); });
 }

@@ -12,7 +12,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
-#include "llvm/Support/thread.h"
 
 #include <chrono>
 
@@ -149,9 +148,5 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // MLIR's parser recurses once per level of nesting: a large stack turns
   // deeply nested input into a diagnostic rather than a stack overflow.
-  int result = 1;
-  llvm::thread worker(std::optional<unsigned>(kToolStackBytes),
-                      [&] { result = run(argc, argv); });
-  worker.join();
-  return result;
+  return runWithToolStack([&] { return run(argc, argv); });
 }

@@ -14,6 +14,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
@@ -63,6 +64,11 @@ std::string defaultCacheDir();
 /// Stack size of the thread on which the tools parse and lower user input
 /// (MLIR's parser recurses once per level of nesting).
 constexpr unsigned kToolStackBytes = 1u << 30;
+
+/// Runs `body` on a thread with a kToolStackBytes stack and returns its
+/// result: the tools' main functions run their work this way, so that
+/// deeply nested input becomes a diagnostic rather than a stack overflow.
+int runWithToolStack(llvm::function_ref<int()> body);
 
 /// Adds every dialect and extension the gptq tools parse and lower.
 void registerToolDialects(DialectRegistry &registry);

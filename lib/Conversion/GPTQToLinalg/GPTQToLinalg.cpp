@@ -231,38 +231,55 @@ struct LowerGrid : OpRewritePattern<GridOp> {
   }
 };
 
+/// What fuseDataMovement folds into a quantize_blocks call: the weights
+/// before a column permutation `perm` (and before masking the dead inputs
+/// of `maskHessian`), and codes returned in the column order before `perm`.
+struct QuantizeBlocksFolds {
+  Value perm;
+  Value maskHessian;
+  bool unpermuteCodes = false;
+};
+
+/// The call of __gptq_quantize_blocks for `op`, on `weight` (the op's
+/// weight, or the source of what `folds` describes).
+SmallVector<Value> callQuantizeBlocks(OpBuilder &b, QuantizeBlocksOp op,
+                                      Value weight,
+                                      const QuantizeBlocksFolds &folds) {
+  Location loc = op.getLoc();
+  ConfigAttr config = op.getConfig();
+  bool fixed = static_cast<bool>(op.getScales());
+  Value scales = op.getScales(), zeros = op.getZeros(),
+        groupMap = op.getGroupMap();
+  if (!fixed) {
+    scales = emptyLike(b, loc, {0, 0}, b.getF32Type());
+    zeros = scales;
+    groupMap = emptyLike(b, loc, {0}, b.getI32Type());
+  }
+  SmallVector<Value> args = {
+      weight,
+      op.getFactor(),
+      scales,
+      zeros,
+      groupMap,
+      boolConst(b, loc, fixed),
+      indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1)),
+      indexConst(b, loc, config.getBlockSize())};
+  llvm::append_range(args, gridArgs(b, loc, config));
+  args.push_back(folds.perm ? folds.perm
+                            : emptyLike(b, loc, {0}, b.getI64Type()));
+  args.push_back(boolConst(b, loc, static_cast<bool>(folds.perm)));
+  args.push_back(folds.maskHessian ? folds.maskHessian
+                                   : emptyLike(b, loc, {0, 0}, b.getF32Type()));
+  args.push_back(boolConst(b, loc, static_cast<bool>(folds.maskHessian)));
+  args.push_back(boolConst(b, loc, folds.unpermuteCodes));
+  return callLibrary(b, loc, "quantize_blocks", args, op->getResultTypes());
+}
+
 struct LowerQuantizeBlocks : OpRewritePattern<QuantizeBlocksOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(QuantizeBlocksOp op,
                                 PatternRewriter &b) const override {
-    Location loc = op.getLoc();
-    ConfigAttr config = op.getConfig();
-    bool fixed = static_cast<bool>(op.getScales());
-    Value scales = op.getScales(), zeros = op.getZeros(),
-          groupMap = op.getGroupMap();
-    if (!fixed) {
-      scales = emptyLike(b, loc, {0, 0}, b.getF32Type());
-      zeros = scales;
-      groupMap = emptyLike(b, loc, {0}, b.getI32Type());
-    }
-    SmallVector<Value> args = {
-        op.getWeight(),
-        op.getFactor(),
-        scales,
-        zeros,
-        groupMap,
-        boolConst(b, loc, fixed),
-        indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1)),
-        indexConst(b, loc, config.getBlockSize())};
-    llvm::append_range(args, gridArgs(b, loc, config));
-    // No permutation or mask folded in (see fuseDataMovement).
-    args.push_back(emptyLike(b, loc, {0}, b.getI64Type()));
-    args.push_back(boolConst(b, loc, false));
-    args.push_back(emptyLike(b, loc, {0, 0}, b.getF32Type()));
-    args.push_back(boolConst(b, loc, false));
-    args.push_back(boolConst(b, loc, false));
-    b.replaceOp(
-        op, callLibrary(b, loc, "quantize_blocks", args, op->getResultTypes()));
+    b.replaceOp(op, callQuantizeBlocks(b, op, op.getWeight(), {}));
     return success();
   }
 };
@@ -322,35 +339,13 @@ void fuseDataMovement(ModuleOp module, int64_t block) {
       continue;
 
     OpBuilder b(op);
-    Location loc = op.getLoc();
-    ConfigAttr config = op.getConfig();
-    bool fixed = static_cast<bool>(op.getScales());
-    Value scales = op.getScales(), zeros = op.getZeros(),
-          groupMap = op.getGroupMap();
-    if (!fixed) {
-      scales = emptyLike(b, loc, {0, 0}, b.getF32Type());
-      zeros = scales;
-      groupMap = emptyLike(b, loc, {0}, b.getI32Type());
-    }
-    SmallVector<Value> args = {
-        weight,
-        op.getFactor(),
-        scales,
-        zeros,
-        groupMap,
-        boolConst(b, loc, fixed),
-        indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1)),
-        indexConst(b, loc, config.getBlockSize())};
-    llvm::append_range(args, gridArgs(b, loc, config));
-    args.push_back(permute ? permute.getPerm()
-                           : emptyLike(b, loc, {0}, b.getI64Type()));
-    args.push_back(boolConst(b, loc, static_cast<bool>(permute)));
-    args.push_back(mask ? mask.getHessian()
-                        : emptyLike(b, loc, {0, 0}, b.getF32Type()));
-    args.push_back(boolConst(b, loc, static_cast<bool>(mask)));
-    args.push_back(boolConst(b, loc, static_cast<bool>(unpermute)));
-    SmallVector<Value> results =
-        callLibrary(b, loc, "quantize_blocks", args, op->getResultTypes());
+    QuantizeBlocksFolds folds;
+    if (permute)
+      folds.perm = permute.getPerm();
+    if (mask)
+      folds.maskHessian = mask.getHessian();
+    folds.unpermuteCodes = static_cast<bool>(unpermute);
+    SmallVector<Value> results = callQuantizeBlocks(b, op, weight, folds);
     if (unpermute) {
       unpermute->replaceAllUsesWith(ValueRange{results[0]});
       unpermute->erase();
