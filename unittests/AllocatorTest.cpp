@@ -80,4 +80,11 @@ TEST(AllocatorDeathTest, ForeignPointerIsReported) {
       "not allocated by the runtime");
 }
 
+TEST(AllocatorDeathTest, OutOfMemoryIsReported) {
+  // Compiled code does not check for null: an allocation that cannot be
+  // served ends the process with a message.
+  EXPECT_DEATH(_mlir_memref_to_llvm_alloc(SIZE_MAX / 4),
+               "out of memory allocating a buffer of");
+}
+
 } // namespace

@@ -200,15 +200,31 @@ void *allocate(size_t alignment, size_t size) {
   return data;
 }
 
+/// Compiled code does not check for a null buffer: running out of memory
+/// ends the process with a message rather than a segmentation fault.
+[[noreturn]] void outOfMemory(size_t size) {
+  std::fprintf(stderr,
+               "gptq-mlir runtime: out of memory allocating a buffer of %zu "
+               "bytes\n",
+               size);
+  std::abort();
+}
+
 } // namespace
 
 extern "C" void *_mlir_memref_to_llvm_alloc(size_t size) {
-  return allocate(kHeaderBytes, size);
+  void *p = allocate(kHeaderBytes, size);
+  if (!p)
+    outOfMemory(size);
+  return p;
 }
 
 extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
                                                     size_t size) {
-  return allocate(alignment, size);
+  void *p = allocate(alignment, size);
+  if (!p && alignment && !(alignment & (alignment - 1)))
+    outOfMemory(size);
+  return p;
 }
 
 extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
