@@ -469,9 +469,23 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
   %nf = arith.sitofp %ni : i64 to f32
   %mean = arith.divf %sum, %nf : f32
   %damp = arith.mulf %percdamp, %mean : f32
-  // A = J (P H P^T + damp I) J, dead inputs set to 1 first; blocks of 32
-  // rows in parallel.
+  // A = J (P H P^T + damp I) J, dead inputs set to 1 first: A[i, j] =
+  // H[q(i), q(j)] with q(k) = P(n-1-k). Blocks of 32 rows in parallel; each
+  // row is gathered from row q(i) of H 16 elements at a time, then its
+  // diagonal element is fixed.
+  %c16 = arith.constant 16 : index
   %c32 = arith.constant 32 : index
+  %zi32 = arith.constant 0 : i32
+  %zv16 = arith.constant dense<0.0> : vector<16xf32>
+  %qe = tensor.empty(%n) : tensor<?xi32>
+  %qidx = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%qe : tensor<?xi32>) {
+  ^bb0(%o: i32):
+    %k = linalg.index 0 : index
+    %rk = arith.subi %nm1, %k : index
+    %pk = func.call @__gptq_perm_index(%perm, %useperm, %rk) : (tensor<?xi64>, i1, index) -> index
+    %pki = arith.index_cast %pk : index to i32
+    linalg.yield %pki : i32
+  } -> tensor<?xi32>
   %e = tensor.empty(%n, %n) : tensor<?x?xf32>
   %nrb = arith.ceildivsi %n, %c32 : index
   %rev = scf.forall (%rb) in (%nrb) shared_outs(%ro = %e) -> (tensor<?x?xf32>) {
@@ -479,25 +493,25 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
     %rleft = arith.subi %n, %r0 : index
     %rn = arith.minsi %rleft, %c32 : index
     %rows = tensor.extract_slice %ro[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %filled = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
-        outs(%rows : tensor<?x?xf32>) {
-    ^bb0(%o: f32):
-      %il = linalg.index 0 : index
-      %i = arith.addi %il, %r0 : index
-      %j = linalg.index 1 : index
-      %ri = arith.subi %nm1, %i : index
-      %rj = arith.subi %nm1, %j : index
-      %pi = func.call @__gptq_perm_index(%perm, %useperm, %ri) : (tensor<?xi64>, i1, index) -> index
-      %pj = func.call @__gptq_perm_index(%perm, %useperm, %rj) : (tensor<?xi64>, i1, index) -> index
-      %v = tensor.extract %h[%pi, %pj] : tensor<?x?xf32>
-      %isdiag = arith.cmpi eq, %i, %j : index
+    %filled = scf.for %il = %c0 to %rn step %c1 iter_args(%rr = %rows) -> (tensor<?x?xf32>) {
+      %i = arith.addi %r0, %il : index
+      %qi32 = tensor.extract %qidx[%i] : tensor<?xi32>
+      %qi = arith.index_cast %qi32 : i32 to index
+      %row = scf.for %j0 = %c0 to %n step %c16 iter_args(%r2 = %rr) -> (tensor<?x?xf32>) {
+        %jleft = arith.subi %n, %j0 : index
+        %mask = vector.create_mask %jleft : vector<16xi1>
+        %iv = vector.transfer_read %qidx[%j0], %zi32 : tensor<?xi32>, vector<16xi32>
+        %g = vector.gather %h[%qi, %c0] [%iv], %mask, %zv16 : tensor<?x?xf32>, vector<16xi32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+        %w = vector.transfer_write %g, %r2[%il, %j0] : vector<16xf32>, tensor<?x?xf32>
+        scf.yield %w : tensor<?x?xf32>
+      }
+      %v = tensor.extract %row[%il, %i] : tensor<?x?xf32>
       %dead = arith.cmpf oeq, %v, %zero : f32
-      %fix = arith.andi %isdiag, %dead : i1
-      %v1 = arith.select %fix, %one, %v : f32
+      %v1 = arith.select %dead, %one, %v : f32
       %vd = arith.addf %v1, %damp : f32
-      %v2 = arith.select %isdiag, %vd, %v1 : f32
-      linalg.yield %v2 : f32
-    } -> tensor<?x?xf32>
+      %row2 = tensor.insert %vd into %row[%il, %i] : tensor<?x?xf32>
+      scf.yield %row2 : tensor<?x?xf32>
+    }
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %filled into %ro[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     }

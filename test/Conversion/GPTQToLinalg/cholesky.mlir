@@ -32,9 +32,9 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 // the inverse as calls of the GEMM kernel (the trailing update on the lower
 // triangle), then the reversal in place.
 // CHECK-LABEL: func.func private @__gptq_damped_cholesky
+// CHECK: call @__gptq_perm_index
 // CHECK: scf.forall
-// CHECK: call @__gptq_perm_index
-// CHECK: call @__gptq_perm_index
+// CHECK: vector.gather {{.*}} : tensor<?x?xf32>, vector<16xi32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 // CHECK: scf.for
 // CHECK: call @__gptq_chol_unblocked
 // CHECK: call @__gptq_trinv_unblocked
