@@ -138,18 +138,33 @@ struct LowerHessianAccumulate : OpRewritePattern<HessianAccumulateOp> {
   }
 };
 
+/// Appends an optional operand of a library call as the pair (value, true),
+/// or (an empty tensor of `emptyShape`, false) when `value` is null.
+void appendOptional(OpBuilder &b, Location loc, SmallVectorImpl<Value> &args,
+                    Value value, ArrayRef<int64_t> emptyShape,
+                    Type elementType) {
+  args.push_back(value ? value : emptyLike(b, loc, emptyShape, elementType));
+  args.push_back(boolConst(b, loc, static_cast<bool>(value)));
+}
+
+/// The call of __gptq_damped_cholesky for `op` on `hessian` (the op's, or
+/// the source of a symmetric permutation `perm` folded in).
+SmallVector<Value> callDampedCholesky(OpBuilder &b, DampedCholeskyOp op,
+                                      int64_t block, Value hessian,
+                                      Value perm) {
+  Location loc = op.getLoc();
+  SmallVector<Value> args = {hessian, op.getPercdamp(),
+                             indexConst(b, loc, block)};
+  appendOptional(b, loc, args, perm, {0}, b.getI64Type());
+  return callLibrary(b, loc, "damped_cholesky", args, op->getResultTypes());
+}
+
 struct LowerDampedCholesky : OpRewritePattern<DampedCholeskyOp> {
   LowerDampedCholesky(MLIRContext *ctx, int64_t block)
       : OpRewritePattern(ctx), block(block) {}
   LogicalResult matchAndRewrite(DampedCholeskyOp op,
                                 PatternRewriter &b) const override {
-    Location loc = op.getLoc();
-    Value noPerm = emptyLike(b, loc, {0}, b.getI64Type());
-    b.replaceOp(op, callLibrary(b, loc, "damped_cholesky",
-                                {op.getHessian(), op.getPercdamp(),
-                                 indexConst(b, loc, block), noPerm,
-                                 boolConst(b, loc, false)},
-                                op->getResultTypes()));
+    b.replaceOp(op, callDampedCholesky(b, op, block, op.getHessian(), {}));
     return success();
   }
   int64_t block;
@@ -265,12 +280,8 @@ SmallVector<Value> callQuantizeBlocks(OpBuilder &b, QuantizeBlocksOp op,
       indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1)),
       indexConst(b, loc, config.getBlockSize())};
   llvm::append_range(args, gridArgs(b, loc, config));
-  args.push_back(folds.perm ? folds.perm
-                            : emptyLike(b, loc, {0}, b.getI64Type()));
-  args.push_back(boolConst(b, loc, static_cast<bool>(folds.perm)));
-  args.push_back(folds.maskHessian ? folds.maskHessian
-                                   : emptyLike(b, loc, {0, 0}, b.getF32Type()));
-  args.push_back(boolConst(b, loc, static_cast<bool>(folds.maskHessian)));
+  appendOptional(b, loc, args, folds.perm, {0}, b.getI64Type());
+  appendOptional(b, loc, args, folds.maskHessian, {0, 0}, b.getF32Type());
   args.push_back(boolConst(b, loc, folds.unpermuteCodes));
   return callLibrary(b, loc, "quantize_blocks", args, op->getResultTypes());
 }
@@ -303,12 +314,8 @@ void fuseDataMovement(ModuleOp module, int64_t block) {
     if (!permutes(permute, {0, 1}, /*inverse=*/false))
       continue;
     OpBuilder b(op);
-    Location loc = op.getLoc();
-    SmallVector<Value> results = callLibrary(
-        b, loc, "damped_cholesky",
-        {permute.getSource(), op.getPercdamp(), indexConst(b, loc, block),
-         permute.getPerm(), boolConst(b, loc, true)},
-        op->getResultTypes());
+    SmallVector<Value> results = callDampedCholesky(
+        b, op, block, permute.getSource(), permute.getPerm());
     op->replaceAllUsesWith(results);
     op->erase();
     if (permute->use_empty())

@@ -8,9 +8,7 @@
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 #col = affine_map<(d0, d1) -> (d1)>
-#mmA = affine_map<(m, n, k) -> (m, k)>
 #mmB = affine_map<(m, n, k) -> (k, n)>
-#mmBt = affine_map<(m, n, k) -> (n, k)>
 #mmAt = affine_map<(m, n, k) -> (k, m)>
 #mmC = affine_map<(m, n, k) -> (m, n)>
 
@@ -56,7 +54,8 @@ func.func private @__gptq_transpose(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // %useperm (else j), dead(c) = %usemask and %h[c, c] == 0: gptq.permute of
 // gptq.mask_dead_inputs, transposed, in one pass. Blocks of 32 rows of %a
 // (columns of the result) in parallel: the block's rows stay in cache while
-// the gather reads them in any column order.
+// the gather reads them in any column order. Without a permutation or mask,
+// use __gptq_transpose.
 func.func private @__gptq_transpose_gather(%a: tensor<?x?xf32>, %perm: tensor<?xi64>, %useperm: i1, %h: tensor<?x?xf32>, %usemask: i1) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -85,24 +84,22 @@ func.func private @__gptq_transpose_gather(%a: tensor<?x?xf32>, %perm: tensor<?x
     %mi = arith.subi %m, %i : index
     %ti = arith.minsi %mi, %c32 : index
     %cols = tensor.extract_slice %o[0, %i] [%n, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %filled = scf.for %j = %c0 to %n step %c32 iter_args(%oo = %cols) -> (tensor<?x?xf32>) {
-      %nj = arith.subi %n, %j : index
-      %tj = arith.minsi %nj, %c32 : index
-      %dst = tensor.extract_slice %oo[%j, 0] [%tj, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %tile = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%dst : tensor<?x?xf32>) {
+    // Output row j (column p(j) of %a) in 32-element pieces: its source
+    // column and mask are read once per row, not once per element.
+    %filled = scf.for %j = %c0 to %n step %c1 iter_args(%oo = %cols) -> (tensor<?x?xf32>) {
+      %pj = func.call @__gptq_perm_index(%perm, %useperm, %j) : (tensor<?xi64>, i1, index) -> index
+      %d = tensor.extract %diag[%j] : tensor<?xf32>
+      %dead = arith.cmpf oeq, %d, %zero : f32
+      %row0 = tensor.extract_slice %oo[%j, 0] [1, %ti] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+      %row = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%row0 : tensor<?xf32>) {
       ^bb0(%x: f32):
-        %jj = linalg.index 0 : index
-        %iil = linalg.index 1 : index
-        %jg = arith.addi %j, %jj : index
-        %ig = arith.addi %i, %iil : index
-        %pj = func.call @__gptq_perm_index(%perm, %useperm, %jg) : (tensor<?xi64>, i1, index) -> index
+        %ii = linalg.index 0 : index
+        %ig = arith.addi %i, %ii : index
         %v = tensor.extract %a[%ig, %pj] : tensor<?x?xf32>
-        %d = tensor.extract %diag[%jg] : tensor<?xf32>
-        %dead = arith.cmpf oeq, %d, %zero : f32
         %r = arith.select %dead, %zero, %v : f32
         linalg.yield %r : f32
-      } -> tensor<?x?xf32>
-      %oo2 = tensor.insert_slice %tile into %oo[%j, 0] [%tj, %ti] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      } -> tensor<?xf32>
+      %oo2 = tensor.insert_slice %row into %oo[%j, 0] [1, %ti] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
       scf.yield %oo2 : tensor<?x?xf32>
     }
     scf.forall.in_parallel {
@@ -155,7 +152,8 @@ func.func private @__gptq_transpose_gather_i8(%ct: tensor<?x?xi8>, %q: tensor<?x
 }
 
 // C - A @ B for A given transposed (%at is K x M, %b is K x N, %c is M x N);
-// -A @ B with %zeroC, for which C's contents are not read.
+// C + A @ B with %plus; with %zeroC, C's contents are not read (the result
+// is -A @ B, or A @ B).
 // Register tiles of 6 x 64 (24 512-bit accumulators on AVX-512) start from
 // C and accumulate outer products of a column of -A and a row of B. A is
 // first packed, negated, into 6-row panels (M/6 x K x 6), and each 64-column
@@ -164,7 +162,7 @@ func.func private @__gptq_transpose_gather_i8(%ct: tensor<?x?xi8>, %q: tensor<?x
 // tiles that reach the lower triangle of C are computed (the others are left
 // as they are); with %lowerB, B is lower triangular and each panel starts at
 // row j of B.
-func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b: tensor<?x?xf32>, %lowerC: i1, %lowerB: i1, %zeroC: i1) -> tensor<?x?xf32> {
+func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b: tensor<?x?xf32>, %plus: i1, %lowerC: i1, %lowerB: i1, %zeroC: i1) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -181,7 +179,8 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
     %slab0 = tensor.extract_slice %pa[%t, 0, 0] [1, %k, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x6xf32>
     %slab = scf.for %kk = %c0 to %k step %c1 iter_args(%pb = %slab0) -> (tensor<?x6xf32>) {
       %v = vector.transfer_read %at[%kk, %t6], %zero : tensor<?x?xf32>, vector<6xf32>
-      %nv = arith.negf %v : vector<6xf32>
+      %nv0 = arith.negf %v : vector<6xf32>
+      %nv = arith.select %plus, %v, %nv0 : vector<6xf32>
       %pb2 = vector.transfer_write %nv, %pb[%kk, %c0] {in_bounds = [true]} : vector<6xf32>, tensor<?x6xf32>
       scf.yield %pb2 : tensor<?x6xf32>
     }
@@ -280,30 +279,6 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
     scf.yield %ri : tensor<?x?xf32>
   }
   return %res : tensor<?x?xf32>
-}
-
-// A zero-filled M x N matrix.
-func.func private @__gptq_zeros(%m: index, %n: index) -> tensor<?x?xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
-  return %z : tensor<?x?xf32>
-}
-
-// -A for a matrix.
-func.func private @__gptq_negate(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
-  %n = tensor.dim %a, %c1 : tensor<?x?xf32>
-  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
-  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%a : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
-  ^bb0(%x: f32, %o: f32):
-    %y = arith.negf %x : f32
-    linalg.yield %y : f32
-  } -> tensor<?x?xf32>
-  return %r : tensor<?x?xf32>
 }
 
 //===--------------------------------------------------------------------===//
@@ -556,11 +531,10 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
       // L21^T = M11 P^T, then A22 -= L21 L21^T on the lower triangle.
       %p = tensor.extract_slice %a[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %pt = func.call @__gptq_transpose(%p) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-      %nmkkt = func.call @__gptq_negate(%mkkt) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %z = tensor.empty(%kb, %rest) : tensor<?x?xf32>
-      %l21t = func.call @__gptq_gemm_sub(%z, %nmkkt, %pt, %false, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1) -> tensor<?x?xf32>
+      %l21t = func.call @__gptq_gemm_sub(%z, %mkkt, %pt, %true, %false, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
       %a22 = tensor.extract_slice %a[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %a22n = func.call @__gptq_gemm_sub(%a22, %l21t, %l21t, %true, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1) -> tensor<?x?xf32>
+      %a22n = func.call @__gptq_gemm_sub(%a22, %l21t, %l21t, %false, %true, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
       %l21 = func.call @__gptq_transpose(%l21t) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %a3 = tensor.insert_slice %a22n into %a[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       %a4 = tensor.insert_slice %l21 into %a3[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
@@ -576,12 +550,11 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
       // M[K, 0:K] = -M11 (L[K, 0:K] M[0:K, 0:K]); M[0:K, 0:K] is lower.
       %lrow = tensor.extract_slice %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %lrowt = func.call @__gptq_transpose(%lrow) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-      %nlrowt = func.call @__gptq_negate(%lrowt) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %mtl = tensor.extract_slice %a2[0, 0] [%k, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %z1 = tensor.empty(%kb, %k) : tensor<?x?xf32>
-      %t = func.call @__gptq_gemm_sub(%z1, %nlrowt, %mtl, %false, %true, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1) -> tensor<?x?xf32>
+      %t = func.call @__gptq_gemm_sub(%z1, %lrowt, %mtl, %true, %false, %true, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
       %z2 = tensor.empty(%kb, %k) : tensor<?x?xf32>
-      %x = func.call @__gptq_gemm_sub(%z2, %mkkt, %t, %false, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1) -> tensor<?x?xf32>
+      %x = func.call @__gptq_gemm_sub(%z2, %mkkt, %t, %false, %false, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
       %m3 = tensor.insert_slice %x into %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %m3 : tensor<?x?xf32>
     } else {
@@ -998,16 +971,23 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
   %false = arith.constant false
   %r = tensor.dim %w, %c0 : tensor<?x?xf32>
   %c = tensor.dim %w, %c1 : tensor<?x?xf32>
-  %wt0 = func.call @__gptq_transpose_gather(%w, %perm, %permw, %hmask, %usemask) : (tensor<?x?xf32>, tensor<?xi64>, i1, tensor<?x?xf32>, i1) -> tensor<?x?xf32>
+  %gather = arith.ori %permw, %usemask : i1
+  %wt0 = scf.if %gather -> (tensor<?x?xf32>) {
+    %g = func.call @__gptq_transpose_gather(%w, %perm, %permw, %hmask, %usemask) : (tensor<?x?xf32>, tensor<?xi64>, i1, tensor<?x?xf32>, i1) -> tensor<?x?xf32>
+    scf.yield %g : tensor<?x?xf32>
+  } else {
+    %t = func.call @__gptq_transpose(%w) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    scf.yield %t : tensor<?x?xf32>
+  }
   %s0, %z0 = scf.if %fixed -> (tensor<?x?xf32>, tensor<?x?xf32>) {
     %st = func.call @__gptq_transpose(%sin) : (tensor<?x?xf32>) -> tensor<?x?xf32>
     %zt = func.call @__gptq_transpose(%zin) : (tensor<?x?xf32>) -> tensor<?x?xf32>
     scf.yield %st, %zt : tensor<?x?xf32>, tensor<?x?xf32>
   } else {
     %ng = arith.ceildivsi %c, %gs : index
-    %gz = func.call @__gptq_zeros(%ng, %r) : (index, index) -> tensor<?x?xf32>
-    %gz2 = func.call @__gptq_zeros(%ng, %r) : (index, index) -> tensor<?x?xf32>
-    scf.yield %gz, %gz2 : tensor<?x?xf32>, tensor<?x?xf32>
+    %ge = tensor.empty(%ng, %r) : tensor<?x?xf32>
+    %gz = linalg.fill ins(%zero : f32) outs(%ge : tensor<?x?xf32>) -> tensor<?x?xf32>
+    scf.yield %gz, %gz : tensor<?x?xf32>, tensor<?x?xf32>
   }
   %ngr = tensor.dim %s0, %c0 : tensor<?x?xf32>
   %codes0 = tensor.empty(%c, %r) : tensor<?x?xi8>
@@ -1112,7 +1092,7 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
     %wn = scf.if %haverest -> (tensor<?x?xf32>) {
       %wt = tensor.extract_slice %wo[%i2, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %ub = tensor.extract_slice %u[%i1, %i2] [%cnt, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %wt2 = func.call @__gptq_gemm_sub(%wt, %ub, %blk#0, %false, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1) -> tensor<?x?xf32>
+      %wt2 = func.call @__gptq_gemm_sub(%wt, %ub, %blk#0, %false, %false, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
       %wn1 = tensor.insert_slice %wt2 into %wo[%i2, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %wn1 : tensor<?x?xf32>
     } else {
@@ -1138,8 +1118,14 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
     scf.yield %perm : tensor<?xi64>
   }
   %codes = func.call @__gptq_transpose_gather_i8(%out#1, %q, %permcodes) : (tensor<?x?xi8>, tensor<?xi64>, i1) -> tensor<?x?xi8>
-  %sout = func.call @__gptq_transpose(%out#2) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-  %zout = func.call @__gptq_transpose(%out#3) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  // Fixed grids are returned as they came (the loop never writes them).
+  %sout, %zout = scf.if %fixed -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+    scf.yield %sin, %zin : tensor<?x?xf32>, tensor<?x?xf32>
+  } else {
+    %st = func.call @__gptq_transpose(%out#2) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    %zt = func.call @__gptq_transpose(%out#3) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    scf.yield %st, %zt : tensor<?x?xf32>, tensor<?x?xf32>
+  }
   return %codes, %sout, %zout, %lossf : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32
 }
 

@@ -15,11 +15,6 @@ namespace gptq {
 using namespace mlir;
 
 namespace {
-bool identityLayout(Value v) {
-  auto type = dyn_cast<MemRefType>(v.getType());
-  return type && type.getLayout().isIdentity();
-}
-
 struct GPTQExpandStridedCopiesPass
     : gptq::impl::GPTQExpandStridedCopiesBase<GPTQExpandStridedCopiesPass> {
   void runOnOperation() override {
@@ -30,7 +25,7 @@ struct GPTQExpandStridedCopiesPass
       // Ranked memrefs of rank >= 1 only; those with identity layouts on
       // both sides become memcpy anyway.
       if (!source || !target || source.getRank() == 0 ||
-          (identityLayout(op.getSource()) && identityLayout(op.getTarget())))
+          (source.getLayout().isIdentity() && target.getLayout().isIdentity()))
         return;
       copies.push_back(op);
     });
