@@ -257,13 +257,9 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     if (func.isPrivate())
       return error("entry function '" + entry + "' is private");
     signature = func.getFunctionType();
-    // The caller's arrays are read-only: bufferization copies where the
-    // function would write into an argument, so calls need not copy them.
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (isa<TensorType>(func.getArgumentTypes()[i]))
-        func.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
     // gptq-export-entry-points (the pipeline's first pass) adds the C
-    // interface to public functions.
+    // interface to public functions and makes their tensor arguments
+    // read-only, so calls need not copy the caller's arrays.
   } else if (auto llvmFunc = module->lookupSymbol<LLVM::LLVMFuncOp>(entry)) {
     auto attr = llvmFunc->getAttrOfType<TypeAttr>("gptq.signature");
     if (!attr || !isa<FunctionType>(attr.getValue()) ||
@@ -425,7 +421,8 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
                  " argument(s), " + llvm::Twine(args.size()) + " given");
   // Each argument travels as a pointer to its descriptor (or its value),
   // after the pointer to the results. Tensor arguments are never written
-  // (see compile); memref arguments may be, so those are copied.
+  // (gptq-export-entry-points marks them read-only); memref arguments may
+  // be, so those are copied.
   std::vector<NpyArray> copies;
   copies.reserve(args.size());
   std::vector<std::vector<int64_t>> descriptors(args.size());

@@ -15,3 +15,13 @@ func.func private @helper(%x: tensor<?xf32>) -> tensor<?xf32> {
 // CHECK-LABEL: func.func private @external
 // CHECK-NOT: gptq.signature
 func.func private @external(%x: tensor<?xf32>) -> tensor<?xf32>
+
+// Tensor arguments of entry points become read-only for bufferization; an
+// explicit setting stays.
+// CHECK-LABEL: func.func @writes
+// CHECK-SAME: %{{.*}}: tensor<?xf32> {bufferization.writable = false}
+// CHECK-SAME: %{{.*}}: i64,
+// CHECK-SAME: %{{.*}}: tensor<?xf32> {bufferization.writable = true}
+func.func @writes(%x: tensor<?xf32>, %n: i64, %y: tensor<?xf32> {bufferization.writable = true}) -> tensor<?xf32> {
+  return %x : tensor<?xf32>
+}

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir {
 namespace gptq {
@@ -24,6 +25,14 @@ struct GPTQExportEntryPointsPass
         continue;
       func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
       func->setAttr("gptq.signature", TypeAttr::get(func.getFunctionType()));
+      // The caller's arrays are read-only: bufferization copies where the
+      // function would write into a tensor argument. An explicit setting
+      // is kept.
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (isa<TensorType>(func.getArgumentTypes()[i]) &&
+            !func.getArgAttr(i, "bufferization.writable"))
+          func.setArgAttr(i, "bufferization.writable",
+                          BoolAttr::get(ctx, false));
     }
   }
 };

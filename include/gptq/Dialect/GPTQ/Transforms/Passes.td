@@ -43,13 +43,17 @@ def GPTQExportEntryPoints : Pass<"gptq-export-entry-points", "ModuleOp"> {
     `_mlir_ciface_<name>` that takes memref descriptors) and records its
     signature as `gptq.signature = <function type>`, which survives lowering
     to the LLVM dialect. `gptq-run` uses the recorded signature to call
-    functions of modules that are already in the LLVM dialect. The CPU
-    pipeline runs this pass first.
+    functions of modules that are already in the LLVM dialect. Tensor
+    arguments get `bufferization.writable = false` (unless they have the
+    attribute already): callers pass arrays they keep, so bufferization
+    copies where the function would write into one. The CPU pipeline runs
+    this pass first.
 
     ```mlir
     func.func @f(%x: tensor<?xf32>) -> tensor<?xf32>
     // becomes
-    func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> attributes
+    func.func @f(%x: tensor<?xf32> {bufferization.writable = false})
+        -> tensor<?xf32> attributes
         {gptq.signature = (tensor<?xf32>) -> tensor<?xf32>, llvm.emit_c_interface}
     ```
   }];
