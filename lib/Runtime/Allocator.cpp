@@ -45,7 +45,6 @@ public:
   /// A block of at least `bytes`; its actual size is stored in `bytes`.
   void *take(size_t &bytes) {
     std::lock_guard<std::mutex> lock(mutex);
-    ++stats.largeAllocations;
     // Best fit among cached blocks no more than twice the size needed.
     auto best = free.end();
     for (auto it = free.begin(); it != free.end(); ++it)
@@ -56,12 +55,21 @@ public:
       Block b = *best;
       free.erase(best);
       stats.cachedBytes -= b.bytes;
+      ++stats.largeAllocations;
       ++stats.largeReused;
       bytes = b.bytes;
       return b.start;
     }
     void *start = map(bytes);
+    if (!start && !free.empty()) {
+      // The cached blocks did not fit: give them back and try again.
+      for (const Block &b : free)
+        unmapLocked(b);
+      free.clear();
+      start = map(bytes);
+    }
     if (start) {
+      ++stats.largeAllocations;
       stats.mappedBytes += bytes;
       stats.peakMappedBytes =
           std::max(stats.peakMappedBytes, stats.mappedBytes);
@@ -173,11 +181,18 @@ struct StatsAtExit {
 
 size_t roundUp(size_t value, size_t to) { return (value + to - 1) / to * to; }
 
+bool validAlignment(size_t alignment) {
+  return alignment && !(alignment & (alignment - 1)) && alignment <= kGranule;
+}
+
+/// Null for an invalid alignment or when memory runs out.
 void *allocate(size_t alignment, size_t size) {
-  if (alignment == 0 || alignment & (alignment - 1) || alignment > kGranule)
+  if (!validAlignment(alignment))
     return nullptr;
-  alignment = std::max(alignment, kHeaderBytes);
+  // The buffer starts `offset` bytes into its block; the header takes the
+  // 64 bytes before it.
   size_t offset = std::max(alignment, kHeaderBytes);
+  alignment = offset;
   if (size > SIZE_MAX - offset - kGranule)
     return nullptr;
   Header header;
@@ -221,8 +236,9 @@ extern "C" void *_mlir_memref_to_llvm_alloc(size_t size) {
 
 extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
                                                     size_t size) {
+  // An invalid alignment (not a power of two, or over 2 MiB) gives null.
   void *p = allocate(alignment, size);
-  if (!p && alignment && !(alignment & (alignment - 1)))
+  if (!p && validAlignment(alignment))
     outOfMemory(size);
   return p;
 }
