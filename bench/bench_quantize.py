@@ -36,6 +36,7 @@ Run from the repository root:
 """
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -237,22 +238,20 @@ def run_ours(tool, wp, hp, folder, repeats, timeout):
 
 def run_torch(pythons, wp, hp, threads_list, env_modes, repeats, timeout, save_q=None):
     settings = []
-    for py, t, unset in [(py, t, u) for py in pythons for t in threads_list
-                         for u in env_modes]:
-        if True:
-            cmd = [py, os.path.abspath(__file__), "--_worker", "torch",
-                   "--weight", wp, "--hessian", hp, "--threads", str(t),
-                   "--repeats", str(repeats)]
-            if save_q and not settings:
-                cmd += ["--save-q", save_q]
-            busy = wait_quiet(f"torch {py} {t} {unset}")
-            res = run_json(cmd, sub_env(t, unset), timeout)
-            res["busy_before"] = busy
-            res["threads"] = t
-            res["python"] = py
-            res["openblas_override"] = "unset" if unset else "as set"
-            res["best"] = min(res["seconds"])
-            settings.append(res)
+    for py, t, unset in itertools.product(pythons, threads_list, env_modes):
+        cmd = [py, os.path.abspath(__file__), "--_worker", "torch",
+               "--weight", wp, "--hessian", hp, "--threads", str(t),
+               "--repeats", str(repeats)]
+        if save_q and not settings:
+            cmd += ["--save-q", save_q]
+        busy = wait_quiet(f"torch {py} {t} {unset}")
+        res = run_json(cmd, sub_env(t, unset), timeout)
+        res["busy_before"] = busy
+        res["threads"] = t
+        res["python"] = py
+        res["openblas_override"] = "unset" if unset else "as set"
+        res["best"] = min(res["seconds"])
+        settings.append(res)
     return settings
 
 
@@ -399,7 +398,6 @@ def main():
             print(f"\nBLAS seen by the first worker: {gemm[0]['blas']}")
         gemm_rate = max((r["gflops"] for r in gemm), default=None)
 
-        rows_out = []
         for n in a.sizes:
             t0 = time.perf_counter()
             wp, hp, tokens = make_layer(n, a.tokens_factor, a.seed, folder)
@@ -451,19 +449,19 @@ def main():
                 else:
                     print(f"  dequantized.npy has shape {Qo.shape}, PyTorch {Qt.shape}")
             all_res["sizes"].append(entry)
-            rows_out.append(entry)
-            for k in ("W.npy", "H.npy", "torch_Q.npy"):
-                if os.path.exists(os.path.join(folder, k)):
-                    os.remove(os.path.join(folder, k))
-            for d in os.listdir(folder):
-                if d.startswith("ours_"):
-                    shutil.rmtree(os.path.join(folder, d), ignore_errors=True)
+            if not a.workdir:  # --workdir keeps the files (overwritten size by size)
+                for k in ("W.npy", "H.npy", "torch_Q.npy"):
+                    if os.path.exists(os.path.join(folder, k)):
+                        os.remove(os.path.join(folder, k))
+                for d in os.listdir(folder):
+                    if d.startswith("ours_"):
+                        shutil.rmtree(os.path.join(folder, d), ignore_errors=True)
 
         print("\n## Results\n")
         print("| size | ours s | ours GFLOP/s | torch best s (threads) | torch GFLOP/s "
               "| speedup ours/torch | ours / GEMM rate | ours compile s |")
         print("|---|---|---|---|---|---|---|---|")
-        for e in rows_out:
+        for e in all_res["sizes"]:
             n, fl = e["n"], e["work_flops"]
             ours = e.get("ours")
             tb = min(e["torch"], key=lambda s: s["best"]) if e.get("torch") else None

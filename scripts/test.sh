@@ -11,19 +11,17 @@ lit_json=$PWD/build/lit-results.json
 rm -f "$lit_json"
 LIT_OPTS="-sv -o $lit_json" cmake --build build --target check-gptq || status=1
 
-pytest_log=build/pytest.log
-if [ -d python/tests ]; then
-  GPTQ_MLIR_CACHE_DIR=$PWD/build/compile-cache PYTHONPATH=python \
-    .venv/bin/python -m pytest -q python/tests 2>&1 | tee "$pytest_log"
-  rc=${PIPESTATUS[0]}
-  # 5: pytest collected nothing, which is no failure of the suite.
-  [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ] || status=1
-else
-  : >"$pytest_log"
-fi
+pytest_xml=$PWD/build/pytest-results.xml
+rm -f "$pytest_xml"
+GPTQ_MLIR_CACHE_DIR=$PWD/build/compile-cache PYTHONPATH=python \
+  .venv/bin/python -m pytest -q --junitxml="$pytest_xml" python/tests
+rc=$?
+# 5: pytest collected nothing, which is no failure of the suite.
+[ "$rc" -eq 0 ] || [ "$rc" -eq 5 ] || status=1
 
-.venv/bin/python - "$lit_json" "$pytest_log" <<'PY'
-import json, re, sys
+.venv/bin/python - "$lit_json" "$pytest_xml" <<'PY'
+import json, sys
+import xml.etree.ElementTree as ET
 passed = failed = 0
 try:
     for t in json.load(open(sys.argv[1]))["tests"]:
@@ -33,14 +31,13 @@ try:
             failed += 1
 except (OSError, ValueError, KeyError):
     failed += 1
-for line in open(sys.argv[2]):
-    m = re.search(r"(\d+) passed", line)
-    if m and ("passed" in line and (" in " in line)):
-        passed += int(m.group(1))
-        f = re.search(r"(\d+) failed", line)
-        failed += int(f.group(1)) if f else 0
-        e = re.search(r"(\d+) error", line)
-        failed += int(e.group(1)) if e else 0
+try:
+    for s in ET.parse(sys.argv[2]).getroot().iter("testsuite"):
+        n = {k: int(s.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
+        passed += n["tests"] - n["failures"] - n["errors"] - n["skipped"]
+        failed += n["failures"] + n["errors"]
+except (OSError, ValueError, ET.ParseError):
+    failed += 1
 print("tests: %d passed, %d failed" % (passed, failed))
 PY
 exit $status
