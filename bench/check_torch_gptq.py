@@ -20,10 +20,12 @@ import sys
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "test", "Integration", "Inputs"))
+import golden  # noqa: E402
 from torch_gptq import gptq_quantize  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_GOLDEN = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "golden"))
 
 
@@ -38,12 +40,10 @@ def check_case(folder):
         act_order=case["act_order"], static_groups=case["static_groups"],
         percdamp=case["percdamp"], block_size=case["block_size"])
     Q = Q.numpy()
-    ok_entries = np.abs(Q - Qref) <= 1e-5 * np.abs(Qref) + 1e-7
-    frac = float(ok_entries.mean())
     ref_loss = case["reference_loss"]
-    rel = abs(loss - ref_loss) / abs(ref_loss)
-    passed = frac >= 0.999 and rel <= 1e-4
-    return passed, frac, int((~ok_entries).sum()), loss, ref_loss, rel
+    frac, rel, passed = golden.criterion(Q, Qref, loss, ref_loss)
+    bad = int((~golden.close_entries(Q, Qref)).sum())
+    return passed, frac, bad, loss, ref_loss, rel
 
 
 def main():
@@ -53,8 +53,7 @@ def main():
     a = ap.parse_args()
     if a.threads > 0:
         torch.set_num_threads(a.threads)
-    folders = sorted(d for d in os.listdir(a.golden)
-                     if os.path.isfile(os.path.join(a.golden, d, "case.json")))
+    folders = golden.list_cases(a.golden)
     if not folders:
         print(f"no golden cases under {a.golden}", file=sys.stderr)
         return 1

@@ -19,19 +19,51 @@ import sys
 import numpy as np
 
 
+#: The golden criterion: at least MIN_MATCH of the entries within
+#: 1e-5 |Q_ref| + 1e-7 of Q_ref, and the loss within LOSS_RTOL relative.
+MIN_MATCH = 0.999
+LOSS_RTOL = 1e-4
+
+
+def close_entries(q, ref):
+    """Where |q - ref| <= 1e-5 |ref| + 1e-7 (a boolean array)."""
+    return np.abs(q - ref) <= 1e-5 * np.abs(ref) + 1e-7
+
+
+def criterion(q, ref, loss, ref_loss):
+    """The golden criterion for q and loss against ref and ref_loss:
+    (fraction of entries within tolerance, relative loss difference, ok)."""
+    frac = float(close_entries(q, ref).mean())
+    rel = abs(loss - ref_loss) / abs(ref_loss)
+    return frac, rel, frac >= MIN_MATCH and rel <= LOSS_RTOL
+
+
+def list_cases(golden):
+    """The sorted names of the case folders under golden (those with a case.json)."""
+    return sorted(d for d in os.listdir(golden)
+                  if os.path.isfile(os.path.join(golden, d, "case.json")))
+
+
+def run_quantize_layer(tool, weight_path, hessian_path, out_dir, flags):
+    """Runs gptq-quantize-layer (stderr discarded) and returns its report.json."""
+    subprocess.run([tool, "--weight", weight_path, "--hessian", hessian_path,
+                    "--out-dir", out_dir] + list(flags),
+                   check=True, stderr=subprocess.DEVNULL)
+    return json.load(open(os.path.join(out_dir, "report.json")))
+
+
 def run_tool(tool, case_dir, out_dir, case, block_size=None):
-    cmd = [tool, "--weight", os.path.join(case_dir, "W.npy"),
-           "--hessian", os.path.join(case_dir, "H.npy"), "--out-dir", out_dir,
-           "--bits", str(case["bits"]), "--group-size", str(case["group_size"]),
-           "--percdamp", str(case["percdamp"]),
-           "--block-size", str(block_size or case["block_size"])]
+    flags = ["--bits", str(case["bits"]), "--group-size", str(case["group_size"]),
+             "--percdamp", str(case["percdamp"]),
+             "--block-size", str(block_size or case["block_size"])]
     for flag in ("sym", "act_order", "static_groups"):
         if case[flag]:
-            cmd.append("--" + flag.replace("_", "-"))
-    subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL)
+            flags.append("--" + flag.replace("_", "-"))
+    report = run_quantize_layer(tool, os.path.join(case_dir, "W.npy"),
+                                os.path.join(case_dir, "H.npy"), out_dir, flags)
     return {name: np.load(os.path.join(out_dir, name + ".npy"))
             for name in ("codes", "scales", "zeros", "g_idx", "dequantized")}, \
-        json.load(open(os.path.join(out_dir, "report.json")))
+        report
 
 
 def expected_g_idx(case, cols, h):
@@ -56,12 +88,10 @@ def check_case(tool, case_dir, work, block_size=None):
     h = np.load(os.path.join(case_dir, "H.npy"))
     q = out["dequantized"]
     problems = []
-    close = np.abs(q - ref) <= 1e-5 * np.abs(ref) + 1e-7
-    frac = close.mean()
-    if frac < 0.999:
+    frac, rel, _ = criterion(q, ref, report["loss"], case["reference_loss"])
+    if frac < MIN_MATCH:
         problems.append("only %.5f of entries match Q_ref" % frac)
-    rel = abs(report["loss"] - case["reference_loss"]) / case["reference_loss"]
-    if rel > 1e-4:
+    if rel > LOSS_RTOL:
         problems.append("loss %r vs reference %r" % (report["loss"],
                                                      case["reference_loss"]))
     codes = out["codes"]
@@ -92,8 +122,7 @@ def main():
     p.add_argument("--block-size", type=int)
     p.add_argument("--case")
     a = p.parse_args()
-    cases = sorted(d for d in os.listdir(a.golden)
-                   if os.path.isfile(os.path.join(a.golden, d, "case.json")))
+    cases = list_cases(a.golden)
     if a.case:
         cases = [a.case]
     ok = all([check_case(a.tool, os.path.join(a.golden, c), a.work, a.block_size)

@@ -5,12 +5,13 @@ Each writes its inputs, runs gptq-run on a module in Inputs/, and prints one
 'ok ...' line, or raises (non-zero exit) on a mismatch.
 """
 
-import json
 import os
 import subprocess
 import sys
 
 import numpy as np
+
+import golden
 
 INPUTS = os.path.dirname(os.path.abspath(__file__))
 
@@ -30,6 +31,17 @@ def gptq_run(module, entry, arrays, work, tool="gptq-run", extra=()):
         out.append(np.load(os.path.join(work, "out-" + entry, "%d.npy" % i)))
         i += 1
     return out
+
+
+def spd_hessian(rng, samples, cols, scale=None, dead=()):
+    """A synthetic SPD Hessian: X = samples x cols standard normals (float32),
+    columns scale[0] multiplied by scale[1], columns dead zeroed, and
+    H = 2/samples X^T X in float32."""
+    x = rng.standard_normal((samples, cols)).astype(np.float32)
+    if scale is not None:
+        x[:, scale[0]] *= scale[1]
+    x[:, dead] = 0
+    return (2.0 / samples * x.T @ x).astype(np.float32)
 
 
 def hessian(work):
@@ -119,10 +131,7 @@ def cholesky(work):
     indefinite H clears the success flag."""
     rng = np.random.default_rng(5)
     for n, blocks in ((100, (16, 33, 128)), (37, (8, 128)), (1, (128,))):
-        x = rng.standard_normal((4 * n, n)).astype(np.float32)
-        if n > 7:
-            x[:, 7] = 0  # a dead input
-        h = (2.0 / (4 * n) * x.T @ x).astype(np.float32)
+        h = spd_hessian(rng, 4 * n, n, dead=[7] if n > 7 else [])  # a dead input
         d = np.diag(h).astype(np.float64).copy()
         d[d == 0] = 1
         hd = h.astype(np.float64)
@@ -150,16 +159,10 @@ def run_layer(tool, work, name, w, h, *flags):
     os.makedirs(d, exist_ok=True)
     np.save(os.path.join(d, "W.npy"), w)
     np.save(os.path.join(d, "H.npy"), h)
-    subprocess.run([tool, "--weight", os.path.join(d, "W.npy"), "--hessian",
-                    os.path.join(d, "H.npy"), "--out-dir", os.path.join(d, "out")]
-                   + list(flags), check=True, stderr=subprocess.DEVNULL)
     out = os.path.join(d, "out")
-    return np.load(os.path.join(out, "dequantized.npy")), \
-        json.load(open(os.path.join(out, "report.json")))
-
-
-def close(a, b):
-    return (np.abs(a - b) <= 1e-5 * np.abs(b) + 1e-7).mean()
+    report = golden.run_quantize_layer(tool, os.path.join(d, "W.npy"),
+                                       os.path.join(d, "H.npy"), out, flags)
+    return np.load(os.path.join(out, "dequantized.npy")), report
 
 
 def block_size(work):
@@ -168,9 +171,7 @@ def block_size(work):
     the result for dynamic groups that start inside a block."""
     tool = "gptq-quantize-layer"
     rng = np.random.default_rng(4)
-    x = rng.standard_normal((512, 96)).astype(np.float32)
-    x[:, 5] *= 6
-    h = (2.0 / 512 * x.T @ x).astype(np.float32)
+    h = spd_hessian(rng, 512, 96, scale=(5, 6))
     w = rng.standard_normal((48, 96)).astype(np.float32)
     # (name, flags, baseline block size): for "dividing" every compared
     # block size (32, 16, 8) divides the group size 32.
@@ -181,12 +182,12 @@ def block_size(work):
         base, r0 = run_layer(tool, work, name + first, w, h, "--block-size", first, *flags)
         for b in ("16", "8"):
             other, r1 = run_layer(tool, work, name + b, w, h, "--block-size", b, *flags)
-            frac = close(other, base)
-            assert frac >= 0.999, (name, b, frac)
-            assert abs(r1["loss"] - r0["loss"]) <= 1e-4 * r0["loss"], (name, b)
+            frac, rel, _ = golden.criterion(other, base, r1["loss"], r0["loss"])
+            assert frac >= golden.MIN_MATCH, (name, b, frac)
+            assert rel <= golden.LOSS_RTOL, (name, b)
     base, r0 = run_layer(tool, work, "dyn128", w, h, "--group-size", "32")
     other, r1 = run_layer(tool, work, "dyn48", w, h, "--group-size", "32", "--block-size", "48")
-    frac = close(other, base)
+    frac = golden.close_entries(other, base).mean()
     assert frac < 0.99, frac
     print("ok block_size: invariant where the semantics say so; "
           "block 48 with groups of 32 changes %.0f%% of entries" % (100 * (1 - frac)))
@@ -210,10 +211,7 @@ def reference(work):
         ("no_act_order", 16, 75, [10], 16, False, False, False),
     ]
     for name, rows, cols, dead, group, sym, static, act in cases:
-        x = rng.standard_normal((3 * cols, cols)).astype(np.float32)
-        x[:, : cols // 8] *= 4
-        x[:, dead] = 0
-        h = (2.0 / (3 * cols) * x.T @ x).astype(np.float32)
+        h = spd_hessian(rng, 3 * cols, cols, scale=(slice(cols // 8), 4), dead=dead)
         w = (0.1 * rng.standard_normal((rows, cols))).astype(np.float32)
         flags = ["--group-size", str(group)]
         flags += ["--sym"] if sym else []
@@ -223,9 +221,9 @@ def reference(work):
         q, loss = torch_gptq.gptq_quantize(w, h, group_size=group, sym=sym,
                                            act_order=act, static_groups=static)
         q = q.numpy()
-        frac = close(ours, q)
-        assert frac >= 0.999, (name, frac)
-        assert abs(report["loss"] - loss) <= 1e-4 * abs(loss), (name, report["loss"], loss)
+        frac, rel, _ = golden.criterion(ours, q, report["loss"], loss)
+        assert frac >= golden.MIN_MATCH, (name, frac)
+        assert rel <= golden.LOSS_RTOL, (name, report["loss"], loss)
         assert (ours[:, dead] == 0).all() or not dead, name
     print("ok reference: %d odd-shaped layers agree with the PyTorch reference"
           % len(cases))
