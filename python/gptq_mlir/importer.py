@@ -37,13 +37,18 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .fileio import atomic_output
-from .llama2c import Llama2cCheckpoint
-
-RMS_NORM_EPS = 1e-5
+from .llama2c import RMS_NORM_EPS, Llama2cCheckpoint, Llama2cConfig
 
 #: Module attribute holding the model's hyper-parameters, which the drivers
 #: read (``seq_len`` bounds the sequence length, ``vocab_size`` the token ids).
 MODEL_ATTRIBUTE = "gptq.model"
+
+
+def model_attribute(cfg: Llama2cConfig) -> str:
+    """The value of the ``gptq.model`` attribute: ``{dim = 64 : i64, ...}``."""
+    fields = ("dim", "hidden_dim", "n_heads", "n_kv_heads", "n_layers", "seq_len", "vocab_size")
+    return "{" + ", ".join(f"{key} = {getattr(cfg, key)} : i64" for key in fields) + "}"
+
 
 Dim = Union[int, str]  # a static size, or the SSA name of a dynamic one
 
@@ -137,8 +142,11 @@ class _FunctionBuilder:
         body: str,
         block_args: Sequence[str],
         hint: str,
+        loc: Optional[str] = None,
     ) -> _Value:
-        """A linalg.generic; ``body`` may use ``block_args`` and must yield."""
+        """A linalg.generic; ``body`` may use ``block_args`` and must yield.
+
+        ``loc``, when given, becomes the op's location."""
         rank = len(iterators)
         maps = [_map(rank, m) for _, m in inputs] + [_map(rank, output_map)]
         iterator_list = ", ".join(f'"{kind}"' for kind in iterators)
@@ -154,6 +162,7 @@ class _FunctionBuilder:
             f"^bb0({args}):\n"
             + "\n".join("  " + line.strip() for line in body.strip().splitlines())
             + f"\n}} -> {output.type}"
+            + (f' loc("{loc}")' if loc else "")
         )
         return _Value(name, output.shape, output.element)
 
@@ -269,19 +278,26 @@ class _LlamaEmitter:
         the weight's) as its location.
         """
         weight = self._weight(weight_name)
-        result = self._contract(
-            (x, [0, 1, 3]), (weight, [2, 3]), [self.batch, self.seq, weight.shape[0]], "linear"
+        return self._contract(
+            (x, [0, 1, 3]),
+            (weight, [2, 3]),
+            [self.batch, self.seq, weight.shape[0]],
+            "linear",
+            layer_name or weight_name,
         )
-        self.b.lines[-1] += f' loc("{layer_name or weight_name}")'
-        return result
 
     def _contract(
-        self, lhs: Tuple[_Value, List[int]], rhs: Tuple[_Value, List[int]], out_shape: List[Dim], label: str
+        self,
+        lhs: Tuple[_Value, List[int]],
+        rhs: Tuple[_Value, List[int]],
+        out_shape: List[Dim],
+        label: str,
+        loc: Optional[str] = None,
     ) -> _Value:
         """``out = sum over the last loop of lhs * rhs``: a linalg.generic whose
         loops are the output's dimensions followed by one reduction, over a
         zero-filled output; ``lhs`` and ``rhs`` pair a value with the loops
-        indexing its dimensions."""
+        indexing its dimensions; ``loc`` is the op's location."""
         rank = len(out_shape)
         return self.b.generic(
             [lhs, rhs],
@@ -295,6 +311,7 @@ class _LlamaEmitter:
             """,
             ["%lhs", "%rhs", "%acc"],
             label,
+            loc,
         )
 
     def add(self, x: _Value, y: _Value) -> _Value:
@@ -492,21 +509,9 @@ class _LlamaEmitter:
         result = b.fresh("logits")
         b.emit(f"{result} = tensor.cast {logits.name} : {logits.type} to tensor<?x?x?xf32>")
         b.emit(f"return {result} : tensor<?x?x?xf32>")
-        metadata = ", ".join(
-            f"{key} = {value} : i64"
-            for key, value in (
-                ("dim", cfg.dim),
-                ("hidden_dim", cfg.hidden_dim),
-                ("n_heads", cfg.n_heads),
-                ("n_kv_heads", cfg.n_kv_heads),
-                ("n_layers", cfg.n_layers),
-                ("seq_len", cfg.seq_len),
-                ("vocab_size", cfg.vocab_size),
-            )
-        )
         return "\n".join(
             [
-                f"module attributes {{{MODEL_ATTRIBUTE} = {{{metadata}}}}} {{",
+                f"module attributes {{{MODEL_ATTRIBUTE} = {model_attribute(cfg)}}} {{",
                 "  func.func @forward(%tokens: tensor<?x?xi32>) -> tensor<?x?x?xf32> {",
                 *b.lines,
                 "  }",

@@ -32,6 +32,8 @@ MAGIC = 0x616B3432
 VERSION1_HEADER_BYTES = 256
 LEGACY_HEADER_BYTES = 7 * 4
 ROPE_THETA = 10000.0
+#: The epsilon of llama2.c's RMS normalization.
+RMS_NORM_EPS = 1e-5
 
 
 @dataclasses.dataclass(frozen=True)

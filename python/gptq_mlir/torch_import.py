@@ -18,7 +18,7 @@ from typing import Union
 
 from .errors import GPTQError
 from .fileio import atomic_output
-from .importer import MODEL_ATTRIBUTE
+from .importer import MODEL_ATTRIBUTE, model_attribute
 from .llama2c import Llama2cCheckpoint, read_checkpoint
 
 ONNX_OPSET = 17
@@ -82,13 +82,8 @@ def lower_onnx(model_proto: bytes, checkpoint: Llama2cCheckpoint) -> str:
         )
     except Exception as error:  # torch-mlir raises its own TorchMlirCompilerError
         raise GPTQError(f"torch-mlir failed: {error}") from error
-    cfg = checkpoint.config
-    fields = ", ".join(
-        f"{key} = {getattr(cfg, key)} : i64"
-        for key in ("dim", "hidden_dim", "n_heads", "n_kv_heads", "n_layers", "seq_len", "vocab_size")
-    )
     with context:
-        module.attributes[MODEL_ATTRIBUTE] = ir.Attribute.parse(f"{{{fields}}}")
+        module.attributes[MODEL_ATTRIBUTE] = ir.Attribute.parse(model_attribute(checkpoint.config))
     return module.get_asm(large_elements_limit=None, enable_debug_info=False)
 
 

@@ -11,9 +11,7 @@ import math
 import torch
 from torch import nn
 
-from .llama2c import Llama2cCheckpoint, Llama2cConfig
-
-RMS_NORM_EPS = 1e-5
+from .llama2c import RMS_NORM_EPS, Llama2cCheckpoint, Llama2cConfig
 
 
 class RMSNorm(nn.Module):

@@ -88,14 +88,13 @@ def synthetic_checkpoint(
     )
     rng = np.random.default_rng(seed)
     weights = {}
-    for version in (0, 1):
-        for name, shape in llama2c.weight_layout(cfg, version):
-            if name in weights or name.startswith("freq_cis"):
-                continue
-            if len(shape) == 1:
-                weights[name] = (1.0 + 0.1 * rng.standard_normal(shape)).astype(np.float32)
-            else:
-                weights[name] = (rng.standard_normal(shape) / np.sqrt(shape[1])).astype(np.float32)
+    for name, shape in llama2c.weight_layout(cfg, 0):
+        if name.startswith("freq_cis"):
+            continue
+        if len(shape) == 1:
+            weights[name] = (1.0 + 0.1 * rng.standard_normal(shape)).astype(np.float32)
+        else:
+            weights[name] = (rng.standard_normal(shape) / np.sqrt(shape[1])).astype(np.float32)
     weights["freq_cis_real"], weights["freq_cis_imag"] = llama2c.rope_tables(cfg.head_size, seq_len)
     return llama2c.Llama2cCheckpoint(cfg, weights, 0)
 
