@@ -2,6 +2,9 @@
 
 #include "gptq/Execution/Npy.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <gtest/gtest.h>
@@ -103,5 +106,32 @@ TEST(NpyTest, RejectsBadFiles) {
             std::string::npos);
   EXPECT_NE(errorOf(readNpy("/nonexistent/file.npy")).find("cannot read"),
             std::string::npos);
+}
+
+TEST(NpyTest, FilesRoundTripAndReadArraysAreWritable) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("npytest", dir));
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, "a.npy");
+  NpyArray a = NpyArray::zeros(DType::F32, {3, 5});
+  for (int i = 0; i < 15; ++i)
+    a.as<float>()[i] = 0.5f * i;
+  ASSERT_FALSE(static_cast<bool>(writeNpy(path, a)));
+  // Only the file itself: the temporary it was written to is gone.
+  std::error_code ec;
+  int files = 0;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    ++files;
+  EXPECT_EQ(files, 1);
+  auto b = readNpy(path);
+  ASSERT_TRUE(static_cast<bool>(b));
+  EXPECT_EQ(b->shape, a.shape);
+  EXPECT_TRUE(b->data == a.data);
+  // The data read (taken over from the file's buffer) can be written.
+  b->as<float>()[14] = -1.0f;
+  EXPECT_EQ(b->as<float>()[14], -1.0f);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data.data()) % 64, 0u);
+  llvm::sys::fs::remove_directories(dir);
 }
 } // namespace

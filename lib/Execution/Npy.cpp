@@ -182,7 +182,12 @@ NpyArray NpyArray::zeros(DType dtype, std::vector<int64_t> shape) {
   return a;
 }
 
-llvm::Expected<NpyArray> mlir::gptq::parseNpy(StringRef bytes, StringRef name) {
+namespace {
+/// Parses the header of the .npy bytes `bytes`: the array's dtype and shape,
+/// and the offset of its data, which is checked to be exactly as long as
+/// they say. The array's data is left empty.
+llvm::Expected<NpyArray> parseHeader(StringRef bytes, StringRef name,
+                                     size_t &dataStart) {
   if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
     return fail(name, "not a .npy file (missing the \\x93NUMPY magic)");
   unsigned major = static_cast<unsigned char>(bytes[6]);
@@ -249,25 +254,17 @@ llvm::Expected<NpyArray> mlir::gptq::parseNpy(StringRef bytes, StringRef name) {
     array.shape.push_back(v);
   }
   size_t expected = static_cast<size_t>(array.numElements()) * found->size;
-  size_t dataStart = headerStart + headerLen;
+  dataStart = headerStart + headerLen;
   if (bytes.size() - dataStart != expected)
     return fail(name, "expected " + llvm::Twine(expected) +
                           " bytes of data for " + array.describe() +
                           ", found " + llvm::Twine(bytes.size() - dataStart) +
                           " (truncated or corrupt file)");
-  array.data.assign(bytes.data() + dataStart, bytes.data() + bytes.size());
   return array;
 }
 
-llvm::Expected<NpyArray> mlir::gptq::readNpy(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return fail(path, "cannot read: " + buffer.getError().message());
-  return parseNpy((*buffer)->getBuffer(), path);
-}
-
-std::string mlir::gptq::npyHeader(const NpyArray &array) {
+/// The .npy header (magic, version, header dict, padding) of `array`.
+std::string npyHeader(const NpyArray &array) {
   std::string shape = "(";
   for (int64_t d : array.shape)
     shape += std::to_string(d) + ",";
@@ -288,6 +285,42 @@ std::string mlir::gptq::npyHeader(const NpyArray &array) {
   return out;
 }
 
+} // namespace
+
+llvm::Expected<NpyArray> mlir::gptq::parseNpy(StringRef bytes, StringRef name) {
+  size_t dataStart;
+  auto array = parseHeader(bytes, name, dataStart);
+  if (array)
+    array->data.assign(bytes.data() + dataStart, bytes.data() + bytes.size());
+  return array;
+}
+
+llvm::Expected<NpyArray> mlir::gptq::readNpy(StringRef path) {
+  // The file's buffer becomes the array's: its data is taken over rather
+  // than copied when it is aligned (as the 64-byte padded headers NumPy
+  // writes leave it).
+  constexpr size_t kAlign = 64;
+  auto buffer = llvm::WritableMemoryBuffer::getFile(path, /*IsVolatile=*/false,
+                                                    llvm::Align(kAlign));
+  if (!buffer)
+    return fail(path, "cannot read: " + buffer.getError().message());
+  size_t dataStart;
+  StringRef bytes((*buffer)->getBufferStart(), (*buffer)->getBufferSize());
+  auto array = parseHeader(bytes, path, dataStart);
+  if (!array)
+    return array.takeError();
+  char *data = (*buffer)->getBufferStart() + dataStart;
+  size_t size = bytes.size() - dataStart;
+  if (dataStart % kAlign != 0) {
+    array->data.assign(data, data + size);
+    return array;
+  }
+  array->data = NpyBuffer::adopt(data, size, buffer->release(), [](void *p) {
+    delete static_cast<llvm::WritableMemoryBuffer *>(p);
+  });
+  return array;
+}
+
 std::string mlir::gptq::serializeNpy(const NpyArray &array) {
   std::string out = npyHeader(array);
   out.append(array.data.begin(), array.data.end());
@@ -295,24 +328,14 @@ std::string mlir::gptq::serializeNpy(const NpyArray &array) {
 }
 
 llvm::Error mlir::gptq::writeNpy(StringRef path, const NpyArray &array) {
-  llvm::SmallString<256> tmp(path);
-  tmp += ".tmp";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return fail(path, "cannot write: " + ec.message());
+  // Written to a temporary file renamed into place: a failed write leaves
+  // no partial file.
+  llvm::Error err = llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
     os << npyHeader(array);
     os.write(array.data.data(), array.data.size());
-    os.close();
-    if (os.has_error()) {
-      llvm::sys::fs::remove(tmp);
-      return fail(path, "cannot write: " + os.error().message());
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
-    llvm::sys::fs::remove(tmp);
-    return fail(path, "cannot write: " + ec.message());
-  }
+    return llvm::Error::success();
+  });
+  if (err)
+    return fail(path, "cannot write: " + llvm::toString(std::move(err)));
   return llvm::Error::success();
 }

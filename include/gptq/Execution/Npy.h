@@ -94,8 +94,6 @@ llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
 /// Reads a .npy file.
 llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
 /// The .npy bytes of an array (format version 1.0).
-/// The .npy header (magic, version, header dict, padding) of `array`.
-std::string npyHeader(const NpyArray &array);
 std::string serializeNpy(const NpyArray &array);
 /// Writes a .npy file atomically (a temporary file renamed into place).
 llvm::Error writeNpy(llvm::StringRef path, const NpyArray &array);
