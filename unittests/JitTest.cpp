@@ -159,6 +159,14 @@ TEST_F(JitTest, RejectsBadArguments) {
   EXPECT_EQ(errorOf(size.takeError()),
             "argument #0: expected float32 [2, ?], found float32 [3, 3]");
 
+  // An array whose data does not match its shape.
+  NpyArray emptied;
+  emptied.shape = {2, 3};
+  auto bytes = (*fn)->call({emptied, h});
+  ASSERT_FALSE(static_cast<bool>(bytes));
+  EXPECT_EQ(errorOf(bytes.takeError()),
+            "argument #0: float32 [2, 3] holds 0 bytes of data, not 24");
+
   auto rank = (*fn)->call({w, NpyArray::zeros(DType::F32, {9})});
   ASSERT_FALSE(static_cast<bool>(rank));
   EXPECT_EQ(errorOf(rank.takeError()),

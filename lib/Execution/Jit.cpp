@@ -18,6 +18,8 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Module.h"
@@ -217,22 +219,33 @@ bool linkSharedLibrary(StringRef object, StringRef library) {
 }
 } // namespace
 
-llvm::cl::OptionCategory &mlir::gptq::jitOptionCategory() {
-  static llvm::cl::OptionCategory category("Compilation options");
-  return category;
-}
+namespace {
+/// The command-line options shared by the tools that compile. They exist
+/// (and appear in --help) only in tools that ask for them.
+struct JitCommandLine {
+  llvm::cl::OptionCategory category{"Compilation options"};
+  llvm::cl::opt<bool> noCache{
+      "no-cache",
+      llvm::cl::desc("Compile afresh and keep nothing (by default compiled "
+                     "code is cached in $GPTQ_MLIR_CACHE_DIR, else "
+                     "~/.cache/gptq-mlir; GPTQ_MLIR_CACHE_DIR=off disables "
+                     "the cache)"),
+      llvm::cl::cat(category)};
+};
 
-static llvm::cl::opt<bool> noCache(
-    "no-cache",
-    llvm::cl::desc("Compile afresh and keep nothing (by default compiled "
-                   "code is cached in $GPTQ_MLIR_CACHE_DIR, else "
-                   "~/.cache/gptq-mlir; GPTQ_MLIR_CACHE_DIR=off disables "
-                   "the cache)"),
-    llvm::cl::cat(jitOptionCategory()));
+JitCommandLine &jitCommandLine() {
+  static JitCommandLine options;
+  return options;
+}
+} // namespace
+
+llvm::cl::OptionCategory &mlir::gptq::jitOptionCategory() {
+  return jitCommandLine().category;
+}
 
 JitOptions mlir::gptq::jitOptionsFromCommandLine() {
   JitOptions options;
-  if (!noCache)
+  if (!jitCommandLine().noCache)
     options.cacheDir = defaultCacheDir();
   return options;
 }
@@ -325,28 +338,42 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // shared library.
   tmBuilder->setRelocationModel(llvm::Reloc::PIC_);
 
-  // The cache key: the lowered module, the host CPU and the options that
-  // shape code generation.
-  std::string packedName = "_mlir__mlir_ciface_" + fn->entryName;
+  // The C interface of the entry, and the packed wrapper the
+  // ExecutionEngine (and the cached library) exports for it.
+  std::string cifaceName = "_mlir_ciface_" + fn->entryName;
+  std::string packedName = "_mlir_" + cifaceName;
+  // The cache key: the entry, the lowered module, the host CPU, the options
+  // that shape code generation and kCodeGeneration, which names what this
+  // file does to the module after lowering (change it with that).
+  static constexpr const char *kCodeGeneration =
+      "codegen O3, PIC, 512-bit vectors on AVX-512; linked "
+      "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
+      " " GPTQ_RUNTIME_LIBRARY;
   llvm::SmallString<256> cachePath;
   if (!options.cacheDir.empty()) {
     std::string text;
     llvm::raw_string_ostream os(text);
     os << LLVM_VERSION_STRING << "\n"
+       << kCodeGeneration << "\n"
        << llvm::sys::getHostCPUName() << "\n"
        << tmBuilder->getFeatures().getString() << "\nO" << options.optLevel
-       << "\n";
+       << "\n"
+       << fn->entryName << "\n";
     module->print(os);
     uint64_t key = llvm::xxh3_64bits(text);
+    // The entry's name in the file name is for people; the key decides.
+    std::string readable = fn->entryName;
+    for (char &c : readable)
+      if (!llvm::isAlnum(c) && c != '_')
+        c = '_';
     cachePath = options.cacheDir;
-    llvm::sys::path::append(cachePath,
-                            llvm::formatv("{0:x-16}-{1}.so", key, entry).str());
+    llvm::sys::path::append(
+        cachePath, llvm::formatv("{0:x-16}-{1}.so", key, readable).str());
     if (llvm::sys::fs::exists(cachePath)) {
       if (void *handle = dlopen(cachePath.c_str(), RTLD_NOW | RTLD_LOCAL)) {
         if (void *sym = dlsym(handle, packedName.c_str())) {
           fn->library = handle;
           fn->entryPoint = reinterpret_cast<void (*)(void **)>(sym);
-          fn->cached = true;
           fn->compileTime = std::chrono::duration<double>(
                                 std::chrono::steady_clock::now() - start)
                                 .count();
@@ -389,7 +416,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   fn->engine = std::move(*engine);
   // Looking the entry up materializes it: code generation happens here, not
   // in the first call.
-  auto packed = fn->engine->lookupPacked("_mlir_ciface_" + fn->entryName);
+  auto packed = fn->engine->lookupPacked(cifaceName);
   if (!packed)
     return packed.takeError();
   fn->entryPoint = *packed;
@@ -448,6 +475,11 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
     if (!dtypeOk || !sizesOk)
       return error(label + ": expected " + spec.describe() + ", found " +
                    a.describe());
+    size_t bytes = static_cast<size_t>(a.numElements()) * dtypeSize(a.dtype);
+    if (a.data.size() != bytes)
+      return error(label + ": " + a.describe() + " holds " +
+                   llvm::Twine(a.data.size()) + " bytes of data, not " +
+                   llvm::Twine(bytes));
     std::vector<int64_t> &desc = descriptors[i];
     if (spec.scalar) {
       desc.assign(1, 0);
@@ -485,43 +517,37 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
   entryPoint(packed.data());
 
   // The deallocation pipeline makes every returned buffer a fresh
-  // allocation owned by the caller (it clones arguments and constants). A
-  // contiguous result is taken over without a copy; the others (and any
-  // that share an allocation already taken) are copied, and allocations not
-  // taken over are freed once, after every copy.
+  // allocation owned by the caller (it clones arguments and constants). The
+  // first contiguous result of each allocation takes it over without a
+  // copy; the others are copied, and allocations no result took over are
+  // freed once, after every copy.
   void (*freeFn)(void *) =
       runtimeAllocator ? _mlir_memref_to_llvm_free : std::free;
   std::vector<NpyArray> results;
-  std::vector<void *> adopted, toRelease;
+  llvm::SmallPtrSet<void *, 8> seen, adopted;
   size_t at = 0;
   for (const ArgSpec &spec : resultSpecs) {
     size_t rank = spec.shape.size();
     const int64_t *desc = resultBuffer.data() + at;
     at += 3 + 2 * rank;
-    std::vector<int64_t> shape(desc + 3, desc + 3 + rank);
+    NpyArray out;
+    out.dtype = spec.dtype;
+    out.shape.assign(desc + 3, desc + 3 + rank);
     size_t elem = dtypeSize(spec.dtype);
+    int64_t n = out.numElements();
     char *base = reinterpret_cast<char *>(desc[1]) + desc[2] * elem;
     auto *allocation = reinterpret_cast<void *>(desc[0]);
     bool contiguous = true;
-    for (int64_t d = rank, stride = 1; d-- > 0; stride *= shape[d])
-      contiguous &= shape[d] == 1 || desc[3 + rank + d] == stride;
-    if (contiguous && allocation && !llvm::is_contained(adopted, allocation)) {
-      llvm::erase(toRelease, allocation);
-      adopted.push_back(allocation);
-      NpyArray out;
-      out.dtype = spec.dtype;
-      out.shape = std::move(shape);
-      out.data =
-          NpyBuffer::adopt(base, out.numElements() * elem, allocation, freeFn);
-      results.push_back(std::move(out));
-      continue;
-    }
-    NpyArray out = NpyArray::zeros(spec.dtype, shape);
-    int64_t n = out.numElements();
-    if (contiguous) {
-      if (n)
-        std::memcpy(out.data.data(), base, n * elem);
+    for (int64_t d = rank, stride = 1; d-- > 0; stride *= out.shape[d])
+      contiguous &= out.shape[d] == 1 || desc[3 + rank + d] == stride;
+    bool first = allocation && seen.insert(allocation).second;
+    if (contiguous && first) {
+      adopted.insert(allocation);
+      out.data = NpyBuffer::adopt(base, n * elem, allocation, freeFn);
+    } else if (contiguous) {
+      out.data.assign(base, base + n * elem);
     } else {
+      out.data = NpyBuffer(n * elem);
       std::vector<int64_t> index(rank, 0);
       for (int64_t k = 0; k < n; ++k) {
         int64_t offset = 0;
@@ -529,18 +555,16 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
           offset += index[d] * desc[3 + rank + d];
         std::memcpy(out.data.data() + k * elem, base + offset * elem, elem);
         for (size_t d = rank; d-- > 0;) {
-          if (++index[d] < shape[d])
+          if (++index[d] < out.shape[d])
             break;
           index[d] = 0;
         }
       }
     }
-    if (allocation && !llvm::is_contained(adopted, allocation) &&
-        !llvm::is_contained(toRelease, allocation))
-      toRelease.push_back(allocation);
     results.push_back(std::move(out));
   }
-  for (void *allocation : toRelease)
-    freeFn(allocation);
+  for (void *allocation : seen)
+    if (!adopted.contains(allocation))
+      freeFn(allocation);
   return results;
 }

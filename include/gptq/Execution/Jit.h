@@ -50,8 +50,9 @@ struct JitOptions {
   std::string cacheDir;
 };
 
-/// Command-line options every tool that compiles shares (--no-cache); show
-/// them with cl::HideUnrelatedOptions({&toolCategory, &jitOptionCategory()}).
+/// Command-line options every tool that compiles shares (--no-cache). The
+/// first call registers them, so call it before cl::ParseCommandLineOptions,
+/// e.g. as cl::HideUnrelatedOptions({&toolCategory, &jitOptionCategory()}).
 llvm::cl::OptionCategory &jitOptionCategory();
 /// JitOptions as the shared command-line options set them.
 JitOptions jitOptionsFromCommandLine();
@@ -96,13 +97,12 @@ public:
   /// Seconds spent lowering and compiling (or loading cached code).
   double compileSeconds() const { return compileTime; }
   /// Whether the code came from the cache.
-  bool fromCache() const { return cached; }
+  bool fromCache() const { return library != nullptr; }
 
 private:
   CompiledFunction() = default;
   std::unique_ptr<ExecutionEngine> engine;
   void *library = nullptr;
-  bool cached = false;
   /// Whether the code allocates through the gptq runtime (so results are
   /// freed there) rather than with malloc.
   bool runtimeAllocator = false;
