@@ -2,7 +2,6 @@
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -31,12 +30,25 @@ LogicalResult checkSquare(Operation *op, StringRef name, Value v) {
                    dim(v, 0), dim(v, 1));
 }
 
-/// Number of groups for `cols` columns, or dynamic when `cols` is.
+/// Number of groups for `cols` columns, or dynamic when `cols` is (and the
+/// count depends on it).
 int64_t numGroups(ConfigAttr config, int64_t cols) {
-  if (config.getGroupSize() < 0)
-    return 1;
-  return ShapedType::isDynamic(cols) ? ShapedType::kDynamic
-                                     : config.getNumGroups(cols);
+  if (ShapedType::isDynamic(cols) && config.getGroupSize() >= 0)
+    return ShapedType::kDynamic;
+  return config.getNumGroups(cols);
+}
+
+/// Checks a constant column-count operand: not negative, and equal to the
+/// static size `cols` it describes.
+LogicalResult checkColumnCount(Operation *op, Value columns, StringRef what,
+                               int64_t cols) {
+  APInt value;
+  if (!matchPattern(columns, m_ConstantInt(&value)))
+    return success();
+  if (value.isNegative())
+    return op->emitOpError() << "expected a non-negative column count, found "
+                             << value.getSExtValue();
+  return checkSize(op, what, value.getSExtValue(), cols);
 }
 
 /// Rows of the grids equal the rows of the weights, columns the groups.
@@ -143,13 +155,8 @@ LogicalResult GroupIndexOp::verify() {
     return emitOpError("expected a permutation for act-order with dynamic "
                        "groups");
   int64_t cols = dim(getGIdx(), 0);
-  APInt value;
-  if (matchPattern(getColumns(), m_ConstantInt(&value)) && value.isNegative())
-    return emitOpError() << "expected a non-negative column count, found "
-                         << value.getSExtValue();
-  if (matchPattern(getColumns(), m_ConstantInt(&value)) &&
-      failed(checkSize(*this, "g_idx length (columns)", value.getSExtValue(),
-                       cols)))
+  if (failed(checkColumnCount(*this, getColumns(), "g_idx length (columns)",
+                              cols)))
     return failure();
   if (getPerm())
     return checkSize(*this, "permutation length (g_idx length)", cols,
@@ -192,15 +199,8 @@ LogicalResult UnpackOp::verify() {
                        wordsPerRow(dim(getCodes(), 1), getBits()),
                        dim(getPacked(), 1))))
     return failure();
-  APInt value;
-  if (matchPattern(getColumns(), m_ConstantInt(&value))) {
-    if (value.isNegative())
-      return emitOpError() << "expected a non-negative column count, found "
-                           << value.getSExtValue();
-    return checkSize(*this, "codes columns", value.getSExtValue(),
-                     dim(getCodes(), 1));
-  }
-  return success();
+  return checkColumnCount(*this, getColumns(), "codes columns",
+                          dim(getCodes(), 1));
 }
 
 LogicalResult QuantizeLayerOp::verify() {
