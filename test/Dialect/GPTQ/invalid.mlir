@@ -756,3 +756,63 @@ func.func @unpack_negative_columns(%p: tensor<4x1xi32>) {
   %q = gptq.unpack %p columns %c bits 4 : tensor<4x1xi32> -> tensor<4x?xi8>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// ODS constraints reachable only in the generic form: results whose types
+// must equal an operand's, and required attributes.
+//===----------------------------------------------------------------------===//
+func.func @damped_cholesky_factor_type(%h: tensor<4x4xf32>, %p: f32) {
+  // expected-error @below {{'gptq.damped_cholesky' op failed to verify that all of {hessian, factor} have same type}}
+  %u, %ok = "gptq.damped_cholesky"(%h, %p) : (tensor<4x4xf32>, f32) -> (tensor<?x4xf32>, i1)
+  return
+}
+
+// -----
+
+func.func @mask_result_type(%w: tensor<2x4xf32>, %h: tensor<4x4xf32>) {
+  // expected-error @below {{'gptq.mask_dead_inputs' op failed to verify that all of {weight, result} have same type}}
+  %m = "gptq.mask_dead_inputs"(%w, %h) : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x?xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_blocks_grid_types(%w: tensor<4x8xf32>, %u: tensor<8x8xf32>) {
+  // expected-error @below {{'gptq.quantize_blocks' op failed to verify that all of {outScales, outZeros} have same type}}
+  %c, %s1, %z1, %l = "gptq.quantize_blocks"(%w, %u) <{config = #gptq.config<group_size = 4>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>) -> (tensor<4x8xi8>, tensor<4x2xf32>, tensor<4x?xf32>, f32)
+  return
+}
+
+// -----
+
+func.func @quantize_layer_grid_types(%w: tensor<4x8xf32>, %h: tensor<8x8xf32>) {
+  // expected-error @below {{'gptq.quantize_layer' op failed to verify that all of {scales, zeros} have same type}}
+  %c, %s, %z, %g, %l, %ok = "gptq.quantize_layer"(%w, %h) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>) -> (tensor<4x8xi8>, tensor<4x1xf32>, tensor<?x1xf32>, tensor<8xi32>, f32, i1)
+  return
+}
+
+// -----
+
+func.func @permute_without_dims(%w: tensor<4x8xf32>, %p: tensor<8xi64>) {
+  // expected-error @below {{'gptq.permute' op requires attribute 'dims'}}
+  %r = "gptq.permute"(%w, %p) : (tensor<4x8xf32>, tensor<8xi64>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @pack_without_bits(%c: tensor<2x8xi8>) {
+  // expected-error @below {{'gptq.pack' op requires attribute 'bits'}}
+  %p = "gptq.pack"(%c) : (tensor<2x8xi8>) -> tensor<2x1xi32>
+  return
+}
+
+// -----
+
+func.func @unpack_without_bits(%p: tensor<2x1xi32>, %n: index) {
+  // expected-error @below {{'gptq.unpack' op requires attribute 'bits'}}
+  %c = "gptq.unpack"(%p, %n) : (tensor<2x1xi32>, index) -> tensor<2x8xi8>
+  return
+}
