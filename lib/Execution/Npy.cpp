@@ -1,6 +1,7 @@
 //===- Npy.cpp - .npy array files -----------------------------------------===//
 
 #include "gptq/Execution/Npy.h"
+#include "gptq/Execution/Output.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -327,15 +328,14 @@ std::string mlir::gptq::serializeNpy(const NpyArray &array) {
   return out;
 }
 
+void mlir::gptq::writeNpy(llvm::raw_ostream &os, const NpyArray &array) {
+  os << npyHeader(array);
+  os.write(array.data.data(), array.data.size());
+}
+
 llvm::Error mlir::gptq::writeNpy(StringRef path, const NpyArray &array) {
-  // Written to a temporary file renamed into place: a failed write leaves
-  // no partial file.
-  llvm::Error err = llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    os << npyHeader(array);
-    os.write(array.data.data(), array.data.size());
+  return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
+    writeNpy(os, array);
     return llvm::Error::success();
   });
-  if (err)
-    return fail(path, "cannot write: " + llvm::toString(std::move(err)));
-  return llvm::Error::success();
 }

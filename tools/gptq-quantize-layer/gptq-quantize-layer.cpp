@@ -10,6 +10,7 @@
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Npy.h"
+#include "gptq/Execution/Output.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -25,7 +26,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::gptq;
@@ -43,7 +43,8 @@ static cl::opt<std::string>
                 cl::value_desc("H.npy"), cl::cat(category));
 static cl::opt<std::string>
     outDir("out-dir", cl::Required,
-           cl::desc("Output directory (replaced only on success)"),
+           cl::desc("Output directory, created if missing; only the files "
+                    "named below are replaced, and only on success"),
            cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<int64_t> bits("bits",
                              cl::desc("Bits per code, 2..8 (default 4)"),
@@ -84,11 +85,41 @@ static cl::opt<double> dampStep(
     cl::desc("Added to percdamp for each retry when the Hessian is not "
              "positive definite (default 0.01, as GPTQModel)"),
     cl::init(0.01), cl::cat(category));
+static cl::opt<unsigned>
+    maxAttempts("max-attempts",
+                cl::desc("Attempts at most, the first included, before a "
+                         "Hessian that is not positive definite is an error "
+                         "(default 100; retries also stop at percdamp 1)"),
+                cl::init(100), cl::cat(category));
+
+/// A number as printf's %g writes it (0.03, 1e-12).
+static std::string number(double value) {
+  return llvm::formatv("{0}", llvm::format("%g", value)).str();
+}
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "gptq-quantize-layer")
       << message << "\n";
   return 1;
+}
+
+/// The position of the first NaN or infinity of a float32 array, as
+/// "nan at [i, j]".
+static std::optional<std::string> findNonFinite(const NpyArray &a) {
+  const float *v = a.as<float>();
+  for (int64_t i = 0, n = a.numElements(); i < n; ++i) {
+    if (std::isfinite(v[i]))
+      continue;
+    std::string where;
+    for (size_t d = a.shape.size(), rest = i; d-- > 0;) {
+      where = std::to_string(rest % a.shape[d]) + (where.empty() ? "" : ", ") +
+              where;
+      rest /= a.shape[d];
+    }
+    return (std::isnan(v[i]) ? "nan" : v[i] > 0 ? "inf" : "-inf") +
+           std::string(" at [") + where + "]";
+  }
+  return std::nullopt;
 }
 
 /// Checks dtype, rank and finiteness; names the first bad entry.
@@ -103,13 +134,8 @@ static llvm::Error checkMatrix(const NpyArray &a, llvm::StringRef path) {
     return error("expected a matrix (rank 2), found shape " + a.describe());
   if (a.shape[0] == 0 || a.shape[1] == 0)
     return error("expected a non-empty matrix, found " + a.describe());
-  const float *v = a.as<float>();
-  for (int64_t i = 0, n = a.numElements(); i < n; ++i)
-    if (!std::isfinite(v[i]))
-      return error(llvm::Twine("non-finite value ") +
-                   (std::isnan(v[i]) ? "nan" : (v[i] > 0 ? "inf" : "-inf")) +
-                   " at [" + llvm::Twine(i / a.shape[1]) + ", " +
-                   llvm::Twine(i % a.shape[1]) + "]");
+  if (std::optional<std::string> bad = findNonFinite(a))
+    return error("non-finite value " + *bad);
   return llvm::Error::success();
 }
 
@@ -131,8 +157,10 @@ static int run(int argc, char **argv) {
       "Writes DIR/codes.npy (uint8, original column order), scales.npy and\n"
       "zeros.npy (float32, rows x groups), g_idx.npy (int32), "
       "dequantized.npy\n(float32) and report.json (loss, percdamp_used, "
-      "seconds, compile_seconds).\nA Hessian that is not positive definite "
-      "is retried with more dampening.\n");
+      "seconds, compile_seconds).\nDIR is created if missing; other files "
+      "in it are never touched, and the six\nfiles are replaced together, "
+      "only when the whole run succeeded.\nA Hessian that is not positive "
+      "definite is retried with more dampening.\n");
 
   if (device != "cpu")
     return fail(device == "cuda"
@@ -140,8 +168,34 @@ static int run(int argc, char **argv) {
                                   "build; use --device cpu")
                     : "unknown --device '" + device +
                           "' (expected cpu or cuda)");
-  if (!(dampStep > 0))
-    return fail("--damp-step must be > 0");
+  if (!(dampStep > 0) || !std::isfinite(dampStep))
+    return fail("--damp-step must be a positive number");
+  if (maxAttempts < 1)
+    return fail("--max-attempts must be >= 1");
+  // The compiled code computes in float32: a step lost to rounding would
+  // retry with the same dampening.
+  if (!(static_cast<float>(percdamp + dampStep) > static_cast<float>(percdamp)))
+    return fail("--damp-step " + number(dampStep) +
+                " is lost to float32 rounding at percdamp " +
+                number(percdamp) +
+                "; use a larger step");
+
+  // The outputs: checked before any work, written only at the end. Files of
+  // other names in the directory are never touched.
+  static const char *const kOutputNames[] = {
+      "codes.npy",       "scales.npy", "zeros.npy", "g_idx.npy",
+      "dequantized.npy", "report.json"};
+  if (llvm::Error err = checkOutputDirectory(outDir, "--out-dir"))
+    return fail(llvm::toString(std::move(err)));
+  auto outputPath = [&](llvm::StringRef name) {
+    llvm::SmallString<256> path(outDir);
+    llvm::sys::path::append(path, name);
+    return std::string(path);
+  };
+  for (const char *name : kOutputNames)
+    if (llvm::Error err = checkNotAnInput(
+            outputPath(name), {weightPath.getValue(), hessianPath.getValue()}))
+      return fail(llvm::toString(std::move(err)) + " (--out-dir)");
 
   DialectRegistry registry;
   registerToolDialects(registry);
@@ -196,9 +250,34 @@ static int run(int argc, char **argv) {
       sum += h[i * cols + i] == 0.0f ? 1.0 : h[i * cols + i];
     if (!(sum > 0))
       return fail(hessianPath + ": the mean of the Hessian diagonal is " +
-                  llvm::formatv("{0}", sum / cols) +
+                  number(sum / cols) +
                   ", not positive: it is not a Hessian of calibration "
                   "inputs, and no dampening makes it positive definite");
+  }
+
+  // The factorization reads the upper triangle of H, the reference's
+  // torch.linalg.cholesky the lower: they agree on symmetric Hessians (as
+  // 2/n X^T X is, up to rounding), and only on those.
+  {
+    const float *h = hessian->as<float>();
+    float largest = 0, worst = 0;
+    int64_t wi = 0, wj = 0;
+    for (int64_t i = 0; i < cols * cols; ++i)
+      largest = std::max(largest, std::fabs(h[i]));
+    for (int64_t i = 0; i < cols; ++i)
+      for (int64_t j = i + 1; j < cols; ++j)
+        if (float d = std::fabs(h[i * cols + j] - h[j * cols + i]); d > worst) {
+          worst = d;
+          wi = i;
+          wj = j;
+        }
+    if (worst > 1e-5f * largest)
+      llvm::WithColor::warning(llvm::errs(), "gptq-quantize-layer")
+          << hessianPath << ": the Hessian is not symmetric (H[" << wi << ", "
+          << wj << "] = " << number(h[wi * cols + wj]) << " but H[" << wj
+          << ", " << wi << "] = " << number(h[wj * cols + wi])
+          << "); its upper triangle is used, where the reference uses the "
+             "lower: symmetrize it, e.g. (H + H^T) / 2\n";
   }
 
   // The dampening is an argument, so escalating it reuses the compiled code.
@@ -232,7 +311,7 @@ static int run(int argc, char **argv) {
     return fail(llvm::toString(fn.takeError()));
 
   double damp = percdamp;
-  int attempts = 0;
+  unsigned attempts = 0;
   double seconds = 0;
   std::vector<NpyArray> results;
   // The arguments are built once, outside the timing: W and H move in.
@@ -256,55 +335,53 @@ static int run(int argc, char **argv) {
       results = std::move(*out);
       break;
     }
-    // Rounded so that reports read 0.03, not 0.029999999999999999.
-    double next = std::round((damp + dampStep) * 1e9) / 1e9;
-    if (next >= 1.0)
+    // Multiples of the step, not sums, so that no rounding accumulates;
+    // rounded so that reports read 0.03, not 0.029999999999999999, unless
+    // that would undo the step.
+    double next = percdamp + attempts * dampStep;
+    if (double rounded = std::round(next * 1e9) / 1e9;
+        static_cast<float>(rounded) > static_cast<float>(damp))
+      next = rounded;
+    if (next >= 1.0 || attempts >= maxAttempts ||
+        !(static_cast<float>(next) > static_cast<float>(damp)))
       return fail(hessianPath +
                   ": the Hessian is not positive definite even with "
                   "percdamp " +
-                  llvm::formatv("{0}", damp) + " (" + llvm::Twine(attempts) +
-                  " attempts); check the calibration data");
+                  number(damp) + " (" + llvm::Twine(attempts) +
+                  " attempts; --damp-step and --max-attempts set the "
+                  "retries); check the calibration data");
     llvm::WithColor::warning(llvm::errs(), "gptq-quantize-layer")
         << hessianPath << ": the Hessian is not positive definite with "
-        << "percdamp " << damp << "; retrying with " << next << "\n";
+        << "percdamp " << number(damp) << "; retrying with " << number(next)
+        << "\n";
     damp = next;
   }
 
-  // Write everything into a fresh directory beside the target, then move
-  // it into place: an existing directory is replaced only on success.
-  llvm::SmallString<256> target(outDir);
-  fs::make_absolute(target);
-  llvm::sys::path::remove_dots(target, /*remove_dot_dot=*/true);
-  llvm::StringRef parent = llvm::sys::path::parent_path(target);
-  if (!parent.empty())
-    if (std::error_code ec = fs::create_directories(parent))
-      return fail("cannot create '" + parent + "': " + ec.message());
-  std::string pid = std::to_string(::getpid());
-  llvm::SmallString<256> staging(target);
-  staging += ".partial-" + pid;
-  fs::remove_directories(staging);
-  if (std::error_code ec = fs::create_directory(staging))
-    return fail("cannot create '" + staging + "': " + ec.message());
-  auto cleanup = [&](const llvm::Twine &message) {
-    fs::remove_directories(staging);
-    return fail(message);
-  };
-
-  results[0].dtype = DType::U8;
-  const char *names[] = {"codes.npy", "scales.npy", "zeros.npy", "g_idx.npy",
-                         "dequantized.npy"};
-  for (int i = 0; i < 5; ++i) {
-    llvm::SmallString<256> path(staging);
-    llvm::sys::path::append(path, names[i]);
-    if (llvm::Error err = writeNpy(path, results[i]))
-      return cleanup(llvm::toString(std::move(err)));
-  }
+  // Overflow in float32 (e.g. a Hessian with entries near 3.4e38) shows as
+  // non-finite results: an error, never a report of nan.
   double loss = *results[5].as<float>();
+  {
+    std::optional<std::string> bad;
+    const char *what = "loss";
+    if (!std::isfinite(loss))
+      bad = "nan";
+    for (auto [i, name] : {std::pair(1, "scales"), std::pair(2, "zeros"),
+                           std::pair(4, "dequantized weights")})
+      if (!bad && (bad = findNonFinite(results[i])))
+        what = name;
+    if (bad)
+      return fail(hessianPath + ": the " + what + " came out non-finite (" +
+                  *bad +
+                  "): float32 overflowed; the Hessian's entries are too "
+                  "large (GPTQ's result does not change when H is scaled "
+                  "by a constant, so scale it down)");
+  }
+
   llvm::json::Object report{
       {"loss", loss},
       {"percdamp_used", damp},
       {"percdamp_requested", static_cast<double>(percdamp)},
-      {"attempts", attempts},
+      {"attempts", static_cast<int64_t>(attempts)},
       {"seconds", seconds},
       {"compile_seconds", (*fn)->compileSeconds()},
       {"compiled_code_cached", (*fn)->fromCache()},
@@ -319,33 +396,32 @@ static int run(int argc, char **argv) {
       {"mse", static_cast<bool>(mse)},
       {"device", device.getValue()},
   };
-  {
-    llvm::SmallString<256> path(staging);
-    llvm::sys::path::append(path, "report.json");
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec)
-      return cleanup("cannot write '" + path + "': " + ec.message());
-    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
-  }
-  llvm::SmallString<256> old(target);
-  old += ".old-" + pid;
-  bool hadOld = fs::exists(target);
-  if (hadOld)
-    if (std::error_code ec = fs::rename(target, old))
-      return cleanup("cannot replace '" + target + "': " + ec.message());
-  if (std::error_code ec = fs::rename(staging, target)) {
-    if (hadOld)
-      fs::rename(old, target);
-    return cleanup("cannot create '" + target + "': " + ec.message());
-  }
-  if (hadOld)
-    fs::remove_directories(old);
+
+  // Every file is written beside its final name first and renamed into
+  // place once all of them are written: a failure replaces none.
+  results[0].dtype = DType::U8;
+  if (llvm::Error err = createOutputDirectory(outDir))
+    return fail(llvm::toString(std::move(err)));
+  PendingOutputs outputs;
+  for (int i = 0; i < 5; ++i)
+    if (llvm::Error err =
+            outputs.add(outputPath(kOutputNames[i]), [&](llvm::raw_ostream &os) {
+              writeNpy(os, results[i]);
+              return llvm::Error::success();
+            }))
+      return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = outputs.add(
+          outputPath("report.json"),
+          llvm::formatv("{0:2}\n", llvm::json::Value(std::move(report)))
+              .str()))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = outputs.commit())
+    return fail(llvm::toString(std::move(err)));
   llvm::errs() << "gptq-quantize-layer: " << rows << " x " << cols << ", loss "
-               << loss << ", percdamp " << damp << ", "
+               << number(loss) << ", percdamp " << number(damp) << ", "
                << llvm::format("%.3f", seconds) << " s (compile "
                << llvm::format("%.3f", (*fn)->compileSeconds()) << " s) -> "
-               << target << "\n";
+               << outDir << "\n";
   return 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <string>
@@ -95,7 +96,10 @@ llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
 llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
 /// The .npy bytes of an array (format version 1.0).
 std::string serializeNpy(const NpyArray &array);
-/// Writes a .npy file atomically (a temporary file renamed into place).
+/// Writes the .npy bytes of an array (format version 1.0) to a stream.
+void writeNpy(llvm::raw_ostream &os, const NpyArray &array);
+/// Writes a .npy file atomically (see Output.h): a failed write leaves no
+/// partial file.
 llvm::Error writeNpy(llvm::StringRef path, const NpyArray &array);
 
 } // namespace gptq
