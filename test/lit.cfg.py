@@ -2,6 +2,7 @@
 """lit configuration of the gptq-mlir regression tests."""
 
 import os
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -38,9 +39,17 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 if os.path.isdir(os.path.join(config.gptq_shared_dir, "golden")):
     config.available_features.add("golden")
 
+# A small, full file system on demand: a tmpfs mounted in a private mount
+# namespace (`unshare -rm`, no privileges needed where user namespaces are
+# allowed), to test how the tools meet a full disk.
+if subprocess.run(["unshare", "-rm", "sh", "-c",
+                   "mount -t tmpfs -o size=64k tmpfs /mnt"],
+                  stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("tmpfs")
+
 # PyTorch in the test interpreter: the reference implementation in bench/
 # uses it.
-import subprocess  # noqa: E402
 
 if subprocess.run([config.python_executable, "-c", "import torch"],
                   stdout=subprocess.DEVNULL,

@@ -49,9 +49,8 @@ llvm::Error PendingOutputs::add(
   // On disk before it is renamed into place, so that a crash of the machine
   // cannot leave a renamed but empty file either.
   if (!result && ::fsync(temp->FD) != 0)
-    result = error("cannot write '" + target +
-                   "': " + std::error_code(errno, std::generic_category())
-                               .message());
+    result = error("cannot write '" + target + "': " +
+                   std::error_code(errno, std::generic_category()).message());
   if (result) {
     llvm::consumeError(temp->discard());
     return result;
@@ -60,8 +59,7 @@ llvm::Error PendingOutputs::add(
   return llvm::Error::success();
 }
 
-llvm::Error PendingOutputs::add(llvm::StringRef target,
-                                llvm::StringRef bytes) {
+llvm::Error PendingOutputs::add(llvm::StringRef target, llvm::StringRef bytes) {
   return add(target, [&](llvm::raw_ostream &os) {
     os << bytes;
     return llvm::Error::success();
@@ -100,8 +98,7 @@ llvm::Error mlir::gptq::checkOutputDirectory(llvm::StringRef dir,
   if (std::error_code ec = fs::status(dir, status)) {
     if (ec == std::errc::no_such_file_or_directory)
       return llvm::Error::success();
-    return error("cannot use '" + dir + "' as " + option + ": " +
-                 ec.message());
+    return error("cannot use '" + dir + "' as " + option + ": " + ec.message());
   }
   if (!fs::is_directory(status))
     return error(option + " '" + dir +
@@ -111,8 +108,8 @@ llvm::Error mlir::gptq::checkOutputDirectory(llvm::StringRef dir,
 
 llvm::Error mlir::gptq::createOutputDirectory(llvm::StringRef dir) {
   // LLVM's default (0770) would ignore a umask that lets others read.
-  if (std::error_code ec = fs::create_directories(dir, /*IgnoreExisting=*/true,
-                                                  fs::all_all))
+  if (std::error_code ec =
+          fs::create_directories(dir, /*IgnoreExisting=*/true, fs::all_all))
     return error("cannot create directory '" + dir + "': " + ec.message());
   return llvm::Error::success();
 }

@@ -1,34 +1,76 @@
 //===- gptq-opt.cpp - The gptq optimizer driver ---------------------------===//
 //
 // mlir-opt with the gptq dialect, its passes and pipelines, and the upstream
-// dialects and passes the pipelines use.
+// dialects and passes the pipelines use. Unlike mlir-opt, the output file is
+// written beside its final name and renamed into place only when the whole
+// run succeeded: a failed run never truncates or removes an existing file.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/Transforms/Passes.h"
 #include "gptq/Execution/Jit.h"
+#include "gptq/Execution/Output.h"
 #include "gptq/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "gptq-opt") << message << "\n";
+  return 1;
+}
 
 static int run(int argc, char **argv) {
-  mlir::registerAllPasses();
-  mlir::gptq::registerGPTQPasses();
-  mlir::gptq::registerGPTQConversionPasses();
-  mlir::gptq::registerPipelines();
+  registerAllPasses();
+  gptq::registerGPTQPasses();
+  gptq::registerGPTQConversionPasses();
+  gptq::registerPipelines();
 
-  mlir::DialectRegistry registry;
-  mlir::gptq::registerToolDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "gptq-opt: the gptq-mlir optimizer driver\n", registry));
+  DialectRegistry registry;
+  gptq::registerToolDialects(registry);
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv, "gptq-opt: the gptq-mlir optimizer driver\n", registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  // Listings print to stdout and read no input.
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return asMainReturnCode(
+        MlirOptMain(argc, argv, inputFilename, "-", registry));
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFilename, &errorMessage);
+  if (!input)
+    return fail(errorMessage);
+  if (outputFilename == "-")
+    return asMainReturnCode(
+        MlirOptMain(llvm::outs(), std::move(input), registry, config));
+  // Diagnostics are printed as they come; a failure discards the output.
+  llvm::Error err = gptq::writeFileAtomically(
+      outputFilename, [&](llvm::raw_ostream &os) -> llvm::Error {
+        if (failed(MlirOptMain(os, std::move(input), registry, config)))
+          return llvm::make_error<llvm::StringError>(
+              "", llvm::inconvertibleErrorCode());
+        return llvm::Error::success();
+      });
+  if (!err)
+    return 0;
+  std::string message = llvm::toString(std::move(err));
+  // An empty message: the run failed and its diagnostics are printed.
+  return message.empty() ? 1 : fail(message);
 }
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
   // MLIR's parser and printer recurse once per level of nesting: a large
   // stack turns deeply nested input into a diagnostic (or a result) rather
   // than a stack overflow.
-  return mlir::gptq::runWithToolStack([&] { return run(argc, argv); });
+  return gptq::runWithToolStack([&] { return run(argc, argv); });
 }

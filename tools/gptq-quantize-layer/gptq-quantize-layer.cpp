@@ -116,7 +116,9 @@ static std::optional<std::string> findNonFinite(const NpyArray &a) {
               where;
       rest /= a.shape[d];
     }
-    return (std::isnan(v[i]) ? "nan" : v[i] > 0 ? "inf" : "-inf") +
+    return (std::isnan(v[i]) ? "nan"
+            : v[i] > 0       ? "inf"
+                             : "-inf") +
            std::string(" at [") + where + "]";
   }
   return std::nullopt;
@@ -176,15 +178,14 @@ static int run(int argc, char **argv) {
   // retry with the same dampening.
   if (!(static_cast<float>(percdamp + dampStep) > static_cast<float>(percdamp)))
     return fail("--damp-step " + number(dampStep) +
-                " is lost to float32 rounding at percdamp " +
-                number(percdamp) +
+                " is lost to float32 rounding at percdamp " + number(percdamp) +
                 "; use a larger step");
 
   // The outputs: checked before any work, written only at the end. Files of
   // other names in the directory are never touched.
-  static const char *const kOutputNames[] = {
-      "codes.npy",       "scales.npy", "zeros.npy", "g_idx.npy",
-      "dequantized.npy", "report.json"};
+  static const char *const kOutputNames[] = {"codes.npy",       "scales.npy",
+                                             "zeros.npy",       "g_idx.npy",
+                                             "dequantized.npy", "report.json"};
   if (llvm::Error err = checkOutputDirectory(outDir, "--out-dir"))
     return fail(llvm::toString(std::move(err)));
   auto outputPath = [&](llvm::StringRef name) {
@@ -404,16 +405,15 @@ static int run(int argc, char **argv) {
     return fail(llvm::toString(std::move(err)));
   PendingOutputs outputs;
   for (int i = 0; i < 5; ++i)
-    if (llvm::Error err =
-            outputs.add(outputPath(kOutputNames[i]), [&](llvm::raw_ostream &os) {
-              writeNpy(os, results[i]);
-              return llvm::Error::success();
-            }))
+    if (llvm::Error err = outputs.add(outputPath(kOutputNames[i]),
+                                      [&](llvm::raw_ostream &os) {
+                                        writeNpy(os, results[i]);
+                                        return llvm::Error::success();
+                                      }))
       return fail(llvm::toString(std::move(err)));
   if (llvm::Error err = outputs.add(
           outputPath("report.json"),
-          llvm::formatv("{0:2}\n", llvm::json::Value(std::move(report)))
-              .str()))
+          llvm::formatv("{0:2}\n", llvm::json::Value(std::move(report))).str()))
     return fail(llvm::toString(std::move(err)));
   if (llvm::Error err = outputs.commit())
     return fail(llvm::toString(std::move(err)));

@@ -2,6 +2,7 @@
 
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Npy.h"
+#include "gptq/Execution/Output.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -33,7 +34,8 @@ static cl::list<std::string>
 static cl::opt<std::string>
     outputDir("output-dir",
               cl::desc("Directory for the results, written as 0.npy, 1.npy, "
-                       "... (created if missing)"),
+                       "... (created if missing; other files in it are left "
+                       "alone)"),
               cl::cat(category));
 static cl::opt<std::string> device("device",
                                    cl::desc("Where to run: cpu (default)"),
@@ -69,15 +71,19 @@ static int run(int argc, char **argv) {
       "--output-dir out/\n\n"
       "Arguments are tensors (or memrefs) matched to the .npy files in order;\n"
       "dtypes, ranks and static sizes are checked. Results are written as\n"
-      "DIR/0.npy, DIR/1.npy, ...\n");
+      "DIR/0.npy, DIR/1.npy, ..., all together and only when the call\n"
+      "succeeded; a numbered file that this function would not rewrite (left\n"
+      "by a run of a function with more results) is an error.\n");
 
   if (device != "cpu") {
     if (device == "cuda")
       return fail("--device cuda is not available in this build; use cpu");
     return fail("unknown --device '" + device + "' (expected cpu)");
   }
-  if (outputDir.empty())
+  if (outputDir.getNumOccurrences() == 0)
     return fail("--output-dir is required");
+  if (llvm::Error err = checkOutputDirectory(outputDir, "--output-dir"))
+    return fail(llvm::toString(std::move(err)));
   if (choleskyBlock < 1)
     return fail("--cholesky-block must be >= 1");
 
@@ -113,6 +119,30 @@ static int run(int argc, char **argv) {
     return fail(inputFile + ": " + llvm::toString(fn.takeError()));
   if (repeat < 1)
     return fail("--repeat must be >= 1");
+
+  // The result files: none may be an input, and no numbered file may be
+  // left beside them from a run with more results, to be mistaken for one.
+  size_t numResults = (*fn)->results().size();
+  auto resultPath = [&](size_t i) {
+    llvm::SmallString<256> path(outputDir);
+    llvm::sys::path::append(path, std::to_string(i) + ".npy");
+    return std::string(path);
+  };
+  for (size_t i = 0; i < numResults; ++i)
+    if (llvm::Error err = checkNotAnInput(resultPath(i), inputs))
+      return fail(llvm::toString(std::move(err)) + " (--output-dir)");
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(outputDir, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    size_t index;
+    if (name.consume_back(".npy") && !name.getAsInteger(10, index) &&
+        index >= numResults)
+      return fail("'" + it->path() + "' is left from another run: '" + entry +
+                  "' has " + llvm::Twine(numResults) +
+                  " result(s), so it would look like a result of this one; "
+                  "remove it or choose another --output-dir");
+  }
   std::vector<double> runSeconds;
   llvm::Expected<std::vector<NpyArray>> results = std::vector<NpyArray>();
   for (unsigned r = 0; r < repeat; ++r) {
@@ -125,14 +155,18 @@ static int run(int argc, char **argv) {
             .count());
   }
 
-  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
-    return fail("cannot create '" + outputDir + "': " + ec.message());
-  for (size_t i = 0; i < results->size(); ++i) {
-    llvm::SmallString<256> path(outputDir);
-    llvm::sys::path::append(path, std::to_string(i) + ".npy");
-    if (llvm::Error err = writeNpy(path, (*results)[i]))
+  if (llvm::Error err = createOutputDirectory(outputDir))
+    return fail(llvm::toString(std::move(err)));
+  PendingOutputs outputs;
+  for (size_t i = 0; i < results->size(); ++i)
+    if (llvm::Error err =
+            outputs.add(resultPath(i), [&](llvm::raw_ostream &os) {
+              writeNpy(os, (*results)[i]);
+              return llvm::Error::success();
+            }))
       return fail(llvm::toString(std::move(err)));
-  }
+  if (llvm::Error err = outputs.commit())
+    return fail(llvm::toString(std::move(err)));
   if (timing) {
     llvm::errs() << "cached " << ((*fn)->fromCache() ? "yes" : "no")
                  << "\ncompile_seconds " << (*fn)->compileSeconds()
