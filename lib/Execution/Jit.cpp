@@ -3,6 +3,7 @@
 #include "gptq/Execution/Jit.h"
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Execution/Output.h"
 #include "gptq/Pipelines/Pipelines.h"
 #include "gptq/Runtime/Allocator.h"
 
@@ -18,6 +19,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
@@ -31,16 +33,20 @@
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -196,12 +202,11 @@ std::string mlir::gptq::defaultCacheDir() {
 
 namespace {
 /// Links an object file into a shared library with the system's C compiler
-/// driver, beside the runtimes the code calls. Best effort: false when no
-/// compiler driver is found or the link fails.
-bool linkSharedLibrary(StringRef object, StringRef library) {
+/// driver, beside the runtimes the code calls.
+llvm::Error linkSharedLibrary(StringRef object, StringRef library) {
   auto cc = llvm::sys::findProgramByName("cc");
   if (!cc)
-    return false;
+    return error("no C compiler driver 'cc' to link the cached library");
   SmallVector<std::string> args = {*cc, "-shared", "-o", library.str(),
                                    object.str()};
   for (const char *runtime :
@@ -215,7 +220,109 @@ bool linkSharedLibrary(StringRef object, StringRef library) {
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(""),
                                           StringRef("")};
-  return llvm::sys::ExecuteAndWait(*cc, argRefs, std::nullopt, redirects) == 0;
+  std::string message;
+  if (llvm::sys::ExecuteAndWait(*cc, argRefs, std::nullopt, redirects,
+                                /*SecondsToWait=*/0, /*MemoryLimit=*/0,
+                                &message) != 0)
+    return error("linking the cached library failed" +
+                 (message.empty() ? llvm::Twine() : ": " + message));
+  return llvm::Error::success();
+}
+
+/// A cache entry is the shared library followed by a trailer: this magic,
+/// the library's size and its xxh3 hash (little-endian 64-bit words). The
+/// dynamic loader ignores bytes past what the ELF headers map; the trailer
+/// lets a load tell a complete entry from one that a crash, a full disk or
+/// anything else cut short or damaged, before dlopen maps it.
+constexpr char kEntryMagic[8] = {'G', 'P', 'T', 'Q', 'S', 'O', '0', '1'};
+constexpr size_t kTrailerBytes = 24;
+
+void appendWord(std::string &s, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    s += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+uint64_t readWord(const char *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i)
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
+
+/// Whether the cache entry at `path` is complete and undamaged.
+bool isCompleteEntry(StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return false;
+  StringRef bytes = (*buffer)->getBuffer();
+  if (bytes.size() < kTrailerBytes)
+    return false;
+  size_t size = bytes.size() - kTrailerBytes;
+  const char *trailer = bytes.data() + size;
+  return std::memcmp(trailer, kEntryMagic, 8) == 0 &&
+         readWord(trailer + 8) == size &&
+         readWord(trailer + 16) == llvm::xxh3_64bits(bytes.take_front(size));
+}
+
+/// Keeps the compiled object of `engine` as the cache entry `path`: the
+/// object is linked into a shared library in the cache directory, and the
+/// library with its trailer is renamed into place, so concurrent runs never
+/// see half an entry. Temporary files are removed whatever happens.
+llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path) {
+  StringRef dir = llvm::sys::path::parent_path(path);
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return error("cannot create '" + dir + "': " + ec.message());
+  // The engine writes its object only to a named file, and fails hard when
+  // that write fails: an in-memory file receives it, so that a full disk
+  // meets our own, checked writes instead.
+  int fd = ::memfd_create("gptq-object", 0);
+  if (fd < 0)
+    return error("cannot hold the compiled object in memory");
+  engine.dumpToObjectFile("/proc/self/fd/" + std::to_string(fd));
+  std::string object;
+  {
+    auto buffer = llvm::MemoryBuffer::getOpenFile(
+        fd, "object", /*FileSize=*/-1, /*RequiresNullTerminator=*/false);
+    if (buffer)
+      object = (*buffer)->getBuffer().str();
+    ::close(fd);
+  }
+  if (object.empty())
+    return error("the compiled object could not be kept");
+
+  std::string tag = "." + std::to_string(::getpid()) + ".tmp";
+  std::string objectPath = (path + tag + ".o").str();
+  std::string libraryPath = (path + tag).str();
+  llvm::scope_exit cleanup([&] {
+    llvm::sys::fs::remove(objectPath);
+    llvm::sys::fs::remove(libraryPath);
+  });
+  if (llvm::Error err = writeFileAtomically(objectPath, object))
+    return err;
+  if (llvm::Error err = linkSharedLibrary(objectPath, libraryPath))
+    return err;
+  auto library = llvm::MemoryBuffer::getFile(libraryPath, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
+  if (!library)
+    return error("cannot read '" + libraryPath +
+                 "': " + library.getError().message());
+  std::string entry = (*library)->getBuffer().str();
+  uint64_t size = entry.size(), hash = llvm::xxh3_64bits(entry);
+  entry.append(kEntryMagic, 8);
+  appendWord(entry, size);
+  appendWord(entry, hash);
+  return writeFileAtomically(path, entry);
+}
+
+/// Warns, once per process, that the cache cannot be written.
+void warnCacheUnwritable(const JitOptions &options, llvm::Error err) {
+  static std::atomic<bool> warned{false};
+  std::string message = llvm::toString(std::move(err));
+  if (warned.exchange(true))
+    return;
+  llvm::WithColor::warning(llvm::errs(), options.toolName)
+      << "compiled code is not cached (" << options.cacheDir << "): " << message
+      << "; running without the cache\n";
 }
 } // namespace
 
@@ -243,8 +350,9 @@ llvm::cl::OptionCategory &mlir::gptq::jitOptionCategory() {
   return jitCommandLine().category;
 }
 
-JitOptions mlir::gptq::jitOptionsFromCommandLine() {
+JitOptions mlir::gptq::jitOptionsFromCommandLine(llvm::StringRef toolName) {
   JitOptions options;
+  options.toolName = toolName.str();
   if (!jitCommandLine().noCache)
     options.cacheDir = defaultCacheDir();
   return options;
@@ -369,7 +477,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     cachePath = options.cacheDir;
     llvm::sys::path::append(
         cachePath, llvm::formatv("{0:x-16}-{1}.so", key, readable).str());
-    if (llvm::sys::fs::exists(cachePath)) {
+    // A damaged entry counts as missing: it is compiled afresh and replaced.
+    if (isCompleteEntry(cachePath)) {
       if (void *handle = dlopen(cachePath.c_str(), RTLD_NOW | RTLD_LOCAL)) {
         if (void *sym = dlsym(handle, packedName.c_str())) {
           fn->library = handle;
@@ -421,19 +530,10 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     return packed.takeError();
   fn->entryPoint = *packed;
 
-  // Keep the object as a shared library for later runs: written beside the
-  // target and renamed into place, so concurrent runs never see half a file.
-  if (!cachePath.empty() && !llvm::sys::fs::create_directories(
-                                llvm::sys::path::parent_path(cachePath))) {
-    std::string tag = "." + std::to_string(::getpid()) + ".tmp";
-    std::string object = (cachePath + tag + ".o").str();
-    std::string library = (cachePath + tag).str();
-    fn->engine->dumpToObjectFile(object);
-    if (llvm::sys::fs::exists(object) && linkSharedLibrary(object, library))
-      llvm::sys::fs::rename(library, cachePath);
-    llvm::sys::fs::remove(object);
-    llvm::sys::fs::remove(library);
-  }
+  // Keep the object as a shared library for later runs.
+  if (!cachePath.empty())
+    if (llvm::Error err = writeCacheEntry(*fn->engine, cachePath))
+      warnCacheUnwritable(options, std::move(err));
   fn->compileTime =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -89,6 +89,14 @@ llvm::Error mlir::gptq::writeFileAtomically(
   return outputs.commit();
 }
 
+llvm::Error mlir::gptq::writeFileAtomically(llvm::StringRef path,
+                                            llvm::StringRef bytes) {
+  PendingOutputs outputs;
+  if (llvm::Error err = outputs.add(path, bytes))
+    return err;
+  return outputs.commit();
+}
+
 llvm::Error mlir::gptq::checkOutputDirectory(llvm::StringRef dir,
                                              llvm::StringRef option) {
   if (dir.empty())

@@ -305,7 +305,7 @@ static int run(int argc, char **argv) {
       source, ParserConfig(&context), "gptq-quantize-layer");
   if (!module)
     return fail("internal error: the generated module does not parse");
-  JitOptions jitOptions = jitOptionsFromCommandLine();
+  JitOptions jitOptions = jitOptionsFromCommandLine("gptq-quantize-layer");
   auto fn =
       CompiledFunction::compile(std::move(module), "quantize", jitOptions);
   if (!fn)

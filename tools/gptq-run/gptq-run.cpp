@@ -112,7 +112,7 @@ static int run(int argc, char **argv) {
   if (!module)
     return fail("cannot parse '" + inputFile + "'");
 
-  JitOptions options = jitOptionsFromCommandLine();
+  JitOptions options = jitOptionsFromCommandLine("gptq-run");
   options.choleskyBlock = choleskyBlock;
   auto fn = CompiledFunction::compile(std::move(module), entry, options);
   if (!fn)

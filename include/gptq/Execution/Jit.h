@@ -46,16 +46,22 @@ struct JitOptions {
   /// LLVM optimization level of the generated code.
   unsigned optLevel = 3;
   /// Where compiled code is kept between runs, as shared libraries named by
-  /// a hash of the lowered module and the host CPU; empty: no cache.
+  /// a hash of the lowered module and the host CPU; empty: no cache. The
+  /// cache is best-effort: a damaged entry is compiled afresh and replaced,
+  /// and a directory that cannot be written (missing permissions, a full
+  /// disk) gives one warning per process and compiled code that is not kept.
   std::string cacheDir;
+  /// The name that prefixes warnings ("gptq-run: warning: ...").
+  std::string toolName = "gptq-mlir";
 };
 
 /// Command-line options every tool that compiles shares (--no-cache). The
 /// first call registers them, so call it before cl::ParseCommandLineOptions,
 /// e.g. as cl::HideUnrelatedOptions({&toolCategory, &jitOptionCategory()}).
 llvm::cl::OptionCategory &jitOptionCategory();
-/// JitOptions as the shared command-line options set them.
-JitOptions jitOptionsFromCommandLine();
+/// JitOptions as the shared command-line options set them, for the tool
+/// `toolName`.
+JitOptions jitOptionsFromCommandLine(llvm::StringRef toolName);
 
 /// The cache directory the tools use: $GPTQ_MLIR_CACHE_DIR, or
 /// $XDG_CACHE_HOME/gptq-mlir, or ~/.cache/gptq-mlir; empty when

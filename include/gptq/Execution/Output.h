@@ -63,6 +63,9 @@ llvm::Error
 writeFileAtomically(llvm::StringRef path,
                     llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write);
 
+/// Writes one file of the given bytes atomically.
+llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes);
+
 /// Checks, without changing anything, that `dir` can serve as an output
 /// directory: a non-empty name of an existing directory (or of a link to
 /// one), or of nothing yet. `option` names the option in messages.
