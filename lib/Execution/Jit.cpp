@@ -26,7 +26,9 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/thread.h"
 #include "llvm/Target/TargetMachine.h"
@@ -46,6 +48,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <new>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -62,7 +65,27 @@ using namespace mlir::gptq;
 #define GPTQ_RUNTIME_LIBRARY ""
 #endif
 
-int mlir::gptq::runWithToolStack(llvm::function_ref<int()> body) {
+namespace {
+const char *runningTool = "gptq-mlir";
+
+[[noreturn]] void outOfMemory(const char *reason) {
+  // No allocation from here on: the message is written piece by piece.
+  llvm::raw_ostream &os = llvm::errs();
+  os << runningTool << ": error: out of memory";
+  if (reason && *reason)
+    os << " (" << reason << ")";
+  os << "; free memory or use smaller inputs\n";
+  os.flush();
+  llvm::sys::RunInterruptHandlers();
+  ::_exit(1);
+}
+} // namespace
+
+int mlir::gptq::runTool(const char *toolName, llvm::function_ref<int()> body) {
+  runningTool = toolName;
+  std::set_new_handler([] { outOfMemory(nullptr); });
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *reason, bool) { outOfMemory(reason); });
   int result = 1;
   llvm::thread worker(std::optional<unsigned>(kToolStackBytes),
                       [&] { result = body(); });

@@ -301,6 +301,12 @@ llvm::Expected<NpyArray> mlir::gptq::readNpy(StringRef path) {
   // than copied when it is aligned (as the 64-byte padded headers NumPy
   // writes leave it).
   constexpr size_t kAlign = 64;
+  // A device or a pipe may never end (/dev/zero): only files are read.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file &&
+      status.type() != llvm::sys::fs::file_type::directory_file)
+    return fail(path, "cannot read: not a regular file");
   auto buffer = llvm::WritableMemoryBuffer::getFile(path, /*IsVolatile=*/false,
                                                     llvm::Align(kAlign));
   if (!buffer)

@@ -72,5 +72,5 @@ int main(int argc, char **argv) {
   // MLIR's parser and printer recurse once per level of nesting: a large
   // stack turns deeply nested input into a diagnostic (or a result) rather
   // than a stack overflow.
-  return gptq::runWithToolStack([&] { return run(argc, argv); });
+  return gptq::runTool("gptq-opt", [&] { return run(argc, argv); });
 }

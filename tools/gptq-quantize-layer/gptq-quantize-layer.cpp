@@ -428,5 +428,5 @@ static int run(int argc, char **argv) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // As in the other tools: the work runs on a thread with a large stack.
-  return runWithToolStack([&] { return run(argc, argv); });
+  return runTool("gptq-quantize-layer", [&] { return run(argc, argv); });
 }

@@ -182,5 +182,5 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // MLIR's parser recurses once per level of nesting: a large stack turns
   // deeply nested input into a diagnostic rather than a stack overflow.
-  return runWithToolStack([&] { return run(argc, argv); });
+  return runTool("gptq-run", [&] { return run(argc, argv); });
 }

@@ -72,10 +72,13 @@ std::string defaultCacheDir();
 /// (MLIR's parser recurses once per level of nesting).
 constexpr unsigned kToolStackBytes = 1u << 30;
 
-/// Runs `body` on a thread with a kToolStackBytes stack and returns its
-/// result: the tools' main functions run their work this way, so that
-/// deeply nested input becomes a diagnostic rather than a stack overflow.
-int runWithToolStack(llvm::function_ref<int()> body);
+/// Runs the work of the tool `toolName` and returns its exit status: on a
+/// thread with a kToolStackBytes stack, so that deeply nested input becomes
+/// a diagnostic rather than a stack overflow, and with running out of memory
+/// ending the process with one line "TOOL: error: out of memory ..." and
+/// exit status 1 (temporary files removed), rather than an abort with a
+/// stack trace. The tools' main functions run their work this way.
+int runTool(const char *toolName, llvm::function_ref<int()> body);
 
 /// Adds every dialect and extension the gptq tools parse and lower.
 void registerToolDialects(DialectRegistry &registry);
