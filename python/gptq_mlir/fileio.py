@@ -3,9 +3,10 @@ errors, and atomic writes, so no partial output."""
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, TypeVar, Union
+from typing import BinaryIO, Callable, Iterator, Optional, Tuple, TypeVar, Union
 
 import numpy as np
 
@@ -15,17 +16,35 @@ PathLike = Union[str, os.PathLike]
 T = TypeVar("T")
 
 
-def read_and_parse(path: PathLike, what: str, parse: Callable[[bytes], T]) -> T:
+#: Checks a file's first bytes against its size: (how many bytes it needs,
+#: a function of those bytes and the size that raises GPTQError).
+HeaderCheck = Tuple[int, Callable[[bytes, int], None]]
+
+
+def read_and_parse(
+    path: PathLike, what: str, parse: Callable[[bytes], T], header: Optional[HeaderCheck] = None
+) -> T:
     """Read the file at ``path`` and ``parse`` its bytes.
 
-    An unreadable file and a parse error both become a GPTQError that names
-    the file (``what`` says what it should have been, e.g. "checkpoint").
+    With ``header = (n, check)``, the first ``n`` bytes of a regular file (all
+    of it when shorter) and its size go to ``check`` before the rest is read,
+    so a header that disagrees with the file's size is refused before
+    anything is allocated for it. An unreadable file and a parse error both
+    become a GPTQError that names the file (``what`` says what it should have
+    been, e.g. "checkpoint").
     """
     try:
         with open(path, "rb") as handle:
+            if header is not None and stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                head = handle.read(header[0])
+                try:
+                    header[1](head, os.fstat(handle.fileno()).st_size)
+                except GPTQError as error:
+                    raise GPTQError(f"{path}: {error}") from None
+                handle.seek(0)
             data = handle.read()
     except OSError as error:
-        raise GPTQError(f"cannot read {what} {path}: {error.strerror}") from error
+        raise GPTQError(f"cannot read {what} {path}: {error.strerror or error}") from error
     try:
         return parse(data)
     except GPTQError as error:
