@@ -51,25 +51,47 @@ def read_and_parse(
         raise GPTQError(f"{path}: {error}") from None
 
 
+def _new_file_mode(path: Path) -> int:
+    """The permissions ``open(path, "w")`` would leave: an existing file's
+    own, else 0666 less the umask."""
+    try:
+        existing = os.stat(path)
+        if stat.S_ISREG(existing.st_mode):
+            return stat.S_IMODE(existing.st_mode)
+    except OSError:
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 @contextlib.contextmanager
 def atomic_output(path: PathLike) -> Iterator[BinaryIO]:
     """Open a temporary file next to ``path``; rename it over ``path`` on success.
 
     If the body raises, the temporary file is removed and ``path`` is left
-    untouched, so a failed command never leaves a partial output file.
+    untouched, so a failed command never leaves a partial output file. The
+    file gets the permissions a plain ``open`` would give it (the umask's, or
+    those of the file it replaces), not the temporary file's 0600. A failure
+    to create, write or rename it (a missing or read-only folder, a full
+    disk) is a GPTQError naming ``path``.
     """
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=directory
-    )
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as error:
+        raise GPTQError(f"cannot write {path}: {error.strerror or error}") from error
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), _new_file_mode(path))
             yield handle
         os.replace(tmp_name, path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        if isinstance(error, OSError):
+            raise GPTQError(f"cannot write {path}: {error.strerror or error}") from error
         raise
 
 
