@@ -210,5 +210,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"{TOOL}: error: {_message(error)}", file=sys.stderr)
         return 1
     except SystemExit as exit_:
-        return exit_.code if isinstance(exit_.code, int) else 1
+        # argparse exits 0 after --help; _Parser.error exits 1.
+        return exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
     return 0

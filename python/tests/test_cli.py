@@ -66,6 +66,8 @@ def test_bad_command_and_missing_options():
     _assert_one_line_error(_run("no-such-command"), "invalid choice: 'no-such-command'")
     _assert_one_line_error(_run("import-llama2c"), "import-llama2c: the following arguments are required")
     assert _run("--help").returncode == 0
+    assert cli.main(["calib", "--help"]) == 0
+    assert cli.main(["calib", "--seed", "-1"]) == 1
 
 
 @pytest.mark.parametrize("where", ["missing/out.npy", "readonly/out.npy", "."])

@@ -43,7 +43,7 @@ def test_every_golden_case_is_listed():
 def test_no_path_outside_the_repository():
     """Scripts, tests, benchmarks and docs read data from the repository only."""
     tracked = subprocess.run(
-        ["git", "-C", str(REPO_ROOT), "ls-files", "scripts", "test", "python", "bench", "docs", ".ci", "README.md"],
+        ["git", "-C", str(REPO_ROOT), "ls-files", "scripts", "test", "python", "bench", "docs", "fuzz", ".ci", "README.md"],
         capture_output=True, text=True,
     )
     if tracked.returncode != 0:
