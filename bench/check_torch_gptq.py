@@ -1,15 +1,15 @@
 """Check bench/torch_gptq.py against the golden reference cases.
 
-For every folder in ../shared/golden (or --golden DIR): load W.npy, H.npy,
+For every folder in test/golden (or --golden DIR): load W.npy, H.npy,
 Q_ref.npy and case.json, run gptq_quantize with the case's settings, and apply
-the golden criterion of ../shared/golden/README.md:
+the golden criterion of test/golden/README.md:
 
   * at least 99.9% of entries satisfy |Q - Q_ref| <= 1e-5 * |Q_ref| + 1e-7;
   * the loss agrees with reference_loss within 1e-4 relative.
 
 Exit status 0 when every case passes, 1 otherwise.
 
-    .venv/bin/python bench/check_torch_gptq.py [--golden ../shared/golden]
+    .venv/bin/python bench/check_torch_gptq.py [--golden test/golden]
 """
 
 import argparse
@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test", "Integration", "Inputs"))
 import golden  # noqa: E402
 from torch_gptq import gptq_quantize  # noqa: E402
 
-DEFAULT_GOLDEN = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "golden"))
+DEFAULT_GOLDEN = os.path.normpath(os.path.join(HERE, "..", "test", "golden"))
 
 
 def check_case(folder):

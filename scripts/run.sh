@@ -7,16 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
-shared=../shared
 out=build/run
 mkdir -p "$out"
 py() { PYTHONPATH=python .venv/bin/python "$@"; }
 
 echo "== GPTQ of the reference's golden layers (gptq-quantize-layer)"
 py test/Integration/Inputs/golden.py build/bin/gptq-quantize-layer \
-  "$shared/golden" "$out/golden"
+  test/golden "$out/golden"
 
-data=$shared/data/stories260K
+data=data/stories260K
 echo "== stories260K: import to MLIR"
 py -m gptq_mlir import-llama2c "$data/stories260K.bin" -o "$out/stories260K.mlir"
 echo "== stories260K: greedy sample (through gptq-run)"

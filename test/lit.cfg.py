@@ -11,7 +11,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "GPTQ"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
+config.excludes = ["Inputs", "Unit", "golden", "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.gptq_obj_root, "test")
@@ -26,18 +26,17 @@ config.environment["GPTQ_MLIR_CACHE_DIR"] = os.path.join(
     config.gptq_obj_root, "test", "compile-cache")
 
 config.substitutions.append(("%python", config.python_executable))
-config.substitutions.append(("%shared", config.gptq_shared_dir))
 config.substitutions.append(("%gptq_src", config.gptq_src_root))
 config.substitutions.append(("%gptq_obj", config.gptq_obj_root))
 config.substitutions.append(
     ("%inputs", os.path.join(config.test_source_root, "Integration", "Inputs")))
+# The reference's golden layer cases, kept in the repository (test/golden).
+config.substitutions.append(
+    ("%golden", os.path.join(config.test_source_root, "golden")))
 
 tool_dirs = [config.gptq_tools_dir, config.llvm_tools_dir]
 tools = ["gptq-opt", "gptq-run", "gptq-quantize-layer"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
-
-if os.path.isdir(os.path.join(config.gptq_shared_dir, "golden")):
-    config.available_features.add("golden")
 
 # A small, full file system on demand: a tmpfs mounted in a private mount
 # namespace (`unshare -rm`, no privileges needed where user namespaces are

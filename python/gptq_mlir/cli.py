@@ -4,13 +4,55 @@ import argparse
 import itertools
 import json
 import sys
-from typing import List, Optional, Tuple
+from typing import Callable, List, NoReturn, Optional, Tuple
 
 from . import data, importer, llama2c
 from .errors import GPTQError
 from .fileio import save_npy
 from .model import Model, generate, perplexity
 from .tokenizer import Tokenizer, load_tokenizer
+
+
+#: The name every error message starts with: ``gptq_mlir: error: ...``.
+TOOL = "gptq_mlir"
+PROG = "python -m gptq_mlir"
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line and exit status 1, as
+    every other error of the package (argparse prints the usage and exits 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog[len(PROG) :].strip()
+        where = f"{command}: " if command else ""
+        print(f"{TOOL}: error: {where}{message} (see --help)", file=sys.stderr)
+        sys.exit(1)
+
+
+def _integer(least: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``least``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {least}, got {value}")
+        return value
+
+    return parse
+
+
+def _fraction(text: str) -> float:
+    """An argparse type: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text}")
+    return value
 
 
 def _import_llama2c(args: argparse.Namespace) -> None:
@@ -86,19 +128,19 @@ def _perplexity(args: argparse.Namespace) -> None:
 
 def _add_fraction_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--start-fraction", type=float, default=0.0,
+        "--start-fraction", type=_fraction, default=0.0,
         help="use paragraphs from this fraction of the text on (default 0)",
     )
     parser.add_argument(
-        "--end-fraction", type=float, default=1.0,
+        "--end-fraction", type=_fraction, default=1.0,
         help="use paragraphs up to this fraction of the text (default 1)",
     )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m gptq_mlir``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m gptq_mlir",
+    parser = _Parser(
+        prog=PROG,
         description="Import models to MLIR, prepare data and evaluate models through gptq-run.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -118,16 +160,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = commands.add_parser("generate", help="greedy decoding through gptq-run")
     sub.add_argument("--model", required=True, help="MLIR module with @forward")
     sub.add_argument("--tokenizer", required=True, help="llama2.c tokenizer .bin")
-    sub.add_argument("--steps", type=int, default=64, help="number of tokens to generate")
+    sub.add_argument("--steps", type=_integer(1), default=64, help="number of tokens to generate")
     sub.add_argument("--prompt", default="", help="text to start from (default: BOS only)")
     sub.set_defaults(handler=_generate)
 
     sub = commands.add_parser("calib", help="random token windows for calibration, as .npy")
     sub.add_argument("--tokenizer", required=True, help="llama2.c tokenizer .bin")
     sub.add_argument("--text", required=True, help="text file, paragraphs separated by blank lines")
-    sub.add_argument("--samples", type=int, required=True, help="number of windows")
-    sub.add_argument("--seqlen", type=int, required=True, help="tokens per window")
-    sub.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    sub.add_argument("--samples", type=_integer(1), required=True, help="number of windows")
+    sub.add_argument("--seqlen", type=_integer(1), required=True, help="tokens per window")
+    sub.add_argument("--seed", type=_integer(0), default=0, help="random seed, >= 0 (default 0)")
     sub.add_argument("-o", "--output", required=True, help=".npy file to write (int32 [samples, seqlen])")
     _add_fraction_options(sub)
     sub.set_defaults(handler=_calib)
@@ -136,19 +178,38 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--model", required=True, help="MLIR module with @forward")
     sub.add_argument("--tokenizer", required=True, help="llama2.c tokenizer .bin")
     sub.add_argument("--text", required=True, help="text file, paragraphs separated by blank lines")
-    sub.add_argument("--seqlen", type=int, required=True, help="tokens per window")
-    sub.add_argument("--batch", type=int, default=32, help="windows per gptq-run call (default 32)")
+    sub.add_argument("--seqlen", type=_integer(2), required=True, help="tokens per window")
+    sub.add_argument("--batch", type=_integer(1), default=32, help="windows per gptq-run call (default 32)")
     _add_fraction_options(sub)
     sub.set_defaults(handler=_perplexity)
     return parser
 
 
+def _message(error: BaseException) -> str:
+    """The one-line message for a failure a command does not report itself."""
+    if isinstance(error, MemoryError):
+        return f"out of memory: {error}" if str(error) else "out of memory"
+    if isinstance(error, OSError):
+        where = f"{error.filename}: " if error.filename is not None else ""
+        return f"{where}{error.strerror or error}"
+    return str(error)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """Run one command; return the process exit status."""
-    args = build_parser().parse_args(argv)
+    """Run one command; return the process exit status.
+
+    Every failure prints one line, ``gptq_mlir: error: ...``, on stderr and
+    returns 1: the package's own errors (GPTQError), bad arguments, and
+    what the system refuses (an unreadable or unwritable file, exhausted
+    memory).
+    """
     try:
+        args = build_parser().parse_args(argv)
         args.handler(args)
-    except GPTQError as error:
-        print(f"error: {error}", file=sys.stderr)
+    except (GPTQError, OSError, MemoryError) as error:
+        print(f"{TOOL}: error: {_message(error)}", file=sys.stderr)
         return 1
+    except SystemExit as exit_:
+        # argparse exits 0 after --help; _Parser.error exits 1.
+        return exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
     return 0

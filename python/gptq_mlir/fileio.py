@@ -3,9 +3,10 @@ errors, and atomic writes, so no partial output."""
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, TypeVar, Union
+from typing import BinaryIO, Callable, Iterator, Optional, Tuple, TypeVar, Union
 
 import numpy as np
 
@@ -15,21 +16,53 @@ PathLike = Union[str, os.PathLike]
 T = TypeVar("T")
 
 
-def read_and_parse(path: PathLike, what: str, parse: Callable[[bytes], T]) -> T:
+#: Checks a file's first bytes against its size: (how many bytes it needs,
+#: a function of those bytes and the size that raises GPTQError).
+HeaderCheck = Tuple[int, Callable[[bytes, int], None]]
+
+
+def read_and_parse(
+    path: PathLike, what: str, parse: Callable[[bytes], T], header: Optional[HeaderCheck] = None
+) -> T:
     """Read the file at ``path`` and ``parse`` its bytes.
 
-    An unreadable file and a parse error both become a GPTQError that names
-    the file (``what`` says what it should have been, e.g. "checkpoint").
+    With ``header = (n, check)``, the first ``n`` bytes of a regular file (all
+    of it when shorter) and its size go to ``check`` before the rest is read,
+    so a header that disagrees with the file's size is refused before
+    anything is allocated for it. An unreadable file and a parse error both
+    become a GPTQError that names the file (``what`` says what it should have
+    been, e.g. "checkpoint").
     """
     try:
         with open(path, "rb") as handle:
+            if header is not None and stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                head = handle.read(header[0])
+                try:
+                    header[1](head, os.fstat(handle.fileno()).st_size)
+                except GPTQError as error:
+                    raise GPTQError(f"{path}: {error}") from None
+                handle.seek(0)
             data = handle.read()
     except OSError as error:
-        raise GPTQError(f"cannot read {what} {path}: {error.strerror}") from error
+        raise GPTQError(f"cannot read {what} {path}: {error.strerror or error}") from error
     try:
         return parse(data)
     except GPTQError as error:
         raise GPTQError(f"{path}: {error}") from None
+
+
+def _new_file_mode(path: Path) -> int:
+    """The permissions ``open(path, "w")`` would leave: an existing file's
+    own, else 0666 less the umask."""
+    try:
+        existing = os.stat(path)
+        if stat.S_ISREG(existing.st_mode):
+            return stat.S_IMODE(existing.st_mode)
+    except OSError:
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 @contextlib.contextmanager
@@ -37,20 +70,28 @@ def atomic_output(path: PathLike) -> Iterator[BinaryIO]:
     """Open a temporary file next to ``path``; rename it over ``path`` on success.
 
     If the body raises, the temporary file is removed and ``path`` is left
-    untouched, so a failed command never leaves a partial output file.
+    untouched, so a failed command never leaves a partial output file. The
+    file gets the permissions a plain ``open`` would give it (the umask's, or
+    those of the file it replaces), not the temporary file's 0600. A failure
+    to create, write or rename it (a missing or read-only folder, a full
+    disk) is a GPTQError naming ``path``.
     """
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=directory
-    )
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as error:
+        raise GPTQError(f"cannot write {path}: {error.strerror or error}") from error
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), _new_file_mode(path))
             yield handle
         os.replace(tmp_name, path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        if isinstance(error, OSError):
+            raise GPTQError(f"cannot write {path}: {error.strerror or error}") from error
         raise
 
 

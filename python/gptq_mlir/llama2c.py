@@ -116,6 +116,13 @@ def rope_tables(head_size: int, seq_len: int, theta: float = ROPE_THETA) -> Tupl
     return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
 
 
+def _size(shape: Tuple[int, ...]) -> int:
+    count = 1
+    for extent in shape:
+        count *= extent
+    return count
+
+
 def _layer_shapes(cfg: Llama2cConfig) -> Dict[str, Tuple[int, ...]]:
     return {
         "attention_norm": (cfg.dim,),
@@ -168,6 +175,52 @@ def weight_layout(cfg: Llama2cConfig, version: int) -> List[Tuple[str, Tuple[int
     return layout
 
 
+def body_floats(cfg: Llama2cConfig, version: int) -> int:
+    """The number of float32 values after the header, from the header alone.
+
+    Equal to the sum of the sizes in :func:`weight_layout`, computed without
+    building the layout, so that an absurd header (billions of layers) costs
+    nothing before the file size refutes it. Python integers do not overflow.
+    """
+    per_layer = 2 * cfg.dim + 2 * cfg.dim * cfg.dim + 2 * cfg.kv_dim * cfg.dim + 3 * cfg.hidden_dim * cfg.dim
+    count = cfg.n_layers * per_layer + cfg.vocab_size * cfg.dim + cfg.dim
+    if version == 0:
+        count += 2 * cfg.seq_len * (cfg.head_size // 2)
+    if not cfg.shared_classifier:
+        count += cfg.vocab_size * cfg.dim
+    return count
+
+
+def _expected_size(head: bytes, size: int) -> Tuple[Llama2cConfig, int, int]:
+    """Check a checkpoint's header against the file's size before any allocation.
+
+    ``head`` holds at least the first 256 bytes of the file (all of it when it
+    is shorter) and ``size`` is the file's size. Returns (config, version,
+    header size); raises GPTQError when the header is malformed, the size is
+    not the one the header implies, or (version 1) the rotary tables computed
+    from ``seq_len`` would be larger than the weights themselves.
+    """
+    cfg, version, offset = _parse_header(head)
+    cfg.validate()
+    expected = offset + 4 * body_floats(cfg, version)
+    if size != expected:
+        kind = "truncated" if size < expected else "corrupt"
+        raise GPTQError(
+            f"{kind} checkpoint: {size} bytes, expected {expected} for "
+            f"{cfg} (format version {version})"
+        )
+    if version != 0:
+        # Version 1 stores no rotary tables; they are computed, so seq_len is
+        # bounded by the file's contents, as the legacy format bounds it.
+        table_bytes = 2 * 4 * cfg.seq_len * (cfg.head_size // 2)
+        if table_bytes > size - offset:
+            raise GPTQError(
+                f"invalid checkpoint header: seq_len {cfg.seq_len} needs rotary tables of "
+                f"{table_bytes} bytes, more than the {size - offset} bytes of weights"
+            )
+    return cfg, version, offset
+
+
 def _parse_header(data: bytes) -> Tuple[Llama2cConfig, int, int]:
     """Return (config, version, header size) from the start of a checkpoint."""
     if len(data) < LEGACY_HEADER_BYTES:
@@ -207,19 +260,10 @@ def parse_checkpoint(data: bytes) -> Llama2cCheckpoint:
     whose files carry no rotary tables, the tables are computed with
     :func:`rope_tables`.
     """
-    cfg, version, offset = _parse_header(data)
-    cfg.validate()
-    layout = weight_layout(cfg, version)
-    expected = offset + 4 * sum(int(np.prod(shape)) for _, shape in layout)
-    if len(data) != expected:
-        kind = "truncated" if len(data) < expected else "corrupt"
-        raise GPTQError(
-            f"{kind} checkpoint: {len(data)} bytes, expected {expected} for "
-            f"{cfg} (format version {version})"
-        )
+    cfg, version, offset = _expected_size(data[:VERSION1_HEADER_BYTES], len(data))
     weights: Dict[str, np.ndarray] = {}
-    for name, shape in layout:
-        count = int(np.prod(shape))
+    for name, shape in weight_layout(cfg, version):
+        count = _size(shape)
         array = np.frombuffer(data, dtype="<f4", count=count, offset=offset)
         weights[name] = array.reshape(shape).astype(np.float32)
         offset += 4 * count
@@ -232,8 +276,17 @@ def parse_checkpoint(data: bytes) -> Llama2cCheckpoint:
 
 
 def read_checkpoint(path: Union[str, os.PathLike]) -> Llama2cCheckpoint:
-    """Read and parse the checkpoint at ``path``."""
-    return read_and_parse(path, "checkpoint", parse_checkpoint)
+    """Read and parse the checkpoint at ``path``.
+
+    The header is checked against the file's size before the body is read.
+    """
+
+    def check_header(head: bytes, size: int) -> None:
+        _expected_size(head, size)
+
+    return read_and_parse(
+        path, "checkpoint", parse_checkpoint, header=(VERSION1_HEADER_BYTES, check_header)
+    )
 
 
 def serialize_checkpoint(

@@ -18,6 +18,11 @@ from .fileio import read_and_parse
 
 UNK, BOS, EOS = 0, 1, 2
 BYTE_OFFSET = 3
+#: The longest token a tokenizer file may declare (``max_token_length``).
+MAX_TOKEN_LENGTH = 1024
+#: The most tokens a vocabulary may have (llama2.c's are 512 to 32,000;
+#: Llama 3's has 128,256), which bounds what a file can make us allocate.
+MAX_TOKENS = 1 << 20
 _BYTE_TOKEN = re.compile(rb"<0x([0-9A-Fa-f]{2})>")
 
 
@@ -148,17 +153,34 @@ class Tokenizer:
         return out.decode("utf-8", errors="replace")
 
 
+def _check_header(head: bytes, size: int) -> int:
+    """``max_token_length`` from a tokenizer file's first 4 bytes, checked,
+    and the file's ``size`` against the largest a vocabulary of
+    :data:`MAX_TOKENS` tokens of that length can take."""
+    if len(head) < 4:
+        raise GPTQError("not a llama2.c tokenizer: shorter than its 4-byte header")
+    (max_length,) = struct.unpack_from("<i", head, 0)
+    if not 0 < max_length <= MAX_TOKEN_LENGTH:
+        raise GPTQError(
+            f"not a llama2.c tokenizer: max_token_length is {max_length}, "
+            f"expected 1..{MAX_TOKEN_LENGTH}"
+        )
+    largest = 4 + MAX_TOKENS * (8 + max_length)
+    if size > largest:
+        raise GPTQError(
+            f"not a llama2.c tokenizer: {size} bytes, more than {largest} "
+            f"({MAX_TOKENS} tokens of at most {max_length} bytes)"
+        )
+    return max_length
+
+
 def parse_tokenizer(data: bytes) -> Tokenizer:
     """Parse a tokenizer file's bytes; raise GPTQError if they are malformed."""
-    if len(data) < 4:
-        raise GPTQError("not a llama2.c tokenizer: shorter than its 4-byte header")
-    (max_length,) = struct.unpack_from("<i", data, 0)
-    if not 0 < max_length <= 1024:
-        raise GPTQError(
-            f"not a llama2.c tokenizer: max_token_length is {max_length}, expected 1..1024"
-        )
+    max_length = _check_header(data[:4], len(data))
     offset, pieces, scores = 4, [], []
     while offset < len(data):
+        if len(pieces) == MAX_TOKENS:
+            raise GPTQError(f"not a llama2.c tokenizer: more than {MAX_TOKENS} tokens")
         if offset + 8 > len(data):
             raise GPTQError(f"truncated tokenizer: token {len(pieces)} header ends past the file")
         score, length = struct.unpack_from("<fi", data, offset)
@@ -181,4 +203,4 @@ def parse_tokenizer(data: bytes) -> Tokenizer:
 
 def load_tokenizer(path: Union[str, os.PathLike]) -> Tokenizer:
     """Read the tokenizer file at ``path``."""
-    return read_and_parse(path, "tokenizer", parse_tokenizer)
+    return read_and_parse(path, "tokenizer", parse_tokenizer, header=(4, _check_header))

@@ -1,4 +1,8 @@
-"""Shared fixtures: the real stories260K data, synthetic checkpoints, tools."""
+"""Shared fixtures: the real stories260K data, synthetic checkpoints, tools.
+
+The stories260K files are part of the repository (data/stories260K); a
+missing one is a broken checkout, so the fixtures fail rather than skip.
+"""
 
 import os
 import shutil
@@ -15,13 +19,13 @@ sys.path.insert(0, str(TESTS))
 from gptq_mlir import llama2c, runner  # noqa: E402
 
 REPO_ROOT = TESTS.parents[1]
-DATA = REPO_ROOT.parent / "shared" / "data" / "stories260K"
+DATA = REPO_ROOT / "data" / "stories260K"
 MLIR_OPT_DEFAULT = "/usr/lib/llvm-22/bin/mlir-opt"
 
 
 def _require(path: Path) -> Path:
     if not path.is_file():
-        pytest.skip(f"shared data {path} is not present")
+        pytest.fail(f"{path} is missing: the repository's data/stories260K is incomplete")
     return path
 
 

@@ -9,6 +9,7 @@ import pytest
 from conftest import synthetic_checkpoint, write_checkpoint
 from gptq_mlir import importer, llama2c
 from gptq_mlir.cli import main
+from gptq_mlir.errors import GPTQError
 from gptq_mlir.model import read_model_attributes
 
 LINEARS = [f"attention.{w}" for w in ("wq", "wk", "wv", "wo")] + [
@@ -105,7 +106,7 @@ def test_failed_write_leaves_no_partial_file(tmp_path, checkpoint_path, monkeypa
     monkeypatch.setattr(importer, "_write_resources", fail)
     output = tmp_path / "out.mlir"
     output.write_text("previous contents")
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(GPTQError, match="cannot write .*out.mlir: disk full"):
         importer.write_module(ckpt, output)
     assert output.read_text() == "previous contents"
     assert list(tmp_path.iterdir()) == [output]

@@ -1,6 +1,11 @@
 """The llama2.c checkpoint reader: both header versions, untied classifiers, errors."""
 
+import os
+import resource
 import struct
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -98,3 +103,72 @@ def test_non_finite_weights():
     data = llama2c.serialize_checkpoint(ckpt.config, ckpt.weights, 0)
     with pytest.raises(GPTQError, match="layers.1.attention.wv holds non-finite"):
         llama2c.parse_checkpoint(data)
+
+
+def _run_limited(code: str, limit_bytes: int = 1 << 30) -> subprocess.CompletedProcess:
+    """Run ``code`` in a Python whose address space is capped at ``limit_bytes``."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    env = dict(os.environ, PYTHONPATH=str(Path(llama2c.__file__).parents[1]))
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=cap, env=env, timeout=120
+    )
+
+
+def _absurd_headers():
+    legacy_layers = struct.pack("<7i", 64, 172, 2_000_000_000, 8, 4, 512, 512)
+    legacy_vocab = struct.pack("<7i", 64, 172, 5, 8, 4, 2_000_000_000, 512)
+    ckpt = synthetic_checkpoint()
+    v1 = bytearray(llama2c.serialize_checkpoint(ckpt.config, ckpt.weights, 1))
+    struct.pack_into("<i", v1, 8 + 6 * 4, 200_000_000)  # seq_len: the file's size does not depend on it
+    return {"legacy-layers": legacy_layers + b"\0" * 64, "legacy-vocab": legacy_vocab, "v1-seq-len": bytes(v1)}
+
+
+@pytest.mark.parametrize("name", ["legacy-layers", "legacy-vocab", "v1-seq-len"])
+def test_absurd_header_is_refused_before_allocating(name, tmp_path):
+    """Headers that claim billions of layers, tokens or positions are refused
+    from the header and the file size, within 1 GiB of address space, both
+    from bytes and from a file."""
+    path = tmp_path / "absurd.bin"
+    path.write_bytes(_absurd_headers()[name])
+    code = (
+        "import sys\n"
+        "from gptq_mlir import llama2c\n"
+        "from gptq_mlir.errors import GPTQError\n"
+        "for read in (llama2c.read_checkpoint, lambda p: llama2c.parse_checkpoint(open(p, 'rb').read())):\n"
+        "    try:\n"
+        f"        read({str(path)!r})\n"
+        "    except GPTQError as error:\n"
+        "        print(error)\n"
+        "    else:\n"
+        "        sys.exit('accepted')\n"
+    )
+    result = _run_limited(code)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2
+    if name == "v1-seq-len":
+        assert all("seq_len 200000000 needs rotary tables" in line for line in lines)
+    else:
+        assert all("truncated checkpoint" in line for line in lines)
+
+
+def test_body_floats_is_the_layout_size():
+    for shared in (True, False):
+        cfg = synthetic_checkpoint(shared_classifier=shared).config
+        for version in (0, 1):
+            layout = llama2c.weight_layout(cfg, version)
+            assert llama2c.body_floats(cfg, version) == sum(int(np.prod(s)) for _, s in layout)
+
+
+def test_oversized_file_is_refused_before_reading(tmp_path):
+    """The header is checked against the file size before the body is read."""
+    path = tmp_path / "big.bin"
+    ckpt = synthetic_checkpoint()
+    with open(path, "wb") as handle:
+        handle.write(llama2c.serialize_checkpoint(ckpt.config, ckpt.weights, 0))
+        handle.truncate(1 << 40)  # sparse: a terabyte on paper
+    with pytest.raises(GPTQError, match=r"big.bin: corrupt checkpoint: 1099511627776 bytes, expected \d+"):
+        llama2c.read_checkpoint(path)

@@ -1,9 +1,11 @@
 """The llama2.c tokenizer: known encodings, round trips, byte fallback, bad files."""
 
+import struct
+
 import pytest
 
 from gptq_mlir.errors import GPTQError
-from gptq_mlir.tokenizer import BOS, EOS, load_tokenizer, parse_tokenizer
+from gptq_mlir.tokenizer import BOS, EOS, MAX_TOKENS, load_tokenizer, parse_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +92,23 @@ def test_rejects_truncated_file(tokenizer_path):
     data = tokenizer_path.read_bytes()
     with pytest.raises(GPTQError):
         parse_tokenizer(data[:-3])
+
+
+def test_rejects_too_many_tokens(tokenizer_path):
+    """A vocabulary is bounded (MAX_TOKENS), so a file cannot make the reader
+    build millions of entries; the bound itself is accepted."""
+    data = tokenizer_path.read_bytes()
+    empty_token = struct.pack("<fi", 0.0, 0)
+    at_bound = data + empty_token * (MAX_TOKENS - 512)
+    assert parse_tokenizer(at_bound).vocab_size == MAX_TOKENS
+    with pytest.raises(GPTQError, match=f"more than {MAX_TOKENS} tokens"):
+        parse_tokenizer(at_bound + empty_token)
+
+
+def test_oversized_file_is_refused_before_reading(tokenizer_path, tmp_path):
+    path = tmp_path / "big.bin"
+    with open(path, "wb") as handle:
+        handle.write(tokenizer_path.read_bytes())
+        handle.truncate(1 << 40)  # sparse: a terabyte on paper
+    with pytest.raises(GPTQError, match=r"big.bin: not a llama2.c tokenizer: 1099511627776 bytes, more than"):
+        load_tokenizer(path)

@@ -10,4 +10,3 @@ config.suffixes = []
 config.test_source_root = os.path.join(config.gptq_obj_root, "unittests")
 config.test_exec_root = config.test_source_root
 config.test_format = lit.formats.GoogleTest(".", "Tests")
-config.environment["GPTQ_SHARED_DIR"] = config.gptq_shared_dir

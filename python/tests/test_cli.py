@@ -1,0 +1,157 @@
+"""The command line's failures: one line, ``gptq_mlir: error: ...``, exit
+status 1, no traceback and no output file; and outputs created with the
+permissions a plain open() gives."""
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gptq_mlir import cli
+from gptq_mlir.errors import GPTQError
+from gptq_mlir.fileio import atomic_output, save_npy
+
+PACKAGE_ROOT = Path(cli.__file__).parents[1]
+
+
+def _run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    """``python -m gptq_mlir ARGS`` in a fresh process."""
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "gptq_mlir", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
+    )
+
+
+def _assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("gptq_mlir: error: "), lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.fixture()
+def short_text(tmp_path) -> Path:
+    path = tmp_path / "text.txt"
+    path.write_text("Once upon a time, there was a little girl named Lily.\n\nShe loved to play.\n")
+    return path
+
+
+def _calib(tokenizer_path, text, output, *extra):
+    return ["calib", "--tokenizer", str(tokenizer_path), "--text", str(text),
+            "--samples", "2", "--seqlen", "4", "-o", str(output), *extra]
+
+
+@pytest.mark.parametrize(
+    "option, value, fragment",
+    [
+        ("--seed", "-1", "argument --seed: expected an integer >= 0, got -1"),
+        ("--seed", "x", "argument --seed: expected an integer, got 'x'"),
+        ("--samples", "0", "argument --samples: expected an integer >= 1, got 0"),
+        ("--end-fraction", "nan", "argument --end-fraction: expected a number in [0, 1], got nan"),
+    ],
+)
+def test_bad_arguments(tokenizer_path, short_text, tmp_path, option, value, fragment):
+    output = tmp_path / "out.npy"
+    _assert_one_line_error(_run(*_calib(tokenizer_path, short_text, output, option, value)), "calib: " + fragment)
+    assert not output.exists()
+
+
+def test_bad_command_and_missing_options():
+    _assert_one_line_error(_run("no-such-command"), "invalid choice: 'no-such-command'")
+    _assert_one_line_error(_run("import-llama2c"), "import-llama2c: the following arguments are required")
+    assert _run("--help").returncode == 0
+    assert cli.main(["calib", "--help"]) == 0
+    assert cli.main(["calib", "--seed", "-1"]) == 1
+
+
+@pytest.mark.parametrize("where", ["missing/out.npy", "readonly/out.npy", "."])
+def test_unwritable_output(tokenizer_path, short_text, tmp_path, where):
+    (tmp_path / "readonly").mkdir(mode=0o555)
+    output = tmp_path / where
+    if where.startswith("readonly") and os.access(tmp_path / "readonly", os.W_OK):
+        pytest.skip("running as root: a read-only folder is writable")
+    result = _run(*_calib(tokenizer_path, short_text, output), cwd=tmp_path)
+    _assert_one_line_error(result, f"cannot write {output}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["readonly", "text.txt"]
+
+
+def test_unwritable_module(checkpoint_path, tmp_path):
+    output = tmp_path / "missing" / "model.mlir"
+    _assert_one_line_error(_run("import-llama2c", str(checkpoint_path), "-o", str(output)), f"cannot write {output}")
+
+
+def test_memory_error(tokenizer_path, short_text, tmp_path):
+    """A request for more memory than there is: numpy's MemoryError."""
+    output = tmp_path / "out.npy"
+    result = _run(*_calib(tokenizer_path, short_text, output, "--samples", str(10**15)))
+    _assert_one_line_error(result, "out of memory")
+    assert not output.exists()
+
+
+@pytest.mark.parametrize(
+    "error, message",
+    [
+        (PermissionError(13, "Permission denied", "/some/file"), "gptq_mlir: error: /some/file: Permission denied"),
+        (MemoryError(), "gptq_mlir: error: out of memory"),
+        (GPTQError("bad input"), "gptq_mlir: error: bad input"),
+    ],
+)
+def test_main_maps_system_errors(monkeypatch, capsys, error, message):
+    """Whatever a command does not turn into a GPTQError itself is still one
+    line: an OSError names its file, a MemoryError says so."""
+
+    def fail(path):
+        raise error
+
+    monkeypatch.setattr(cli.llama2c, "read_checkpoint", fail)
+    assert cli.main(["import-llama2c", "model.bin", "-o", "model.mlir"]) == 1
+    assert capsys.readouterr().err == message + "\n"
+
+
+def test_full_disk_is_an_error_without_output(tmp_path):
+    path = tmp_path / "a.bin"
+    with pytest.raises(GPTQError, match=f"cannot write {path}: No space left on device"):
+        with atomic_output(path) as handle:
+            handle.write(b"partial")
+            raise OSError(28, "No space left on device")
+    assert list(tmp_path.iterdir()) == []
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_outputs_follow_the_umask(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        save_npy(tmp_path / "a.npy", np.zeros(3, np.float32))
+        with open(tmp_path / "plain", "wb"):
+            pass
+    finally:
+        os.umask(old)
+    assert _mode(tmp_path / "a.npy") == _mode(tmp_path / "plain") == 0o666 & ~umask
+
+
+def test_replaced_output_keeps_its_mode(tmp_path):
+    path = tmp_path / "a.npy"
+    path.write_bytes(b"old")
+    path.chmod(0o640)
+    save_npy(path, np.zeros(3, np.float32))
+    assert _mode(path) == 0o640
+    np.testing.assert_array_equal(np.load(path), np.zeros(3, np.float32))
+
+
+def test_failed_write_leaves_nothing(tmp_path):
+    path = tmp_path / "a.bin"
+    with pytest.raises(RuntimeError):
+        with atomic_output(path) as handle:
+            handle.write(b"partial")
+            raise RuntimeError("interrupted")
+    assert list(tmp_path.iterdir()) == []

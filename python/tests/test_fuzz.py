@@ -1,0 +1,32 @@
+"""A short, seeded run of each Python fuzzer (fuzz/python): the checkpoint
+and tokenizer readers raise nothing but GPTQError on mutated inputs.
+scripts/fuzz-python.sh runs the same harnesses for longer."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO_ROOT
+
+pytest.importorskip("atheris", reason="atheris is not installed (requirements.txt)")
+
+FUZZ = REPO_ROOT / "fuzz" / "python"
+RUNS = 20000
+
+
+@pytest.mark.parametrize("target", ["llama2c", "tokenizer"])
+def test_seeded_fuzz_run(target, tmp_path):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(FUZZ / "corpus" / target, corpus)
+    artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()
+    result = subprocess.run(
+        [sys.executable, str(FUZZ / f"fuzz_{target}.py"), f"-runs={RUNS}", "-seed=1", "-timeout=10",
+         "-rss_limit_mb=2048", f"-artifact_prefix={artifacts}/", str(corpus)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"Done {RUNS} runs" in result.stderr
+    assert list(artifacts.iterdir()) == []
