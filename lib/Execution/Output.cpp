@@ -28,6 +28,24 @@ void PendingOutputs::discard() {
 llvm::Error PendingOutputs::add(
     llvm::StringRef target,
     llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write) {
+  // A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written as it
+  // is: renaming a file onto it would replace the device itself, and it
+  // holds no file that could be left partial.
+  fs::file_status status;
+  if (!fs::status(target, status) && fs::exists(status) &&
+      status.type() != fs::file_type::regular_file &&
+      status.type() != fs::file_type::directory_file) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(target, ec);
+    if (ec)
+      return error("cannot write '" + target + "': " + ec.message());
+    llvm::Error result = write(os);
+    os.flush();
+    if (!result && os.has_error())
+      result = error("cannot write '" + target + "': " + os.error().message());
+    os.clear_error();
+    return result;
+  }
   // A hidden name in the same directory, so that the rename stays on one
   // file system.
   llvm::SmallString<256> model(path::parent_path(target));

@@ -38,7 +38,8 @@ public:
   /// Writes the contents of `path` (as `write` produces them) into a
   /// temporary file in the same directory, which must exist. Fails, naming
   /// `path`, when the file cannot be created or any write fails (e.g. a
-  /// full disk); the temporary is then removed.
+  /// full disk); the temporary is then removed. A `path` that is a device
+  /// or a pipe (/dev/null, a FIFO) is written directly, at once.
   llvm::Error add(llvm::StringRef path,
                   llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write);
   /// Adds a file with the given bytes.
