@@ -77,6 +77,19 @@ def atomic_output(path: PathLike) -> Iterator[BinaryIO]:
     disk) is a GPTQError naming ``path``.
     """
     path = Path(path)
+    # A device or a pipe (/dev/null, a FIFO) is written as it is: renaming a
+    # file onto it would replace the device itself.
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode) and not path.is_dir()
+    except OSError:
+        special = False
+    if special:
+        try:
+            with open(path, "wb") as handle:
+                yield handle
+        except OSError as error:
+            raise GPTQError(f"cannot write {path}: {error.strerror or error}") from error
+        return
     directory = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)

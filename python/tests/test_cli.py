@@ -155,3 +155,19 @@ def test_failed_write_leaves_nothing(tmp_path):
             handle.write(b"partial")
             raise RuntimeError("interrupted")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_devices_are_written_not_replaced(tmp_path):
+    # Through a link, so that a regression would replace the link, not
+    # /dev/null itself.
+    null = tmp_path / "null"
+    null.symlink_to("/dev/null")
+    save_npy(null, np.zeros(3, np.float32))
+    assert stat.S_ISCHR(null.stat().st_mode)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    save_npy(fifo, np.arange(3, dtype=np.float32))
+    data = reader.communicate(timeout=30)[0]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert data.startswith(b"\x93NUMPY")
