@@ -2,6 +2,7 @@
 errors, and atomic writes, so no partial output."""
 
 import contextlib
+import io
 import os
 import stat
 import tempfile
@@ -84,9 +85,12 @@ def atomic_output(path: PathLike) -> Iterator[BinaryIO]:
     except OSError:
         special = False
     if special:
+        # Held in memory first: writers such as np.save need a seekable file.
+        buffer = io.BytesIO()
+        yield buffer
         try:
             with open(path, "wb") as handle:
-                yield handle
+                handle.write(buffer.getbuffer())
         except OSError as error:
             raise GPTQError(f"cannot write {path}: {error.strerror or error}") from error
         return
