@@ -74,6 +74,9 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
     memrefOptions.useGenericFunctions = true;
     pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   }
+  // Failed checks return to the caller through the runtime (not upstream's
+  // print-and-abort).
+  pm.addPass(createGPTQAssertToRuntime());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

@@ -32,4 +32,46 @@ def ConvertGPTQToLinalg : Pass<"convert-gptq-to-linalg", "ModuleOp"> {
   ];
 }
 
+def GPTQAssertToRuntime : Pass<"gptq-assert-to-runtime", "ModuleOp"> {
+  let summary = "Lower cf.assert to a call of the gptq runtime";
+  let description = [{
+    Replaces each `cf.assert` by a branch to a call of
+    `gptq_runtime_check_failed(message, fatal)` (`libGPTQRuntime.so`), where
+    `message` is the assert's message prefixed with its source location
+    (`file:line:col: `, taken from the innermost file location, so that an
+    inlined assert names its own line). Upstream's lowering prints the
+    message and aborts the process; the runtime instead returns the failure
+    to the caller that ran the code through `gptq_runtime_call_checked` (the
+    JIT turns it into an error, so `gptq-run` reports it, exits with status
+    1 and writes no results), and elsewhere prints
+    `<program>: error: <message>` and exits with status 1.
+
+    An assert nested in an OpenMP region passes `fatal = 1`: leaving a
+    parallel region by a jump would leave the OpenMP runtime inconsistent,
+    so the process exits there.
+
+    ```mlir
+    cf.assert %ok, "gptq.permute: permutation entry repeated"
+    ```
+
+    becomes (before `convert-to-llvm`)
+
+    ```mlir
+    cf.cond_br %ok, ^continue, ^failed
+    ^failed:
+      %m = llvm.mlir.addressof @__gptq_check_message_0 : !llvm.ptr
+      %fatal = llvm.mlir.constant(0 : i32) : i32
+      llvm.call @gptq_runtime_check_failed(%m, %fatal) : (!llvm.ptr, i32) -> ()
+      llvm.unreachable
+    ^continue:
+    ```
+
+    Run it after `scf` is lowered to `cf` (asserts in `scf` regions cannot
+    be split into blocks) and before `convert-to-llvm`.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect", "::mlir::cf::ControlFlowDialect"
+  ];
+}
+
 #endif // GPTQ_CONVERSION_PASSES_TD
