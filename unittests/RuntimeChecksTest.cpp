@@ -1,9 +1,18 @@
 //===- RuntimeChecksTest.cpp - Failed run-time checks reach the caller ----===//
 
+#include "gptq/Execution/Jit.h"
 #include "gptq/Runtime/Checks.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
 
+using namespace mlir;
+using namespace mlir::gptq;
 
 namespace {
 void returns(void **) {}
@@ -55,4 +64,63 @@ TEST(RuntimeChecksDeathTest, ExitsWithStatus1InAParallelRegion) {
               ::testing::ExitedWithCode(1), ": error: parallel");
 }
 
+// Compiled code: the failed check becomes the call's error, with the op's
+// location, and the function stays usable.
+constexpr const char *kModule = R"mlir(
+func.func @mask(%w: tensor<2x?xf32>, %h: tensor<?x?xf32>) -> tensor<2x?xf32> {
+  %m = gptq.mask_dead_inputs %w, %h : tensor<2x?xf32>, tensor<?x?xf32>
+  return %m : tensor<2x?xf32>
+}
+)mlir";
+
+class CompiledChecksTest : public ::testing::TestWithParam<bool> {};
+
+/// JIT-compiled code, and (with the parameter) code loaded from the cache
+/// of shared libraries.
+TEST_P(CompiledChecksTest, FailureIsTheCallsError) {
+  DialectRegistry registry;
+  registerToolDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  JitOptions options;
+  llvm::SmallString<128> cacheDir;
+  bool cached = GetParam();
+  if (cached) {
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gptq-checks", cacheDir));
+    options.cacheDir = std::string(cacheDir);
+  }
+  auto compile = [&] {
+    ParserConfig config(&context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(kModule, config, "mask.mlir");
+    EXPECT_TRUE(module);
+    return CompiledFunction::compile(std::move(module), "mask", options);
+  };
+  auto fn = compile();
+  ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
+  if (cached) {
+    fn = compile();
+    ASSERT_TRUE(static_cast<bool>(fn)) << llvm::toString(fn.takeError());
+    EXPECT_TRUE((*fn)->fromCache());
+    llvm::sys::fs::remove_directories(cacheDir);
+  }
+
+  NpyArray w = NpyArray::zeros(DType::F32, {2, 3});
+  auto bad = (*fn)->call({w, NpyArray::zeros(DType::F32, {4, 4})});
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "mask.mlir:3:8: gptq.mask_dead_inputs: expected the weight "
+            "columns to equal the hessian size");
+  auto notSquare = (*fn)->call({w, NpyArray::zeros(DType::F32, {3, 4})});
+  ASSERT_FALSE(static_cast<bool>(notSquare));
+  EXPECT_EQ(llvm::toString(notSquare.takeError()),
+            "mask.mlir:3:8: gptq.mask_dead_inputs: expected a square hessian");
+
+  auto good = (*fn)->call({w, NpyArray::zeros(DType::F32, {3, 3})});
+  ASSERT_TRUE(static_cast<bool>(good)) << llvm::toString(good.takeError());
+  EXPECT_EQ((*good)[0].shape, (std::vector<int64_t>{2, 3}));
+}
+
+INSTANTIATE_TEST_SUITE_P(JitAndCache, CompiledChecksTest,
+                         ::testing::Values(false, true));
 } // namespace
