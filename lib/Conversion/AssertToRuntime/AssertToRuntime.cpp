@@ -13,6 +13,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -67,6 +68,7 @@ struct GPTQAssertToRuntimePass
     }
     // One global per distinct message.
     llvm::StringMap<LLVM::GlobalOp> globals;
+    SymbolTable symbols(module);
     for (cf::AssertOp op : asserts) {
       Location loc = op.getLoc();
       std::string message = where(loc) + op.getMsg().str();
@@ -81,6 +83,8 @@ struct GPTQAssertToRuntimePass
             b, loc, type, /*isConstant=*/true, LLVM::Linkage::Private,
             (kMessagePrefix + Twine(globals.size() - 1)).str(),
             b.getStringAttr(bytes));
+        // Renamed if the module already has a symbol of that name.
+        symbols.insert(global);
       }
       // Asserts in an OpenMP region cannot jump out of it.
       bool fatal = false;
