@@ -18,6 +18,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
+#include <algorithm>
+
 namespace mlir {
 namespace gptq {
 #define GEN_PASS_DEF_GPTQINSERTRUNTIMECHECKS
@@ -57,13 +59,13 @@ public:
     return b.getIndexAttr(type.getDimSize(i));
   }
 
-  /// `a == b`, unless one is unknown (a dynamic result size) or both are
-  /// static (the verifier's).
-  void equal(OpFoldResult a, OpFoldResult c, const Twine &relation) {
-    if (!a || !c || (isa<Attribute>(a) && isa<Attribute>(c)))
+  /// `lhs == rhs`, unless one is unknown (a dynamic result size) or both
+  /// are static (the verifier's).
+  void equal(OpFoldResult lhs, OpFoldResult rhs, const Twine &relation) {
+    if (!lhs || !rhs || (isa<Attribute>(lhs) && isa<Attribute>(rhs)))
       return;
-    Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, value(a),
-                                     value(c));
+    Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     value(lhs), value(rhs));
     check(eq, "expected " + relation);
   }
 
