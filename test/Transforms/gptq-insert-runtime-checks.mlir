@@ -179,6 +179,18 @@ func.func @group_index_static_groups(%n: index, %p: tensor<?xi64>) -> tensor<?xi
 
 // -----
 
+// quantize_blocks' verifier does not compare zeros with scales: static
+// sizes that differ fail at run time.
+// CHECK-LABEL: func.func @quantize_blocks_zeros
+// CHECK: cf.assert %false, "gptq.quantize_blocks: expected zeros columns to equal the scales columns"
+// CHECK-NOT: zeros rows
+func.func @quantize_blocks_zeros(%w: tensor<4x5xf32>, %u: tensor<5x5xf32>, %s: tensor<4x2xf32>, %z: tensor<4x1xf32>, %g: tensor<5xi32>) -> tensor<4x5xi8> {
+  %codes, %s1, %z1, %loss = gptq.quantize_blocks %w, %u grid(%s, %z, %g : tensor<4x2xf32>, tensor<4x1xf32>, tensor<5xi32>) {config = #gptq.config<group_size = 2, static_groups = true>} : tensor<4x5xf32>, tensor<5x5xf32> -> tensor<4x5xi8>, tensor<4x2xf32>
+  return %codes : tensor<4x5xi8>
+}
+
+// -----
+
 // Fully static ops need no check.
 // CHECK-LABEL: func.func @static
 // CHECK-NOT: cf.assert
