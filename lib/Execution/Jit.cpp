@@ -6,6 +6,7 @@
 #include "gptq/Execution/Output.h"
 #include "gptq/Pipelines/Pipelines.h"
 #include "gptq/Runtime/Allocator.h"
+#include "gptq/Runtime/Checks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -637,7 +638,11 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
     else
       packed.push_back(&argPointers[i]);
   }
-  entryPoint(packed.data());
+  // A failed run-time check (a dynamic size or an index the verifiers could
+  // not check) returns here with its message, before any result exists.
+  if (const char *failure =
+          gptq_runtime_call_checked(entryPoint, packed.data()))
+    return error(failure);
 
   // The deallocation pipeline makes every returned buffer a fresh
   // allocation owned by the caller (it clones arguments and constants). The

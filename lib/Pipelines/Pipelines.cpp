@@ -24,6 +24,9 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createGPTQExportEntryPoints());
   // Elementwise arith and math on tensors become linalg.generic.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // Dynamic sizes and index data are checked before gptq.quantize_layer is
+  // decomposed, so that a failed check names the op the user wrote.
+  pm.addPass(createGPTQInsertRuntimeChecks());
   pm.addPass(createGPTQDecomposeQuantizeLayer());
   ConvertGPTQToLinalgOptions convert;
   convert.choleskyBlock = options.choleskyBlock;
@@ -74,6 +77,9 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
     memrefOptions.useGenericFunctions = true;
     pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   }
+  // Failed checks return to the caller through the runtime (not upstream's
+  // print-and-abort).
+  pm.addPass(createGPTQAssertToRuntime());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

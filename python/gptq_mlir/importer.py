@@ -6,9 +6,13 @@ The module holds one function::
 
 mapping token ids ``[batch, seq]`` to logits ``[batch, seq, vocab]``, written
 in the dialect mix torch-mlir's linalg backend produces: linalg named ops and
-``linalg.generic``, tensor, arith and math. Batch and sequence sizes are
-dynamic; the sequence must not exceed the checkpoint's ``seq_len`` (the rotary
-tables have that many rows), which the Python drivers check.
+``linalg.generic``, tensor, arith and math, with ``cf.assert`` for the checks
+of its input. Batch and sequence sizes are dynamic; the sequence must not
+exceed the checkpoint's ``seq_len`` (the rotary tables have that many rows)
+and every token id must lie in ``[0, vocab_size)`` (the embedding table's
+rows). The function checks both before it reads anything by them, so that
+``gptq-run`` reports bad input as an error naming the check (the Python
+drivers check them too, before they run the model).
 
 Activations stay ``[batch, seq, features]`` throughout: batch and sequence
 are never merged into one dimension, because splitting a dynamic dimension
@@ -218,6 +222,39 @@ class _LlamaEmitter:
 
     def _weight(self, name: str) -> _Value:
         return self.b.weight(name, self.ckpt.weights[name])
+
+    def check_tokens(self, tokens: _Value) -> None:
+        """Assert that ``tokens`` index the embedding table and the rotary tables.
+
+        One reduction over the ids (unsigned comparison, so negative ids fail
+        too) and one comparison of the sequence length."""
+        b, cfg = self.b, self.cfg
+        vocab = b.scalar("vocab", str(cfg.vocab_size), "i32")
+        true = b.fresh("true")
+        b.emit(f"{true} = arith.constant true")
+        init = b.empty([], "i1")
+        all_true = b.fresh("fill")
+        b.emit(f"{all_true} = linalg.fill ins({true} : i1) outs({init.name} : {init.type}) -> {init.type}")
+        in_range = b.generic(
+            [(tokens, [0, 1])],
+            _Value(all_true, [], "i1"),
+            [],
+            ["reduction", "reduction"],
+            f"""
+            %in = arith.cmpi ult, %tok, {vocab} : i32
+            %all = arith.andi %acc, %in : i1
+            linalg.yield %all : i1
+            """,
+            ["%tok", "%acc"],
+            "ids_ok",
+        )
+        ids_ok = b.fresh("ids_ok")
+        b.emit(f"{ids_ok} = tensor.extract {in_range.name}[] : {in_range.type}")
+        b.emit(f'cf.assert {ids_ok}, "forward: token id out of range [0, vocab_size = {cfg.vocab_size})"')
+        seq_len = b.scalar("seq_len", str(cfg.seq_len), "index")
+        seq_ok = b.fresh("seq_ok")
+        b.emit(f"{seq_ok} = arith.cmpi ule, {self.seq}, {seq_len} : index")
+        b.emit(f"cf.assert {seq_ok}, \"forward: sequence longer than the model's seq_len = {cfg.seq_len}\"")
 
     def embed(self, tokens: _Value) -> _Value:
         """Gather rows of ``tok_embeddings``: ``[B, S] i32 -> [B, S, dim]``."""
@@ -499,6 +536,7 @@ class _LlamaEmitter:
         tokens = _Value("%tokens", [self.batch, self.seq], "i32")
         b.emit(f"{self.batch} = tensor.dim %tokens, {self.c0} : {tokens.type}")
         b.emit(f"{self.seq} = tensor.dim %tokens, {self.c1} : {tokens.type}")
+        self.check_tokens(tokens)
         self.cos = self._weight("freq_cis_real")
         self.sin = self._weight("freq_cis_imag")
         x = self.embed(tokens)

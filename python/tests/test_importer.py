@@ -116,3 +116,54 @@ def test_missing_checkpoint(tmp_path, capsys):
     assert main(["import-llama2c", str(tmp_path / "nope.bin"), "-o", str(tmp_path / "o.mlir")]) == 1
     assert "cannot read checkpoint" in capsys.readouterr().err
     assert not (tmp_path / "o.mlir").exists()
+
+
+@pytest.fixture(scope="module")
+def checked_model(tmp_path_factory):
+    """A tiny imported model (vocab_size 37, seq_len 12) and its text."""
+    path = tmp_path_factory.mktemp("checked") / "model.mlir"
+    importer.write_module(synthetic_checkpoint(), path)
+    return path, path.read_text()
+
+
+def _assert_position(text, message):
+    """``line:col`` of the cf.assert with ``message`` in the module text."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "cf.assert" in line and message in line:
+            return f"{number}:{line.index('cf.assert') + 1}"
+    raise AssertionError(f"no cf.assert with {message!r}")
+
+
+@pytest.mark.parametrize(
+    "tokens, message",
+    [
+        ([[1, 37]], "forward: token id out of range [0, vocab_size = 37)"),
+        ([[1, -1]], "forward: token id out of range [0, vocab_size = 37)"),
+        ([[10**8, 2]], "forward: token id out of range [0, vocab_size = 37)"),
+        ([[1] * 13], "forward: sequence longer than the model's seq_len = 12"),
+    ],
+)
+def test_model_checks_its_input(gptq_run, checked_model, tmp_path, tokens, message):
+    path, text = checked_model
+    np.save(tmp_path / "tokens.npy", np.array(tokens, np.int32))
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [str(gptq_run), str(path), "--entry", "forward", "--input", str(tmp_path / "tokens.npy"),
+         "--output-dir", str(out)],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == f"gptq-run: error: {path}:{_assert_position(text, message)}: {message}\n"
+    assert not out.exists()
+
+
+def test_model_accepts_the_extreme_ids(gptq_run, checked_model, tmp_path):
+    path, _ = checked_model
+    np.save(tmp_path / "tokens.npy", np.array([[0] * 11 + [36]], np.int32))
+    out = tmp_path / "out"
+    subprocess.run(
+        [str(gptq_run), str(path), "--entry", "forward", "--input", str(tmp_path / "tokens.npy"),
+         "--output-dir", str(out)],
+        check=True, capture_output=True,
+    )
+    assert np.load(out / "0.npy").shape == (1, 12, 37)

@@ -32,4 +32,94 @@ def ConvertGPTQToLinalg : Pass<"convert-gptq-to-linalg", "ModuleOp"> {
   ];
 }
 
+def GPTQInsertRuntimeChecks
+    : Pass<"gptq-insert-runtime-checks", "ModuleOp"> {
+  let summary = "Check at run time what the gptq verifiers cannot check";
+  let description = [{
+    The verifiers check every shape relation of a gptq op whose sizes are
+    static. This pass adds, before each gptq op, a `cf.assert` for each
+    relation that involves a dynamic size (operand against operand, or a
+    static result size against a dynamic operand), and for the data an op
+    reads by index:
+
+    | op | checked at run time |
+    | --- | --- |
+    | `hessian_accumulate` | H square; input features = H size |
+    | `damped_cholesky` | H square |
+    | `act_order` | H square; a static permutation length = H size |
+    | `permute` | each permuted dimension = permutation length; entries in `[0, n)`, none repeated |
+    | `mask_dead_inputs` | H square; W columns = H size |
+    | `grid` | static result sizes: W rows, groups of W columns |
+    | `quantize_blocks` | U square; W columns = U size; grids: rows = W rows, zeros as scales, group map length = W columns, its entries in `[0, groups)`; static result sizes |
+    | `group_index` | column count not negative; permutation length = column count; the permutation, when read (act-order with dynamic groups); static result size |
+    | `dequantize` | scales rows = code rows; zeros as scales; g_idx length = code columns, its entries in `[0, groups)`; static result sizes |
+    | `pack` | static result sizes |
+    | `unpack` | column count not negative and `ceil(columns * bits / 32)` = words per row; static result sizes |
+    | `quantize_layer` | H square; W columns = H size; static result sizes |
+
+    Permutations made by `gptq.act_order` are valid by construction and
+    are not checked again. The data checks are single passes over the
+    index vectors, outside any parallel loop.
+
+    Each assert carries the op's location and a message that names the op
+    and the relation, e.g. `gptq.dequantize: g_idx entry out of range
+    [0, groups)`:
+
+    ```mlir
+    %ok = arith.cmpi eq, %rows, %scale_rows : index
+    cf.assert %ok, "gptq.dequantize: expected scales rows to equal the code rows"
+    ```
+
+    The CPU pipeline runs this pass first, before `gptq.quantize_layer` is
+    decomposed, and lowers the asserts with `gptq-assert-to-runtime`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def GPTQAssertToRuntime : Pass<"gptq-assert-to-runtime", "ModuleOp"> {
+  let summary = "Lower cf.assert to a call of the gptq runtime";
+  let description = [{
+    Replaces each `cf.assert` by a branch to a call of
+    `gptq_runtime_check_failed(message, fatal)` (`libGPTQRuntime.so`), where
+    `message` is the assert's message prefixed with its source location
+    (`file:line:col: `, taken from the innermost file location, so that an
+    inlined assert names its own line). Upstream's lowering prints the
+    message and aborts the process; the runtime instead returns the failure
+    to the caller that ran the code through `gptq_runtime_call_checked` (the
+    JIT turns it into an error, so `gptq-run` reports it, exits with status
+    1 and writes no results), and elsewhere prints
+    `<program>: error: <message>` and exits with status 1.
+
+    An assert nested in an OpenMP region passes `fatal = 1`: leaving a
+    parallel region by a jump would leave the OpenMP runtime inconsistent,
+    so the process exits there.
+
+    ```mlir
+    cf.assert %ok, "gptq.permute: permutation entry repeated"
+    ```
+
+    becomes (before `convert-to-llvm`)
+
+    ```mlir
+    cf.cond_br %ok, ^continue, ^failed
+    ^failed:
+      %m = llvm.mlir.addressof @__gptq_check_message_0 : !llvm.ptr
+      %fatal = llvm.mlir.constant(0 : i32) : i32
+      llvm.call @gptq_runtime_check_failed(%m, %fatal) : (!llvm.ptr, i32) -> ()
+      llvm.unreachable
+    ^continue:
+    ```
+
+    Run it after `scf` is lowered to `cf` (asserts in `scf` regions cannot
+    be split into blocks) and before `convert-to-llvm`.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect", "::mlir::cf::ControlFlowDialect"
+  ];
+}
+
 #endif // GPTQ_CONVERSION_PASSES_TD
