@@ -475,11 +475,15 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
     if (!dtypeOk || !sizesOk)
       return error(label + ": expected " + spec.describe() + ", found " +
                    a.describe());
-    size_t bytes = static_cast<size_t>(a.numElements()) * dtypeSize(a.dtype);
-    if (a.data.size() != bytes)
+    std::optional<int64_t> bytes =
+        checkedByteCount(a.shape, dtypeSize(a.dtype));
+    if (!bytes)
+      return error(label + ": " + a.describe() +
+                   " has a negative dimension or a size that overflows");
+    if (a.data.size() != static_cast<uint64_t>(*bytes))
       return error(label + ": " + a.describe() + " holds " +
                    llvm::Twine(a.data.size()) + " bytes of data, not " +
-                   llvm::Twine(bytes));
+                   llvm::Twine(*bytes));
     std::vector<int64_t> &desc = descriptors[i];
     if (spec.scalar) {
       desc.assign(1, 0);
@@ -523,6 +527,31 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
   // freed once, after every copy.
   void (*freeFn)(void *) =
       runtimeAllocator ? _mlir_memref_to_llvm_free : std::free;
+  // The shapes the code returned are checked before any is used: a
+  // negative or overflowing one is an error (each allocation freed once).
+  for (size_t i = 0, at = 0; i < resultSpecs.size(); ++i) {
+    size_t rank = resultSpecs[i].shape.size();
+    const int64_t *desc = resultBuffer.data() + at;
+    at += 3 + 2 * rank;
+    ArrayRef<int64_t> shape(desc + 3, rank);
+    if (checkedByteCount(shape, dtypeSize(resultSpecs[i].dtype)))
+      continue;
+    llvm::SmallPtrSet<void *, 8> allocations;
+    for (size_t j = 0, at2 = 0; j < resultSpecs.size(); ++j) {
+      allocations.insert(reinterpret_cast<void *>(resultBuffer[at2]));
+      at2 += 3 + 2 * resultSpecs[j].shape.size();
+    }
+    for (void *allocation : allocations)
+      if (allocation)
+        freeFn(allocation);
+    std::string dims;
+    llvm::raw_string_ostream os(dims);
+    llvm::interleaveComma(shape, os);
+    return error("result #" + llvm::Twine(i) + " of '" + entryName +
+                 "' has the shape [" + dims +
+                 "], which has a negative dimension or a size that "
+                 "overflows");
+  }
   std::vector<NpyArray> results;
   llvm::SmallPtrSet<void *, 8> seen, adopted;
   size_t at = 0;
