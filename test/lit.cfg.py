@@ -35,6 +35,14 @@ tool_dirs = [config.gptq_tools_dir, config.llvm_tools_dir]
 tools = ["gptq-opt", "gptq-run", "gptq-quantize-layer"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# The libFuzzer targets, built apart with clang and sanitizers (build-fuzz/).
+fuzzers = {name: os.path.join(config.gptq_fuzz_bin_dir, name)
+           for name in ("gptq-fuzz-npy", "gptq-fuzz-ir")}
+if all(os.access(path, os.X_OK) for path in fuzzers.values()):
+    config.available_features.add("fuzzers")
+    for name, path in fuzzers.items():
+        config.substitutions.append(("%" + name, path))
+
 if os.path.isdir(os.path.join(config.gptq_shared_dir, "golden")):
     config.available_features.add("golden")
 
