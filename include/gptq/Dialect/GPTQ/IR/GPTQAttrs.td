@@ -61,7 +61,10 @@ def GPTQ_ConfigAttr : AttrDef<GPTQ_Dialect, "Config"> {
     }
     /// Number of (row, group) grids per row for `cols` input columns.
     int64_t getNumGroups(int64_t cols) const {
-      return getGroupSize() < 0 ? 1 : (cols + getGroupSize() - 1) / getGroupSize();
+      // Rounded up without overflow, whatever the sizes.
+      return getGroupSize() < 0
+                 ? 1
+                 : cols / getGroupSize() + (cols % getGroupSize() != 0);
     }
   }];
 }
