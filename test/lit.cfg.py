@@ -47,6 +47,14 @@ if subprocess.run(["unshare", "-rm", "sh", "-c",
                   stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("tmpfs")
 
+# The libFuzzer targets, built apart with clang and sanitizers (build-fuzz/).
+fuzzers = {name: os.path.join(config.gptq_fuzz_bin_dir, name)
+           for name in ("gptq-fuzz-npy", "gptq-fuzz-ir")}
+if all(os.access(path, os.X_OK) for path in fuzzers.values()):
+    config.available_features.add("fuzzers")
+    for name, path in fuzzers.items():
+        config.substitutions.append(("%" + name, path))
+
 # PyTorch in the test interpreter: the reference implementation in bench/
 # uses it.
 

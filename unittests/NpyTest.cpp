@@ -108,6 +108,67 @@ TEST(NpyTest, RejectsBadFiles) {
             std::string::npos);
 }
 
+TEST(NpyTest, ByteCountsAreCheckedForOverflow) {
+  EXPECT_EQ(checkedByteCount({2, 3}, 4), 24);
+  EXPECT_EQ(checkedByteCount({}, 8), 8);
+  EXPECT_EQ(checkedNumElements({5, 0, 7}), 0);
+  EXPECT_EQ(checkedNumElements({INT64_MAX}), INT64_MAX);
+  EXPECT_EQ(checkedByteCount({INT64_MAX / 4}, 4), INT64_MAX / 4 * 4);
+  // (2^62 + 8) x 16 float32 is 2^68 + 512 bytes: wrapped, it would be 512.
+  EXPECT_EQ(checkedByteCount({(int64_t(1) << 62) + 8, 16}, 4), std::nullopt);
+  EXPECT_EQ(checkedNumElements({99999999999, 99999999999}), std::nullopt);
+  EXPECT_EQ(checkedByteCount({INT64_MAX}, 2), std::nullopt);
+  // 2^63 is one more than fits.
+  EXPECT_EQ(checkedByteCount({int64_t(1) << 32, int64_t(1) << 31}, 1),
+            std::nullopt);
+  EXPECT_EQ(checkedNumElements({3, -1}), std::nullopt);
+  // An empty array's other dimensions must still fit (its strides do).
+  EXPECT_EQ(checkedByteCount({0, int64_t(1) << 61}, 2), 0);
+  EXPECT_EQ(checkedByteCount({0, int64_t(1) << 62}, 2), std::nullopt);
+  EXPECT_EQ(checkedByteCount({1}, uint64_t(1) << 63), std::nullopt);
+}
+
+/// The bytes of a version 1.0 .npy file whose header says `descr` and
+/// `shape`, followed by `dataBytes` zero bytes.
+std::string craftedNpy(llvm::StringRef descr, llvm::StringRef shape,
+                       size_t dataBytes) {
+  std::string header = ("{'descr': '" + descr +
+                        "', 'fortran_order': False, 'shape': " + shape + ", }")
+                           .str();
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY\x01";
+  out += '\0';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  return out + header + std::string(dataBytes, '\0');
+}
+
+TEST(NpyTest, RejectsShapesWhoseSizeOverflows) {
+  // The product wraps to exactly the 512 bytes present.
+  std::string wrapped = craftedNpy("<f4", "(4611686018427387912, 16)", 512);
+  EXPECT_NE(errorOf(parseNpy(wrapped, "x.npy"))
+                .find("x.npy: the shape (4611686018427387912, 16) is too large "
+                      "for float32 data"),
+            std::string::npos);
+  std::string huge = craftedNpy("<f8", "(99999999999, 99999999999)", 8);
+  EXPECT_NE(errorOf(parseNpy(huge, "x.npy")).find("too large"),
+            std::string::npos);
+  // Not a number that fits in int64_t at all.
+  std::string tooLong = craftedNpy("<f4", "(99999999999999999999999, 1)", 4);
+  EXPECT_NE(errorOf(parseNpy(tooLong, "x.npy")).find("malformed shape"),
+            std::string::npos);
+  // The largest size that fits is still compared with the data present.
+  std::string max = craftedNpy("|u1", "(9223372036854775807,)", 16);
+  EXPECT_NE(errorOf(parseNpy(max, "x.npy"))
+                .find("expected 9223372036854775807 bytes of data"),
+            std::string::npos);
+  std::string fine = craftedNpy("<i2", "(3, 0, 5)", 0);
+  auto empty = parseNpy(fine, "x.npy");
+  ASSERT_TRUE(static_cast<bool>(empty));
+  EXPECT_EQ(empty->numElements(), 0);
+}
+
 TEST(NpyTest, FilesRoundTripAndReadArraysAreWritable) {
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("npytest", dir));

@@ -26,6 +26,7 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -190,6 +191,62 @@ std::string where(Location loc) {
                          file.getLine(), file.getColumn())
         .str();
   return "";
+}
+
+/// The size in bytes of a value of `type`, counting its static sizes only
+/// (a dynamic size counts as 1); nullopt when it overflows int64_t.
+std::optional<int64_t> staticByteSize(Type type) {
+  if (auto shaped = dyn_cast<ShapedType>(type)) {
+    if (!shaped.hasRank())
+      return staticByteSize(shaped.getElementType());
+    SmallVector<int64_t> dims;
+    for (int64_t d : shaped.getShape())
+      dims.push_back(ShapedType::isDynamic(d) ? 1 : d);
+    std::optional<int64_t> element = staticByteSize(shaped.getElementType());
+    if (!element)
+      return std::nullopt;
+    return checkedByteCount(dims, *element);
+  }
+  if (auto complex = dyn_cast<ComplexType>(type)) {
+    std::optional<int64_t> part = staticByteSize(complex.getElementType());
+    return part ? llvm::checkedMul<int64_t>(*part, 2) : std::nullopt;
+  }
+  if (type.isIntOrFloat())
+    return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
+  return 8; // index, pointers, and the rest: at most a word.
+}
+
+/// An error naming the first tensor, memref or vector type in the module
+/// (in an op's operands, results, block arguments or attributes, such as a
+/// function's signature or a constant's value) whose static size in bytes
+/// overflows int64_t: the lowering computes sizes in 64-bit arithmetic,
+/// which would wrap into a too-small allocation.
+llvm::Error checkTypeSizes(ModuleOp module) {
+  std::string message;
+  auto check = [&](Operation *op, Type type) {
+    type.walk([&](Type t) {
+      if (message.empty() && isa<ShapedType>(t) && !staticByteSize(t))
+        message = where(op->getLoc()) + "'" +
+                  op->getName().getStringRef().str() + "' uses the type " +
+                  typeString(t) +
+                  ", whose size in bytes overflows a 64-bit integer";
+    });
+  };
+  module->walk([&](Operation *op) {
+    if (!message.empty())
+      return WalkResult::interrupt();
+    for (Type t : op->getResultTypes())
+      check(op, t);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          check(op, arg.getType());
+    op->getAttrDictionary().walk([&](Type t) { check(op, t); });
+    return WalkResult::advance();
+  });
+  if (message.empty())
+    return llvm::Error::success();
+  return error(message);
 }
 
 /// Captures diagnostics emitted while lowering into one message.
@@ -438,6 +495,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     fn->resultSpecs.push_back(*spec);
   }
 
+  if (llvm::Error err = checkTypeSizes(*module))
+    return std::move(err);
   if (!isLLVMModule(*module)) {
     DiagnosticCollector diags(ctx);
     PassManager pm(ctx);
@@ -599,11 +658,15 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
     if (!dtypeOk || !sizesOk)
       return error(label + ": expected " + spec.describe() + ", found " +
                    a.describe());
-    size_t bytes = static_cast<size_t>(a.numElements()) * dtypeSize(a.dtype);
-    if (a.data.size() != bytes)
+    std::optional<int64_t> bytes =
+        checkedByteCount(a.shape, dtypeSize(a.dtype));
+    if (!bytes)
+      return error(label + ": " + a.describe() +
+                   " has a negative dimension or a size that overflows");
+    if (a.data.size() != static_cast<uint64_t>(*bytes))
       return error(label + ": " + a.describe() + " holds " +
                    llvm::Twine(a.data.size()) + " bytes of data, not " +
-                   llvm::Twine(bytes));
+                   llvm::Twine(*bytes));
     std::vector<int64_t> &desc = descriptors[i];
     if (spec.scalar) {
       desc.assign(1, 0);
@@ -651,6 +714,31 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
   // freed once, after every copy.
   void (*freeFn)(void *) =
       runtimeAllocator ? _mlir_memref_to_llvm_free : std::free;
+  // The shapes the code returned are checked before any is used: a
+  // negative or overflowing one is an error (each allocation freed once).
+  for (size_t i = 0, at = 0; i < resultSpecs.size(); ++i) {
+    size_t rank = resultSpecs[i].shape.size();
+    const int64_t *desc = resultBuffer.data() + at;
+    at += 3 + 2 * rank;
+    ArrayRef<int64_t> shape(desc + 3, rank);
+    if (checkedByteCount(shape, dtypeSize(resultSpecs[i].dtype)))
+      continue;
+    llvm::SmallPtrSet<void *, 8> allocations;
+    for (size_t j = 0, at2 = 0; j < resultSpecs.size(); ++j) {
+      allocations.insert(reinterpret_cast<void *>(resultBuffer[at2]));
+      at2 += 3 + 2 * resultSpecs[j].shape.size();
+    }
+    for (void *allocation : allocations)
+      if (allocation)
+        freeFn(allocation);
+    std::string dims;
+    llvm::raw_string_ostream os(dims);
+    llvm::interleaveComma(shape, os);
+    return error("result #" + llvm::Twine(i) + " of '" + entryName +
+                 "' has the shape [" + dims +
+                 "], which has a negative dimension or a size that "
+                 "overflows");
+  }
   std::vector<NpyArray> results;
   llvm::SmallPtrSet<void *, 8> seen, adopted;
   size_t at = 0;

@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -72,11 +73,37 @@ std::optional<StringRef> headerValue(StringRef header, StringRef key) {
 size_t mlir::gptq::dtypeSize(DType dtype) { return info(dtype).size; }
 StringRef mlir::gptq::dtypeName(DType dtype) { return info(dtype).name; }
 
+std::optional<int64_t>
+mlir::gptq::checkedByteCount(llvm::ArrayRef<int64_t> shape,
+                             uint64_t elementSize) {
+  if (elementSize > static_cast<uint64_t>(INT64_MAX))
+    return std::nullopt;
+  // `bound` counts each dimension as at least 1: every partial product (and
+  // so every stride) of the shape fits when it does.
+  std::optional<int64_t> bound = static_cast<int64_t>(elementSize);
+  bool empty = false;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt;
+    empty |= d == 0;
+    bound = llvm::checkedMul<int64_t>(*bound, std::max<int64_t>(d, 1));
+    if (!bound)
+      return std::nullopt;
+  }
+  return empty ? 0 : *bound;
+}
+
+std::optional<int64_t>
+mlir::gptq::checkedNumElements(llvm::ArrayRef<int64_t> shape) {
+  return checkedByteCount(shape, 1);
+}
+
 int64_t NpyArray::numElements() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+  std::optional<int64_t> n = checkedNumElements(shape);
+  if (!n)
+    llvm::report_fatal_error("array shape " + llvm::Twine(describe()) +
+                             " has a negative dimension or overflows");
+  return *n;
 }
 
 std::string NpyArray::describe() const {
@@ -179,7 +206,12 @@ NpyArray NpyArray::zeros(DType dtype, std::vector<int64_t> shape) {
   NpyArray a;
   a.dtype = dtype;
   a.shape = std::move(shape);
-  a.data.assign(static_cast<size_t>(a.numElements()) * dtypeSize(dtype), 0);
+  std::optional<int64_t> bytes = checkedByteCount(a.shape, dtypeSize(dtype));
+  if (!bytes)
+    llvm::report_fatal_error("cannot make an array of " +
+                             llvm::Twine(a.describe()) +
+                             ": its size overflows");
+  a.data.assign(static_cast<size_t>(*bytes), 0);
   return a;
 }
 
@@ -254,10 +286,15 @@ llvm::Expected<NpyArray> parseHeader(StringRef bytes, StringRef name,
       return fail(name, "malformed shape '" + *shapeText + "'");
     array.shape.push_back(v);
   }
-  size_t expected = static_cast<size_t>(array.numElements()) * found->size;
+  std::optional<int64_t> expected = checkedByteCount(array.shape, found->size);
+  if (!expected)
+    return fail(name, "the shape " + *shapeText + " is too large for " +
+                          found->name +
+                          " data: its size in bytes overflows a 64-bit "
+                          "integer");
   dataStart = headerStart + headerLen;
-  if (bytes.size() - dataStart != expected)
-    return fail(name, "expected " + llvm::Twine(expected) +
+  if (bytes.size() - dataStart != static_cast<uint64_t>(*expected))
+    return fail(name, "expected " + llvm::Twine(*expected) +
                           " bytes of data for " + array.describe() +
                           ", found " + llvm::Twine(bytes.size() - dataStart) +
                           " (truncated or corrupt file)");

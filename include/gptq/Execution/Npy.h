@@ -8,11 +8,13 @@
 #ifndef GPTQ_EXECUTION_NPY_H
 #define GPTQ_EXECUTION_NPY_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,17 @@ enum class DType { F32, F64, I8, U8, I16, I32, I64, Bool };
 size_t dtypeSize(DType dtype);
 /// The NumPy name, e.g. "float32".
 llvm::StringRef dtypeName(DType dtype);
+
+/// The number of bytes of an array of `shape` with elements of
+/// `elementSize` bytes, or nullopt when a dimension is negative or the size
+/// does not fit in int64_t. Every size computed from a file, a command line
+/// or IR goes through this one check. A zero dimension makes the array
+/// empty, but the other dimensions must still fit together (as if each
+/// counted at least 1), so that the array's strides never overflow either.
+std::optional<int64_t> checkedByteCount(llvm::ArrayRef<int64_t> shape,
+                                        uint64_t elementSize);
+/// The number of elements of `shape`, under the same checks.
+std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
 
 /// The bytes of an array. Owned (malloc'd), or adopted from a buffer that
 /// compiled code returned, which is released with the function that came
@@ -75,6 +88,9 @@ struct NpyArray {
   std::vector<int64_t> shape;
   NpyBuffer data;
 
+  /// The number of elements. The shape must have passed
+  /// checkedNumElements (every array parsed or made by zeros() has); a shape
+  /// that overflows ends the program rather than wrap.
   int64_t numElements() const;
   /// "float32 [3, 4]".
   std::string describe() const;
@@ -86,7 +102,9 @@ struct NpyArray {
   const T *as() const {
     return reinterpret_cast<const T *>(data.data());
   }
-  /// An array of the given type and shape, zero-filled.
+  /// An array of the given type and shape, zero-filled. The shape must pass
+  /// checkedByteCount (check shapes from files or IR first); one that does
+  /// not ends the program rather than wrap.
   static NpyArray zeros(DType dtype, std::vector<int64_t> shape);
 };
 

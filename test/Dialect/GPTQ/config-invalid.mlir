@@ -48,6 +48,24 @@ func.func @percdamp_nan() attributes {c = #gptq.config<percdamp = 0x7FF800000000
 
 // -----
 
+// The damping is computed in float32, where 1e-300 is 0.
+// expected-error @below {{expected percdamp in [1.175494e-38, 1) as a float32, the type the damping is computed in; found 1.000000e-300, which is 0.000000e+00 in float32}}
+func.func @percdamp_zero_in_f32() attributes {c = #gptq.config<percdamp = 1.0e-300>} { return }
+
+// -----
+
+// A subnormal float32 is refused too.
+// expected-error @below {{expected percdamp in [1.175494e-38, 1) as a float32, the type the damping is computed in; found 1.000000e-40, which is 9.999946e-41 in float32}}
+func.func @percdamp_subnormal_in_f32() attributes {c = #gptq.config<percdamp = 1.0e-40>} { return }
+
+// -----
+
+// Just below 1 in float64, 1 in float32.
+// expected-error @below {{expected percdamp in [1.175494e-38, 1) as a float32, the type the damping is computed in; found a value that rounds to 1 in float32}}
+func.func @percdamp_one_in_f32() attributes {c = #gptq.config<percdamp = 0.99999999999>} { return }
+
+// -----
+
 // expected-error @below {{expected block_size >= 1, found 0}}
 func.func @block_size_zero() attributes {c = #gptq.config<block_size = 0>} { return }
 

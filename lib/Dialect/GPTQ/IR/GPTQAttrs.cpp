@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::gptq;
@@ -53,6 +54,19 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "expected a group_size >= 1 with static_groups";
   if (!(percdamp > 0.0 && percdamp < 1.0))
     return emitError() << "expected percdamp in (0, 1), found " << percdamp;
+  // The lowering damps in float32: a value that is 0, subnormal or 1 there
+  // would damp by another amount than the one asked for (and reported).
+  float percdamp32 = static_cast<float>(percdamp);
+  if (!std::isnormal(percdamp32) || percdamp32 >= 1.0f) {
+    InFlightDiagnostic diag = emitError();
+    diag << "expected percdamp in ["
+         << static_cast<double>(std::numeric_limits<float>::min())
+         << ", 1) as a float32, the type the damping is computed in; found ";
+    if (percdamp32 >= 1.0f)
+      return diag << "a value that rounds to 1 in float32";
+    return diag << percdamp << ", which is " << static_cast<double>(percdamp32)
+                << " in float32";
+  }
   if (blockSize < 1)
     return emitError() << "expected block_size >= 1, found " << blockSize;
   if (!(mseNorm > 0.0) || !std::isfinite(mseNorm))

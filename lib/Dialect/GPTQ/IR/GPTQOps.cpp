@@ -177,10 +177,13 @@ LogicalResult DequantizeOp::verify() {
                    dim(getGIdx(), 0));
 }
 
-/// Words per row of `cols` packed codes of `bits` bits.
+/// Words per row of `cols` packed codes of `bits` bits (at most 32),
+/// without overflow for any column count: whole words of 32 codes, then
+/// the rest.
 static int64_t wordsPerRow(int64_t cols, int64_t bits) {
-  return ShapedType::isDynamic(cols) ? ShapedType::kDynamic
-                                     : (cols * bits + 31) / 32;
+  if (ShapedType::isDynamic(cols))
+    return ShapedType::kDynamic;
+  return cols / 32 * bits + (cols % 32 * bits + 31) / 32;
 }
 
 LogicalResult PackOp::verify() {

@@ -21,7 +21,7 @@ def GPTQ_ConfigAttr : AttrDef<GPTQ_Dialect, "Config"> {
     | `sym` | symmetric grid (zero point fixed at 2^(bits-1)) | false |
     | `act_order` | process columns by descending Hessian diagonal | false |
     | `static_groups` | compute every group's grid before quantizing | false |
-    | `percdamp` | dampening, a fraction of mean(diag(H)), 0 < p < 1 | 0.01 |
+    | `percdamp` | dampening, a fraction of mean(diag(H)); a normal float32 in [1.17549435e-38, 1) | 0.01 |
     | `block_size` | columns per lazy batch update, >= 1 | 128 |
     | `mse` | search shrunken grids for the least p-norm error | false |
     | `mse_norm` | exponent of that error, > 0 | 2.4 |
@@ -61,7 +61,10 @@ def GPTQ_ConfigAttr : AttrDef<GPTQ_Dialect, "Config"> {
     }
     /// Number of (row, group) grids per row for `cols` input columns.
     int64_t getNumGroups(int64_t cols) const {
-      return getGroupSize() < 0 ? 1 : (cols + getGroupSize() - 1) / getGroupSize();
+      // Rounded up without overflow, whatever the sizes.
+      return getGroupSize() < 0
+                 ? 1
+                 : cols / getGroupSize() + (cols % getGroupSize() != 0);
     }
   }];
 }

@@ -1,0 +1,1 @@
+func.func @bits_low() attributes {c = #gptq.config<bits = 1>} { return }

@@ -1,0 +1,1 @@
+func.func @bits_high() attributes {c = #gptq.config<bits = 9>} { return }

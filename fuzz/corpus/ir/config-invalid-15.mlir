@@ -1,0 +1,1 @@
+func.func @unknown_key() attributes {c = #gptq.config<bitz = 4>} { return }

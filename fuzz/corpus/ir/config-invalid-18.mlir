@@ -1,0 +1,1 @@
+func.func @bad_bool() attributes {c = #gptq.config<sym = yes>} { return }

@@ -1,0 +1,1 @@
+func.func @missing_less() attributes {c = #gptq.config} { return }

@@ -1,0 +1,4 @@
+func.func @quantize_blocks_per_row_needs_grid(%w: tensor<4x8xf32>, %u: tensor<8x8xf32>) {
+  %c, %s, %z, %l = gptq.quantize_blocks %w, %u {config = #gptq.config<>} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xi8>, tensor<4x1xf32>
+  return
+}

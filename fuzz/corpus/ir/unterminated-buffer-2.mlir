@@ -1,0 +1,1 @@
+func.func @mask_dead_inpf
