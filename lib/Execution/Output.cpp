@@ -109,10 +109,10 @@ llvm::Error mlir::gptq::writeFileAtomically(
 
 llvm::Error mlir::gptq::writeFileAtomically(llvm::StringRef path,
                                             llvm::StringRef bytes) {
-  PendingOutputs outputs;
-  if (llvm::Error err = outputs.add(path, bytes))
-    return err;
-  return outputs.commit();
+  return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
+    os << bytes;
+    return llvm::Error::success();
+  });
 }
 
 llvm::Error mlir::gptq::checkOutputDirectory(llvm::StringRef dir,
