@@ -66,8 +66,8 @@ static cl::opt<bool>
                  cl::cat(category));
 static cl::opt<double> percdamp(
     "percdamp",
-    cl::desc(
-        "Dampening as a fraction of mean(diag(H)), 0 < p < 1 (default 0.01)"),
+    cl::desc("Dampening as a fraction of mean(diag(H)), a normal float32 in "
+             "(0, 1) (default 0.01)"),
     cl::init(0.01), cl::cat(category));
 static cl::opt<int64_t>
     blockSize("block-size",
