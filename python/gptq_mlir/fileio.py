@@ -18,8 +18,9 @@ T = TypeVar("T")
 
 
 #: Checks a file's first bytes against its size: (how many bytes it needs,
-#: a function of those bytes and the size that raises GPTQError).
-HeaderCheck = Tuple[int, Callable[[bytes, int], None]]
+#: a function of those bytes and the file's size, None when unknown, that
+#: raises GPTQError or returns the most bytes the file may hold).
+HeaderCheck = Tuple[int, Callable[[bytes, Optional[int]], int]]
 
 
 def read_and_parse(
@@ -27,23 +28,33 @@ def read_and_parse(
 ) -> T:
     """Read the file at ``path`` and ``parse`` its bytes.
 
-    With ``header = (n, check)``, the first ``n`` bytes of a regular file (all
-    of it when shorter) and its size go to ``check`` before the rest is read,
-    so a header that disagrees with the file's size is refused before
-    anything is allocated for it. An unreadable file and a parse error both
-    become a GPTQError that names the file (``what`` says what it should have
-    been, e.g. "checkpoint").
+    With ``header = (n, check)``, the first ``n`` bytes (all of the file when
+    shorter) and the file's size go to ``check`` before the rest is read, so
+    a header that disagrees with the size is refused before anything is
+    allocated for it. Of a pipe or device, whose size is unknown, at most as
+    many bytes as ``check`` allows are read. An unreadable file and a parse
+    error both become a GPTQError that names the file (``what`` says what it
+    should have been, e.g. "checkpoint").
     """
     try:
         with open(path, "rb") as handle:
-            if header is not None and stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            if header is None:
+                data = handle.read()
+            else:
+                status = os.fstat(handle.fileno())
+                regular = stat.S_ISREG(status.st_mode)
                 head = handle.read(header[0])
                 try:
-                    header[1](head, os.fstat(handle.fileno()).st_size)
+                    limit = header[1](head, status.st_size if regular else None)
                 except GPTQError as error:
                     raise GPTQError(f"{path}: {error}") from None
-                handle.seek(0)
-            data = handle.read()
+                if regular:
+                    handle.seek(0)
+                    data = handle.read()
+                else:
+                    data = head + handle.read(max(limit - len(head), 0) + 1)
+                    if len(data) > limit:
+                        raise GPTQError(f"{path}: longer than the {limit} bytes its header allows")
     except OSError as error:
         raise GPTQError(f"cannot read {what} {path}: {error.strerror or error}") from error
     try:

@@ -21,7 +21,7 @@ Matrices are row-major ``[out][in]`` (the ``nn.Linear.weight`` layout).
 import dataclasses
 import os
 import struct
-from typing import Dict, List, Tuple, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -191,18 +191,21 @@ def body_floats(cfg: Llama2cConfig, version: int) -> int:
     return count
 
 
-def _expected_size(head: bytes, size: int) -> Tuple[Llama2cConfig, int, int]:
+def _expected_size(head: bytes, size: Optional[int]) -> Tuple[Llama2cConfig, int, int, int]:
     """Check a checkpoint's header against the file's size before any allocation.
 
     ``head`` holds at least the first 256 bytes of the file (all of it when it
-    is shorter) and ``size`` is the file's size. Returns (config, version,
-    header size); raises GPTQError when the header is malformed, the size is
-    not the one the header implies, or (version 1) the rotary tables computed
-    from ``seq_len`` would be larger than the weights themselves.
+    is shorter) and ``size`` is the file's size (None when unknown: a pipe).
+    Returns (config, version, header size, file size the header implies);
+    raises GPTQError when the header is malformed, the size is not the one
+    the header implies, or (version 1) the rotary tables computed from
+    ``seq_len`` would be larger than the weights themselves.
     """
     cfg, version, offset = _parse_header(head)
     cfg.validate()
     expected = offset + 4 * body_floats(cfg, version)
+    if size is None:
+        size = expected
     if size != expected:
         kind = "truncated" if size < expected else "corrupt"
         raise GPTQError(
@@ -218,7 +221,7 @@ def _expected_size(head: bytes, size: int) -> Tuple[Llama2cConfig, int, int]:
                 f"invalid checkpoint header: seq_len {cfg.seq_len} needs rotary tables of "
                 f"{table_bytes} bytes, more than the {size - offset} bytes of weights"
             )
-    return cfg, version, offset
+    return cfg, version, offset, expected
 
 
 def _parse_header(data: bytes) -> Tuple[Llama2cConfig, int, int]:
@@ -260,7 +263,7 @@ def parse_checkpoint(data: bytes) -> Llama2cCheckpoint:
     whose files carry no rotary tables, the tables are computed with
     :func:`rope_tables`.
     """
-    cfg, version, offset = _expected_size(data[:VERSION1_HEADER_BYTES], len(data))
+    cfg, version, offset, _ = _expected_size(data[:VERSION1_HEADER_BYTES], len(data))
     weights: Dict[str, np.ndarray] = {}
     for name, shape in weight_layout(cfg, version):
         count = _size(shape)
@@ -281,8 +284,8 @@ def read_checkpoint(path: Union[str, os.PathLike]) -> Llama2cCheckpoint:
     The header is checked against the file's size before the body is read.
     """
 
-    def check_header(head: bytes, size: int) -> None:
-        _expected_size(head, size)
+    def check_header(head: bytes, size: Optional[int]) -> int:
+        return _expected_size(head, size)[3]
 
     return read_and_parse(
         path, "checkpoint", parse_checkpoint, header=(VERSION1_HEADER_BYTES, check_header)

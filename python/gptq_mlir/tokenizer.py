@@ -11,7 +11,7 @@ import heapq
 import os
 import re
 import struct
-from typing import Dict, Iterable, List, Sequence, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 from .errors import GPTQError
 from .fileio import read_and_parse
@@ -153,10 +153,10 @@ class Tokenizer:
         return out.decode("utf-8", errors="replace")
 
 
-def _check_header(head: bytes, size: int) -> int:
-    """``max_token_length`` from a tokenizer file's first 4 bytes, checked,
-    and the file's ``size`` against the largest a vocabulary of
-    :data:`MAX_TOKENS` tokens of that length can take."""
+def _check_header(head: bytes, size: Optional[int]) -> int:
+    """The largest size a tokenizer file can have, from its first 4 bytes
+    (``max_token_length``, checked): :data:`MAX_TOKENS` tokens of that
+    length. Raises GPTQError when ``size`` (None when unknown) is larger."""
     if len(head) < 4:
         raise GPTQError("not a llama2.c tokenizer: shorter than its 4-byte header")
     (max_length,) = struct.unpack_from("<i", head, 0)
@@ -166,17 +166,18 @@ def _check_header(head: bytes, size: int) -> int:
             f"expected 1..{MAX_TOKEN_LENGTH}"
         )
     largest = 4 + MAX_TOKENS * (8 + max_length)
-    if size > largest:
+    if size is not None and size > largest:
         raise GPTQError(
             f"not a llama2.c tokenizer: {size} bytes, more than {largest} "
             f"({MAX_TOKENS} tokens of at most {max_length} bytes)"
         )
-    return max_length
+    return largest
 
 
 def parse_tokenizer(data: bytes) -> Tokenizer:
     """Parse a tokenizer file's bytes; raise GPTQError if they are malformed."""
-    max_length = _check_header(data[:4], len(data))
+    _check_header(data[:4], len(data))
+    (max_length,) = struct.unpack_from("<i", data, 0)
     offset, pieces, scores = 4, [], []
     while offset < len(data):
         if len(pieces) == MAX_TOKENS:

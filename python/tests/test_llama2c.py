@@ -172,3 +172,47 @@ def test_oversized_file_is_refused_before_reading(tmp_path):
         handle.truncate(1 << 40)  # sparse: a terabyte on paper
     with pytest.raises(GPTQError, match=r"big.bin: corrupt checkpoint: 1099511627776 bytes, expected \d+"):
         llama2c.read_checkpoint(path)
+
+
+def test_endless_device_is_refused(tmp_path):
+    """/dev/zero has no size and no end: the header (all zeros) is refused
+    before anything past it is read."""
+    code = (
+        "from gptq_mlir import llama2c, tokenizer\n"
+        "from gptq_mlir.errors import GPTQError\n"
+        "for read in (llama2c.read_checkpoint, tokenizer.load_tokenizer):\n"
+        "    try:\n"
+        "        read('/dev/zero')\n"
+        "    except GPTQError as error:\n"
+        "        print(error)\n"
+    )
+    result = _run_limited(code)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.splitlines() == [
+        "/dev/zero: invalid checkpoint header: dim = 0, expected > 0",
+        "/dev/zero: not a llama2.c tokenizer: max_token_length is 0, expected 1..1024",
+    ]
+
+
+@pytest.mark.parametrize("extra", [b"", b"\0" * 8])
+def test_checkpoint_from_a_pipe(tmp_path, extra):
+    """A pipe has no size: its header says how much to read, and a longer
+    stream is refused without reading it all."""
+    ckpt = synthetic_checkpoint()
+    data = llama2c.serialize_checkpoint(ckpt.config, ckpt.weights, 0)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", f"import sys; open({str(fifo)!r}, 'wb').write(sys.stdin.buffer.read())"],
+        stdin=subprocess.PIPE,
+    )
+    try:
+        writer.stdin.write(data + extra)
+        writer.stdin.close()
+        if extra:
+            with pytest.raises(GPTQError, match=f"fifo: longer than the {len(data)} bytes its header allows"):
+                llama2c.read_checkpoint(fifo)
+        else:
+            assert llama2c.read_checkpoint(fifo).config == ckpt.config
+    finally:
+        writer.wait(timeout=60)
