@@ -1,53 +1,72 @@
 #!/usr/bin/env bash
-# Runs each libFuzzer target (fuzz/) for a while: scripts/fuzz.sh [SECONDS
-# per target, default 600] [TARGET...] (default: npy ir).
+# Runs the fuzzers for a while, each target in turn:
+#   scripts/fuzz.sh [SECONDS per target, default 600] [TARGET...]
+# Targets (default: all): npy and ir, libFuzzer targets in C++ (fuzz/*.cpp,
+# built in build-fuzz/ with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer; scripts/setup.sh installs clang), and llama2c
+# and tokenizer, the Python package's readers under atheris
+# (fuzz/python/fuzz_TARGET.py; requirements.txt installs atheris).
 #
-# Builds the fuzzers first (build-fuzz/, clang with AddressSanitizer and
-# UndefinedBehaviorSanitizer; scripts/setup.sh installs clang). Each target
-# starts from its seed corpus in fuzz/corpus/<target> and keeps what it
-# finds in build-fuzz/corpus/<target>, so later runs go on from there.
-# Crashes, hangs (over 10 s per input), out-of-memory and leaks are written
-# to build-fuzz/crashes/<target>/ (or $GPTQ_FUZZ_CRASH_DIR/<target>/); the
-# script exits non-zero when any run found one. Each target's last status
-# line (executions, exec/s, coverage) is printed at the end.
+# Each target starts from its seeds (fuzz/corpus/TARGET or
+# fuzz/python/corpus/TARGET) and keeps what it finds in
+# build-fuzz/corpus/TARGET, so later runs go on from there. Crashes, hangs
+# (over 10 s per input), running out of memory and leaks are written to
+# build-fuzz/crashes/TARGET/ (or $GPTQ_FUZZ_CRASH_DIR/TARGET/); the script
+# exits non-zero when any run found one. Each target's last status line
+# (executions, coverage) and final statistics are printed at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(npy ir)
+((${#targets[@]})) || targets=(npy ir llama2c tokenizer)
 case "$seconds" in
   '' | *[!0-9]*) echo "fuzz: error: SECONDS must be a whole number, found '$seconds'" >&2; exit 1 ;;
 esac
 
-cxx=${GPTQ_FUZZ_CXX:-clang++-22}
-cc=${GPTQ_FUZZ_CC:-clang-22}
-if [ ! -f build-fuzz/build.ninja ]; then
-  cmake -S . -B build-fuzz -G Ninja -DGPTQ_ENABLE_FUZZERS=ON \
-    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" >/dev/null || exit 1
-fi
-cmake --build build-fuzz --target gptq-fuzzers || exit 1
-
+built=0
 crash_root=${GPTQ_FUZZ_CRASH_DIR:-$PWD/build-fuzz/crashes}
 status=0
 summary=()
 for t in "${targets[@]}"; do
-  bin=build-fuzz/bin/gptq-fuzz-$t
-  if [ ! -x "$bin" ] || [ ! -d "fuzz/corpus/$t" ]; then
-    echo "fuzz: error: no fuzz target '$t' (expected npy or ir)" >&2
-    exit 1
-  fi
+  extra=()
+  case "$t" in
+    npy | ir)
+      if ((!built)); then
+        if [ ! -f build-fuzz/build.ninja ]; then
+          cmake -S . -B build-fuzz -G Ninja -DGPTQ_ENABLE_FUZZERS=ON \
+            -DCMAKE_C_COMPILER="${GPTQ_FUZZ_CC:-clang-22}" \
+            -DCMAKE_CXX_COMPILER="${GPTQ_FUZZ_CXX:-clang++-22}" >/dev/null || exit 1
+        fi
+        cmake --build build-fuzz --target gptq-fuzzers || exit 1
+        built=1
+      fi
+      run=(build-fuzz/bin/gptq-fuzz-$t)
+      seeds=fuzz/corpus/$t
+      [ -f "fuzz/$t.dict" ] && extra+=("-dict=fuzz/$t.dict")
+      ;;
+    llama2c | tokenizer)
+      if ! .venv/bin/python -c "import atheris" 2>/dev/null; then
+        echo "fuzz: error: atheris is not installed in .venv (run scripts/setup.sh)" >&2
+        exit 1
+      fi
+      run=(.venv/bin/python fuzz/python/fuzz_$t.py)
+      seeds=fuzz/python/corpus/$t
+      ;;
+    *)
+      echo "fuzz: error: no fuzz target '$t' (expected npy, ir, llama2c or tokenizer)" >&2
+      exit 1
+      ;;
+  esac
   corpus=build-fuzz/corpus/$t
   crashes=$crash_root/$t
-  mkdir -p "$corpus" "$crashes"
   log=build-fuzz/fuzz-$t.log
-  extra=()
-  [ -f "fuzz/$t.dict" ] && extra+=("-dict=fuzz/$t.dict")
+  mkdir -p "$corpus" "$crashes"
   echo "fuzz: $t for $seconds s (log $log)" >&2
   # The first folder receives new inputs; the seeds are only read.
-  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+  "${run[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
     -print_final_stats=1 -artifact_prefix="$crashes/" "${extra[@]}" \
-    "$corpus" "fuzz/corpus/$t" >"$log" 2>&1
+    "$corpus" "$seeds" >"$log" 2>&1
   rc=$?
   found=$(find "$crashes" -type f | wc -l)
   if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then

@@ -7,7 +7,7 @@ finding. A checkpoint that parses must serialize back to the same bytes
 
     .venv/bin/python fuzz/python/fuzz_llama2c.py [libFuzzer options] [CORPUS...]
 
-scripts/fuzz-python.sh runs it with the seeds of fuzz/python/corpus/llama2c.
+scripts/fuzz.sh runs it with the seeds of fuzz/python/corpus/llama2c.
 """
 
 import os

@@ -9,7 +9,7 @@ encode). Anything else is a finding.
 
     .venv/bin/python fuzz/python/fuzz_tokenizer.py [libFuzzer options] [CORPUS...]
 
-scripts/fuzz-python.sh runs it with the seeds of fuzz/python/corpus/tokenizer.
+scripts/fuzz.sh runs it with the seeds of fuzz/python/corpus/tokenizer.
 """
 
 import os

@@ -1,6 +1,6 @@
 """A short, seeded run of each Python fuzzer (fuzz/python): the checkpoint
 and tokenizer readers raise nothing but GPTQError on mutated inputs.
-scripts/fuzz-python.sh runs the same harnesses for longer."""
+scripts/fuzz.sh runs the same harnesses for longer."""
 
 import shutil
 import subprocess
