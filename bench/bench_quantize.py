@@ -23,7 +23,7 @@ Measured in the same run:
      (default 2048,4096), 1 and 2 threads, OPENBLAS_CORETYPE and
      OPENBLAS_L2_SIZE unset in that subprocess; GFLOP/s = 2 n^3 / t.
 
-Work model (GPTQ-SEMANTICS.md section 5, Hessian given, no accumulation):
+Work model (docs/gptq-semantics.md section 5, Hessian given, no accumulation):
     cols^3                       the three factorizations together
   + rows * cols^2                the lazy batch updates
   + rows * cols * block / 2      the in-block rank-1 updates (block = 128)

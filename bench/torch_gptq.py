@@ -1,6 +1,6 @@
 """PyTorch GPTQ quantize-and-compensate: the benchmark competitor.
 
-Written from ../shared/GPTQ-SEMANTICS.md (sections 2 and 3) and laid out like
+Written from docs/gptq-semantics.md (sections 2 and 3) and laid out like
 the public reference's ``GPTQ.fasterquant`` / ``Quantizer.find_params``:
 per-row (or per row and group) min-max grid, asymmetric or symmetric, dead
 inputs, act-order, static groups, relative damping, cholesky ->
