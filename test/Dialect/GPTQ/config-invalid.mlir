@@ -159,3 +159,20 @@ func.func @bits_overflow() attributes {c = #gptq.config<bits = 99999999999999999
 
 // expected-error @below {{expected a finite mse_norm > 0, found INF}}
 func.func @mse_norm_inf() attributes {c = #gptq.config<mse_norm = 0x7FF0000000000000>} { return }
+
+// -----
+
+// The MSE search computes in float32: parameters that vanish or overflow
+// there are refused.
+// expected-error @below {{expected an mse_norm that is a normal float32 (in [1.175494e-38, 3.402823e+38]), the type the search computes in; found 1.000000e-300}}
+func.func @mse_norm_underflow() attributes {c = #gptq.config<mse_norm = 1.0e-300>} { return }
+
+// -----
+
+// expected-error @below {{expected an mse_norm that is a normal float32 (in [1.175494e-38, 3.402823e+38]), the type the search computes in; found 1.000000e+39}}
+func.func @mse_norm_overflow() attributes {c = #gptq.config<mse_norm = 1.0e39>} { return }
+
+// -----
+
+// expected-error @below {{expected an mse_max_shrink that is a normal float32 (at least 1.175494e-38), the type the search computes in; found 1.000000e-300}}
+func.func @mse_max_shrink_underflow() attributes {c = #gptq.config<mse_max_shrink = 1.0e-300>} { return }

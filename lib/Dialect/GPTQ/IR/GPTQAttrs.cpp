@@ -71,10 +71,23 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "expected block_size >= 1, found " << blockSize;
   if (!(mseNorm > 0.0) || !std::isfinite(mseNorm))
     return emitError() << "expected a finite mse_norm > 0, found " << mseNorm;
+  if (!std::isnormal(static_cast<float>(mseNorm)))
+    return emitError() << "expected an mse_norm that is a normal float32 (in ["
+                       << static_cast<double>(std::numeric_limits<float>::min())
+                       << ", "
+                       << static_cast<double>(std::numeric_limits<float>::max())
+                       << "]), the type the search computes in; found "
+                       << mseNorm;
   if (mseGrid < 1)
     return emitError() << "expected mse_grid >= 1, found " << mseGrid;
   if (!(mseMaxShrink > 0.0 && mseMaxShrink <= 1.0))
     return emitError() << "expected mse_max_shrink in (0, 1], found "
+                       << mseMaxShrink;
+  if (!std::isnormal(static_cast<float>(mseMaxShrink)))
+    return emitError() << "expected an mse_max_shrink that is a normal "
+                          "float32 (at least "
+                       << static_cast<double>(std::numeric_limits<float>::min())
+                       << "), the type the search computes in; found "
                        << mseMaxShrink;
   return success();
 }

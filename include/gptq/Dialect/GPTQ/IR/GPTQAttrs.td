@@ -24,9 +24,9 @@ def GPTQ_ConfigAttr : AttrDef<GPTQ_Dialect, "Config"> {
     | `percdamp` | dampening, a fraction of mean(diag(H)); a normal float32 in [1.17549435e-38, 1) | 0.01 |
     | `block_size` | columns per lazy batch update, >= 1 | 128 |
     | `mse` | search shrunken grids for the least p-norm error | false |
-    | `mse_norm` | exponent of that error, > 0 | 2.4 |
+    | `mse_norm` | exponent of that error, > 0; a normal float32 | 2.4 |
     | `mse_grid` | number of shrink steps, >= 1 | 100 |
-    | `mse_max_shrink` | largest shrink, 0 < s <= 1 | 0.8 |
+    | `mse_max_shrink` | largest shrink, 0 < s <= 1; a normal float32 | 0.8 |
 
     Example:
 
