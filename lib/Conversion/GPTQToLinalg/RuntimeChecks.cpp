@@ -224,6 +224,19 @@ void checkIndexedGrids(Checker &c, Value scales, Value zeros, Value groupIndex,
           indexName + " entry out of range [0, groups)");
 }
 
+/// A layer's weight against its square matrix (the Hessian or its factor)
+/// and its codes.
+void checkLayer(Checker &c, Value weight, Value square, StringRef squareName,
+                Value codes) {
+  c.square(square, squareName);
+  c.equal(c.size(weight, 1), c.size(square, 0),
+          "the weight columns to equal the " + squareName + " size");
+  c.equal(c.resultSize(codes, 0), c.size(weight, 0),
+          "codes rows to equal the weight rows");
+  c.equal(c.resultSize(codes, 1), c.size(weight, 1),
+          "codes columns to equal the weight columns");
+}
+
 void insertChecks(Operation *op) {
   Checker c(op);
   if (auto acc = dyn_cast<HessianAccumulateOp>(op)) {
@@ -254,13 +267,7 @@ void insertChecks(Operation *op) {
                     grid.getConfig());
   } else if (auto blocks = dyn_cast<QuantizeBlocksOp>(op)) {
     Value w = blocks.getWeight();
-    c.square(blocks.getFactor(), "factor");
-    c.equal(c.size(w, 1), c.size(blocks.getFactor(), 0),
-            "the weight columns to equal the factor size");
-    c.equal(c.resultSize(blocks.getCodes(), 0), c.size(w, 0),
-            "codes rows to equal the weight rows");
-    c.equal(c.resultSize(blocks.getCodes(), 1), c.size(w, 1),
-            "codes columns to equal the weight columns");
+    checkLayer(c, w, blocks.getFactor(), "factor", blocks.getCodes());
     if (blocks.getScales())
       checkIndexedGrids(c, blocks.getScales(), blocks.getZeros(),
                         blocks.getGroupMap(), "group map", "weight rows",
@@ -338,13 +345,7 @@ void insertChecks(Operation *op) {
             "codes columns to equal the column count");
   } else if (auto layer = dyn_cast<QuantizeLayerOp>(op)) {
     Value w = layer.getWeight();
-    c.square(layer.getHessian(), "hessian");
-    c.equal(c.size(w, 1), c.size(layer.getHessian(), 0),
-            "the weight columns to equal the hessian size");
-    c.equal(c.resultSize(layer.getCodes(), 0), c.size(w, 0),
-            "codes rows to equal the weight rows");
-    c.equal(c.resultSize(layer.getCodes(), 1), c.size(w, 1),
-            "codes columns to equal the weight columns");
+    checkLayer(c, w, layer.getHessian(), "hessian", layer.getCodes());
     checkGridResult(c, layer.getScales(), "scales", w, layer.getConfig());
     c.equal(c.resultSize(layer.getGIdx(), 0), c.size(w, 1),
             "the g_idx length to equal the weight columns");
