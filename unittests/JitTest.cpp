@@ -1,11 +1,13 @@
 //===- JitTest.cpp - Compiling and calling functions on arrays ------------===//
 
 #include "gptq/Execution/Jit.h"
+#include "gptq/Pipelines/Pipelines.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
@@ -45,11 +47,11 @@ protected:
   }
 
   llvm::Expected<std::unique_ptr<CompiledFunction>>
-  compile(llvm::StringRef entry) {
+  compile(llvm::StringRef entry, const JitOptions &options = {}) {
     OwningOpRef<ModuleOp> module =
         parseSourceString<ModuleOp>(kModule, ParserConfig(context.get()));
     EXPECT_TRUE(module);
-    return CompiledFunction::compile(std::move(module), entry);
+    return CompiledFunction::compile(std::move(module), entry, options);
   }
 
   static std::string errorOf(llvm::Error error) {
@@ -98,6 +100,33 @@ TEST_F(JitTest, CallsAFunctionOnArrays) {
   EXPECT_EQ(m.shape, (std::vector<int64_t>{2, 3}));
   std::vector<float> values(m.as<float>(), m.as<float>() + 6);
   EXPECT_EQ(values, (std::vector<float>{1, 0, 0, 4, 0, 0}));
+}
+
+TEST_F(JitTest, LowersWithTheCallersPipeline) {
+  JitOptions options;
+  int built = 0;
+  options.pipeline = [&](OpPassManager &pm) {
+    ++built;
+    buildCPUPipeline(pm, CPUPipelineOptions());
+  };
+  auto fn = compile("mask", options);
+  ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
+  EXPECT_EQ(built, 1);
+  NpyArray w = NpyArray::zeros(DType::F32, {2, 1});
+  w.as<float>()[0] = 3;
+  NpyArray h = NpyArray::zeros(DType::F32, {1, 1});
+  h.as<float>()[0] = 1;
+  auto out = (*fn)->call({w, h});
+  ASSERT_TRUE(static_cast<bool>(out)) << errorOf(out.takeError());
+  EXPECT_EQ((*out)[0].as<float>()[0], 3.0f);
+
+  // A pipeline that stops short of LLVM is an error that names the op.
+  options.pipeline = [&](OpPassManager &) { ++built; };
+  fn = compile("mask", options);
+  ASSERT_FALSE(static_cast<bool>(fn));
+  EXPECT_EQ(built, 2);
+  EXPECT_EQ(errorOf(fn.takeError()),
+            "lowering left 'func.func', which does not translate to LLVM IR");
 }
 
 TEST_F(JitTest, ResultsSharingABufferAreEachValid) {

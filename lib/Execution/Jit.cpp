@@ -20,6 +20,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -500,9 +501,13 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   if (!isLLVMModule(*module)) {
     DiagnosticCollector diags(ctx);
     PassManager pm(ctx);
-    CPUPipelineOptions pipelineOptions;
-    pipelineOptions.choleskyBlock = options.choleskyBlock;
-    buildCPUPipeline(pm, pipelineOptions);
+    if (options.pipeline) {
+      options.pipeline(pm);
+    } else {
+      CPUPipelineOptions pipelineOptions;
+      pipelineOptions.choleskyBlock = options.choleskyBlock;
+      buildCPUPipeline(pm, pipelineOptions);
+    }
     if (failed(pm.run(*module)))
       return error("lowering to LLVM failed:\n" + diags.text);
   }
@@ -521,6 +526,19 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
   registerOpenMPDialectTranslation(*ctx);
+  // A pipeline given by the caller may stop short of what translates to
+  // LLVM IR.
+  Operation *untranslatable = nullptr;
+  module->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    Dialect *dialect = op->getDialect();
+    if (!untranslatable &&
+        (!dialect ||
+         !dialect->getRegisteredInterface<LLVMTranslationDialectInterface>()))
+      untranslatable = op;
+  });
+  if (untranslatable)
+    return error("lowering left '" + untranslatable->getName().getStringRef() +
+                 "', which does not translate to LLVM IR");
 
   auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!tmBuilder)

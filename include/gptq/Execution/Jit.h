@@ -1,7 +1,8 @@
 //===- Jit.h - Compile and call MLIR functions on arrays --------*- C++ -*-===//
 //
-// A small wrapper around the MLIR ExecutionEngine: lowers a module with the
-// gptq CPU pipeline, JIT-compiles it for the host, and calls a function on
+// A small wrapper around the MLIR ExecutionEngine: lowers a module with a
+// pipeline the caller chooses (the gptq CPU pipeline unless told
+// otherwise), JIT-compiles it for the host, and calls a function on
 // .npy arrays, checking dtypes, ranks and static sizes against its
 // signature.
 //
@@ -18,6 +19,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +28,7 @@
 namespace mlir {
 class ExecutionEngine;
 class DialectRegistry;
+class OpPassManager;
 namespace gptq {
 
 /// One argument or result of an entry function.
@@ -41,7 +44,11 @@ struct ArgSpec {
 };
 
 struct JitOptions {
-  /// Block size of the blocked Cholesky factorization.
+  /// Fills the pass manager that lowers a module to the LLVM dialect. Empty:
+  /// the CPU pipeline (gptq-lower-to-cpu-pipeline) with choleskyBlock.
+  std::function<void(OpPassManager &)> pipeline;
+  /// Block size of the blocked Cholesky factorization (the default
+  /// pipeline's option).
   int64_t choleskyBlock = 128;
   /// LLVM optimization level of the generated code.
   unsigned optLevel = 3;
@@ -88,9 +95,10 @@ class CompiledFunction {
 public:
   ~CompiledFunction();
 
-  /// Lowers `module` (unless it is already in the LLVM dialect) and
-  /// JIT-compiles it; `entry` must be a public func.func, or an llvm.func
-  /// that carries its original signature in a `gptq.signature` attribute.
+  /// Lowers `module` with `options.pipeline` (unless it is already in the
+  /// LLVM dialect) and JIT-compiles it; `entry` must be a public func.func, or
+  /// an llvm.func that carries its original signature in a `gptq.signature`
+  /// attribute.
   static llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
           const JitOptions &options = {});

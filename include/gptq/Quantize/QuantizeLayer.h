@@ -1,0 +1,129 @@
+//===- QuantizeLayer.h - GPTQ of one linear layer ---------------*- C++ -*-===//
+//
+// The per-layer procedure that gptq-quantize-layer and the model-level passes
+// share: checks of the weight and Hessian, a module around
+// gptq.quantize_layer compiled once per configuration, dampening escalation
+// when the Hessian is not positive definite, and the checkpoint arrays. It
+// neither prints nor writes files: errors are llvm::Error, warnings go to a
+// callback.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPTQ_QUANTIZE_QUANTIZELAYER_H
+#define GPTQ_QUANTIZE_QUANTIZELAYER_H
+
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Execution/Jit.h"
+#include "gptq/Execution/Npy.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir {
+class MLIRContext;
+namespace gptq {
+
+/// How a LayerQuantizer retries and compiles.
+struct LayerQuantizerOptions {
+  /// Added to percdamp for each retry when the Hessian is not positive
+  /// definite (GPTQModel's step).
+  double dampStep = 0.01;
+  /// Attempts at most, the first included; retries also stop before
+  /// percdamp reaches 1.
+  unsigned maxAttempts = 100;
+  JitOptions jit;
+};
+
+/// Names of a layer's inputs in errors and warnings (file paths in
+/// gptq-quantize-layer, layer names in a model).
+struct LayerNames {
+  std::string weight;
+  std::string hessian;
+};
+
+/// GPTQ of one layer, as a checkpoint stores it.
+struct LayerResult {
+  /// uint8 rows x cols, in the original column order.
+  NpyArray codes;
+  /// float32 rows x groups.
+  NpyArray scales;
+  NpyArray zeros;
+  /// int32 cols: the group of each original column.
+  NpyArray gIdx;
+  /// float32 rows x cols: scales and zeros applied to codes through gIdx.
+  NpyArray dequantized;
+  /// The reference's summed quantization error.
+  double loss = 0;
+  /// The dampening that succeeded.
+  double percdampUsed = 0;
+  /// Calls of the compiled code, the first included.
+  unsigned attempts = 0;
+  /// Seconds spent in the compiled code, summed over attempts (no checks,
+  /// no compilation).
+  double seconds = 0;
+};
+
+/// Receives a warning's text, without a prefix ("H.npy: the Hessian is not
+/// symmetric ...").
+using LayerWarningHandler = llvm::function_ref<void(const llvm::Twine &)>;
+
+/// Checks escalation options against the requested percdamp: a positive
+/// finite step, at least one attempt, and a step that float32 does not lose.
+/// The messages name gptq-quantize-layer's options (--damp-step,
+/// --max-attempts).
+llvm::Error checkEscalationOptions(double percdamp,
+                                   const LayerQuantizerOptions &options);
+
+/// Quantizes layers of one configuration. The code is compiled on the first
+/// quantize() whose inputs pass the checks, with dynamic shapes and the
+/// dampening as an argument, so it serves every later layer of any shape and
+/// every retry. Not thread-safe.
+class LayerQuantizer {
+public:
+  ~LayerQuantizer();
+
+  /// A quantizer for `config` (an attribute of any context; the quantizer
+  /// keeps its own). Fails when the options are invalid
+  /// (checkEscalationOptions).
+  static llvm::Expected<std::unique_ptr<LayerQuantizer>>
+  create(ConfigAttr config, const LayerQuantizerOptions &options = {});
+
+  /// Quantizes `weight` (float32 rows x cols) with `hessian` (float32
+  /// cols x cols), which move in. Errors name the inputs by `names`;
+  /// warnings (an asymmetric Hessian, each dampening retry) go to `warn`
+  /// when given.
+  llvm::Expected<LayerResult> quantize(NpyArray weight, NpyArray hessian,
+                                       const LayerNames &names,
+                                       LayerWarningHandler warn = nullptr);
+
+  /// The configuration's percdamp, where escalation starts.
+  double percdamp() const { return requestedPercdamp; }
+  /// How many times the code was compiled (or loaded from the cache): 1
+  /// after the first successful quantize().
+  unsigned compilations() const { return compileCount; }
+  /// Seconds spent compiling (or loading cached code); 0 before the first
+  /// compilation.
+  double compileSeconds() const;
+  /// Whether the compiled code came from the cache.
+  bool fromCache() const;
+
+private:
+  LayerQuantizer() = default;
+  llvm::Error compile();
+
+  std::unique_ptr<MLIRContext> context;
+  std::string configText;
+  double requestedPercdamp = 0;
+  LayerQuantizerOptions options;
+  std::unique_ptr<CompiledFunction> function;
+  unsigned compileCount = 0;
+};
+
+} // namespace gptq
+} // namespace mlir
+
+#endif // GPTQ_QUANTIZE_QUANTIZELAYER_H

@@ -1,0 +1,291 @@
+//===- QuantizeLayer.cpp - GPTQ of one linear layer -----------------------===//
+//
+// Checks a layer's inputs, compiles a module around gptq.quantize_layer once
+// (shapes are dynamic, so the compiled code serves any layer of the same
+// configuration), runs it, and escalates the dampening when the Hessian
+// cannot be factorized.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gptq/Quantize/QuantizeLayer.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::gptq;
+
+namespace {
+/// A number as printf's %g writes it (0.03, 1e-12).
+std::string number(double value) {
+  return llvm::formatv("{0}", llvm::format("%g", value)).str();
+}
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The position of the first NaN or infinity of a float32 array, as
+/// "nan at [i, j]".
+std::optional<std::string> findNonFinite(const NpyArray &a) {
+  const float *v = a.as<float>();
+  for (int64_t i = 0, n = a.numElements(); i < n; ++i) {
+    if (std::isfinite(v[i]))
+      continue;
+    std::string where;
+    for (size_t d = a.shape.size(), rest = i; d-- > 0;) {
+      where = std::to_string(rest % a.shape[d]) + (where.empty() ? "" : ", ") +
+              where;
+      rest /= a.shape[d];
+    }
+    return (std::isnan(v[i]) ? "nan"
+            : v[i] > 0       ? "inf"
+                             : "-inf") +
+           std::string(" at [") + where + "]";
+  }
+  return std::nullopt;
+}
+
+/// Checks dtype, rank and finiteness; names the first bad entry.
+llvm::Error checkMatrix(const NpyArray &a, llvm::StringRef name) {
+  auto fail = [&](const llvm::Twine &m) { return error(name + ": " + m); };
+  if (a.dtype != DType::F32)
+    return fail("expected float32, found " + dtypeName(a.dtype));
+  if (a.shape.size() != 2)
+    return fail("expected a matrix (rank 2), found shape " + a.describe());
+  if (a.shape[0] == 0 || a.shape[1] == 0)
+    return fail("expected a non-empty matrix, found " + a.describe());
+  if (std::optional<std::string> bad = findNonFinite(a))
+    return fail("non-finite value " + *bad);
+  return llvm::Error::success();
+}
+
+/// Checks the weight and the Hessian and how they fit together; warns when
+/// the Hessian is not symmetric.
+llvm::Error checkInputs(const NpyArray &weight, const NpyArray &hessian,
+                        const LayerNames &names, LayerWarningHandler warn) {
+  if (llvm::Error err = checkMatrix(weight, names.weight))
+    return err;
+  if (llvm::Error err = checkMatrix(hessian, names.hessian))
+    return err;
+  int64_t cols = weight.shape[1];
+  if (hessian.shape[0] != hessian.shape[1])
+    return error(names.hessian + ": expected a square matrix, found " +
+                 hessian.describe());
+  if (hessian.shape[0] != cols)
+    return error(names.hessian + ": expected " + llvm::Twine(cols) + " x " +
+                 llvm::Twine(cols) + " to match the " + llvm::Twine(cols) +
+                 " columns of " + names.weight + ", found " +
+                 hessian.describe());
+
+  // Dampening adds percdamp * mean(diag(H)) (dead inputs counting as 1): it
+  // cannot help when that mean is not positive.
+  const float *h = hessian.as<float>();
+  double sum = 0;
+  for (int64_t i = 0; i < cols; ++i)
+    sum += h[i * cols + i] == 0.0f ? 1.0 : h[i * cols + i];
+  if (!(sum > 0))
+    return error(names.hessian + ": the mean of the Hessian diagonal is " +
+                 number(sum / cols) +
+                 ", not positive: it is not a Hessian of calibration "
+                 "inputs, and no dampening makes it positive definite");
+
+  // The factorization reads the upper triangle of H, the reference's
+  // torch.linalg.cholesky the lower: they agree on symmetric Hessians (as
+  // 2/n X^T X is, up to rounding), and only on those.
+  float largest = 0, worst = 0;
+  int64_t wi = 0, wj = 0;
+  for (int64_t i = 0; i < cols * cols; ++i)
+    largest = std::max(largest, std::fabs(h[i]));
+  for (int64_t i = 0; i < cols; ++i)
+    for (int64_t j = i + 1; j < cols; ++j)
+      if (float d = std::fabs(h[i * cols + j] - h[j * cols + i]); d > worst) {
+        worst = d;
+        wi = i;
+        wj = j;
+      }
+  if (worst > 1e-5f * largest && warn)
+    warn(names.hessian + ": the Hessian is not symmetric (H[" +
+         llvm::Twine(wi) + ", " + llvm::Twine(wj) +
+         "] = " + number(h[wi * cols + wj]) + " but H[" + llvm::Twine(wj) +
+         ", " + llvm::Twine(wi) + "] = " + number(h[wj * cols + wi]) +
+         "); its upper triangle is used, where the reference uses the "
+         "lower: symmetrize it, e.g. (H + H^T) / 2");
+  return llvm::Error::success();
+}
+} // namespace
+
+llvm::Error
+mlir::gptq::checkEscalationOptions(double percdamp,
+                                   const LayerQuantizerOptions &options) {
+  if (!(options.dampStep > 0) || !std::isfinite(options.dampStep))
+    return error("--damp-step must be a positive number");
+  if (options.maxAttempts < 1)
+    return error("--max-attempts must be >= 1");
+  // The compiled code computes in float32: a step lost to rounding would
+  // retry with the same dampening.
+  if (!(static_cast<float>(percdamp + options.dampStep) >
+        static_cast<float>(percdamp)))
+    return error("--damp-step " + number(options.dampStep) +
+                 " is lost to float32 rounding at percdamp " +
+                 number(percdamp) + "; use a larger step");
+  return llvm::Error::success();
+}
+
+LayerQuantizer::~LayerQuantizer() = default;
+
+llvm::Expected<std::unique_ptr<LayerQuantizer>>
+LayerQuantizer::create(ConfigAttr config,
+                       const LayerQuantizerOptions &options) {
+  if (llvm::Error err =
+          checkEscalationOptions(config.getPercdampValue(), options))
+    return std::move(err);
+  std::unique_ptr<LayerQuantizer> quantizer(new LayerQuantizer());
+  llvm::raw_string_ostream os(quantizer->configText);
+  Attribute(config).print(os);
+  quantizer->requestedPercdamp = config.getPercdampValue();
+  quantizer->options = options;
+  return quantizer;
+}
+
+double LayerQuantizer::compileSeconds() const {
+  return function ? function->compileSeconds() : 0;
+}
+
+bool LayerQuantizer::fromCache() const {
+  return function && function->fromCache();
+}
+
+llvm::Error LayerQuantizer::compile() {
+  // A context of its own: compiling from inside a pass must not load
+  // dialects into (or lower in) the context of the module being processed.
+  DialectRegistry registry;
+  registerToolDialects(registry);
+  context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+
+  // The dampening is an argument, so escalating it reuses the compiled code.
+  std::string source =
+      "func.func @quantize(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>, "
+      "%p: tensor<f32>) -> (tensor<?x?xi8>, tensor<?x?xf32>, "
+      "tensor<?x?xf32>, tensor<?xi32>, tensor<?x?xf32>, tensor<f32>, "
+      "tensor<i1>) {\n"
+      "  %damp = tensor.extract %p[] : tensor<f32>\n"
+      "  %c, %s, %z, %g, %loss, %ok = gptq.quantize_layer %w, %h "
+      "percdamp(%damp) {config = " +
+      configText +
+      "} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, "
+      "tensor<?x?xf32>, tensor<?xi32>\n"
+      "  %q = gptq.dequantize %c, %s, %z, %g : tensor<?x?xi8>, "
+      "tensor<?x?xf32>, tensor<?xi32> -> tensor<?x?xf32>\n"
+      "  %lt = tensor.from_elements %loss : tensor<f32>\n"
+      "  %okt = tensor.from_elements %ok : tensor<i1>\n"
+      "  return %c, %s, %z, %g, %q, %lt, %okt : tensor<?x?xi8>, "
+      "tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, tensor<?x?xf32>, "
+      "tensor<f32>, tensor<i1>\n"
+      "}\n";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      source, ParserConfig(context.get()), "gptq-quantize-layer");
+  if (!module)
+    return error("internal error: the generated module does not parse");
+  auto fn =
+      CompiledFunction::compile(std::move(module), "quantize", options.jit);
+  if (!fn)
+    return fn.takeError();
+  function = std::move(*fn);
+  ++compileCount;
+  return llvm::Error::success();
+}
+
+llvm::Expected<LayerResult> LayerQuantizer::quantize(NpyArray weight,
+                                                     NpyArray hessian,
+                                                     const LayerNames &names,
+                                                     LayerWarningHandler warn) {
+  if (llvm::Error err = checkInputs(weight, hessian, names, warn))
+    return std::move(err);
+  if (!function)
+    if (llvm::Error err = compile())
+      return std::move(err);
+
+  LayerResult result;
+  double damp = requestedPercdamp;
+  std::vector<NpyArray> results;
+  // The arguments are built once, outside the timing: W and H move in.
+  std::vector<NpyArray> args;
+  args.push_back(std::move(weight));
+  args.push_back(std::move(hessian));
+  args.push_back(NpyArray::zeros(DType::F32, {}));
+  const std::vector<std::string> argNames = {names.weight, names.hessian,
+                                             "percdamp"};
+  while (true) {
+    ++result.attempts;
+    *args[2].as<float>() = static_cast<float>(damp);
+    auto start = std::chrono::steady_clock::now();
+    auto out = function->call(args, argNames);
+    result.seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (!out)
+      return out.takeError();
+    if (*(*out)[6].as<bool>()) {
+      results = std::move(*out);
+      break;
+    }
+    // Multiples of the step, not sums, so that no rounding accumulates;
+    // rounded so that reports read 0.03, not 0.029999999999999999, unless
+    // that would undo the step.
+    double next = requestedPercdamp + result.attempts * options.dampStep;
+    if (double rounded = std::round(next * 1e9) / 1e9;
+        static_cast<float>(rounded) > static_cast<float>(damp))
+      next = rounded;
+    if (next >= 1.0 || result.attempts >= options.maxAttempts ||
+        !(static_cast<float>(next) > static_cast<float>(damp)))
+      return error(names.hessian +
+                   ": the Hessian is not positive definite even with "
+                   "percdamp " +
+                   number(damp) + " (" + llvm::Twine(result.attempts) +
+                   " attempts; --damp-step and --max-attempts set the "
+                   "retries); check the calibration data");
+    if (warn)
+      warn(names.hessian + ": the Hessian is not positive definite with " +
+           "percdamp " + number(damp) + "; retrying with " + number(next));
+    damp = next;
+  }
+
+  // Overflow in float32 (e.g. a Hessian with entries near 3.4e38) shows as
+  // non-finite results: an error, never a report of nan.
+  double loss = *results[5].as<float>();
+  std::optional<std::string> bad;
+  const char *what = "loss";
+  if (!std::isfinite(loss))
+    bad = "nan";
+  for (auto [i, name] : {std::pair(1, "scales"), std::pair(2, "zeros"),
+                         std::pair(4, "dequantized weights")})
+    if (!bad && (bad = findNonFinite(results[i])))
+      what = name;
+  if (bad)
+    return error(names.hessian + ": the " + what + " came out non-finite (" +
+                 *bad +
+                 "): float32 overflowed; the Hessian's entries are too "
+                 "large (GPTQ's result does not change when H is scaled "
+                 "by a constant, so scale it down)");
+
+  // Codes lie in [0, 2^bits): unsigned, as checkpoints store them.
+  results[0].dtype = DType::U8;
+  result.codes = std::move(results[0]);
+  result.scales = std::move(results[1]);
+  result.zeros = std::move(results[2]);
+  result.gIdx = std::move(results[3]);
+  result.dequantized = std::move(results[4]);
+  result.loss = loss;
+  result.percdampUsed = damp;
+  return result;
+}
