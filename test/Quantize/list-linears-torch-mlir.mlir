@@ -115,3 +115,27 @@ module {
     }
   }
 #-}
+
+// -----
+
+// torch-mlir's ONNX path (import-torch): the exporter stores the weight
+// already transposed (in x out), so there is no linalg.transpose; the
+// broadcasting linalg.generic and linalg.batch_matmul remain.
+#bcast = affine_map<(d0, d1, d2) -> (d1, d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// expected-remark @+1 {{1 linear layer in 1 block}}
+module {
+  func.func @forward(%x: tensor<?x?x4xf32>, %acc: tensor<?x?x3xf32>) -> tensor<?x?x3xf32> {
+    %c0 = arith.constant 0 : index
+    %b = tensor.dim %x, %c0 : tensor<?x?x4xf32>
+    %w = arith.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0], [1.0, 2.0, 3.0]]> : tensor<4x3xf32>
+    %e = tensor.empty(%b) : tensor<?x4x3xf32>
+    %wb = linalg.generic {indexing_maps = [#bcast, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%w : tensor<4x3xf32>) outs(%e : tensor<?x4x3xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<?x4x3xf32>
+    // expected-remark-re @+1 {{linear layer 'linear.0' at loc({{.*}}): 3 x 4, block 0, op linalg.batch_matmul, input %arg0, weight arith.constant (stored in x out){{$}}}}
+    %y = linalg.batch_matmul ins(%x, %wb : tensor<?x?x4xf32>, tensor<?x4x3xf32>) outs(%acc : tensor<?x?x3xf32>) -> tensor<?x?x3xf32>
+    return %y : tensor<?x?x3xf32>
+  }
+}
