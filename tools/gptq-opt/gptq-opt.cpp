@@ -12,6 +12,7 @@
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Pipelines/Pipelines.h"
+#include "gptq/Quantize/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
@@ -32,6 +33,7 @@ static int run(int argc, char **argv) {
   registerAllPasses();
   gptq::registerGPTQPasses();
   gptq::registerGPTQConversionPasses();
+  gptq::registerGPTQQuantizePasses();
   gptq::registerPipelines();
 
   DialectRegistry registry;

@@ -1,0 +1,89 @@
+//===- LinearLayers.h - Find the linear layers of a model -------*- C++ -*-===//
+//
+// A linear layer is a linalg contraction of an activation with a constant
+// two-dimensional weight. The analysis finds them in the forms that our
+// importer and torch-mlir's linalg backend emit, and names them and groups
+// them into blocks for the model-level quantization passes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPTQ_QUANTIZE_LINEARLAYERS_H
+#define GPTQ_QUANTIZE_LINEARLAYERS_H
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Operation.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace gptq {
+
+/// One linear layer: `out = activation x weight^T` in nn.Linear terms.
+struct LinearLayer {
+  /// The contraction (a linalg op implementing the contraction interface).
+  linalg::LinalgOp op;
+  /// The contraction's operand that carries the activations.
+  Value activation;
+  /// The contraction's operand that carries the weight (the constant itself
+  /// or the transpose/broadcast of it that the contraction reads).
+  Value weightOperand;
+  /// Where the weight comes from: an `arith.constant` or an
+  /// `ml_program.global_load_const`.
+  Operation *weightSource = nullptr;
+  /// The weight's values: the constant's `dense` or `dense_resource`
+  /// attribute, or the value of the `ml_program.global`.
+  ElementsAttr weightAttr;
+  /// The global that holds the weight, when it comes from one.
+  Operation *weightGlobal = nullptr;
+  /// Rows and columns in the nn.Linear layout (out x in).
+  int64_t outFeatures = 0;
+  int64_t inFeatures = 0;
+  /// True when the weight is stored in x out (the contraction reads it
+  /// transposed with respect to the nn.Linear layout).
+  bool transposed = false;
+  /// True when the weight's source has uses other than this layer (a weight
+  /// tied to an embedding, say).
+  bool sharedWeight = false;
+  /// The layer's name; `generatedName` when it is `linear.<index>`.
+  std::string name;
+  bool generatedName = false;
+  /// The block the layer belongs to, when it belongs to one.
+  std::optional<int64_t> block;
+};
+
+/// Finds the linear layers under an operation (usually the module), in
+/// program order. Names: the weight's NameLoc when the weight feeds only this
+/// layer; else the contraction's NameLoc; else the weight's NameLoc or the
+/// global's symbol name; else `linear.<index>`. A repeated name gets a
+/// `#<n>` suffix. Blocks: the `<i>` of a `layers.<i>.` component of the
+/// name when any layer has one (then layers without it belong to no block);
+/// otherwise, for every layer, the number of linear layers on the longest
+/// data-flow path that reaches its activation.
+class LinearLayers {
+public:
+  explicit LinearLayers(Operation *root);
+
+  ArrayRef<LinearLayer> getLayers() const { return layers; }
+  bool empty() const { return layers.empty(); }
+  size_t size() const { return layers.size(); }
+  /// True when the blocks come from `layers.<i>.` names.
+  bool blocksFromNames() const { return namedBlocks; }
+  /// The number of distinct blocks.
+  size_t getNumBlocks() const;
+
+private:
+  std::vector<LinearLayer> layers;
+  bool namedBlocks = false;
+};
+
+/// Matches one op: returns the layer (without name and block) when `op` is
+/// a contraction of an activation with a constant weight.
+std::optional<LinearLayer> matchLinearLayer(Operation *op);
+
+} // namespace gptq
+} // namespace mlir
+
+#endif // GPTQ_QUANTIZE_LINEARLAYERS_H

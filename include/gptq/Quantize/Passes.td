@@ -1,0 +1,63 @@
+//===- Passes.td - Model-level quantization passes ---------*- tablegen -*-===//
+
+#ifndef GPTQ_QUANTIZE_PASSES_TD
+#define GPTQ_QUANTIZE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def GPTQListLinears : Pass<"gptq-list-linears", "ModuleOp"> {
+  let summary = "Report the linear layers of a model as remarks";
+  let description = [{
+    Finds every linear layer of the module and reports it as a remark at
+    its contraction; a remark on the module gives the count, or says that
+    there is none. The IR is not changed.
+
+    A linear layer is a linalg contraction (an op for which linalg infers
+    contraction dimensions: `linalg.matmul`, also with transposing indexing
+    maps, `linalg.batch_matmul`, `linalg.matvec`, a multiply-accumulate
+    `linalg.generic`) of an activation with a constant two-dimensional
+    float weight, reduced along the weight's input dimension. The weight is
+    an `arith.constant` (`dense` or `dense_resource`) or an
+    `ml_program.global_load_const` of an immutable `ml_program.global`,
+    reached through any chain of `tensor.cast`, `linalg.transpose`,
+    `linalg.broadcast` and `linalg.generic` ops that only copy, broadcast or
+    transpose it. A contraction of two activations (attention scores) is not
+    a linear layer, nor is one with a non-constant weight.
+
+    A layer's name is its weight's location name when the weight feeds only
+    this layer, else the contraction's location name, else the global's
+    symbol name, else `linear.<index>` (program order) followed by the
+    contraction's location. Its block is the `<i>` of a `layers.<i>.` name
+    component when any layer of the module has one (layers without it are
+    in no block); otherwise it is the number of linear layers on the longest
+    data-flow path to the layer's activation.
+
+    Each remark gives the name, the out x in shape (the nn.Linear layout),
+    the block, the op, the value that feeds the layer (numbered as
+    `gptq-opt` prints the module) and the weight's source, marked
+    `(stored in x out)` when the contraction reads it transposed and
+    `(also used elsewhere)` when other ops read it too (a classifier tied
+    to the embeddings).
+
+    ```mlir
+    func.func @f(%x: tensor<?x64xf32>, %acc: tensor<?x64xf32>) -> tensor<?x64xf32> {
+      %w = arith.constant dense<1.0> : tensor<64x64xf32> loc("layers.0.wq")
+      %y = linalg.matmul indexing_maps = [
+             affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
+             affine_map<(m, n, k) -> (m, n)>]
+           ins(%x, %w : tensor<?x64xf32>, tensor<64x64xf32>)
+           outs(%acc : tensor<?x64xf32>) -> tensor<?x64xf32>
+      return %y : tensor<?x64xf32>
+    }
+    ```
+
+    gives the remarks
+
+    ```
+    f.mlir:3:10: remark: linear layer 'layers.0.wq': 64 x 64, block 0, op linalg.matmul, input %arg0, weight arith.constant
+    f.mlir:0:0: remark: 1 linear layer in 1 block
+    ```
+  }];
+}
+
+#endif // GPTQ_QUANTIZE_PASSES_TD

@@ -1,0 +1,290 @@
+//===- LinearLayers.cpp - Find the linear layers of a model ---------------===//
+
+#include "gptq/Quantize/LinearLayers.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::gptq;
+
+namespace {
+
+/// A constant two-dimensional weight and, for each of its two dimensions,
+/// the dimension of the traced value it became.
+struct TracedWeight {
+  Operation *source = nullptr;
+  ElementsAttr values;
+  Operation *global = nullptr;
+  SmallVector<int64_t, 2> dims;
+};
+
+/// The weight's values when `op` is a constant of a 2-D float tensor:
+/// `arith.constant` (dense or dense_resource) or `ml_program.global_load_const`
+/// of an immutable global with a value.
+std::optional<TracedWeight> matchWeightSource(Operation *op) {
+  TracedWeight traced;
+  traced.source = op;
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    traced.values = dyn_cast<ElementsAttr>(constant.getValue());
+  } else if (auto load = dyn_cast<ml_program::GlobalLoadConstOp>(op)) {
+    auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
+        op, load.getGlobalAttr());
+    if (!global || global.getIsMutable() || !global.getValue())
+      return std::nullopt;
+    traced.values = dyn_cast<ElementsAttr>(*global.getValue());
+    traced.global = global;
+  }
+  if (!traced.values)
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(traced.values.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()))
+    return std::nullopt;
+  traced.dims = {0, 1};
+  return traced;
+}
+
+/// True for a `linalg.generic` that only copies its single input into its
+/// output, reading it through a projected permutation: a broadcast or a
+/// transpose written as a generic.
+bool isCopyGeneric(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getNumReductionLoops() != 0)
+    return false;
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  if (!maps[1].isIdentity() || !maps[0].isProjectedPermutation())
+    return false;
+  Block &body = generic.getRegion().front();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  return body.getOperations().size() == 1 && yield &&
+         yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == body.getArgument(0);
+}
+
+/// Follows `value` back through the forms importers put between a constant
+/// weight and its contraction (tensor.cast, linalg.transpose,
+/// linalg.broadcast, a copying linalg.generic) to the constant.
+std::optional<TracedWeight> traceWeight(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (auto cast = dyn_cast<tensor::CastOp>(def))
+    return traceWeight(cast.getSource());
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(def)) {
+    std::optional<TracedWeight> traced = traceWeight(transpose.getInput());
+    if (!traced)
+      return std::nullopt;
+    // Result dimension i is input dimension permutation[i].
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    for (int64_t &dim : traced->dims)
+      dim = llvm::find(perm, dim) - perm.begin();
+    return traced;
+  }
+  if (auto broadcast = dyn_cast<linalg::BroadcastOp>(def)) {
+    std::optional<TracedWeight> traced = traceWeight(broadcast.getInput());
+    if (!traced)
+      return std::nullopt;
+    // Input dimensions are the result dimensions not in `dimensions`, in
+    // order.
+    ArrayRef<int64_t> added = broadcast.getDimensions();
+    SmallVector<int64_t> kept;
+    int64_t rank = broadcast.getInit().getType().getRank();
+    for (int64_t d = 0; d < rank; ++d)
+      if (!llvm::is_contained(added, d))
+        kept.push_back(d);
+    for (int64_t &dim : traced->dims)
+      dim = kept[dim];
+    return traced;
+  }
+  if (auto generic = dyn_cast<linalg::GenericOp>(def)) {
+    if (!isCopyGeneric(generic))
+      return std::nullopt;
+    std::optional<TracedWeight> traced =
+        traceWeight(generic.getDpsInputOperand(0)->get());
+    if (!traced)
+      return std::nullopt;
+    // The output map is the identity: input dimension j is result
+    // dimension (input map result j).
+    AffineMap inputMap = generic.getIndexingMapsArray()[0];
+    for (int64_t &dim : traced->dims)
+      dim = cast<AffineDimExpr>(inputMap.getResult(dim)).getPosition();
+    return traced;
+  }
+  return matchWeightSource(def);
+}
+
+std::optional<unsigned> loopDim(AffineMap map, int64_t operandDim) {
+  auto expr = dyn_cast<AffineDimExpr>(map.getResult(operandDim));
+  if (!expr)
+    return std::nullopt;
+  return expr.getPosition();
+}
+
+} // namespace
+
+std::optional<LinearLayer> mlir::gptq::matchLinearLayer(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      linalgOp.getNumDpsInputs() != 2 || linalgOp.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(linalgOp))
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(linalgOp);
+  if (failed(dims) || dims->k.size() != 1)
+    return std::nullopt;
+
+  std::optional<TracedWeight> traced[2] = {
+      traceWeight(linalgOp.getDpsInputOperand(0)->get()),
+      traceWeight(linalgOp.getDpsInputOperand(1)->get())};
+  // Exactly one side is a constant weight: two activations are a mixing
+  // (attention scores), two constants are not a layer of the model.
+  if (traced[0].has_value() == traced[1].has_value())
+    return std::nullopt;
+  unsigned w = traced[0] ? 0 : 1;
+  OpOperand *weightOperand = linalgOp.getDpsInputOperand(w);
+  AffineMap map = linalgOp.getMatchingIndexingMap(weightOperand);
+
+  // The weight's two dimensions as loops: one is the reduction, the other
+  // an output dimension that is not a batch one.
+  TracedWeight &weight = *traced[w];
+  std::optional<unsigned> loops[2] = {loopDim(map, weight.dims[0]),
+                                      loopDim(map, weight.dims[1])};
+  if (!loops[0] || !loops[1])
+    return std::nullopt;
+  unsigned k = dims->k.front();
+  auto isOutputDim = [&](unsigned loop) {
+    return llvm::is_contained(dims->m, loop) ||
+           llvm::is_contained(dims->n, loop);
+  };
+  int inDim;
+  if (*loops[0] == k && isOutputDim(*loops[1]))
+    inDim = 0;
+  else if (*loops[1] == k && isOutputDim(*loops[0]))
+    inDim = 1;
+  else
+    return std::nullopt;
+
+  auto type = cast<ShapedType>(weight.values.getType());
+  LinearLayer layer;
+  layer.op = linalgOp;
+  layer.activation = linalgOp.getDpsInputOperand(1 - w)->get();
+  layer.weightOperand = weightOperand->get();
+  layer.weightSource = weight.source;
+  layer.weightAttr = weight.values;
+  layer.weightGlobal = weight.global;
+  layer.inFeatures = type.getDimSize(inDim);
+  layer.outFeatures = type.getDimSize(1 - inDim);
+  layer.transposed = inDim == 0;
+  return layer;
+}
+
+namespace {
+
+std::optional<StringRef> locationName(Location loc) {
+  if (auto name = loc->findInstanceOf<NameLoc>())
+    return name.getName().getValue();
+  return std::nullopt;
+}
+
+/// The `<i>` of a `layers.<i>.` component of `name`.
+std::optional<int64_t> blockFromName(StringRef name) {
+  static constexpr StringRef prefix = "layers.";
+  for (size_t pos = name.find(prefix); pos != StringRef::npos;
+       pos = name.find(prefix, pos + 1)) {
+    if (pos != 0 && name[pos - 1] != '.')
+      continue;
+    StringRef rest = name.drop_front(pos + prefix.size());
+    StringRef digits = rest.take_while([](char c) { return isdigit(c); });
+    int64_t block;
+    if (!digits.empty() && rest.size() > digits.size() &&
+        rest[digits.size()] == '.' && !digits.getAsInteger(10, block))
+      return block;
+  }
+  return std::nullopt;
+}
+
+/// True when the weight's source (or global) feeds other ops than this
+/// layer's chain of transposes and broadcasts.
+bool hasOtherUses(const LinearLayer &layer) {
+  if (layer.weightGlobal) {
+    std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(
+        layer.weightGlobal,
+        layer.weightGlobal->getParentWithTrait<OpTrait::SymbolTable>());
+    if (!uses || llvm::range_size(*uses) != 1)
+      return true;
+  }
+  Value value = layer.weightSource->getResult(0);
+  while (value != layer.weightOperand) {
+    if (!value.hasOneUse())
+      return true;
+    value = (*value.getUsers().begin())->getResult(0);
+  }
+  return !value.hasOneUse();
+}
+
+} // namespace
+
+LinearLayers::LinearLayers(Operation *root) {
+  // The number of linear layers on the longest data-flow path to each value.
+  llvm::DenseMap<Value, int64_t> depth;
+  std::vector<int64_t> inputDepth;
+  root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    int64_t d = 0;
+    for (Value operand : op->getOperands())
+      d = std::max(d, depth.lookup(operand));
+    std::optional<LinearLayer> layer = matchLinearLayer(op);
+    if (layer) {
+      inputDepth.push_back(depth.lookup(layer->activation));
+      layers.push_back(std::move(*layer));
+      d = std::max(d, inputDepth.back() + 1);
+    }
+    for (Value result : op->getResults())
+      depth[result] = d;
+  });
+
+  llvm::StringSet<> taken;
+  for (auto [index, layer] : llvm::enumerate(layers)) {
+    layer.sharedWeight = hasOtherUses(layer);
+    std::optional<StringRef> weightName =
+        locationName(layer.weightSource->getLoc());
+    if (!weightName && layer.weightGlobal)
+      weightName = locationName(layer.weightGlobal->getLoc());
+    std::optional<StringRef> opName = locationName(layer.op->getLoc());
+    if (weightName && !layer.sharedWeight)
+      layer.name = weightName->str();
+    else if (opName)
+      layer.name = opName->str();
+    else if (weightName)
+      layer.name = weightName->str();
+    else if (layer.weightGlobal)
+      layer.name = cast<SymbolOpInterface>(layer.weightGlobal).getName().str();
+    if (layer.name.empty()) {
+      layer.name = "linear." + std::to_string(index);
+      layer.generatedName = true;
+    }
+    std::string unique = layer.name;
+    for (int n = 1; !taken.insert(unique).second; ++n)
+      unique = layer.name + "#" + std::to_string(n);
+    layer.name = unique;
+    layer.block = blockFromName(layer.name);
+    namedBlocks |= layer.block.has_value();
+  }
+  if (!namedBlocks)
+    for (auto [layer, d] : llvm::zip_equal(layers, inputDepth))
+      layer.block = d;
+}
+
+size_t LinearLayers::getNumBlocks() const {
+  llvm::SmallDenseSet<int64_t> blocks;
+  for (const LinearLayer &layer : layers)
+    if (layer.block)
+      blocks.insert(*layer.block);
+  return blocks.size();
+}

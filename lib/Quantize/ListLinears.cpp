@@ -1,0 +1,80 @@
+//===- ListLinears.cpp - Report the linear layers as remarks --------------===//
+
+#include "gptq/Quantize/LinearLayers.h"
+#include "gptq/Quantize/Passes.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+
+namespace mlir {
+namespace gptq {
+#define GEN_PASS_DEF_GPTQLISTLINEARS
+#include "gptq/Quantize/Passes.h.inc"
+} // namespace gptq
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::gptq;
+
+namespace {
+
+std::string plural(size_t n, StringRef word) {
+  return std::to_string(n) + " " + word.str() + (n == 1 ? "" : "s");
+}
+
+struct ListLinearsPass
+    : public gptq::impl::GPTQListLinearsBase<ListLinearsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    markAllAnalysesPreserved();
+    LinearLayers linears(module);
+    // One numbering of values for the whole module, as the printer gives.
+    AsmState state(module);
+    size_t outside = 0;
+    for (const LinearLayer &layer : linears.getLayers()) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "linear layer '" << layer.name << "'";
+      if (layer.generatedName)
+        os << " at " << layer.op->getLoc();
+      os << ": " << layer.outFeatures << " x " << layer.inFeatures;
+      if (layer.block)
+        os << ", block " << *layer.block;
+      else
+        os << ", no block";
+      os << ", op " << layer.op->getName() << ", input ";
+      layer.activation.printAsOperand(os, state);
+      if (Operation *producer = layer.activation.getDefiningOp())
+        os << " (" << producer->getName() << ")";
+      os << ", weight ";
+      if (layer.weightGlobal)
+        os << "@" << cast<SymbolOpInterface>(layer.weightGlobal).getName();
+      else
+        os << layer.weightSource->getName();
+      if (layer.transposed)
+        os << " (stored in x out)";
+      if (layer.sharedWeight)
+        os << " (also used elsewhere)";
+      // Through the location, not the op: the op would be printed with it.
+      emitRemark(layer.op->getLoc(), text);
+      outside += !layer.block;
+    }
+    if (linears.empty()) {
+      emitRemark(module.getLoc(),
+                 "no linear layer found: no linalg contraction of an "
+                 "activation with a constant 2-D float weight");
+      return;
+    }
+    std::string summary = plural(linears.size(), "linear layer");
+    std::string blocks = plural(linears.getNumBlocks(), "block");
+    if (outside)
+      summary += ": " + std::to_string(linears.size() - outside) + " in " +
+                 blocks + ", " + std::to_string(outside) + " in no block";
+    else
+      summary += " in " + blocks;
+    emitRemark(module.getLoc(), summary);
+  }
+};
+
+} // namespace
