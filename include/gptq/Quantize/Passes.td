@@ -60,4 +60,58 @@ def GPTQListLinears : Pass<"gptq-list-linears", "ModuleOp"> {
   }];
 }
 
+def GPTQInstrumentHessians : Pass<"gptq-instrument-hessians", "ModuleOp"> {
+  let summary = "Make the entry function also return its linear layers' Hessians";
+  let description = [{
+    Finds the linear layers of the entry function (as `gptq-list-linears`
+    does, in the same order and with the same names) and makes the function
+    also return, for each of them, the Hessian `H = 2/n * sum x x^T` of the
+    inputs that reach the layer in this call, followed by `n`, the number of
+    samples, once.
+
+    For each layer, a zero `tensor<in x in x f32>` and a
+    `gptq.hessian_accumulate` of the layer's input with count 0 are inserted
+    before the contraction. The input is accumulated as it is when it is
+    `[samples, tokens, in]` (the importer's `[batch, seq, dim]`) or
+    `[tokens, in]` (one sample); a vector `[in]` is one sample of one token;
+    with more dimensions, all but the last two are samples. The results
+    come after the function's own: one Hessian per layer in the analysis'
+    order, then the sample count of the first layer's input as
+    `tensor<i64>`. The function gets the attribute
+    `gptq.hessians = ["name", ...]`, the layer names in the order of the
+    Hessian results, so that callers can map results to layers. Adding the
+    Hessians of several calls (weighted by their counts, as
+    `gptq.hessian_accumulate` does) gives the Hessian of all the samples.
+
+    The pass fails with an error when the entry function is missing, is a
+    declaration, has more than one block, is called from the module (its
+    callers would no longer match its results), is already instrumented,
+    or has no linear layer; when a layer's input is not `f32`, is not
+    read with the reduction dimension last, or is inside a nested region;
+    and when two layers' inputs count different samples (`[tokens, in]`
+    and `[samples, tokens, in]`, or different static sample counts).
+    Layers in other functions are not instrumented.
+
+    ```mlir
+    func.func @forward(%x: tensor<2x8x64xf32>) -> tensor<2x8x32xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @forward(%x: tensor<2x8x64xf32>)
+        -> (tensor<2x8x32xf32>, tensor<64x64xf32>, tensor<i64>)
+        attributes {gptq.hessians = ["layers.0.wq"]}
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "The function to instrument">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gptq::GPTQDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // GPTQ_QUANTIZE_PASSES_TD

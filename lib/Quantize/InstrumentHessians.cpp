@@ -1,0 +1,248 @@
+//===- InstrumentHessians.cpp - Return the linear layers' Hessians --------===//
+//
+// Makes the entry function also return, for each of its linear layers, the
+// Hessian 2/n * sum x x^T of the inputs that reach the layer in one call,
+// and the sample count n, so that running the function on calibration data
+// gives the Hessians that GPTQ needs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Quantize/LinearLayers.h"
+#include "gptq/Quantize/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir {
+namespace gptq {
+#define GEN_PASS_DEF_GPTQINSTRUMENTHESSIANS
+#include "gptq/Quantize/Passes.h.inc"
+} // namespace gptq
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::gptq;
+
+namespace {
+
+/// The attribute that lists the layer names of the Hessian results.
+constexpr StringLiteral kHessiansAttr = "gptq.hessians";
+
+/// Checks that the layer's input can be accumulated: f32, read with the
+/// contraction's reduction dimension last. Returns an error message or "".
+std::string checkInput(const LinearLayer &layer) {
+  auto type = dyn_cast<RankedTensorType>(layer.activation.getType());
+  if (!type || type.getRank() == 0)
+    return "its input is not a ranked tensor of rank 1 or more";
+  if (!type.getElementType().isF32())
+    return "its input has element type " +
+           llvm::formatv("{0}", type.getElementType()).str() + ", expected f32";
+  linalg::LinalgOp op = layer.op;
+  OpOperand *operand = nullptr;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (input->get() == layer.activation)
+      operand = input;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (!operand || failed(dims) || dims->k.size() != 1)
+    return "its contraction dimensions cannot be inferred";
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+  if (!last || last.getPosition() != dims->k.front())
+    return "its input is not read with the reduction dimension last";
+  int64_t cols = type.getShape().back();
+  if (!ShapedType::isDynamic(cols) && cols != layer.inFeatures)
+    return "its input has " + std::to_string(cols) + " columns, expected " +
+           std::to_string(layer.inFeatures);
+  return "";
+}
+
+/// The layer's input as [samples, tokens, in] or [tokens, in].
+Value reshapeInput(OpBuilder &b, Location loc, Value input) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  if (rank == 2 || rank == 3)
+    return input;
+  if (rank == 1) {
+    auto to =
+        RankedTensorType::get({1, type.getDimSize(0)}, type.getElementType());
+    SmallVector<ReassociationIndices> groups = {{0, 1}};
+    return tensor::ExpandShapeOp::create(b, loc, to, input, groups);
+  }
+  // All but the last two dimensions are samples.
+  ReassociationIndices samples;
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank - 2; ++d) {
+    samples.push_back(d);
+    int64_t size = type.getDimSize(d);
+    count = ShapedType::isDynamic(size) || ShapedType::isDynamic(count)
+                ? ShapedType::kDynamic
+                : count * size;
+  }
+  SmallVector<ReassociationIndices> groups = {samples, {rank - 2}, {rank - 1}};
+  auto to = RankedTensorType::get(
+      {count, type.getDimSize(rank - 2), type.getDimSize(rank - 1)},
+      type.getElementType());
+  return tensor::CollapseShapeOp::create(b, loc, to, input, groups);
+}
+
+struct InstrumentHessiansPass
+    : public gptq::impl::GPTQInstrumentHessiansBase<InstrumentHessiansPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(entry);
+    if (!func) {
+      emitError(module.getLoc())
+          << "gptq-instrument-hessians: no function '@" << entry
+          << "' in the module (set the entry with entry=NAME)";
+      return signalPassFailure();
+    }
+    if (func.isExternal()) {
+      func.emitError() << "gptq-instrument-hessians: '@" << entry
+                       << "' is a declaration, expected a function with a "
+                          "body";
+      return signalPassFailure();
+    }
+    if (!func.getBody().hasOneBlock()) {
+      func.emitError() << "gptq-instrument-hessians: '@" << entry
+                       << "' has more than one block, expected one";
+      return signalPassFailure();
+    }
+    if (func->hasAttr(kHessiansAttr)) {
+      func.emitError() << "gptq-instrument-hessians: '@" << entry
+                       << "' already has '" << kHessiansAttr
+                       << "' (instrumented twice)";
+      return signalPassFailure();
+    }
+    if (!SymbolTable::symbolKnownUseEmpty(func, module)) {
+      func.emitError() << "gptq-instrument-hessians: '@" << entry
+                       << "' is used in the module; its users would not "
+                          "match its new results";
+      return signalPassFailure();
+    }
+
+    // The whole module's analysis, so that names match gptq-list-linears.
+    LinearLayers linears(module);
+    Block &body = func.getBody().front();
+    SmallVector<const LinearLayer *> layers;
+    for (const LinearLayer &layer : linears.getLayers()) {
+      if (!func->isProperAncestor(layer.op))
+        continue;
+      if (layer.op->getBlock() != &body) {
+        layer.op->emitError()
+            << "gptq-instrument-hessians: linear layer '" << layer.name
+            << "' is inside a nested region of '@" << entry
+            << "', expected it in the function's body";
+        return signalPassFailure();
+      }
+      std::string problem = checkInput(layer);
+      if (!problem.empty()) {
+        layer.op->emitError() << "gptq-instrument-hessians: linear layer '"
+                              << layer.name << "': " << problem;
+        return signalPassFailure();
+      }
+      layers.push_back(&layer);
+    }
+    if (layers.empty()) {
+      func.emitError() << "gptq-instrument-hessians: no linear layer in '@"
+                       << entry
+                       << "': no linalg contraction of an activation with a "
+                          "constant 2-D float weight";
+      return signalPassFailure();
+    }
+
+    // One sample count is returned: every layer's input must have the same
+    // samples, so [tokens, in] and [samples, tokens, in] inputs cannot mix.
+    auto samplesOf = [](const LinearLayer *layer) -> std::optional<int64_t> {
+      auto type = cast<RankedTensorType>(layer->activation.getType());
+      if (type.getRank() < 3)
+        return std::nullopt; // One sample.
+      int64_t count = 1;
+      for (int64_t d = 0; d < type.getRank() - 2; ++d) {
+        if (type.isDynamicDim(d))
+          return ShapedType::kDynamic;
+        count *= type.getDimSize(d);
+      }
+      return count;
+    };
+    std::optional<int64_t> firstSamples = samplesOf(layers.front());
+    for (const LinearLayer *layer : layers) {
+      std::optional<int64_t> samples = samplesOf(layer);
+      bool differ =
+          samples.has_value() != firstSamples.has_value() ||
+          (samples && !ShapedType::isDynamic(*samples) &&
+           !ShapedType::isDynamic(*firstSamples) && *samples != *firstSamples);
+      if (!differ)
+        continue;
+      auto describe = [](std::optional<int64_t> n) {
+        if (!n)
+          return std::string("one sample ([tokens, in])");
+        if (ShapedType::isDynamic(*n))
+          return std::string("a dynamic number of samples");
+        return std::to_string(*n) + " samples";
+      };
+      layer->op->emitError()
+          << "gptq-instrument-hessians: linear layer '" << layer->name
+          << "' has an input of " << describe(samples) << " but '"
+          << layers.front()->name << "' has " << describe(firstSamples)
+          << "; one sample count is returned, so they must agree";
+      return signalPassFailure();
+    }
+
+    OpBuilder b(&getContext());
+    SmallVector<Value> hessians;
+    Value count;
+    SmallVector<Attribute> names;
+    for (const LinearLayer *layer : layers) {
+      Location loc = layer->op->getLoc();
+      b.setInsertionPoint(layer->op);
+      Type f32 = b.getF32Type();
+      auto hType =
+          RankedTensorType::get({layer->inFeatures, layer->inFeatures}, f32);
+      Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+      Value empty = tensor::EmptyOp::create(b, loc, hType.getShape(), f32);
+      Value h0 = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+      Value n0 = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+      Value input = reshapeInput(b, loc, layer->activation);
+      auto acc = HessianAccumulateOp::create(b, loc, hType, b.getI64Type(),
+                                             input, h0, n0);
+      hessians.push_back(acc.getResult());
+      if (!count)
+        count = acc.getNewCount();
+      names.push_back(b.getStringAttr(layer->name));
+    }
+
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    b.setInsertionPoint(ret);
+    Value countTensor = tensor::FromElementsOp::create(
+        b, ret.getLoc(), RankedTensorType::get({}, b.getI64Type()), count);
+    SmallVector<Value> extra(hessians);
+    extra.push_back(countTensor);
+    unsigned first = func.getNumResults();
+    SmallVector<unsigned> indices(extra.size(), first);
+    SmallVector<Type> types;
+    for (Value v : extra)
+      types.push_back(v.getType());
+    SmallVector<DictionaryAttr> attrs(extra.size(), b.getDictionaryAttr({}));
+    if (failed(func.insertResults(indices, types, attrs))) {
+      func.emitError() << "gptq-instrument-hessians: could not add results "
+                          "to '@"
+                       << entry << "'";
+      return signalPassFailure();
+    }
+    ret->insertOperands(ret->getNumOperands(), extra);
+    func->setAttr(kHessiansAttr, b.getArrayAttr(names));
+  }
+};
+
+} // namespace
