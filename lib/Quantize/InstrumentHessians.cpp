@@ -20,6 +20,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Regex.h"
 
 namespace mlir {
 namespace gptq {
@@ -108,38 +109,58 @@ struct InstrumentHessiansPass
       return signalPassFailure();
     }
     if (func.isExternal()) {
-      func.emitError() << "gptq-instrument-hessians: '@" << entry
-                       << "' is a declaration, expected a function with a "
-                          "body";
+      emitError(func.getLoc())
+          << "gptq-instrument-hessians: '@" << entry
+          << "' is a declaration, expected a function with a "
+             "body";
       return signalPassFailure();
     }
     if (!func.getBody().hasOneBlock()) {
-      func.emitError() << "gptq-instrument-hessians: '@" << entry
-                       << "' has more than one block, expected one";
+      emitError(func.getLoc()) << "gptq-instrument-hessians: '@" << entry
+                               << "' has more than one block, expected one";
       return signalPassFailure();
     }
     if (func->hasAttr(kHessiansAttr)) {
-      func.emitError() << "gptq-instrument-hessians: '@" << entry
-                       << "' already has '" << kHessiansAttr
-                       << "' (instrumented twice)";
+      emitError(func.getLoc())
+          << "gptq-instrument-hessians: '@" << entry << "' already has '"
+          << kHessiansAttr << "' (instrumented twice)";
       return signalPassFailure();
     }
     if (!SymbolTable::symbolKnownUseEmpty(func, module)) {
-      func.emitError() << "gptq-instrument-hessians: '@" << entry
-                       << "' is used in the module; its users would not "
-                          "match its new results";
+      emitError(func.getLoc())
+          << "gptq-instrument-hessians: '@" << entry
+          << "' is used in the module; its users would not "
+             "match its new results";
       return signalPassFailure();
     }
 
     // The whole module's analysis, so that names match gptq-list-linears.
     LinearLayers linears(module);
     Block &body = func.getBody().front();
+    // Layer selection by name: searched anywhere in the name.
+    llvm::Regex includeRe(include), excludeRe(exclude);
+    for (auto [option, text, re] :
+         {std::make_tuple("include", &include, &includeRe),
+          std::make_tuple("exclude", &exclude, &excludeRe)}) {
+      std::string problem;
+      if (!text->empty() && !re->isValid(problem)) {
+        emitError(module.getLoc())
+            << "gptq-instrument-hessians: " << option << "='" << *text
+            << "' is not a valid regular expression: " << problem;
+        return signalPassFailure();
+      }
+    }
+    size_t found = 0;
     SmallVector<const LinearLayer *> layers;
     for (const LinearLayer &layer : linears.getLayers()) {
       if (!func->isProperAncestor(layer.op))
         continue;
+      ++found;
+      if ((!include.empty() && !includeRe.match(layer.name)) ||
+          (!exclude.empty() && excludeRe.match(layer.name)))
+        continue;
       if (layer.op->getBlock() != &body) {
-        layer.op->emitError()
+        emitError(layer.op->getLoc())
             << "gptq-instrument-hessians: linear layer '" << layer.name
             << "' is inside a nested region of '@" << entry
             << "', expected it in the function's body";
@@ -147,17 +168,25 @@ struct InstrumentHessiansPass
       }
       std::string problem = checkInput(layer);
       if (!problem.empty()) {
-        layer.op->emitError() << "gptq-instrument-hessians: linear layer '"
-                              << layer.name << "': " << problem;
+        emitError(layer.op->getLoc())
+            << "gptq-instrument-hessians: linear layer '" << layer.name
+            << "': " << problem;
         return signalPassFailure();
       }
       layers.push_back(&layer);
     }
+    if (layers.empty() && found) {
+      emitError(func.getLoc())
+          << "gptq-instrument-hessians: none of the " << found
+          << " linear layers of '@" << entry << "' is selected by include='"
+          << include << "' and exclude='" << exclude << "'";
+      return signalPassFailure();
+    }
     if (layers.empty()) {
-      func.emitError() << "gptq-instrument-hessians: no linear layer in '@"
-                       << entry
-                       << "': no linalg contraction of an activation with a "
-                          "constant 2-D float weight";
+      emitError(func.getLoc())
+          << "gptq-instrument-hessians: no linear layer in '@" << entry
+          << "': no linalg contraction of an activation with a "
+             "constant 2-D float weight";
       return signalPassFailure();
     }
 
@@ -191,7 +220,7 @@ struct InstrumentHessiansPass
           return std::string("a dynamic number of samples");
         return std::to_string(*n) + " samples";
       };
-      layer->op->emitError()
+      emitError(layer->op->getLoc())
           << "gptq-instrument-hessians: linear layer '" << layer->name
           << "' has an input of " << describe(samples) << " but '"
           << layers.front()->name << "' has " << describe(firstSamples)
@@ -235,9 +264,10 @@ struct InstrumentHessiansPass
       types.push_back(v.getType());
     SmallVector<DictionaryAttr> attrs(extra.size(), b.getDictionaryAttr({}));
     if (failed(func.insertResults(indices, types, attrs))) {
-      func.emitError() << "gptq-instrument-hessians: could not add results "
-                          "to '@"
-                       << entry << "'";
+      emitError(func.getLoc())
+          << "gptq-instrument-hessians: could not add results "
+             "to '@"
+          << entry << "'";
       return signalPassFailure();
     }
     ret->insertOperands(ret->getNumOperands(), extra);

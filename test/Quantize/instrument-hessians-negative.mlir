@@ -5,8 +5,15 @@
 // RUN: not gptq-opt %s --split-input-file --gptq-instrument-hessians="entry=missing" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: error: gptq-instrument-hessians: no function '@missing' in the module (set the entry with entry=NAME)
 
-// The rest, one case per split.
-// RUN: not gptq-opt %s --split-input-file --gptq-instrument-hessians -o /dev/null 2>&1 | FileCheck %s
+// Selection: a pattern that is not a regular expression, or one that
+// leaves no layer.
+// RUN: not gptq-opt %S/Inputs/llama2c-tiny.mlir --gptq-instrument-hessians='include=(' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REGEX
+// REGEX: error: gptq-instrument-hessians: include='(' is not a valid regular expression: parentheses not balanced
+// RUN: not gptq-opt %S/Inputs/llama2c-tiny.mlir --gptq-instrument-hessians='exclude=.' -o /dev/null 2>&1 | FileCheck %s --check-prefix=NONE
+// NONE: llama2c-tiny.mlir:19:3: error: gptq-instrument-hessians: none of the 15 linear layers of '@forward' is selected by include='' and exclude='.'
+
+// The rest, one case per split; each error is one line (no op dump).
+// RUN: not gptq-opt %s --split-input-file --gptq-instrument-hessians -o /dev/null 2>&1 | FileCheck %s --implicit-check-not="see current operation"
 
 // CHECK: instrument-hessians-negative.mlir:[[@LINE+1]]:{{[0-9]+}}: error: gptq-instrument-hessians: no linear layer in '@forward': no linalg contraction of an activation with a constant 2-D float weight
 func.func @forward(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {

@@ -29,6 +29,14 @@
 // CHECK: %[[N:.*]] = tensor.from_elements %[[NQ]] : tensor<i64>
 // CHECK-NEXT: return %{{.*}}, %[[HQ]], %[[HK]], %[[HV]], %[[HO]], {{.*}}, %[[HOUT]], %[[N]] : tensor<?x?x6xf32>, tensor<4x4xf32>,
 
+// include and exclude select layers by name (a regular expression searched
+// anywhere in the name): here block 1 but its w1 and w3.
+// RUN: gptq-opt %S/Inputs/llama2c-tiny.mlir --gptq-instrument-hessians='include=^layers\.1\. exclude=w[13]$' | FileCheck %s --check-prefix=SELECT
+// SELECT: func.func @forward({{.*}}) -> (tensor<?x?x6xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x2xf32>, tensor<6x6xf32>, tensor<i64>)
+// SELECT-SAME: attributes {gptq.hessians = ["layers.1.attention.wq", "layers.1.attention.wk", "layers.1.attention.wv", "layers.1.attention.wo", "layers.1.feed_forward.w2"]}
+// SELECT-COUNT-5: gptq.hessian_accumulate
+// SELECT-NOT: gptq.hessian_accumulate
+
 // Another entry: a function with one linear layer among others without.
 // RUN: gptq-opt %s --gptq-instrument-hessians="entry=main" | FileCheck %s --check-prefix=MAIN
 

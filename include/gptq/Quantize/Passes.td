@@ -79,14 +79,18 @@ def GPTQInstrumentHessians : Pass<"gptq-instrument-hessians", "ModuleOp"> {
     order, then the sample count of the first layer's input as
     `tensor<i64>`. The function gets the attribute
     `gptq.hessians = ["name", ...]`, the layer names in the order of the
-    Hessian results, so that callers can map results to layers. Adding the
+    Hessian results, so that callers can map results to layers. With
+    `include=REGEX` only the layers whose name matches are instrumented,
+    and with `exclude=REGEX` those whose name matches are left out (a match
+    anywhere in the name; anchor with `^` and `$`). Adding the
     Hessians of several calls (weighted by their counts, as
     `gptq.hessian_accumulate` does) gives the Hessian of all the samples.
 
     The pass fails with an error when the entry function is missing, is a
     declaration, has more than one block, is called from the module (its
     callers would no longer match its results), is already instrumented,
-    or has no linear layer; when a layer's input is not `f32`, is not
+    or has no linear layer (or none that `include` and `exclude` select),
+    when a pattern is not a valid regular expression; when a layer's input is not `f32`, is not
     read with the reduction dimension last, or is inside a nested region;
     and when two layers' inputs count different samples (`[tokens, in]`
     and `[samples, tokens, in]`, or different static sample counts).
@@ -107,6 +111,12 @@ def GPTQInstrumentHessians : Pass<"gptq-instrument-hessians", "ModuleOp"> {
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
            "The function to instrument">,
+    Option<"include", "include", "std::string", /*default=*/"\"\"",
+           "Instrument only the layers whose name matches this regular "
+           "expression (anywhere in the name; anchor it with ^ and $)">,
+    Option<"exclude", "exclude", "std::string", /*default=*/"\"\"",
+           "Leave out the layers whose name matches this regular "
+           "expression">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gptq::GPTQDialect",
