@@ -75,3 +75,31 @@ func.func @main(%v: tensor<4xf32>, %m: tensor<3x4xf32>) -> tensor<5xf32> {
        outs(%acc : tensor<5xf32>) -> tensor<5xf32>
   return %y : tensor<5xf32>
 }
+
+// A 4-D input [a, b, tokens, in]: all but the last two dimensions are samples.
+// RUN: gptq-opt %s --gptq-instrument-hessians="entry=deep" | FileCheck %s --check-prefix=DEEP
+// DEEP-LABEL: func.func @deep(
+// DEEP-SAME: %[[X:.*]]: tensor<2x?x3x4xf32>) -> (tensor<2x?x3x5xf32>, tensor<4x4xf32>, tensor<i64>) attributes {gptq.hessians = ["deep.w"]}
+// DEEP: %[[C:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2], [3]] : tensor<2x?x3x4xf32> into tensor<?x3x4xf32>
+// DEEP: gptq.hessian_accumulate %[[C]] into %{{.*}} count %{{.*}} : tensor<?x3x4xf32>, tensor<4x4xf32>
+
+func.func @deep(%x: tensor<2x?x3x4xf32>) -> tensor<2x?x3x5xf32> {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c1 : tensor<2x?x3x4xf32>
+  %w = arith.constant dense<1.0> : tensor<5x4xf32> loc("deep.w")
+  %e = tensor.empty(%n) : tensor<2x?x3x5xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x?x3x5xf32>) -> tensor<2x?x3x5xf32>
+  %y = linalg.generic {
+      indexing_maps = [affine_map<(a, b, s, o, i) -> (a, b, s, i)>,
+                       affine_map<(a, b, s, o, i) -> (o, i)>,
+                       affine_map<(a, b, s, o, i) -> (a, b, s, o)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<2x?x3x4xf32>, tensor<5x4xf32>) outs(%acc : tensor<2x?x3x5xf32>) {
+  ^bb0(%l: f32, %r: f32, %o: f32):
+    %p = arith.mulf %l, %r : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x?x3x5xf32>
+  return %y : tensor<2x?x3x5xf32>
+}
