@@ -376,9 +376,17 @@ void mlir::gptq::writeNpy(llvm::raw_ostream &os, const NpyArray &array) {
   os.write(array.data.data(), array.data.size());
 }
 
-llvm::Error mlir::gptq::writeNpy(StringRef path, const NpyArray &array) {
-  return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
+llvm::Error mlir::gptq::writeNpy(PendingOutputs &outputs, StringRef path,
+                                 const NpyArray &array) {
+  return outputs.add(path, [&](llvm::raw_ostream &os) {
     writeNpy(os, array);
     return llvm::Error::success();
   });
+}
+
+llvm::Error mlir::gptq::writeNpy(StringRef path, const NpyArray &array) {
+  PendingOutputs outputs;
+  if (llvm::Error err = writeNpy(outputs, path, array))
+    return err;
+  return outputs.commit();
 }

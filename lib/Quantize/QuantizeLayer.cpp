@@ -16,6 +16,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -23,12 +24,11 @@
 using namespace mlir;
 using namespace mlir::gptq;
 
-namespace {
-/// A number as printf's %g writes it (0.03, 1e-12).
-std::string number(double value) {
+std::string mlir::gptq::formatNumber(double value) {
   return llvm::formatv("{0}", llvm::format("%g", value)).str();
 }
 
+namespace {
 llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
@@ -94,29 +94,32 @@ llvm::Error checkInputs(const NpyArray &weight, const NpyArray &hessian,
     sum += h[i * cols + i] == 0.0f ? 1.0 : h[i * cols + i];
   if (!(sum > 0))
     return error(names.hessian + ": the mean of the Hessian diagonal is " +
-                 number(sum / cols) +
+                 formatNumber(sum / cols) +
                  ", not positive: it is not a Hessian of calibration "
                  "inputs, and no dampening makes it positive definite");
 
   // The factorization reads the upper triangle of H, the reference's
   // torch.linalg.cholesky the lower: they agree on symmetric Hessians (as
   // 2/n X^T X is, up to rounding), and only on those.
+  // One pass over the pairs (i, j), i <= j, finds both the largest entry
+  // and the largest asymmetry.
   float largest = 0, worst = 0;
   int64_t wi = 0, wj = 0;
-  for (int64_t i = 0; i < cols * cols; ++i)
-    largest = std::max(largest, std::fabs(h[i]));
   for (int64_t i = 0; i < cols; ++i)
-    for (int64_t j = i + 1; j < cols; ++j)
-      if (float d = std::fabs(h[i * cols + j] - h[j * cols + i]); d > worst) {
+    for (int64_t j = i; j < cols; ++j) {
+      float upper = h[i * cols + j], lower = h[j * cols + i];
+      largest = std::max({largest, std::fabs(upper), std::fabs(lower)});
+      if (float d = std::fabs(upper - lower); d > worst) {
         worst = d;
         wi = i;
         wj = j;
       }
+    }
   if (worst > 1e-5f * largest && warn)
     warn(names.hessian + ": the Hessian is not symmetric (H[" +
-         llvm::Twine(wi) + ", " + llvm::Twine(wj) +
-         "] = " + number(h[wi * cols + wj]) + " but H[" + llvm::Twine(wj) +
-         ", " + llvm::Twine(wi) + "] = " + number(h[wj * cols + wi]) +
+         llvm::Twine(wi) + ", " + llvm::Twine(wj) + "] = " +
+         formatNumber(h[wi * cols + wj]) + " but H[" + llvm::Twine(wj) + ", " +
+         llvm::Twine(wi) + "] = " + formatNumber(h[wj * cols + wi]) +
          "); its upper triangle is used, where the reference uses the "
          "lower: symmetrize it, e.g. (H + H^T) / 2");
   return llvm::Error::success();
@@ -134,9 +137,9 @@ mlir::gptq::checkEscalationOptions(double percdamp,
   // retry with the same dampening.
   if (!(static_cast<float>(percdamp + options.dampStep) >
         static_cast<float>(percdamp)))
-    return error("--damp-step " + number(options.dampStep) +
+    return error("--damp-step " + formatNumber(options.dampStep) +
                  " is lost to float32 rounding at percdamp " +
-                 number(percdamp) + "; use a larger step");
+                 formatNumber(percdamp) + "; use a larger step");
   return llvm::Error::success();
 }
 
@@ -251,12 +254,13 @@ llvm::Expected<LayerResult> LayerQuantizer::quantize(NpyArray weight,
       return error(names.hessian +
                    ": the Hessian is not positive definite even with "
                    "percdamp " +
-                   number(damp) + " (" + llvm::Twine(result.attempts) +
+                   formatNumber(damp) + " (" + llvm::Twine(result.attempts) +
                    " attempts; --damp-step and --max-attempts set the "
                    "retries); check the calibration data");
     if (warn)
       warn(names.hessian + ": the Hessian is not positive definite with " +
-           "percdamp " + number(damp) + "; retrying with " + number(next));
+           "percdamp " + formatNumber(damp) + "; retrying with " +
+           formatNumber(next));
     damp = next;
   }
 
@@ -266,7 +270,7 @@ llvm::Expected<LayerResult> LayerQuantizer::quantize(NpyArray weight,
   std::optional<std::string> bad;
   const char *what = "loss";
   if (!std::isfinite(loss))
-    bad = "nan";
+    bad = std::isnan(loss) ? "nan" : "inf";
   for (auto [i, name] : {std::pair(1, "scales"), std::pair(2, "zeros"),
                          std::pair(4, "dequantized weights")})
     if (!bad && (bad = findNonFinite(results[i])))

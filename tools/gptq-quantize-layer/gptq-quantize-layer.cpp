@@ -88,11 +88,6 @@ static cl::opt<unsigned>
                          "(default 100; retries also stop at percdamp 1)"),
                 cl::init(100), cl::cat(category));
 
-/// A number as printf's %g writes it (0.03, 1e-12).
-static std::string number(double value) {
-  return llvm::formatv("{0}", llvm::format("%g", value)).str();
-}
-
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "gptq-quantize-layer")
       << message << "\n";
@@ -222,11 +217,8 @@ static int run(int argc, char **argv) {
   const NpyArray *arrays[] = {&result->codes, &result->scales, &result->zeros,
                               &result->gIdx, &result->dequantized};
   for (int i = 0; i < 5; ++i)
-    if (llvm::Error err = outputs.add(outputPath(kOutputNames[i]),
-                                      [&](llvm::raw_ostream &os) {
-                                        writeNpy(os, *arrays[i]);
-                                        return llvm::Error::success();
-                                      }))
+    if (llvm::Error err =
+            writeNpy(outputs, outputPath(kOutputNames[i]), *arrays[i]))
       return fail(llvm::toString(std::move(err)));
   if (llvm::Error err = outputs.add(
           outputPath("report.json"),
@@ -235,8 +227,8 @@ static int run(int argc, char **argv) {
   if (llvm::Error err = outputs.commit())
     return fail(llvm::toString(std::move(err)));
   llvm::errs() << "gptq-quantize-layer: " << rows << " x " << cols << ", loss "
-               << number(loss) << ", percdamp " << number(damp) << ", "
-               << llvm::format("%.3f", seconds) << " s (compile "
+               << formatNumber(loss) << ", percdamp " << formatNumber(damp)
+               << ", " << llvm::format("%.3f", seconds) << " s (compile "
                << llvm::format("%.3f", quantizer.compileSeconds()) << " s) -> "
                << outDir << "\n";
   return 0;

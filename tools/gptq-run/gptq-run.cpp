@@ -159,11 +159,7 @@ static int run(int argc, char **argv) {
     return fail(llvm::toString(std::move(err)));
   PendingOutputs outputs;
   for (size_t i = 0; i < results->size(); ++i)
-    if (llvm::Error err =
-            outputs.add(resultPath(i), [&](llvm::raw_ostream &os) {
-              writeNpy(os, (*results)[i]);
-              return llvm::Error::success();
-            }))
+    if (llvm::Error err = writeNpy(outputs, resultPath(i), (*results)[i]))
       return fail(llvm::toString(std::move(err)));
   if (llvm::Error err = outputs.commit())
     return fail(llvm::toString(std::move(err)));

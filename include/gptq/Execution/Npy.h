@@ -21,6 +21,8 @@
 namespace mlir {
 namespace gptq {
 
+class PendingOutputs;
+
 /// Element types the tools exchange.
 enum class DType { F32, F64, I8, U8, I16, I32, I64, Bool };
 
@@ -119,6 +121,9 @@ void writeNpy(llvm::raw_ostream &os, const NpyArray &array);
 /// Writes a .npy file atomically (see Output.h): a failed write leaves no
 /// partial file.
 llvm::Error writeNpy(llvm::StringRef path, const NpyArray &array);
+/// Adds a .npy file to a set of outputs written together (see Output.h).
+llvm::Error writeNpy(PendingOutputs &outputs, llvm::StringRef path,
+                     const NpyArray &array);
 
 } // namespace gptq
 } // namespace mlir

@@ -71,6 +71,10 @@ struct LayerResult {
 /// symmetric ...").
 using LayerWarningHandler = llvm::function_ref<void(const llvm::Twine &)>;
 
+/// A number as the quantizer's messages write it, printf's %g (0.03, 1e-12);
+/// tools use it for their own lines about the same quantities.
+std::string formatNumber(double value);
+
 /// Checks escalation options against the requested percdamp: a positive
 /// finite step, at least one attempt, and a step that float32 does not lose.
 /// The messages name gptq-quantize-layer's options (--damp-step,
