@@ -99,39 +99,42 @@ struct InstrumentHessiansPass
     : public gptq::impl::GPTQInstrumentHessiansBase<InstrumentHessiansPass> {
   using Base::Base;
 
+  /// An error at `loc`, prefixed with the pass's name; the pass fails.
+  InFlightDiagnostic fail(Location loc) {
+    signalPassFailure();
+    return emitError(loc) << "gptq-instrument-hessians: ";
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto func = module.lookupSymbol<func::FuncOp>(entry);
     if (!func) {
-      emitError(module.getLoc())
-          << "gptq-instrument-hessians: no function '@" << entry
+      fail(module.getLoc())
+          << "no function '@" << entry
           << "' in the module (set the entry with entry=NAME)";
-      return signalPassFailure();
+      return;
     }
     if (func.isExternal()) {
-      emitError(func.getLoc())
-          << "gptq-instrument-hessians: '@" << entry
-          << "' is a declaration, expected a function with a "
-             "body";
-      return signalPassFailure();
+      fail(func.getLoc()) << "'@" << entry
+                          << "' is a declaration, expected a function with a "
+                             "body";
+      return;
     }
     if (!func.getBody().hasOneBlock()) {
-      emitError(func.getLoc()) << "gptq-instrument-hessians: '@" << entry
-                               << "' has more than one block, expected one";
-      return signalPassFailure();
+      fail(func.getLoc()) << "'@" << entry
+                          << "' has more than one block, expected one";
+      return;
     }
     if (func->hasAttr(kHessiansAttr)) {
-      emitError(func.getLoc())
-          << "gptq-instrument-hessians: '@" << entry << "' already has '"
-          << kHessiansAttr << "' (instrumented twice)";
-      return signalPassFailure();
+      fail(func.getLoc()) << "'@" << entry << "' already has '" << kHessiansAttr
+                          << "' (instrumented twice)";
+      return;
     }
     if (!SymbolTable::symbolKnownUseEmpty(func, module)) {
-      emitError(func.getLoc())
-          << "gptq-instrument-hessians: '@" << entry
-          << "' is used in the module; its users would not "
-             "match its new results";
-      return signalPassFailure();
+      fail(func.getLoc()) << "'@" << entry
+                          << "' is used in the module; its users would not "
+                             "match its new results";
+      return;
     }
 
     // The whole module's analysis, so that names match gptq-list-linears.
@@ -144,10 +147,10 @@ struct InstrumentHessiansPass
           std::make_tuple("exclude", &exclude, &excludeRe)}) {
       std::string problem;
       if (!text->empty() && !re->isValid(problem)) {
-        emitError(module.getLoc())
-            << "gptq-instrument-hessians: " << option << "='" << *text
+        fail(module.getLoc())
+            << "" << option << "='" << *text
             << "' is not a valid regular expression: " << problem;
-        return signalPassFailure();
+        return;
       }
     }
     size_t found = 0;
@@ -160,34 +163,30 @@ struct InstrumentHessiansPass
           (!exclude.empty() && excludeRe.match(layer.name)))
         continue;
       if (layer.op->getBlock() != &body) {
-        emitError(layer.op->getLoc())
-            << "gptq-instrument-hessians: linear layer '" << layer.name
-            << "' is inside a nested region of '@" << entry
-            << "', expected it in the function's body";
-        return signalPassFailure();
+        fail(layer.op->getLoc()) << "linear layer '" << layer.name
+                                 << "' is inside a nested region of '@" << entry
+                                 << "', expected it in the function's body";
+        return;
       }
       std::string problem = checkInput(layer);
       if (!problem.empty()) {
-        emitError(layer.op->getLoc())
-            << "gptq-instrument-hessians: linear layer '" << layer.name
-            << "': " << problem;
-        return signalPassFailure();
+        fail(layer.op->getLoc())
+            << "linear layer '" << layer.name << "': " << problem;
+        return;
       }
       layers.push_back(&layer);
     }
     if (layers.empty() && found) {
-      emitError(func.getLoc())
-          << "gptq-instrument-hessians: none of the " << found
-          << " linear layers of '@" << entry << "' is selected by include='"
-          << include << "' and exclude='" << exclude << "'";
-      return signalPassFailure();
+      fail(func.getLoc()) << "none of the " << found << " linear layers of '@"
+                          << entry << "' is selected by include='" << include
+                          << "' and exclude='" << exclude << "'";
+      return;
     }
     if (layers.empty()) {
-      emitError(func.getLoc())
-          << "gptq-instrument-hessians: no linear layer in '@" << entry
-          << "': no linalg contraction of an activation with a "
-             "constant 2-D float weight";
-      return signalPassFailure();
+      fail(func.getLoc()) << "no linear layer in '@" << entry
+                          << "': no linalg contraction of an activation with a "
+                             "constant 2-D float weight";
+      return;
     }
 
     // One sample count is returned: every layer's input must have the same
@@ -220,12 +219,12 @@ struct InstrumentHessiansPass
           return std::string("a dynamic number of samples");
         return std::to_string(*n) + " samples";
       };
-      emitError(layer->op->getLoc())
-          << "gptq-instrument-hessians: linear layer '" << layer->name
-          << "' has an input of " << describe(samples) << " but '"
-          << layers.front()->name << "' has " << describe(firstSamples)
+      fail(layer->op->getLoc())
+          << "linear layer '" << layer->name << "' has an input of "
+          << describe(samples) << " but '" << layers.front()->name << "' has "
+          << describe(firstSamples)
           << "; one sample count is returned, so they must agree";
-      return signalPassFailure();
+      return;
     }
 
     OpBuilder b(&getContext());
@@ -264,11 +263,10 @@ struct InstrumentHessiansPass
       types.push_back(v.getType());
     SmallVector<DictionaryAttr> attrs(extra.size(), b.getDictionaryAttr({}));
     if (failed(func.insertResults(indices, types, attrs))) {
-      emitError(func.getLoc())
-          << "gptq-instrument-hessians: could not add results "
-             "to '@"
-          << entry << "'";
-      return signalPassFailure();
+      fail(func.getLoc()) << "could not add results "
+                             "to '@"
+                          << entry << "'";
+      return;
     }
     ret->insertOperands(ret->getNumOperands(), extra);
     func->setAttr(kHessiansAttr, b.getArrayAttr(names));
