@@ -15,6 +15,23 @@ namespace {
 llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
+
+llvm::Error cannotWrite(llvm::StringRef target, const llvm::Twine &why) {
+  return error("cannot write '" + target + "': " + why);
+}
+
+/// Runs `write` on `os`, then flushes and checks the stream: a write that
+/// failed (a full disk, a file-size limit) is an error naming `target`.
+llvm::Error
+writeChecked(llvm::raw_fd_ostream &os, llvm::StringRef target,
+             llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write) {
+  llvm::Error result = write(os);
+  os.flush();
+  if (!result && os.has_error())
+    result = cannotWrite(target, os.error().message());
+  os.clear_error();
+  return result;
+}
 } // namespace
 
 PendingOutputs::~PendingOutputs() { discard(); }
@@ -38,13 +55,8 @@ llvm::Error PendingOutputs::add(
     std::error_code ec;
     llvm::raw_fd_ostream os(target, ec);
     if (ec)
-      return error("cannot write '" + target + "': " + ec.message());
-    llvm::Error result = write(os);
-    os.flush();
-    if (!result && os.has_error())
-      result = error("cannot write '" + target + "': " + os.error().message());
-    os.clear_error();
-    return result;
+      return cannotWrite(target, ec.message());
+    return writeChecked(os, target, write);
   }
   // A hidden name in the same directory, so that the rename stays on one
   // file system.
@@ -52,23 +64,17 @@ llvm::Error PendingOutputs::add(
   path::append(model, "." + path::filename(target) + ".tmp-%%%%%%%%");
   llvm::Expected<fs::TempFile> temp = fs::TempFile::create(model);
   if (!temp)
-    return error("cannot write '" + target +
-                 "': " + llvm::toString(temp.takeError()));
+    return cannotWrite(target, llvm::toString(temp.takeError()));
   llvm::Error result = llvm::Error::success();
   {
     llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
-    result = write(os);
-    os.flush();
-    if (!result && os.has_error()) {
-      result = error("cannot write '" + target + "': " + os.error().message());
-      os.clear_error();
-    }
+    result = writeChecked(os, target, write);
   }
   // On disk before it is renamed into place, so that a crash of the machine
   // cannot leave a renamed but empty file either.
   if (!result && ::fsync(temp->FD) != 0)
-    result = error("cannot write '" + target + "': " +
-                   std::error_code(errno, std::generic_category()).message());
+    result = cannotWrite(
+        target, std::error_code(errno, std::generic_category()).message());
   if (result) {
     llvm::consumeError(temp->discard());
     return result;
@@ -87,11 +93,13 @@ llvm::Error PendingOutputs::add(llvm::StringRef target, llvm::StringRef bytes) {
 llvm::Error PendingOutputs::commit() {
   for (size_t i = 0; i < files.size(); ++i) {
     if (llvm::Error err = files[i].temp.keep(files[i].path)) {
-      std::string message = "cannot write '" + files[i].path +
-                            "': " + llvm::toString(std::move(err));
+      llvm::Error failure =
+          cannotWrite(files[i].path, llvm::toString(std::move(err)));
+      // The files before this one are in place; this one's temporary (a
+      // failed rename leaves it) and the rest are removed.
       files.erase(files.begin(), files.begin() + i);
       discard();
-      return error(message);
+      return failure;
     }
   }
   files.clear();
