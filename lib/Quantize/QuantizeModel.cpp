@@ -1142,7 +1142,10 @@ void QuantizeModelPass::runOnOperation() {
     if ((!include.empty() && !includeRe.match(layer.name)) ||
         (!exclude.empty() && excludeRe.match(layer.name)))
       continue;
-    if (layer.sharedWeight && !tied)
+    // As the reference: only the layers of the transformer blocks, unless
+    // classifier=true.
+    bool outsideBlocks = linears.blocksFromNames() && !layer.block;
+    if ((layer.sharedWeight || outsideBlocks) && !classifier)
       continue;
     LayerState state;
     state.layer = &layer;
@@ -1153,7 +1156,8 @@ void QuantizeModelPass::runOnOperation() {
       fail(func.getLoc()) << "none of the " << found << " linear layers of '@"
                           << entry << "' is selected (include='" << include
                           << "', exclude='" << exclude
-                          << "', tied=" << (tied ? "true" : "false") << ")";
+                          << "', classifier=" << (classifier ? "true" : "false")
+                          << ")";
     else
       fail(func.getLoc()) << "no linear layer in '@" << entry
                           << "': no linalg contraction of an activation with "

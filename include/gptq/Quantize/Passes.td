@@ -172,9 +172,12 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     grid point instead (no calibration). Layers that calibration cannot
     reach (a contraction in a nested region, an input that is not f32) are
     rounded to nearest with a warning. `include=REGEX` and `exclude=REGEX`
-    select layers by name; a layer whose weight other ops also read (a
-    classifier tied to the token embeddings) stays float unless
-    `tied=true`, as in the reference.
+    select layers by name. As in the reference, which quantizes only the
+    layers of the transformer blocks, the output classifier stays float
+    unless `classifier=true`: a layer outside the `layers.<i>.` blocks when
+    the model's layers are named that way, or a layer whose weight other
+    ops also read (a classifier tied to the token embeddings, whose
+    embedding lookup then keeps the float table).
 
     **Rewrite.** Each quantized weight becomes `dense_resource` constants
     named after the layer: `<name>.qweight` (the codes of each output row
@@ -244,9 +247,10 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "runs">,
     Option<"calibrationBatch", "calibration-batch", "int64_t",
            /*default=*/"16", "Calibration samples per call of a stage">,
-    Option<"tied", "tied", "bool", /*default=*/"false",
-           "Also quantize layers whose weight other ops read (a classifier "
-           "tied to the embeddings)">,
+    Option<"classifier", "classifier", "bool", /*default=*/"false",
+           "Also quantize the output classifier (layers outside the "
+           "layers.<i>. blocks, and layers whose weight other ops read, such "
+           "as a classifier tied to the embeddings)">,
     Option<"dampStep", "damp-step", "double", /*default=*/"0.01",
            "Added to percdamp for each retry when a Hessian is not positive "
            "definite">,
