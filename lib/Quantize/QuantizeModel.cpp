@@ -1266,12 +1266,14 @@ void QuantizeModelPass::runOnOperation() {
                              "layers";
       return;
     }
-    if (failed(calibrate(config, **gptqQuantizer, **rtnQuantizer)))
-      return;
+    // Layers that calibration cannot reach are rounded first, so that the
+    // layers calibrated after them see their quantized outputs.
     for (unsigned i = 0; i < states.size(); ++i)
-      if (!states[i].result &&
+      if (!states[i].uncalibrated.empty() &&
           failed(roundLayer(i, **rtnQuantizer, "rtn (not calibrated)")))
         return;
+    if (failed(calibrate(config, **gptqQuantizer, **rtnQuantizer)))
+      return;
   }
 
   // Weight bytes before and after.
