@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 
 #if GPTQ_HAVE_ZLIB
 #include <zlib.h>
@@ -80,6 +81,31 @@ std::string quoted(StringRef name) {
   return s;
 }
 
+/// The bytes of an inflated member: grown with realloc, which moves large
+/// blocks by remapping their pages rather than copying them and leaves new
+/// pages untouched until they are written.
+class InflatedBytes {
+public:
+  InflatedBytes() = default;
+  InflatedBytes(const InflatedBytes &) = delete;
+  InflatedBytes &operator=(const InflatedBytes &) = delete;
+  ~InflatedBytes() { std::free(ptr); }
+  bool reserve(uint64_t size) {
+    void *p = std::realloc(ptr, std::max<uint64_t>(size, 1));
+    if (!p)
+      return false;
+    ptr = static_cast<char *>(p);
+    room = size;
+    return true;
+  }
+  char *data() { return ptr; }
+  uint64_t capacity() const { return room; }
+
+private:
+  char *ptr = nullptr;
+  uint64_t room = 0;
+};
+
 /// Reads one archive held in memory.
 class Reader {
 public:
@@ -120,7 +146,7 @@ private:
                                         uint64_t directoryOffset,
                                         uint64_t &nextFree) const;
   llvm::Error inflate(const Member &member, StringRef compressed,
-                      std::string &out) const;
+                      InflatedBytes &out) const;
 
   StringRef bytes;
   StringRef file;
@@ -309,28 +335,40 @@ llvm::Expected<StringRef> Reader::memberBytes(const Member &member,
 }
 
 llvm::Error Reader::inflate(const Member &member, StringRef compressed,
-                            std::string &out) const {
+                            InflatedBytes &out) const {
 #if GPTQ_HAVE_ZLIB
-  z_stream stream = {};
-  // Negative window bits: a raw deflate stream, as zip stores it.
-  if (inflateInit2(&stream, -MAX_WBITS) != Z_OK)
-    return failMember(member.name, "cannot start zlib's inflate");
   // Grown as the data comes, up to one byte past the declared size (which
   // would show that there is more): memory follows what the stream holds,
   // not what the archive claims.
   uint64_t limit = member.size == UINT64_MAX ? member.size : member.size + 1;
-  out.resize(std::min<uint64_t>(limit, compressed.size() * 4 + 65536));
+  auto grow = [&](uint64_t size) -> llvm::Error {
+    if (out.reserve(size))
+      return llvm::Error::success();
+    return failMember(member.name, "out of memory for its " + Twine(size) +
+                                       " inflated bytes");
+  };
+  if (llvm::Error err =
+          grow(std::min<uint64_t>(limit, compressed.size() * 4 + 65536)))
+    return err;
+  z_stream stream = {};
+  // Negative window bits: a raw deflate stream, as zip stores it.
+  if (inflateInit2(&stream, -MAX_WBITS) != Z_OK)
+    return failMember(member.name, "cannot start zlib's inflate");
   uint64_t consumed = 0, produced = 0;
   int status = Z_OK;
   constexpr uint64_t kChunk = 1u << 30;
   while (true) {
-    if (produced == out.size()) {
-      if (out.size() == limit)
+    if (produced == out.capacity()) {
+      if (out.capacity() == limit)
         break;
-      out.resize(std::min<uint64_t>(limit, out.size() * 2));
+      if (llvm::Error err =
+              grow(std::min<uint64_t>(limit, out.capacity() * 2))) {
+        inflateEnd(&stream);
+        return err;
+      }
     }
     uint64_t in = std::min<uint64_t>(compressed.size() - consumed, kChunk);
-    uint64_t room = std::min<uint64_t>(out.size() - produced, kChunk);
+    uint64_t room = std::min<uint64_t>(out.capacity() - produced, kChunk);
     stream.next_in =
         reinterpret_cast<Bytef *>(const_cast<char *>(compressed.data())) +
         consumed;
@@ -362,7 +400,6 @@ llvm::Error Reader::inflate(const Member &member, StringRef compressed,
                                        " bytes, not its declared " +
                                        Twine(member.size) +
                                        " (corrupt archive)");
-  out.resize(produced);
   return llvm::Error::success();
 #else
   (void)compressed;
@@ -418,12 +455,12 @@ llvm::Expected<std::vector<NpzEntry>> Reader::read() {
         memberBytes(*member, dir->offset, nextFree);
     if (!stored)
       return stored.takeError();
-    std::string inflated;
+    InflatedBytes inflated;
     StringRef data = *stored;
     if (member->method == kMethodDeflate) {
       if (llvm::Error err = inflate(*member, *stored, inflated))
         return std::move(err);
-      data = inflated;
+      data = StringRef(inflated.data(), member->size);
     }
     uint32_t crc = llvm::crc32(llvm::arrayRefFromStringRef(data));
     if (crc != member->crc)
