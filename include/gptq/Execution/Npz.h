@@ -45,7 +45,8 @@ struct NpzEntry {
   NpyArray array;
 };
 
-/// An array to write, by reference, so that writing needs no copy of it.
+/// An array to write, by reference, so that writing needs no copy of it
+/// (`array` must not be null).
 struct NpzEntryRef {
   llvm::StringRef name;
   const NpyArray *array;
@@ -66,13 +67,15 @@ llvm::Expected<std::vector<NpzEntry>> readNpz(llvm::StringRef path);
 
 /// The bytes of an uncompressed .npz archive of `entries`, in that order.
 /// Fails when a name is empty, repeated, longer than 65,531 bytes or holds
-/// a NUL byte.
+/// a NUL byte, or when an array's data is not as long as its dtype and
+/// shape say.
 llvm::Expected<std::string> serializeNpz(llvm::ArrayRef<NpzEntryRef> entries);
 
 /// Writes `entries`, in that order, as an uncompressed .npz archive that
 /// numpy.load reads, through `outputs`: nothing appears at `path` until
-/// outputs.commit(). Fails (writing nothing) on the names serializeNpz
-/// refuses.
+/// outputs.commit(). Fails, naming `path` and adding nothing to `outputs`,
+/// on the entries serializeNpz refuses, and as PendingOutputs::add does
+/// (e.g. on a full disk).
 llvm::Error writeNpz(PendingOutputs &outputs, llvm::StringRef path,
                      llvm::ArrayRef<NpzEntry> entries);
 /// The same, for arrays held elsewhere.
