@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::Expected<std::vector<NpzEntry>> entries = parseNpz(bytes, "input");
   if (!entries) {
     std::string message = llvm::toString(entries.takeError());
-    if (message.find('\n') != std::string::npos)
+    if (message.find_first_of("\n\r") != std::string::npos)
       std::abort();
     return 0;
   }

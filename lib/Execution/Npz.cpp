@@ -81,6 +81,20 @@ std::string quoted(StringRef name) {
   return s;
 }
 
+/// `err` with control characters escaped: the .npy reader quotes header
+/// text, which a corrupt member may fill with line breaks.
+llvm::Error oneLine(llvm::Error err) {
+  std::string message = llvm::toString(std::move(err)), out;
+  for (char c : message) {
+    if (uint8_t(c) < 0x20 || uint8_t(c) == 0x7f)
+      out += "\\x" + llvm::utohexstr(uint8_t(c), /*LowerCase=*/false,
+                                     /*Width=*/2);
+    else
+      out += c;
+  }
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), out);
+}
+
 /// The bytes of an inflated member: grown with realloc, which moves large
 /// blocks by remapping their pages rather than copying them and leaves new
 /// pages untouched until they are written.
@@ -471,7 +485,7 @@ llvm::Expected<std::vector<NpzEntry>> Reader::read() {
     llvm::Expected<NpyArray> array =
         parseNpy(data, (file + ": member " + quoted(name)).str());
     if (!array)
-      return array.takeError();
+      return oneLine(array.takeError());
     entries.push_back(
         {name.drop_back(kSuffix.size()).str(), std::move(*array)});
   }
