@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the fuzzers for a while, each target in turn:
 #   scripts/fuzz.sh [SECONDS per target, default 600] [TARGET...]
-# Targets (default: all): npy and ir, libFuzzer targets in C++ (fuzz/*.cpp,
+# Targets (default: all): npy, npz and ir, libFuzzer targets in C++ (fuzz/*.cpp,
 # built in build-fuzz/ with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer; scripts/setup.sh installs clang), and llama2c
 # and tokenizer, the Python package's readers under atheris
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(npy ir llama2c tokenizer)
+((${#targets[@]})) || targets=(npy npz ir llama2c tokenizer)
 case "$seconds" in
   '' | *[!0-9]*) echo "fuzz: error: SECONDS must be a whole number, found '$seconds'" >&2; exit 1 ;;
 esac
@@ -31,7 +31,7 @@ summary=()
 for t in "${targets[@]}"; do
   extra=()
   case "$t" in
-    npy | ir)
+    npy | npz | ir)
       if ((!built)); then
         if [ ! -f build-fuzz/build.ninja ]; then
           cmake -S . -B build-fuzz -G Ninja -DGPTQ_ENABLE_FUZZERS=ON \
@@ -54,7 +54,7 @@ for t in "${targets[@]}"; do
       seeds=fuzz/python/corpus/$t
       ;;
     *)
-      echo "fuzz: error: no fuzz target '$t' (expected npy, ir, llama2c or tokenizer)" >&2
+      echo "fuzz: error: no fuzz target '$t' (expected npy, npz, ir, llama2c or tokenizer)" >&2
       exit 1
       ;;
   esac

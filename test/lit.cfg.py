@@ -49,7 +49,7 @@ if subprocess.run(["unshare", "-rm", "sh", "-c",
 
 # The libFuzzer targets, built apart with clang and sanitizers (build-fuzz/).
 fuzzers = {name: os.path.join(config.gptq_fuzz_bin_dir, name)
-           for name in ("gptq-fuzz-npy", "gptq-fuzz-ir")}
+           for name in ("gptq-fuzz-npy", "gptq-fuzz-npz", "gptq-fuzz-ir")}
 if all(os.access(path, os.X_OK) for path in fuzzers.values()):
     config.available_features.add("fuzzers")
     for name, path in fuzzers.items():
