@@ -15,9 +15,7 @@
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Npy.h"
-#ifdef GPTQ_HAVE_NPZ
 #include "gptq/Execution/Npz.h"
-#endif
 #include "gptq/Execution/Output.h"
 #include "gptq/Quantize/LinearLayers.h"
 #include "gptq/Quantize/Passes.h"
@@ -1220,7 +1218,6 @@ void QuantizeModelPass::runOnOperation() {
       if (failed(roundLayer(i, **rtnQuantizer, "rtn")))
         return;
   } else if (!hessians.empty()) {
-#ifdef GPTQ_HAVE_NPZ
     auto entries = readNpz(hessians);
     if (!entries) {
       fail(loc) << "hessians=" << hessians << ": "
@@ -1248,10 +1245,11 @@ void QuantizeModelPass::runOnOperation() {
       }
       state.hessian = std::move(it->array);
       state.samples = 1;
+    }
+    // Every Hessian is checked before any layer is quantized.
+    for (unsigned i = 0; i < states.size(); ++i)
       if (failed(quantizeLayer(i, **gptqQuantizer, **rtnQuantizer)))
         return;
-    }
-#endif
   } else {
     for (const LayerState &state : states)
       if (!state.uncalibrated.empty())
@@ -1359,19 +1357,17 @@ void QuantizeModelPass::runOnOperation() {
       return;
     }
   }
-#ifdef GPTQ_HAVE_NPZ
   if (!dumpHessians.empty()) {
-    std::vector<NpzEntry> entries;
+    std::vector<NpzEntryRef> entries;
     for (LayerState &state : states)
       if (state.samples > 0)
-        entries.push_back({state.layer->name, view(state.hessian)});
+        entries.push_back({state.layer->name, &state.hessian});
     if (llvm::Error err = writeNpz(outputs, dumpHessians, entries)) {
       fail(loc) << "dump-hessians=" << dumpHessians << ": "
                 << llvm::toString(std::move(err));
       return;
     }
   }
-#endif
   if (llvm::Error err = outputs.commit()) {
     fail(loc) << llvm::toString(std::move(err));
     return;
