@@ -19,6 +19,17 @@ using namespace mlir::gptq;
 using llvm::StringRef;
 
 namespace {
+/// Text from a file as a message quotes it: control and non-ASCII bytes
+/// escaped, so that the message stays one line.
+std::string escaped(StringRef text) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os.write_escaped(text, /*UseHexEscapes=*/true);
+  return out;
+}
+} // namespace
+
+namespace {
 struct DTypeInfo {
   DType dtype;
   const char *descr;
@@ -248,7 +259,7 @@ llvm::Expected<NpyArray> parseHeader(StringRef bytes, StringRef name,
   std::optional<StringRef> order = headerValue(header, "fortran_order");
   std::optional<StringRef> shapeText = headerValue(header, "shape");
   if (!descr || !order || !shapeText)
-    return fail(name, "malformed .npy header '" + header.trim() + "'");
+    return fail(name, "malformed .npy header '" + escaped(header.trim()) + "'");
 
   NpyArray array;
   StringRef d = descr->trim("'\"");
@@ -274,7 +285,7 @@ llvm::Expected<NpyArray> parseHeader(StringRef bytes, StringRef name,
 
   StringRef dims = shapeText->trim();
   if (!dims.consume_front("(") || !dims.consume_back(")"))
-    return fail(name, "malformed shape '" + *shapeText + "'");
+    return fail(name, "malformed shape '" + escaped(*shapeText) + "'");
   llvm::SmallVector<StringRef> parts;
   dims.split(parts, ',', -1, /*KeepEmpty=*/false);
   for (StringRef p : parts) {
@@ -283,7 +294,7 @@ llvm::Expected<NpyArray> parseHeader(StringRef bytes, StringRef name,
       continue;
     int64_t v;
     if (p.getAsInteger(10, v) || v < 0)
-      return fail(name, "malformed shape '" + *shapeText + "'");
+      return fail(name, "malformed shape '" + escaped(*shapeText) + "'");
     array.shape.push_back(v);
   }
   std::optional<int64_t> expected = checkedByteCount(array.shape, found->size);
