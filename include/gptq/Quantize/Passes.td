@@ -207,9 +207,9 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "Calibration samples: a .npy with the entry's argument for every "
            "sample along dimension 0">,
     Option<"bits", "bits", "int64_t", /*default=*/"4",
-           "Bits per weight code, 2..8">,
+           "Bits per weight code, 2..8 (default 4)">,
     Option<"groupSize", "group-size", "int64_t", /*default=*/"-1",
-           "Input columns per grid; -1 for one grid per output row">,
+           "Input columns per grid; -1 (default) for one grid per output row">,
     Option<"sym", "sym", "bool", /*default=*/"false",
            "Symmetric grids">,
     Option<"actOrder", "act-order", "bool", /*default=*/"false",
@@ -217,17 +217,17 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     Option<"staticGroups", "static-groups", "bool", /*default=*/"false",
            "Compute every group's grid before quantizing">,
     Option<"percdamp", "percdamp", "double", /*default=*/"0.01",
-           "Dampening, a fraction of the mean Hessian diagonal">,
+           "Dampening, a fraction of the mean Hessian diagonal (default 0.01)">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
-           "Columns per lazy batch update">,
+           "Columns per lazy batch update (default 128)">,
     Option<"mse", "mse", "bool", /*default=*/"false",
            "Search shrunken grids for the least error">,
     Option<"method", "method", "std::string", /*default=*/"\"gptq\"",
-           "gptq, or rtn (round to nearest, no calibration)">,
+           "gptq (default), or rtn (round to nearest, no calibration)">,
     Option<"sequential", "sequential", "std::string",
            /*default=*/"\"layers\"",
-           "layers (true-sequential groups), blocks, or none (all Hessians "
-           "from the float model)">,
+           "layers (default: true-sequential groups), blocks, or none (all "
+           "Hessians from the float model)">,
     Option<"include", "include", "std::string", /*default=*/"\"\"",
            "Quantize only the layers whose name matches this regular "
            "expression">,
@@ -244,20 +244,20 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "Write the per-layer report to this JSON file">,
     Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
            "The function whose layers are quantized and that calibration "
-           "runs">,
+           "runs (default forward)">,
     Option<"calibrationBatch", "calibration-batch", "int64_t",
-           /*default=*/"16", "Calibration samples per call of a stage">,
+           /*default=*/"16", "Calibration samples per call of a stage (default 16)">,
     Option<"classifier", "classifier", "bool", /*default=*/"false",
            "Also quantize the output classifier (layers outside the "
            "layers.<i>. blocks, and layers whose weight other ops read, such "
            "as a classifier tied to the embeddings)">,
     Option<"dampStep", "damp-step", "double", /*default=*/"0.01",
            "Added to percdamp for each retry when a Hessian is not positive "
-           "definite">,
+           "definite (default 0.01)">,
     Option<"maxAttempts", "max-attempts", "unsigned", /*default=*/"100",
-           "Attempts per layer at most, the first included">,
+           "Attempts per layer at most, the first included (default 100)">,
     Option<"format", "format", "std::string", /*default=*/"\"packed\"",
-           "packed (integer codes, scales, zeros, g_idx) or float "
+           "packed (default: integer codes, scales, zeros, g_idx) or float "
            "(dequantized weights)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
