@@ -291,8 +291,7 @@ struct QuantizeModelPass
   BlockArgument addArg(Stage &stage, Value original, StageArg arg, Type type,
                        OpBuilder &b);
   LogicalResult compileStages();
-  LogicalResult calibrate(ConfigAttr config, LayerQuantizer &gptq,
-                          LayerQuantizer &rtn);
+  LogicalResult calibrate(LayerQuantizer &gptq, LayerQuantizer &rtn);
   LogicalResult quantizeLayer(unsigned index, LayerQuantizer &gptq,
                               LayerQuantizer &rtn);
   LogicalResult roundLayer(unsigned index, LayerQuantizer &rtn,
@@ -613,8 +612,7 @@ const NpyArray *QuantizeModelPass::constantArray(Operation *op) {
 // Calibration and quantization
 //===----------------------------------------------------------------------===//
 
-LogicalResult QuantizeModelPass::calibrate(ConfigAttr config,
-                                           LayerQuantizer &gptq,
+LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
                                            LayerQuantizer &rtn) {
   Location loc = module.getLoc();
   auto data = readNpy(calibration);
@@ -801,7 +799,6 @@ LogicalResult QuantizeModelPass::calibrate(ConfigAttr config,
     }
     calibrateSeconds += secondsSince(start);
   }
-  (void)config;
   return success();
 }
 
@@ -917,7 +914,6 @@ static DenseResourceElementsAttr resource(ShapedType type, StringRef name,
 }
 
 void QuantizeModelPass::rewrite(ConfigAttr config) {
-  MLIRContext *ctx = &getContext();
   // The uses to replace, found before any is replaced.
   std::vector<std::pair<unsigned, OpOperand *>> uses;
   for (auto [i, state] : llvm::enumerate(states))
@@ -981,7 +977,6 @@ void QuantizeModelPass::rewrite(ConfigAttr config) {
     if (global && SymbolTable::symbolKnownUseEmpty(global, module))
       global->erase();
   }
-  (void)ctx;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1270,7 +1265,7 @@ void QuantizeModelPass::runOnOperation() {
       if (!states[i].uncalibrated.empty() &&
           failed(roundLayer(i, **rtnQuantizer, "rtn (not calibrated)")))
         return;
-    if (failed(calibrate(config, **gptqQuantizer, **rtnQuantizer)))
+    if (failed(calibrate(**gptqQuantizer, **rtnQuantizer)))
       return;
   }
 
