@@ -453,48 +453,14 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   std::unique_ptr<CompiledFunction> fn(new CompiledFunction());
   fn->entryName = entry.str();
 
-  FunctionType signature;
-  if (auto func = module->lookupSymbol<func::FuncOp>(entry)) {
-    if (func.isExternal())
-      return error("entry function '" + entry + "' has no body");
-    if (func.isPrivate())
-      return error("entry function '" + entry + "' is private");
-    signature = func.getFunctionType();
-    // gptq-export-entry-points (the pipeline's first pass) adds the C
-    // interface to public functions and makes their tensor arguments
-    // read-only, so calls need not copy the caller's arrays.
-  } else if (auto llvmFunc = module->lookupSymbol<LLVM::LLVMFuncOp>(entry)) {
-    auto attr = llvmFunc->getAttrOfType<TypeAttr>("gptq.signature");
-    if (!attr || !isa<FunctionType>(attr.getValue()) ||
-        !llvmFunc->hasAttr("llvm.emit_c_interface"))
-      return error("entry '" + entry +
-                   "' is an llvm.func without its original signature: lower "
-                   "the module with gptq-opt --gptq-lower-to-cpu-pipeline, "
-                   "which keeps it in a gptq.signature attribute");
-    signature = cast<FunctionType>(attr.getValue());
-  } else {
-    std::string names;
-    module->walk([&](FunctionOpInterface f) {
-      if (!f.isExternal())
-        names += (names.empty() ? "" : ", ") + f.getName().str();
-    });
-    return error("no function '" + entry + "' in the module" +
-                 (names.empty() ? "" : " (functions: " + names + ")"));
-  }
-  for (auto [i, t] : llvm::enumerate(signature.getInputs())) {
-    auto spec = specOf(t, /*allowScalar=*/true,
-                       "argument #" + llvm::Twine(i) + " of '" + entry + "'");
-    if (!spec)
-      return spec.takeError();
-    fn->inputSpecs.push_back(*spec);
-  }
-  for (auto [i, t] : llvm::enumerate(signature.getResults())) {
-    auto spec = specOf(t, /*allowScalar=*/false,
-                       "result #" + llvm::Twine(i) + " of '" + entry + "'");
-    if (!spec)
-      return spec.takeError();
-    fn->resultSpecs.push_back(*spec);
-  }
+  auto signature = entrySignature(*module, entry);
+  if (!signature)
+    return signature.takeError();
+  fn->inputSpecs = std::move(signature->inputs);
+  fn->resultSpecs = std::move(signature->results);
+  // gptq-export-entry-points (the pipeline's first pass) adds the C
+  // interface to public functions and makes their tensor arguments
+  // read-only, so calls need not copy the caller's arrays.
 
   if (llvm::Error err = checkTypeSizes(*module))
     return std::move(err);
@@ -801,4 +767,66 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
     if (!adopted.contains(allocation))
       freeFn(allocation);
   return results;
+}
+
+llvm::Expected<EntrySignature>
+mlir::gptq::entrySignature(ModuleOp module, llvm::StringRef entry) {
+  EntrySignature result;
+  FunctionType signature;
+  if (auto func = module.lookupSymbol<func::FuncOp>(entry)) {
+    if (func.isExternal())
+      return error("entry function '" + entry + "' has no body");
+    if (func.isPrivate())
+      return error("entry function '" + entry + "' is private");
+    signature = func.getFunctionType();
+  } else if (auto llvmFunc = module.lookupSymbol<LLVM::LLVMFuncOp>(entry)) {
+    auto attr = llvmFunc->getAttrOfType<TypeAttr>("gptq.signature");
+    if (!attr || !isa<FunctionType>(attr.getValue()) ||
+        !llvmFunc->hasAttr("llvm.emit_c_interface"))
+      return error("entry '" + entry +
+                   "' is an llvm.func without its original signature: lower "
+                   "the module with gptq-opt --gptq-lower-to-cpu-pipeline, "
+                   "which keeps it in a gptq.signature attribute");
+    signature = cast<FunctionType>(attr.getValue());
+  } else {
+    std::string names;
+    module.walk([&](FunctionOpInterface f) {
+      if (!f.isExternal())
+        names += (names.empty() ? "" : ", ") + f.getName().str();
+    });
+    return error("no function '" + entry + "' in the module" +
+                 (names.empty() ? "" : " (functions: " + names + ")"));
+  }
+  for (auto [i, t] : llvm::enumerate(signature.getInputs())) {
+    auto spec = specOf(t, /*allowScalar=*/true,
+                       "argument #" + llvm::Twine(i) + " of '" + entry + "'");
+    if (!spec)
+      return spec.takeError();
+    result.inputs.push_back(*spec);
+  }
+  for (auto [i, t] : llvm::enumerate(signature.getResults())) {
+    auto spec = specOf(t, /*allowScalar=*/false,
+                       "result #" + llvm::Twine(i) + " of '" + entry + "'");
+    if (!spec)
+      return spec.takeError();
+    result.results.push_back(*spec);
+  }
+  return result;
+}
+
+std::vector<std::string> mlir::gptq::entryNames(ModuleOp module) {
+  std::vector<std::string> names;
+  for (Operation &op : module.getBody()->getOperations()) {
+    if (auto func = dyn_cast<func::FuncOp>(op)) {
+      if (func.isPublic() && !func.isExternal())
+        names.push_back(func.getSymName().str());
+    } else if (auto llvmFunc = dyn_cast<LLVM::LLVMFuncOp>(op)) {
+      // The lowering copies the attribute onto the C interface wrapper,
+      // which is how an entry is called, not an entry itself.
+      if (llvmFunc->hasAttr("gptq.signature") &&
+          !llvmFunc.getSymName().starts_with("_mlir_ciface_"))
+        names.push_back(llvmFunc.getSymName().str());
+    }
+  }
+  return names;
 }

@@ -6,51 +6,72 @@ checks and prepares token ids and reads the logits back.
 
 import math
 import os
-import re
 import sys
 from pathlib import Path
-from typing import Callable, List, Optional, TextIO, Union
+from typing import Any, Callable, Dict, List, Optional, TextIO, Union
 
 import numpy as np
 
 from . import runner
 from .errors import GPTQError
-from .importer import MODEL_ATTRIBUTE
 from .tokenizer import BOS, EOS
-
-_HEADER_LINES = 400
-_INT_FIELD = re.compile(r"(\w+)\s*=\s*(-?\d+)\s*:\s*i64")
 
 
 def read_model_attributes(path: Union[str, os.PathLike]) -> dict:
     """The ``gptq.model`` module attribute of the MLIR file at ``path``.
 
-    Returns ``{}`` when the module has none (only ``seq_len`` and
-    ``vocab_size`` checks are lost). The attribute is on the ``module`` line,
-    which follows at most a few hundred lines of attribute aliases.
+    Read through ``gptq-run --describe``, which parses (and so verifies) the
+    module without compiling it. Returns ``{}`` when the module has none
+    (only the ``seq_len`` and ``vocab_size`` checks are lost), else all seven
+    keys as ints: ``dim``, ``hidden_dim``, ``n_heads``, ``n_kv_heads``,
+    ``n_layers``, ``seq_len``, ``vocab_size``.
     """
-    try:
-        with open(path, "r", encoding="utf-8", errors="replace") as handle:
-            for _, line in zip(range(_HEADER_LINES), handle):
-                if line.lstrip().startswith("module"):
-                    start = line.find(MODEL_ATTRIBUTE + " = {")
-                    if start < 0:
-                        return {}
-                    body = line[start : line.index("}", start)]
-                    return {key: int(value) for key, value in _INT_FIELD.findall(body)}
-    except OSError as error:
-        raise GPTQError(f"cannot read model {path}: {error.strerror}") from error
-    return {}
+    return runner.describe(path)["model"] or {}
+
+
+def _signature(specs: List[Dict[str, Any]]) -> str:
+    def one(spec: Dict[str, Any]) -> str:
+        sizes = ", ".join("?" if size is None else str(size) for size in spec["shape"])
+        return f"{spec['dtype']} [{sizes}]"
+
+    return "(" + ", ".join(one(spec) for spec in specs) + ")"
+
+
+def _check_forward(path: Path, description: Dict[str, Any]) -> None:
+    """GPTQError unless ``@forward`` maps int32 ``[B, S]`` to one float32 ``[B, S, V]``."""
+    functions = {function["name"]: function for function in description["functions"]}
+    forward = functions.get("forward")
+    if forward is None:
+        names = ", ".join(f"@{name}" for name in functions) or "none"
+        raise GPTQError(f"{path} has no public function @forward (entry functions: {names})")
+    if "error" in forward:
+        raise GPTQError(f"{path}: {forward['error']}")
+    inputs, results = forward["inputs"], forward["results"]
+    if [(spec["dtype"], len(spec["shape"])) for spec in inputs] != [("int32", 2)] or [
+        (spec["dtype"], len(spec["shape"])) for spec in results
+    ] != [("float32", 3)]:
+        raise GPTQError(
+            f"{path}: expected @forward to take token ids int32 [batch, seq] and return "
+            f"logits float32 [batch, seq, vocab], found {_signature(inputs)} -> {_signature(results)}"
+        )
 
 
 class Model:
-    """An MLIR module with ``@forward(tokens [B, S] i32) -> logits [B, S, V] f32``."""
+    """An MLIR module with ``@forward(tokens [B, S] i32) -> logits [B, S, V] f32``.
+
+    Opening one parses the module with ``gptq-run --describe`` (no
+    compilation): GPTQError if it does not verify or has no such
+    ``@forward``. ``seq_len`` and ``vocab_size`` come from its ``gptq.model``
+    attribute, None when it has none.
+    """
 
     def __init__(self, path: Union[str, os.PathLike]):
         self.path = Path(path)
         if not self.path.is_file():
             raise GPTQError(f"model {path} does not exist")
-        attributes = read_model_attributes(self.path)
+        description = runner.describe(self.path)
+        _check_forward(self.path, description)
+        attributes = description["model"] or {}
         self.seq_len: Optional[int] = attributes.get("seq_len")
         self.vocab_size: Optional[int] = attributes.get("vocab_size")
 

@@ -6,16 +6,20 @@ a module through the CPU pipeline and calls one function on ``.npy`` inputs::
     gptq-run MODEL.mlir --entry forward --input tokens.npy --output-dir DIR
 
 writing the results, in order, to ``DIR/0.npy``, ``DIR/1.npy``, ...
+``gptq-run MODEL.mlir --describe`` parses the module without compiling it and
+prints its entry functions' signatures and its ``gptq.model`` attribute as
+JSON (see :func:`describe`).
 
 The binary is ``$GPTQ_RUN`` if set, else ``build/bin/gptq-run`` under the
 repository root.
 """
 
+import json
 import os
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -44,6 +48,38 @@ def require_runner() -> Path:
             f"--target gptq-run) or point ${ENV_VAR} at the binary"
         )
     return runner
+
+
+def describe(module: Union[str, os.PathLike], entry: Optional[str] = None) -> Dict[str, Any]:
+    """What gptq-run reads from the MLIR module at ``module``, without compiling it.
+
+    Returns ``{"model": {...} or None, "functions": [...]}``: ``model`` is the
+    module's ``gptq.model`` attribute (``{"dim": 64, ..., "vocab_size": 512}``,
+    verified by the dialect), and each function is ``{"name", "inputs",
+    "results"}`` with every argument and result as ``{"kind": "tensor" |
+    "memref" | "scalar", "dtype": "int32", "shape": [None, None]}`` (``None``
+    for a dynamic size), or ``{"name", "error"}`` when gptq-run could not call
+    it. With ``entry``, only that function, and GPTQError when it cannot be
+    called. Raises GPTQError with the runner's own message if the module does
+    not parse or verify.
+    """
+    runner = require_runner()
+    command = [str(runner), str(module), "--describe"]
+    if entry is not None:
+        command += ["--entry", entry]
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    if completed.returncode != 0:
+        message = (completed.stderr or completed.stdout).strip()
+        raise GPTQError(
+            f"gptq-run --describe failed (exit status {completed.returncode}) on {module}:\n{message}"
+        )
+    try:
+        description = json.loads(completed.stdout)
+    except ValueError as error:
+        raise GPTQError(f"gptq-run --describe printed no valid JSON for {module}: {error}") from error
+    if not isinstance(description, dict) or not isinstance(description.get("functions"), list):
+        raise GPTQError(f"gptq-run --describe printed an unexpected object for {module}")
+    return description
 
 
 def run_function(

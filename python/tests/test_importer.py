@@ -33,7 +33,7 @@ def _resources(text):
     return blobs
 
 
-def test_stories260k_module(stories_mlir, checkpoint_path, mlir_opt):
+def test_stories260k_module(stories_mlir, checkpoint_path, mlir_opt, gptq_run):
     _verify(mlir_opt, stories_mlir)
     text = stories_mlir.read_text()
     assert "func.func @forward(%tokens: tensor<?x?xi32>) -> tensor<?x?x?xf32>" in text

@@ -120,7 +120,7 @@ def test_window_nll_matches_torch():
     assert window_nll(logits, windows) == pytest.approx(want, rel=1e-12)
 
 
-def test_sequence_longer_than_seq_len(stories_mlir):
+def test_sequence_longer_than_seq_len(gptq_run, stories_mlir):
     model = Model(stories_mlir)
     with pytest.raises(GPTQError, match="sequence of 513 tokens is longer than the model's seq_len 512"):
         model.check_tokens(np.ones((1, 513), dtype=np.int32))

@@ -52,7 +52,7 @@ def torch_mlir_module(tmp_path_factory):
     return ckpt, source, output
 
 
-def test_import_torch_parses_with_llvm22(torch_mlir_module, mlir_opt):
+def test_import_torch_parses_with_llvm22(torch_mlir_module, mlir_opt, gptq_run):
     ckpt, _, output = torch_mlir_module
     result = subprocess.run([mlir_opt, str(output), "-o", "/dev/null"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]

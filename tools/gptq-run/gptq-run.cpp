@@ -1,5 +1,6 @@
 //===- gptq-run.cpp - Run a function of an MLIR file on .npy inputs -------===//
 
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Npy.h"
 #include "gptq/Execution/Output.h"
@@ -10,11 +11,13 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
+#include <memory>
 
 using namespace mlir;
 using namespace mlir::gptq;
@@ -55,9 +58,92 @@ static cl::opt<unsigned> repeat(
              "buffers"),
     cl::init(1), cl::cat(category));
 
+static cl::opt<bool> describe(
+    "describe",
+    cl::desc("Print the module's entry functions (argument and result dtypes "
+             "and shapes) and its gptq.model attribute as one JSON object on "
+             "stdout; parses the module only, compiles and runs nothing"),
+    cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "gptq-run") << message << "\n";
   return 1;
+}
+
+/// One argument or result on one line: {"kind": "tensor", "dtype":
+/// "int32", "shape": [null, 512]} (null for a dynamic size).
+static void writeSpecs(llvm::json::OStream &json, llvm::StringRef key,
+                       const std::vector<ArgSpec> &specs) {
+  json.attributeArray(key, [&] {
+    for (const ArgSpec &spec : specs)
+      json.rawValue([&](llvm::raw_ostream &os) {
+        os << "{\"kind\": \""
+           << (spec.scalar     ? "scalar"
+               : spec.isMemRef ? "memref"
+                               : "tensor")
+           << "\", \"dtype\": \"" << dtypeName(spec.dtype)
+           << "\", \"shape\": [";
+        for (size_t i = 0; i < spec.shape.size(); ++i) {
+          os << (i ? ", " : "");
+          if (ShapedType::isDynamic(spec.shape[i]))
+            os << "null";
+          else
+            os << spec.shape[i];
+        }
+        os << "]}";
+      });
+  });
+}
+
+/// --describe: the JSON object, or an error when --entry names a function
+/// that cannot be called.
+static llvm::Expected<std::string> describeModule(ModuleOp module) {
+  // With --entry, that function or the error a run would give; without,
+  // every function that looks like an entry, each with its signature or
+  // with why it cannot be called.
+  bool oneEntry = entry.getNumOccurrences() > 0;
+  std::vector<std::string> names =
+      oneEntry ? std::vector<std::string>{entry} : entryNames(module);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream json(os, /*IndentSize=*/2);
+  llvm::Error failure = llvm::Error::success();
+  json.object([&] {
+    // The dialect verified the attribute when the module was parsed: a
+    // dictionary of i64 integers.
+    auto model = module->getAttrOfType<DictionaryAttr>(
+        GPTQDialect::ModelAttrHelper::getNameStr());
+    if (model)
+      json.attributeObject("model", [&] {
+        for (NamedAttribute field : model)
+          json.attribute(field.getName().getValue(),
+                         cast<IntegerAttr>(field.getValue()).getInt());
+      });
+    else
+      json.attribute("model", nullptr);
+    json.attributeArray("functions", [&] {
+      for (const std::string &name : names) {
+        auto signature = entrySignature(module, name);
+        if (!signature && oneEntry) {
+          failure = signature.takeError();
+          return;
+        }
+        json.object([&] {
+          json.attribute("name", name);
+          if (!signature) {
+            json.attribute("error", llvm::toString(signature.takeError()));
+            return;
+          }
+          writeSpecs(json, "inputs", signature->inputs);
+          writeSpecs(json, "results", signature->results);
+        });
+      }
+    });
+  });
+  if (failure)
+    return std::move(failure);
+  os << "\n";
+  return text;
 }
 
 static int run(int argc, char **argv) {
@@ -73,19 +159,34 @@ static int run(int argc, char **argv) {
       "dtypes, ranks and static sizes are checked. Results are written as\n"
       "DIR/0.npy, DIR/1.npy, ..., all together and only when the call\n"
       "succeeded; a numbered file that this function would not rewrite (left\n"
-      "by a run of a function with more results) is an error.\n");
+      "by a run of a function with more results) is an error.\n\n"
+      "  gptq-run model.mlir --describe\n\n"
+      "prints what a caller needs to know before a run, as JSON: the entry\n"
+      "functions' argument and result dtypes and shapes, and the model's\n"
+      "hyper-parameters (the gptq.model module attribute).\n");
 
-  if (device != "cpu") {
-    if (device == "cuda")
-      return fail("--device cuda is not available in this build; use cpu");
-    return fail("unknown --device '" + device + "' (expected cpu)");
+  if (describe) {
+    // Nothing is compiled or written: options about running are mistakes.
+    const cl::Option *runOptions[] = {
+        std::addressof(inputs), &outputDir, &device,
+        &choleskyBlock,         &timing,    &repeat};
+    for (const cl::Option *option : runOptions)
+      if (option->getNumOccurrences() > 0)
+        return fail("--describe reads the module only; --" + option->ArgStr +
+                    " does not apply");
+  } else {
+    if (device != "cpu") {
+      if (device == "cuda")
+        return fail("--device cuda is not available in this build; use cpu");
+      return fail("unknown --device '" + device + "' (expected cpu)");
+    }
+    if (outputDir.getNumOccurrences() == 0)
+      return fail("--output-dir is required (or --describe)");
+    if (llvm::Error err = checkOutputDirectory(outputDir, "--output-dir"))
+      return fail(llvm::toString(std::move(err)));
+    if (choleskyBlock < 1)
+      return fail("--cholesky-block must be >= 1");
   }
-  if (outputDir.getNumOccurrences() == 0)
-    return fail("--output-dir is required");
-  if (llvm::Error err = checkOutputDirectory(outputDir, "--output-dir"))
-    return fail(llvm::toString(std::move(err)));
-  if (choleskyBlock < 1)
-    return fail("--cholesky-block must be >= 1");
 
   std::vector<NpyArray> args;
   std::vector<std::string> names;
@@ -111,6 +212,21 @@ static int run(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return fail("cannot parse '" + inputFile + "'");
+
+  if (describe) {
+    auto text = describeModule(*module);
+    if (!text)
+      return fail(inputFile + ": " + llvm::toString(text.takeError()));
+    llvm::raw_fd_ostream &out = llvm::outs();
+    out << *text;
+    out.flush();
+    if (out.has_error()) {
+      std::string why = out.error().message();
+      out.clear_error();
+      return fail("cannot write to standard output: " + why);
+    }
+    return 0;
+  }
 
   JitOptions options = jitOptionsFromCommandLine("gptq-run");
   options.choleskyBlock = choleskyBlock;

@@ -90,6 +90,24 @@ int runTool(const char *toolName, llvm::function_ref<int()> body);
 /// Adds every dialect and extension the gptq tools parse and lower.
 void registerToolDialects(DialectRegistry &registry);
 
+/// The signature of a function that CompiledFunction can call.
+struct EntrySignature {
+  std::vector<ArgSpec> inputs, results;
+};
+
+/// The signature of `entry` in `module` as CompiledFunction::compile reads
+/// it, or the error compile gives for it (no such function, private, no
+/// body, types the runner cannot exchange). Reads only; compiles nothing.
+llvm::Expected<EntrySignature> entrySignature(ModuleOp module,
+                                              llvm::StringRef entry);
+
+/// The names of the module's functions that look like entries, in order:
+/// public func.func with a body, and llvm.func that keep their original
+/// signature (lowered by the gptq pipelines; not their _mlir_ciface_
+/// wrappers). entrySignature may still
+/// reject one of them for its types.
+std::vector<std::string> entryNames(ModuleOp module);
+
 /// A function of an MLIR module, compiled for the host CPU.
 class CompiledFunction {
 public:

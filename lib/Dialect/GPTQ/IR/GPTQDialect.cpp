@@ -2,7 +2,9 @@
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -22,4 +24,86 @@ void GPTQDialect::initialize() {
 #define GET_OP_LIST
 #include "gptq/Dialect/GPTQ/IR/GPTQOps.cpp.inc"
       >();
+}
+
+namespace {
+/// The keys of `gptq.model`, in the order the dictionary keeps them.
+constexpr llvm::StringLiteral kModelKeys[] = {
+    "dim",      "hidden_dim", "n_heads",   "n_kv_heads",
+    "n_layers", "seq_len",    "vocab_size"};
+
+std::string modelKeyList() {
+  std::string list;
+  for (llvm::StringRef key : kModelKeys)
+    list += (list.empty() ? "" : ", ") + key.str();
+  return list;
+}
+
+/// Errors are reported at the module's location without the usual note that
+/// prints the operation: that would be the whole model.
+LogicalResult verifyModelAttribute(Operation *op, Attribute value) {
+  llvm::StringRef name = GPTQDialect::ModelAttrHelper::getNameStr();
+  if (!isa<ModuleOp>(op))
+    return emitError(op->getLoc())
+           << "'" << name
+           << "' is a module attribute: expected it on a "
+              "builtin.module, found it on '"
+           << op->getName() << "'";
+  auto dict = dyn_cast<DictionaryAttr>(value);
+  if (!dict)
+    return emitError(op->getLoc())
+           << "expected '" << name << "' to be a dictionary, found " << value;
+  for (NamedAttribute entry : dict)
+    if (!llvm::is_contained(kModelKeys, entry.getName().getValue()))
+      return emitError(op->getLoc())
+             << "'" << name << "' has unknown key '"
+             << entry.getName().getValue() << "' (expected the keys "
+             << modelKeyList() << ")";
+  llvm::StringMap<int64_t> values;
+  for (llvm::StringRef key : kModelKeys) {
+    Attribute field = dict.get(key);
+    if (!field)
+      return emitError(op->getLoc())
+             << "'" << name << "' is missing key '" << key
+             << "' (expected the keys " << modelKeyList() << ")";
+    auto integer = dyn_cast<IntegerAttr>(field);
+    if (!integer || !integer.getType().isSignlessInteger(64))
+      return emitError(op->getLoc())
+             << "expected '" << name << "' key '" << key
+             << "' to be an i64 integer, found " << field;
+    if (integer.getInt() < 1)
+      return emitError(op->getLoc())
+             << "expected '" << name << "' key '" << key
+             << "' to be positive, found " << integer.getInt();
+    values[key] = integer.getInt();
+  }
+  int64_t dim = values["dim"], heads = values["n_heads"],
+          kvHeads = values["n_kv_heads"];
+  if (dim % heads != 0)
+    return emitError(op->getLoc())
+           << "expected '" << name
+           << "' dim to be a multiple of n_heads, found dim = " << dim
+           << " and n_heads = " << heads;
+  if (heads % kvHeads != 0)
+    return emitError(op->getLoc())
+           << "expected '" << name
+           << "' n_heads to be a multiple of n_kv_heads, found n_heads = "
+           << heads << " and n_kv_heads = " << kvHeads;
+  if ((dim / heads) % 2 != 0)
+    return emitError(op->getLoc())
+           << "expected '" << name
+           << "' to give an even head size dim / n_heads, "
+              "found "
+           << dim << " / " << heads << " = " << dim / heads;
+  return success();
+}
+} // namespace
+
+LogicalResult GPTQDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attribute) {
+  if (attribute.getName().getValue() == ModelAttrHelper::getNameStr())
+    return verifyModelAttribute(op, attribute.getValue());
+  // Other gptq.* attributes (gptq.signature, gptq.hessians, ...) belong to
+  // the passes that set them.
+  return success();
 }

@@ -25,7 +25,42 @@ def GPTQ_Dialect : Dialect {
     `gptq.py`/`quant.py`) in its default mode: asymmetric min-max grids per
     row or per (row, group), round half to even, dampening relative to the
     mean of the Hessian diagonal, lazy batch updates of 128 columns.
+
+    ## The `gptq.model` module attribute
+
+    The importers record a model's hyper-parameters on its module, under the
+    names that llama2.c and Hugging Face Llama configurations give them:
+
+    ```mlir
+    module attributes {gptq.model = {dim = 64 : i64, hidden_dim = 172 : i64,
+                                     n_heads = 8 : i64, n_kv_heads = 4 : i64,
+                                     n_layers = 5 : i64, seq_len = 512 : i64,
+                                     vocab_size = 512 : i64}} {
+      func.func @forward(%tokens: tensor<?x?xi32>) -> tensor<?x?x512xf32> { ... }
+    }
+    ```
+
+    The attribute is optional; where present, the dialect verifies it
+    whenever the module is parsed or verified:
+
+    - it is allowed only on a `builtin.module`;
+    - it is a dictionary with exactly the seven keys `dim`, `hidden_dim`,
+      `n_heads`, `n_kv_heads`, `n_layers`, `seq_len` and `vocab_size`, each a
+      positive `i64` integer. A missing key and any other key are errors, so
+      that a misspelled key cannot silently drop a check that depends on it;
+    - `dim` is a multiple of `n_heads`, `n_heads` a multiple of `n_kv_heads`
+      (grouped-query attention), and the head size `dim / n_heads` is even
+      (rotary embeddings turn pairs of channels). These hold for every
+      llama2.c checkpoint (its reader refuses others) and every Hugging Face
+      Llama model whose head size is the default `dim / n_heads`.
+
+    The drivers read it with `gptq-run --describe`: `seq_len` bounds the
+    sequences and `vocab_size` the token ids they pass to `@forward`. Other
+    attributes whose names start with `gptq.` belong to the passes that set
+    them and are not checked here.
   }];
+  let discardableAttrs = (ins "::mlir::DictionaryAttr":$model);
+  let hasOperationAttrVerify = 1;
   let useDefaultAttributePrinterParser = 1;
 }
 
