@@ -37,64 +37,6 @@ namespace {
 /// The attribute that lists the layer names of the Hessian results.
 constexpr StringLiteral kHessiansAttr = "gptq.hessians";
 
-/// Checks that the layer's input can be accumulated: f32, read with the
-/// contraction's reduction dimension last. Returns an error message or "".
-std::string checkInput(const LinearLayer &layer) {
-  auto type = dyn_cast<RankedTensorType>(layer.activation.getType());
-  if (!type || type.getRank() == 0)
-    return "its input is not a ranked tensor of rank 1 or more";
-  if (!type.getElementType().isF32())
-    return "its input has element type " +
-           llvm::formatv("{0}", type.getElementType()).str() + ", expected f32";
-  linalg::LinalgOp op = layer.op;
-  OpOperand *operand = nullptr;
-  for (OpOperand *input : op.getDpsInputOperands())
-    if (input->get() == layer.activation)
-      operand = input;
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (!operand || failed(dims) || dims->k.size() != 1)
-    return "its contraction dimensions cannot be inferred";
-  AffineMap map = op.getMatchingIndexingMap(operand);
-  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
-  if (!last || last.getPosition() != dims->k.front())
-    return "its input is not read with the reduction dimension last";
-  int64_t cols = type.getShape().back();
-  if (!ShapedType::isDynamic(cols) && cols != layer.inFeatures)
-    return "its input has " + std::to_string(cols) + " columns, expected " +
-           std::to_string(layer.inFeatures);
-  return "";
-}
-
-/// The layer's input as [samples, tokens, in] or [tokens, in].
-Value reshapeInput(OpBuilder &b, Location loc, Value input) {
-  auto type = cast<RankedTensorType>(input.getType());
-  int64_t rank = type.getRank();
-  if (rank == 2 || rank == 3)
-    return input;
-  if (rank == 1) {
-    auto to =
-        RankedTensorType::get({1, type.getDimSize(0)}, type.getElementType());
-    SmallVector<ReassociationIndices> groups = {{0, 1}};
-    return tensor::ExpandShapeOp::create(b, loc, to, input, groups);
-  }
-  // All but the last two dimensions are samples.
-  ReassociationIndices samples;
-  int64_t count = 1;
-  for (int64_t d = 0; d < rank - 2; ++d) {
-    samples.push_back(d);
-    int64_t size = type.getDimSize(d);
-    count = ShapedType::isDynamic(size) || ShapedType::isDynamic(count)
-                ? ShapedType::kDynamic
-                : count * size;
-  }
-  SmallVector<ReassociationIndices> groups = {samples, {rank - 2}, {rank - 1}};
-  auto to = RankedTensorType::get(
-      {count, type.getDimSize(rank - 2), type.getDimSize(rank - 1)},
-      type.getElementType());
-  return tensor::CollapseShapeOp::create(b, loc, to, input, groups);
-}
-
 struct InstrumentHessiansPass
     : public gptq::impl::GPTQInstrumentHessiansBase<InstrumentHessiansPass> {
   using Base::Base;
@@ -168,7 +110,7 @@ struct InstrumentHessiansPass
                                  << "', expected it in the function's body";
         return;
       }
-      std::string problem = checkInput(layer);
+      std::string problem = checkCalibrationInput(layer);
       if (!problem.empty()) {
         fail(layer.op->getLoc())
             << "linear layer '" << layer.name << "': " << problem;
@@ -241,7 +183,7 @@ struct InstrumentHessiansPass
       Value empty = tensor::EmptyOp::create(b, loc, hType.getShape(), f32);
       Value h0 = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
       Value n0 = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
-      Value input = reshapeInput(b, loc, layer->activation);
+      Value input = buildCalibrationInput(b, loc, layer->activation);
       auto acc = HessianAccumulateOp::create(b, loc, hType, b.getI64Type(),
                                              input, h0, n0);
       hessians.push_back(acc.getResult());

@@ -10,6 +10,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::gptq;
@@ -276,9 +277,11 @@ LinearLayers::LinearLayers(Operation *root) {
     layer.block = blockFromName(layer.name);
     namedBlocks |= layer.block.has_value();
   }
-  if (!namedBlocks)
-    for (auto [layer, d] : llvm::zip_equal(layers, inputDepth))
+  for (auto [layer, d] : llvm::zip_equal(layers, inputDepth)) {
+    layer.depth = d;
+    if (!namedBlocks)
       layer.block = d;
+  }
 }
 
 size_t LinearLayers::getNumBlocks() const {
@@ -287,4 +290,73 @@ size_t LinearLayers::getNumBlocks() const {
     if (layer.block)
       blocks.insert(*layer.block);
   return blocks.size();
+}
+
+std::string mlir::gptq::checkCalibrationInput(const LinearLayer &layer) {
+  auto type = dyn_cast<RankedTensorType>(layer.activation.getType());
+  if (!type || type.getRank() == 0)
+    return "its input is not a ranked tensor of rank 1 or more";
+  if (!type.getElementType().isF32())
+    return "its input has element type " +
+           llvm::formatv("{0}", type.getElementType()).str() + ", expected f32";
+  linalg::LinalgOp op = layer.op;
+  OpOperand *operand = nullptr;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (input->get() == layer.activation)
+      operand = input;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (!operand || failed(dims) || dims->k.size() != 1)
+    return "its contraction dimensions cannot be inferred";
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+  if (!last || last.getPosition() != dims->k.front())
+    return "its input is not read with the reduction dimension last";
+  int64_t cols = type.getShape().back();
+  if (!ShapedType::isDynamic(cols) && cols != layer.inFeatures)
+    return "its input has " + std::to_string(cols) + " columns, expected " +
+           std::to_string(layer.inFeatures);
+  return "";
+}
+
+Value mlir::gptq::buildCalibrationInput(OpBuilder &b, Location loc,
+                                        Value input) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  if (rank == 2 || rank == 3)
+    return input;
+  if (rank == 1) {
+    auto to =
+        RankedTensorType::get({1, type.getDimSize(0)}, type.getElementType());
+    SmallVector<ReassociationIndices> groups = {{0, 1}};
+    return tensor::ExpandShapeOp::create(b, loc, to, input, groups);
+  }
+  // All but the last two dimensions are samples.
+  ReassociationIndices samples;
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank - 2; ++d) {
+    samples.push_back(d);
+    int64_t size = type.getDimSize(d);
+    count = ShapedType::isDynamic(size) || ShapedType::isDynamic(count)
+                ? ShapedType::kDynamic
+                : count * size;
+  }
+  SmallVector<ReassociationIndices> groups = {samples, {rank - 2}, {rank - 1}};
+  auto to = RankedTensorType::get(
+      {count, type.getDimSize(rank - 2), type.getDimSize(rank - 1)},
+      type.getElementType());
+  return tensor::CollapseShapeOp::create(b, loc, to, input, groups);
+}
+
+OpOperand &mlir::gptq::getWeightSourceUse(const LinearLayer &layer) {
+  // Every op of the chain (tensor.cast, linalg.transpose, linalg.broadcast,
+  // a copying linalg.generic) reads the weight through its operand 0.
+  OpOperand *use = nullptr;
+  linalg::LinalgOp op = layer.op;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (input->get() == layer.weightOperand)
+      use = input;
+  while (use->get().getDefiningOp() != layer.weightSource)
+    use = &use->get().getDefiningOp()->getOpOperand(0);
+  return *use;
 }

@@ -130,14 +130,14 @@ llvm::Error
 mlir::gptq::checkEscalationOptions(double percdamp,
                                    const LayerQuantizerOptions &options) {
   if (!(options.dampStep > 0) || !std::isfinite(options.dampStep))
-    return error("--damp-step must be a positive number");
+    return error(options.dampStepName + " must be a positive number");
   if (options.maxAttempts < 1)
-    return error("--max-attempts must be >= 1");
+    return error(options.maxAttemptsName + " must be >= 1");
   // The compiled code computes in float32: a step lost to rounding would
   // retry with the same dampening.
   if (!(static_cast<float>(percdamp + options.dampStep) >
         static_cast<float>(percdamp)))
-    return error("--damp-step " + formatNumber(options.dampStep) +
+    return error(options.dampStepName + " " + formatNumber(options.dampStep) +
                  " is lost to float32 rounding at percdamp " +
                  formatNumber(percdamp) + "; use a larger step");
   return llvm::Error::success();
@@ -255,8 +255,9 @@ llvm::Expected<LayerResult> LayerQuantizer::quantize(NpyArray weight,
                    ": the Hessian is not positive definite even with "
                    "percdamp " +
                    formatNumber(damp) + " (" + llvm::Twine(result.attempts) +
-                   " attempts; --damp-step and --max-attempts set the "
-                   "retries); check the calibration data");
+                   " attempts; " + options.dampStepName + " and " +
+                   options.maxAttemptsName +
+                   " set the retries); check the calibration data");
     if (warn)
       warn(names.hessian + ": the Hessian is not positive definite with " +
            "percdamp " + formatNumber(damp) + "; retrying with " +

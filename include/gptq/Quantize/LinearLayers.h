@@ -11,6 +11,7 @@
 #define GPTQ_QUANTIZE_LINEARLAYERS_H
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 
@@ -52,6 +53,11 @@ struct LinearLayer {
   bool generatedName = false;
   /// The block the layer belongs to, when it belongs to one.
   std::optional<int64_t> block;
+  /// The number of linear layers on the longest data-flow path that reaches
+  /// the layer's activation: 0 for the first layers of a model. In a Llama
+  /// stack it counts the reference's true-sequential groups (q, k and v;
+  /// o; w1 and w3; w2) across blocks.
+  int64_t depth = 0;
 };
 
 /// Finds the linear layers under an operation (usually the module), in
@@ -82,6 +88,22 @@ private:
 /// Matches one op: returns the layer (without name and block) when `op` is
 /// a contraction of an activation with a constant weight.
 std::optional<LinearLayer> matchLinearLayer(Operation *op);
+
+/// Checks that a layer's input can feed gptq.hessian_accumulate: a ranked
+/// f32 tensor read with the contraction's reduction dimension last and with
+/// the layer's number of input features. Returns what is wrong, or "".
+std::string checkCalibrationInput(const LinearLayer &layer);
+
+/// The layer input `input` (checked by checkCalibrationInput) as
+/// gptq.hessian_accumulate takes it: [samples, tokens, in] or [tokens, in]
+/// as it is, a vector [in] as one token, and more dimensions with all but the
+/// last two collapsed into samples.
+Value buildCalibrationInput(OpBuilder &b, Location loc, Value input);
+
+/// The operand that reads the layer's weight source on the way to its
+/// contraction: the contraction's own weight operand, or the first op of the
+/// chain of casts, transposes and broadcasts in between.
+OpOperand &getWeightSourceUse(const LinearLayer &layer);
 
 } // namespace gptq
 } // namespace mlir

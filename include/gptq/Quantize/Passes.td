@@ -124,4 +124,143 @@ def GPTQInstrumentHessians : Pass<"gptq-instrument-hessians", "ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
+  let summary = "GPTQ of every linear layer of a model, calibrated in the compiler";
+  let description = [{
+    Quantizes the linear layers of the entry function (`entry`, default
+    `forward`; the layers of `gptq-list-linears`) and rewrites each weight
+    to packed integer codes that `gptq.unpack` and `gptq.dequantize` turn
+    back into the float weight the contraction reads.
+
+    ```
+    gptq-opt model.mlir --gptq-quantize-model="calibration=calib.npy bits=4 group-size=128 act-order=true" -o model.q.mlir
+    ```
+
+    **Calibration.** `calibration=FILE.npy` holds the entry's argument for
+    every calibration sample along its first dimension (for an imported
+    llama2.c model, `[windows, tokens]` int32 token ids, as
+    `python -m gptq_mlir calib` writes them). The pass runs the model on
+    them with the project's JIT, `calibration-batch` samples at a time, and
+    accumulates each layer's Hessian with `gptq.hessian_accumulate`. It
+    cuts the entry function into stages, one per group of layers that are
+    calibrated together, compiles each stage once (its weights and other
+    large constants are arguments, so stages of the same shape share their
+    code), and keeps the values that flow from one stage to the next for
+    every sample: memory holds those values for all samples, plus one
+    batch's intermediate values within a stage.
+
+    `sequential` chooses the groups, as the reference's Llama driver does:
+
+    | value | groups | each group is calibrated on |
+    | --- | --- | --- |
+    | `layers` (default) | layers at the same data-flow depth: in a Llama block q, k and v; o; w1 and w3; w2 | the outputs of all earlier groups, already quantized |
+    | `blocks` | the layers of one `layers.<i>.` block | the outputs of all earlier blocks, already quantized |
+    | `none` | all layers | the float model |
+
+    Each stage runs twice per batch: once to accumulate its layers'
+    Hessians, and once, after they are quantized, to compute what the next
+    stages read. `hessians=FILE.npz` takes the Hessians from a file instead
+    (one `in x in` float32 array per layer, keyed by layer name, as
+    `dump-hessians=FILE.npz` writes them) and runs nothing.
+
+    **Quantization.** Every layer goes through `gptq.quantize_layer` with
+    the configuration given by `bits`, `group-size`, `sym`, `act-order`,
+    `static-groups`, `percdamp`, `block-size` and `mse` (the keys of
+    `#gptq.config`). When a Hessian is not positive definite the
+    dampening grows by `damp-step`, at most `max-attempts` times, as in
+    `gptq-quantize-layer`. `method=rtn` rounds every weight to its nearest
+    grid point instead (no calibration). Layers that calibration cannot
+    reach (a contraction in a nested region, an input that is not f32) are
+    rounded to nearest with a warning. `include=REGEX` and `exclude=REGEX`
+    select layers by name; a layer whose weight other ops also read (a
+    classifier tied to the token embeddings) stays float unless
+    `tied=true`, as in the reference.
+
+    **Rewrite.** Each quantized weight becomes `dense_resource` constants
+    named after the layer: `<name>.qweight` (the codes of each output row
+    packed into 32-bit words, `gptq.pack`'s layout), `<name>.scales` and
+    `<name>.zeros` (float32, out x groups) and `<name>.g_idx` (int32, the
+    group of each input column), with `gptq.unpack` and `gptq.dequantize`
+    (and a `linalg.transpose` for weights stored in x out) in front of the
+    original contraction. `format=float` writes the dequantized weights as
+    float constants instead.
+
+    **Report.** A line per layer on stderr (name, out x in, the GPTQ error,
+    the round-to-nearest error, the dampening used, seconds), a summary of
+    layers that needed more dampening or fell back to round-to-nearest, and
+    with `report=FILE.json` the same as JSON. The errors are
+    `tr((W - Q) H (W - Q)^T) / 2`, the squared output error per calibration
+    sample, for the GPTQ weights and for round-to-nearest weights of the
+    same grid configuration.
+
+    Errors stop the pass with a diagnostic naming the layer or file: no
+    linear layer, calibration data whose dtype or shape does not fit the
+    entry's argument (or that the model's own checks reject, such as token
+    ids out of range), non-finite calibration activations, a Hessian that
+    stays singular after escalation. Nothing is written then.
+  }];
+  let options = [
+    Option<"calibration", "calibration", "std::string", /*default=*/"\"\"",
+           "Calibration samples: a .npy with the entry's argument for every "
+           "sample along dimension 0">,
+    Option<"bits", "bits", "int64_t", /*default=*/"4",
+           "Bits per weight code, 2..8">,
+    Option<"groupSize", "group-size", "int64_t", /*default=*/"-1",
+           "Input columns per grid; -1 for one grid per output row">,
+    Option<"sym", "sym", "bool", /*default=*/"false",
+           "Symmetric grids">,
+    Option<"actOrder", "act-order", "bool", /*default=*/"false",
+           "Quantize columns by descending Hessian diagonal">,
+    Option<"staticGroups", "static-groups", "bool", /*default=*/"false",
+           "Compute every group's grid before quantizing">,
+    Option<"percdamp", "percdamp", "double", /*default=*/"0.01",
+           "Dampening, a fraction of the mean Hessian diagonal">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
+           "Columns per lazy batch update">,
+    Option<"mse", "mse", "bool", /*default=*/"false",
+           "Search shrunken grids for the least error">,
+    Option<"method", "method", "std::string", /*default=*/"\"gptq\"",
+           "gptq, or rtn (round to nearest, no calibration)">,
+    Option<"sequential", "sequential", "std::string",
+           /*default=*/"\"layers\"",
+           "layers (true-sequential groups), blocks, or none (all Hessians "
+           "from the float model)">,
+    Option<"include", "include", "std::string", /*default=*/"\"\"",
+           "Quantize only the layers whose name matches this regular "
+           "expression">,
+    Option<"exclude", "exclude", "std::string", /*default=*/"\"\"",
+           "Leave the layers whose name matches this regular expression "
+           "float">,
+    Option<"hessians", "hessians", "std::string", /*default=*/"\"\"",
+           "Read the Hessians from this .npz (keyed by layer name) instead of "
+           "calibrating">,
+    Option<"dumpHessians", "dump-hessians", "std::string",
+           /*default=*/"\"\"",
+           "Write the Hessians used to this .npz (keyed by layer name)">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the per-layer report to this JSON file">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "The function whose layers are quantized and that calibration "
+           "runs">,
+    Option<"calibrationBatch", "calibration-batch", "int64_t",
+           /*default=*/"16", "Calibration samples per call of a stage">,
+    Option<"tied", "tied", "bool", /*default=*/"false",
+           "Also quantize layers whose weight other ops read (a classifier "
+           "tied to the embeddings)">,
+    Option<"dampStep", "damp-step", "double", /*default=*/"0.01",
+           "Added to percdamp for each retry when a Hessian is not positive "
+           "definite">,
+    Option<"maxAttempts", "max-attempts", "unsigned", /*default=*/"100",
+           "Attempts per layer at most, the first included">,
+    Option<"format", "format", "std::string", /*default=*/"\"packed\"",
+           "packed (integer codes, scales, zeros, g_idx) or float "
+           "(dequantized weights)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::gptq::GPTQDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // GPTQ_QUANTIZE_PASSES_TD

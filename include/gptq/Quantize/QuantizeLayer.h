@@ -35,6 +35,9 @@ struct LayerQuantizerOptions {
   /// Attempts at most, the first included; retries also stop before
   /// percdamp reaches 1.
   unsigned maxAttempts = 100;
+  /// How messages name the two settings above (a tool's options, a pass's).
+  std::string dampStepName = "--damp-step";
+  std::string maxAttemptsName = "--max-attempts";
   JitOptions jit;
 };
 
@@ -77,8 +80,7 @@ std::string formatNumber(double value);
 
 /// Checks escalation options against the requested percdamp: a positive
 /// finite step, at least one attempt, and a step that float32 does not lose.
-/// The messages name gptq-quantize-layer's options (--damp-step,
-/// --max-attempts).
+/// The messages name the settings as `options` does.
 llvm::Error checkEscalationOptions(double percdamp,
                                    const LayerQuantizerOptions &options);
 

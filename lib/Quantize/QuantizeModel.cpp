@@ -1,0 +1,1400 @@
+//===- QuantizeModel.cpp - GPTQ of every linear layer of a model ----------===//
+//
+// Calibrates a model inside the compiler and quantizes its linear layers, as
+// the reference's Llama driver does: the entry function is cut into stages,
+// one per group of layers calibrated together; each stage is compiled once
+// (weights and other large constants are arguments), run on the calibration
+// samples batch by batch to accumulate its layers' Hessians, its layers are
+// quantized through gptq.quantize_layer, and it runs again with the quantized
+// weights to produce what the next stages read. Finally each weight is
+// rewritten to packed codes with unpack/dequantize in front of its
+// contraction.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Execution/Jit.h"
+#include "gptq/Execution/Npy.h"
+#ifdef GPTQ_HAVE_NPZ
+#include "gptq/Execution/Npz.h"
+#endif
+#include "gptq/Execution/Output.h"
+#include "gptq/Quantize/LinearLayers.h"
+#include "gptq/Quantize/Passes.h"
+#include "gptq/Quantize/QuantizeLayer.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+
+namespace mlir {
+namespace gptq {
+#define GEN_PASS_DEF_GPTQQUANTIZEMODEL
+#include "gptq/Quantize/Passes.h.inc"
+} // namespace gptq
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::gptq;
+
+namespace {
+
+constexpr StringLiteral kPassName = "gptq-quantize-model";
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// An array that reads `a`'s data without owning it (arguments of compiled
+/// code are read-only, so calls need no copies).
+NpyArray view(const NpyArray &a) {
+  NpyArray v;
+  v.dtype = a.dtype;
+  v.shape = a.shape;
+  v.data = NpyBuffer::adopt(const_cast<char *>(a.data.data()), a.data.size(),
+                            nullptr, [](void *) {});
+  return v;
+}
+
+std::optional<DType> dtypeOf(Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF64())
+    return DType::F64;
+  if (type.isInteger(8))
+    return DType::I8;
+  if (type.isInteger(16))
+    return DType::I16;
+  if (type.isInteger(32))
+    return DType::I32;
+  if (type.isInteger(64))
+    return DType::I64;
+  return std::nullopt;
+}
+
+/// The values of a constant as an array: raw little-endian data of a
+/// `dense` or `dense_resource` attribute of a byte-sized element type.
+std::optional<NpyArray> arrayOf(ElementsAttr attr) {
+  auto type = cast<ShapedType>(attr.getType());
+  std::optional<DType> dtype = dtypeOf(type.getElementType());
+  if (!dtype || !type.hasStaticShape())
+    return std::nullopt;
+  NpyArray a =
+      NpyArray::zeros(*dtype, std::vector<int64_t>(type.getShape().begin(),
+                                                   type.getShape().end()));
+  size_t bytes = a.data.size();
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    ArrayRef<char> raw = dense.getRawData();
+    if (dense.isSplat()) {
+      size_t elem = dtypeSize(*dtype);
+      if (raw.size() != elem)
+        return std::nullopt;
+      for (size_t i = 0; i < bytes; i += elem)
+        std::memcpy(a.data.data() + i, raw.data(), elem);
+      return a;
+    }
+    if (raw.size() != bytes)
+      return std::nullopt;
+    std::memcpy(a.data.data(), raw.data(), bytes);
+    return a;
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    ArrayRef<char> raw = resource.getData();
+    if (raw.size() != bytes)
+      return std::nullopt;
+    std::memcpy(a.data.data(), raw.data(), bytes);
+    return a;
+  }
+  return std::nullopt;
+}
+
+/// The transpose of a 2-D float32 array.
+NpyArray transposed(const NpyArray &a) {
+  int64_t rows = a.shape[0], cols = a.shape[1];
+  NpyArray t = NpyArray::zeros(DType::F32, {cols, rows});
+  const float *src = a.as<float>();
+  float *dst = t.as<float>();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      dst[c * rows + r] = src[r * cols + c];
+  return t;
+}
+
+NpyArray copyOf(const NpyArray &a) {
+  NpyArray c;
+  c.dtype = a.dtype;
+  c.shape = a.shape;
+  c.data = a.data;
+  return c;
+}
+
+/// tr((W - Q) H (W - Q)^T) / 2: with H = 2/n sum x x^T, the squared output
+/// error of Q in place of W, summed over tokens and averaged over samples.
+double outputError(const NpyArray &w, const NpyArray &q, const NpyArray &h) {
+  int64_t rows = w.shape[0], cols = w.shape[1];
+  const float *wv = w.as<float>(), *qv = q.as<float>(), *hv = h.as<float>();
+  std::vector<float> d(cols);
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c)
+      d[c] = wv[r * cols + c] - qv[r * cols + c];
+    double row = 0;
+    for (int64_t i = 0; i < cols; ++i) {
+      if (d[i] == 0)
+        continue;
+      const float *hr = hv + i * cols;
+      float s = 0;
+      for (int64_t j = 0; j < cols; ++j)
+        s += hr[j] * d[j];
+      row += double(d[i]) * s;
+    }
+    total += row;
+  }
+  return total / 2;
+}
+
+/// Codes of each row packed into 32-bit words as `gptq.pack` does: a
+/// little-endian bit stream per row, code j at bits [j * bits, (j+1) * bits).
+NpyArray packCodes(const NpyArray &codes, int64_t bits) {
+  int64_t rows = codes.shape[0], cols = codes.shape[1];
+  int64_t words = (cols * bits + 31) / 32;
+  NpyArray packed = NpyArray::zeros(DType::I32, {rows, words});
+  const uint8_t *c = codes.as<uint8_t>();
+  uint32_t *p = packed.as<uint32_t>();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j) {
+      uint64_t bit = uint64_t(j) * bits;
+      uint64_t value = c[r * cols + j];
+      uint32_t *row = p + r * words;
+      row[bit / 32] |= uint32_t(value << (bit % 32));
+      if (bit % 32 + bits > 32)
+        row[bit / 32 + 1] |= uint32_t(value >> (32 - bit % 32));
+    }
+  return packed;
+}
+
+/// The first non-finite entry of a float32 array, as "nan at [i, j]".
+std::optional<std::string> firstNonFinite(const NpyArray &a) {
+  const float *v = a.as<float>();
+  int64_t cols = a.shape.size() == 2 ? a.shape[1] : 1;
+  for (int64_t i = 0, n = a.numElements(); i < n; ++i)
+    if (!std::isfinite(v[i]))
+      return std::string(std::isnan(v[i]) ? "nan" : "inf") + " at [" +
+             std::to_string(i / cols) + ", " + std::to_string(i % cols) + "]";
+  return std::nullopt;
+}
+
+/// What happens to one selected layer, and what came of it.
+struct LayerState {
+  const LinearLayer *layer = nullptr;
+  /// Why calibration cannot reach the layer; empty when it can.
+  std::string uncalibrated;
+  /// The stage that calibrates it, -1 when none does.
+  int64_t stage = -1;
+  /// The weight, float32 out x in.
+  NpyArray weight;
+  /// The accumulated Hessian and its sample count.
+  NpyArray hessian;
+  int64_t samples = 0;
+  /// The quantization, and the dequantized weight in the layout the model
+  /// stores it (the arguments of later stages read it).
+  std::optional<LayerResult> result;
+  std::optional<NpyArray> stored;
+  std::string method;
+  double gptqError = NAN, rtnError = NAN, seconds = 0;
+};
+
+/// Where one argument of a stage's function comes from.
+struct StageArg {
+  enum Kind { Input, Crossing, Constant, Hessian, Count } kind;
+  /// Input: the entry's argument number.
+  unsigned number = 0;
+  /// Crossing: the value of the entry function.
+  Value value;
+  /// Constant: its op.
+  Operation *constant = nullptr;
+  /// Hessian: the layer (index into the states).
+  unsigned layer = 0;
+};
+
+/// One stage: a slice of the entry function as a function of its own.
+struct Stage {
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp func;
+  IRMapping map;
+  std::vector<StageArg> args;
+  /// The layers whose Hessians it returns, then the count, then `outputs`.
+  std::vector<unsigned> layers;
+  SmallVector<Value> hessianResults;
+  Value countResult;
+  /// Values of the entry function that later stages read, returned after the
+  /// Hessians and the count.
+  llvm::SetVector<Value> outputs;
+  /// The op (of the entry) after which the stage ends.
+  unsigned end = 0;
+  CompiledFunction *compiled = nullptr;
+};
+
+struct QuantizeModelPass
+    : public gptq::impl::GPTQQuantizeModelBase<QuantizeModelPass> {
+  using Base::Base;
+
+  InFlightDiagnostic fail(Location loc) {
+    signalPassFailure();
+    return emitError(loc) << kPassName << ": ";
+  }
+
+  void runOnOperation() override;
+
+  // Set up by runOnOperation.
+  ModuleOp module;
+  func::FuncOp func;
+  std::vector<LayerState> states;
+  llvm::DenseMap<Operation *, unsigned> opIndex;
+  llvm::DenseMap<Operation *, unsigned> layerOfWeight;
+  // Shared pointers: passes are copyable.
+  std::vector<std::shared_ptr<Stage>> stages;
+  llvm::DenseMap<Operation *, NpyArray> constantArrays;
+  std::map<std::string, std::shared_ptr<CompiledFunction>> compiledByText;
+  std::shared_ptr<MLIRContext> jitContext;
+  JitOptions jitOptions;
+  unsigned compiledCount = 0;
+  double calibrateSeconds = 0, compileSeconds = 0, quantizeSeconds = 0;
+
+  LogicalResult buildStages();
+  LogicalResult materialize(Stage &stage, unsigned index, Value value,
+                            OpBuilder &b);
+  BlockArgument addArg(Stage &stage, Value original, StageArg arg, Type type,
+                       OpBuilder &b);
+  LogicalResult compileStages();
+  LogicalResult calibrate(ConfigAttr config, LayerQuantizer &gptq,
+                          LayerQuantizer &rtn);
+  LogicalResult quantizeLayer(unsigned index, LayerQuantizer &gptq,
+                              LayerQuantizer &rtn);
+  LogicalResult roundLayer(unsigned index, LayerQuantizer &rtn,
+                           StringRef method);
+  const NpyArray *constantArray(Operation *op);
+  void rewrite(ConfigAttr config);
+  void printLayer(unsigned index);
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Stages
+//===----------------------------------------------------------------------===//
+
+/// A float constant of at least 16 elements that is not a splat: such
+/// constants become arguments of the stages, so that stages that differ only
+/// in their weights share compiled code.
+static bool isLargeConstant(Operation *op) {
+  ElementsAttr attr;
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    attr = dyn_cast<ElementsAttr>(constant.getValue());
+  else if (auto load = dyn_cast<ml_program::GlobalLoadConstOp>(op)) {
+    auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
+        op, load.getGlobalAttr());
+    if (global && !global.getIsMutable() && global.getValue())
+      attr = dyn_cast<ElementsAttr>(*global.getValue());
+  }
+  if (!attr || attr.isSplat())
+    return false;
+  auto type = cast<ShapedType>(attr.getType());
+  return type.hasStaticShape() && type.getNumElements() >= 16 &&
+         (type.getElementType().isF32() || type.getElementType().isF64());
+}
+
+static ElementsAttr constantValue(Operation *op) {
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return cast<ElementsAttr>(constant.getValue());
+  auto load = cast<ml_program::GlobalLoadConstOp>(op);
+  auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
+      op, load.getGlobalAttr());
+  return cast<ElementsAttr>(*global.getValue());
+}
+
+BlockArgument QuantizeModelPass::addArg(Stage &stage, Value original,
+                                        StageArg arg, Type type, OpBuilder &b) {
+  Block &body = stage.func.getBody().front();
+  BlockArgument blockArg = body.addArgument(type, stage.func.getLoc());
+  if (original)
+    stage.map.map(original, blockArg);
+  stage.args.push_back(arg);
+  return blockArg;
+}
+
+LogicalResult QuantizeModelPass::materialize(Stage &stage, unsigned index,
+                                             Value value, OpBuilder &b) {
+  if (stage.map.contains(value))
+    return success();
+  Block &entryBody = func.getBody().front();
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (arg.getOwner() != &entryBody)
+      return failure();
+    StageArg a{StageArg::Input};
+    a.number = arg.getArgNumber();
+    addArg(stage, value, a, value.getType(), b);
+    return success();
+  }
+  Operation *def = value.getDefiningOp();
+  if (isLargeConstant(def)) {
+    StageArg a{StageArg::Constant};
+    a.constant = def;
+    addArg(stage, value, a, value.getType(), b);
+    return success();
+  }
+  auto cloneWithOperands = [&]() -> LogicalResult {
+    for (Value operand : def->getOperands())
+      if (failed(materialize(stage, index, operand, b)))
+        return failure();
+    b.clone(*def, stage.map);
+    return success();
+  };
+  if (def->hasTrait<OpTrait::ConstantLike>() ||
+      isa<ml_program::GlobalLoadConstOp>(def))
+    return cloneWithOperands();
+  auto it = opIndex.find(def);
+  if (it == opIndex.end())
+    return failure();
+  // Which stage computes it.
+  unsigned from = 0;
+  while (from < stages.size() && stages[from]->end < it->second)
+    ++from;
+  if (from >= index)
+    return failure();
+  if (isa<RankedTensorType>(value.getType())) {
+    stages[from]->outputs.insert(value);
+    StageArg a{StageArg::Crossing};
+    a.value = value;
+    addArg(stage, value, a, value.getType(), b);
+    return success();
+  }
+  // Scalars (sizes, flags) are computed again where they are needed.
+  if (!isMemoryEffectFree(def) || def->getNumRegions() != 0) {
+    fail(def->getLoc()) << "cannot split '@" << entry
+                        << "' into calibration stages: a value of type "
+                        << value.getType()
+                        << " flows from one stage to another and is not a "
+                           "tensor or a pure computation; use sequential=none";
+    return failure();
+  }
+  return cloneWithOperands();
+}
+
+LogicalResult QuantizeModelPass::buildStages() {
+  // Stages: groups of calibrated layers, ordered.
+  using Key = std::pair<int64_t, int64_t>;
+  std::map<Key, std::vector<unsigned>> groups;
+  for (auto [i, state] : llvm::enumerate(states)) {
+    if (!state.uncalibrated.empty())
+      continue;
+    const LinearLayer &layer = *state.layer;
+    Key key;
+    if (sequential == "none") {
+      key = {0, 0};
+    } else if (sequential == "blocks" && layer.block &&
+               llvm::any_of(states, [](const LayerState &s) {
+                 return s.layer->block.has_value();
+               })) {
+      key = {*layer.block, 0};
+    } else if (sequential == "blocks") {
+      // A layer outside the named blocks (an output classifier) comes
+      // after the blocks whose layers precede it in the data flow.
+      int64_t before = -1;
+      for (const LayerState &other : states)
+        if (other.layer->block && other.layer->depth < layer.depth)
+          before = std::max(before, *other.layer->block);
+      key = {before, 1};
+    } else {
+      key = {layer.depth, 0};
+    }
+    groups[key].push_back(i);
+  }
+
+  Block &body = func.getBody().front();
+  for (auto [i, op] : llvm::enumerate(body.without_terminator()))
+    opIndex[&op] = i;
+  for (auto &[key, members] : groups) {
+    auto stage = std::make_shared<Stage>();
+    stage->layers = members;
+    unsigned first = ~0u, last = 0;
+    for (unsigned m : members) {
+      unsigned at = opIndex.lookup(states[m].layer->op);
+      first = std::min(first, at);
+      last = std::max(last, at);
+      states[m].stage = stages.size();
+    }
+    if (!stages.empty() && first <= stages.back()->end) {
+      const LayerState &early = states[stage->layers.front()];
+      fail(early.layer->op->getLoc())
+          << "cannot calibrate '" << early.layer->name
+          << "' after the layers of the previous stage: it comes before "
+             "them in '@"
+          << entry
+          << "'; sequential=none calibrates all layers from the float model";
+      return failure();
+    }
+    stage->end = last;
+    stages.push_back(std::move(stage));
+  }
+
+  MLIRContext *ctx = &getContext();
+  Type i64 = IntegerType::get(ctx, 64);
+  auto countType = RankedTensorType::get({}, i64);
+  for (auto [index, stagePtr] : llvm::enumerate(stages)) {
+    Stage &stage = *stagePtr;
+    Location loc = func.getLoc();
+    stage.module = ModuleOp::create(loc);
+    OpBuilder b(ctx);
+    b.setInsertionPointToEnd(stage.module->getBody());
+    stage.func =
+        func::FuncOp::create(b, loc, "stage", FunctionType::get(ctx, {}, {}));
+    Block *block = stage.func.addEntryBlock();
+    b.setInsertionPointToEnd(block);
+    StageArg countArg{StageArg::Count};
+    Value count = tensor::ExtractOp::create(
+        b, loc, addArg(stage, nullptr, countArg, countType, b), ValueRange{});
+    unsigned begin = index == 0 ? 0 : stages[index - 1]->end + 1;
+    llvm::DenseMap<Operation *, unsigned> layerAt;
+    for (unsigned m : stage.layers)
+      layerAt[states[m].layer->op] = m;
+    for (Operation &op : body.without_terminator()) {
+      unsigned at = opIndex.lookup(&op);
+      if (at < begin || at > stage.end)
+        continue;
+      // Constants are made where they are used.
+      if (op.hasTrait<OpTrait::ConstantLike>() || isLargeConstant(&op))
+        continue;
+      llvm::SetVector<Value> used;
+      used.insert(op.getOperands().begin(), op.getOperands().end());
+      getUsedValuesDefinedAbove(op.getRegions(), used);
+      for (Value v : used)
+        if (failed(materialize(stage, index, v, b))) {
+          fail(op.getLoc()) << "cannot split '@" << entry
+                            << "' into calibration stages at this op; use "
+                               "sequential=none";
+          return failure();
+        }
+      if (auto it = layerAt.find(&op); it != layerAt.end()) {
+        LayerState &state = states[it->second];
+        Location l = op.getLoc();
+        int64_t in = state.layer->inFeatures;
+        auto hType = RankedTensorType::get({in, in}, b.getF32Type());
+        StageArg hArg{StageArg::Hessian};
+        hArg.layer = it->second;
+        Value h = addArg(stage, nullptr, hArg, hType, b);
+        Value input = buildCalibrationInput(
+            b, l, stage.map.lookup(state.layer->activation));
+        auto acc =
+            HessianAccumulateOp::create(b, l, hType, i64, input, h, count);
+        stage.hessianResults.push_back(acc.getResult());
+        if (!stage.countResult)
+          stage.countResult = tensor::FromElementsOp::create(b, l, countType,
+                                                             acc.getNewCount());
+      }
+      b.clone(op, stage.map);
+    }
+  }
+
+  // Returns: Hessians, the count, then the values later stages read (known
+  // only now that every stage is built).
+  for (Stage &stage : llvm::make_pointee_range(stages)) {
+    OpBuilder b(stage.func.getContext());
+    Block &block = stage.func.getBody().front();
+    b.setInsertionPointToEnd(&block);
+    SmallVector<Value> results(stage.hessianResults);
+    results.push_back(stage.countResult);
+    for (Value v : stage.outputs)
+      results.push_back(stage.map.lookup(v));
+    func::ReturnOp::create(b, stage.func.getLoc(), results);
+    stage.func.setType(FunctionType::get(stage.func.getContext(),
+                                         block.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
+    // Functions and globals the stage refers to come along.
+    SymbolTable table(*stage.module);
+    SmallVector<Operation *> work = {stage.func};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(op);
+      if (!uses)
+        continue;
+      for (const SymbolTable::SymbolUse &use : *uses) {
+        StringAttr name = use.getSymbolRef().getRootReference();
+        if (table.lookup(name))
+          continue;
+        Operation *target = module.lookupSymbol(name);
+        if (!target)
+          continue;
+        Operation *copy = target->clone();
+        table.insert(copy);
+        work.push_back(copy);
+      }
+    }
+    if (failed(verify(*stage.module))) {
+      fail(func.getLoc()) << "internal error: a calibration stage does not "
+                             "verify";
+      return failure();
+    }
+  }
+  return success();
+}
+
+LogicalResult QuantizeModelPass::compileStages() {
+  DialectRegistry registry;
+  registerToolDialects(registry);
+  jitContext = std::make_shared<MLIRContext>(registry);
+  jitContext->loadAllAvailableDialects();
+  for (auto [index, stage] : llvm::enumerate(stages)) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    stage->module->print(os);
+    auto &compiled = compiledByText[text];
+    if (!compiled) {
+      auto start = std::chrono::steady_clock::now();
+      OwningOpRef<ModuleOp> parsed = parseSourceString<ModuleOp>(
+          text, ParserConfig(jitContext.get()), "calibration-stage");
+      if (!parsed) {
+        fail(func.getLoc()) << "internal error: a calibration stage does "
+                               "not parse";
+        return failure();
+      }
+      auto fn =
+          CompiledFunction::compile(std::move(parsed), "stage", jitOptions);
+      if (!fn) {
+        fail(func.getLoc()) << "compiling calibration stage " << index + 1
+                            << ": " << llvm::toString(fn.takeError());
+        return failure();
+      }
+      compiled = std::move(*fn);
+      ++compiledCount;
+      compileSeconds += secondsSince(start);
+    }
+    stage->compiled = compiled.get();
+  }
+  return success();
+}
+
+const NpyArray *QuantizeModelPass::constantArray(Operation *op) {
+  auto it = constantArrays.find(op);
+  if (it != constantArrays.end())
+    return &it->second;
+  std::optional<NpyArray> a = arrayOf(constantValue(op));
+  if (!a)
+    return nullptr;
+  return &constantArrays.try_emplace(op, std::move(*a)).first->second;
+}
+
+//===----------------------------------------------------------------------===//
+// Calibration and quantization
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizeModelPass::calibrate(ConfigAttr config,
+                                           LayerQuantizer &gptq,
+                                           LayerQuantizer &rtn) {
+  Location loc = module.getLoc();
+  auto data = readNpy(calibration);
+  if (!data) {
+    fail(loc) << "calibration=" << calibration << ": "
+              << llvm::toString(data.takeError());
+    return failure();
+  }
+  // The calibration file holds the entry's (only) argument, sample by
+  // sample along dimension 0.
+  FunctionType type = func.getFunctionType();
+  if (type.getNumInputs() != 1) {
+    fail(func.getLoc()) << "'@" << entry << "' takes " << type.getNumInputs()
+                        << " arguments; calibration takes one .npy for the "
+                           "entry's only argument";
+    return failure();
+  }
+  auto argType = dyn_cast<RankedTensorType>(type.getInput(0));
+  std::optional<DType> want =
+      argType ? dtypeOf(argType.getElementType()) : std::nullopt;
+  if (!want) {
+    fail(func.getLoc()) << "'@" << entry << "' takes " << type.getInput(0)
+                        << "; calibration needs a ranked tensor of a numeric "
+                           "type";
+    return failure();
+  }
+  bool shapeOk =
+      data->dtype == *want && int64_t(data->shape.size()) == argType.getRank();
+  for (int64_t d = 1; shapeOk && d < argType.getRank(); ++d)
+    shapeOk =
+        argType.isDynamicDim(d) || argType.getDimSize(d) == data->shape[d];
+  if (!shapeOk || data->shape.empty() || data->shape[0] == 0) {
+    fail(loc) << "calibration=" << calibration << ": found " << data->describe()
+              << ", expected " << dtypeName(*want) << " samples of '@" << entry
+              << "''s argument " << type.getInput(0)
+              << " along dimension 0 (at least one sample)";
+    return failure();
+  }
+  if (!argType.isDynamicDim(0) && argType.getDimSize(0) != calibrationBatch) {
+    fail(func.getLoc()) << "'@" << entry << "' takes a static batch of "
+                        << argType.getDimSize(0)
+                        << "; set calibration-batch=" << argType.getDimSize(0);
+    return failure();
+  }
+
+  // Batches along dimension 0.
+  int64_t samples = data->shape[0];
+  int64_t rowBytes = data->data.size() / samples;
+  std::vector<NpyArray> batches;
+  std::vector<int64_t> batchStart;
+  for (int64_t s = 0; s < samples; s += calibrationBatch) {
+    int64_t n = std::min<int64_t>(calibrationBatch, samples - s);
+    if (!argType.isDynamicDim(0) && n != calibrationBatch)
+      break;
+    NpyArray batch;
+    batch.dtype = data->dtype;
+    batch.shape = data->shape;
+    batch.shape[0] = n;
+    batch.data = NpyBuffer::adopt(data->data.data() + s * rowBytes,
+                                  n * rowBytes, nullptr, [](void *) {});
+    batches.push_back(std::move(batch));
+    batchStart.push_back(s);
+  }
+
+  if (failed(buildStages()) || failed(compileStages()))
+    return failure();
+
+  llvm::errs() << kPassName << ": calibrating on " << samples << " samples in "
+               << batches.size() << " batches, " << stages.size() << " stage"
+               << (stages.size() == 1 ? "" : "s") << " (" << compiledCount
+               << " compiled)\n";
+
+  // The last stage that reads each value.
+  llvm::DenseMap<Value, unsigned> lastUse;
+  for (auto [index, stage] : llvm::enumerate(stages))
+    for (const StageArg &arg : stage->args)
+      if (arg.kind == StageArg::Crossing)
+        lastUse[arg.value] = index;
+  llvm::DenseMap<Value, std::vector<NpyArray>> store;
+
+  for (auto [index, stagePtr] : llvm::enumerate(stages)) {
+    Stage &stage = *stagePtr;
+    auto start = std::chrono::steady_clock::now();
+    for (unsigned m : stage.layers) {
+      int64_t in = states[m].layer->inFeatures;
+      states[m].hessian = NpyArray::zeros(DType::F32, {in, in});
+      states[m].samples = 0;
+    }
+    NpyArray count = NpyArray::zeros(DType::I64, {});
+    auto run = [&](size_t b) -> llvm::Expected<std::vector<NpyArray>> {
+      std::vector<NpyArray> args;
+      for (const StageArg &arg : stage.args) {
+        switch (arg.kind) {
+        case StageArg::Input:
+          args.push_back(view(batches[b]));
+          break;
+        case StageArg::Crossing:
+          args.push_back(view(store[arg.value][b]));
+          break;
+        case StageArg::Constant: {
+          auto it = layerOfWeight.find(arg.constant);
+          if (it != layerOfWeight.end() && states[it->second].stored) {
+            args.push_back(view(*states[it->second].stored));
+            break;
+          }
+          const NpyArray *a = constantArray(arg.constant);
+          if (!a)
+            return llvm::createStringError(
+                llvm::inconvertibleErrorCode(),
+                "a constant of the model has no data (elided resources?)");
+          args.push_back(view(*a));
+          break;
+        }
+        case StageArg::Hessian:
+          args.push_back(view(states[arg.layer].hessian));
+          break;
+        case StageArg::Count:
+          args.push_back(view(count));
+          break;
+        }
+      }
+      return stage.compiled->call(args);
+    };
+    auto failBatch = [&](size_t b, llvm::Error err) {
+      int64_t first = batchStart[b];
+      fail(loc) << "calibration=" << calibration << ", samples [" << first
+                << ", " << first + batches[b].shape[0] << "): running stage "
+                << index + 1
+                << " of the model: " << llvm::toString(std::move(err));
+    };
+    // Hessians.
+    for (size_t b = 0; b < batches.size(); ++b) {
+      auto out = run(b);
+      if (!out) {
+        failBatch(b, out.takeError());
+        return failure();
+      }
+      for (auto [k, m] : llvm::enumerate(stage.layers))
+        states[m].hessian = std::move((*out)[k]);
+      count = std::move((*out)[stage.layers.size()]);
+    }
+    int64_t n = *count.as<int64_t>();
+    double hessianSeconds = secondsSince(start);
+    calibrateSeconds += hessianSeconds;
+    llvm::errs() << llvm::formatv(
+        "{0}: stage {1}/{2}: Hessians of {3} layer{4} from {5} samples, "
+        "{6:F2} s\n",
+        kPassName, index + 1, stages.size(), stage.layers.size(),
+        stage.layers.size() == 1 ? "" : "s", n, hessianSeconds);
+    for (unsigned m : stage.layers) {
+      states[m].samples = n;
+      if (std::optional<std::string> bad = firstNonFinite(states[m].hessian)) {
+        fail(states[m].layer->op->getLoc())
+            << "the calibration activations that reach layer '"
+            << states[m].layer->name << "' are not finite (its Hessian has "
+            << *bad << "); check calibration=" << calibration
+            << " and the layers before it";
+        return failure();
+      }
+      if (failed(quantizeLayer(m, gptq, rtn)))
+        return failure();
+    }
+    // What the later stages read, with this stage's layers quantized.
+    start = std::chrono::steady_clock::now();
+    if (!stage.outputs.empty()) {
+      size_t first = stage.layers.size() + 1;
+      for (size_t b = 0; b < batches.size(); ++b) {
+        auto out = run(b);
+        if (!out) {
+          failBatch(b, out.takeError());
+          return failure();
+        }
+        for (auto [k, v] : llvm::enumerate(stage.outputs)) {
+          std::vector<NpyArray> &slot = store[v];
+          slot.resize(batches.size());
+          slot[b] = std::move((*out)[first + k]);
+        }
+      }
+    }
+    for (auto it = store.begin(); it != store.end();) {
+      auto cur = it++;
+      if (lastUse.lookup(cur->first) <= index)
+        store.erase(cur);
+    }
+    calibrateSeconds += secondsSince(start);
+  }
+  (void)config;
+  return success();
+}
+
+LogicalResult QuantizeModelPass::roundLayer(unsigned index, LayerQuantizer &rtn,
+                                            StringRef method) {
+  LayerState &state = states[index];
+  int64_t in = state.layer->inFeatures;
+  NpyArray identity = NpyArray::zeros(DType::F32, {in, in});
+  for (int64_t i = 0; i < in; ++i)
+    identity.as<float>()[i * in + i] = 1;
+  auto start = std::chrono::steady_clock::now();
+  auto result = rtn.quantize(copyOf(state.weight), std::move(identity),
+                             {"layer '" + state.layer->name + "' weight",
+                              "layer '" + state.layer->name + "'"});
+  if (!result) {
+    fail(state.layer->op->getLoc()) << llvm::toString(result.takeError());
+    return failure();
+  }
+  state.seconds = result->seconds;
+  quantizeSeconds += secondsSince(start);
+  state.result = std::move(*result);
+  state.method = method.str();
+  if (state.samples > 0)
+    state.rtnError =
+        outputError(state.weight, state.result->dequantized, state.hessian);
+  state.stored = state.layer->transposed ? transposed(state.result->dequantized)
+                                         : copyOf(state.result->dequantized);
+  printLayer(index);
+  return success();
+}
+
+LogicalResult QuantizeModelPass::quantizeLayer(unsigned index,
+                                               LayerQuantizer &gptq,
+                                               LayerQuantizer &rtn) {
+  LayerState &state = states[index];
+  const LinearLayer &layer = *state.layer;
+  if (state.samples <= 0) {
+    emitWarning(layer.op->getLoc())
+        << kPassName << ": no calibration sample reached layer '" << layer.name
+        << "'; it is rounded to nearest";
+    return roundLayer(index, rtn, "rtn (not calibrated)");
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto warn = [&](const llvm::Twine &message) {
+    emitWarning(layer.op->getLoc()) << kPassName << ": " << message.str();
+  };
+  auto result = gptq.quantize(copyOf(state.weight), copyOf(state.hessian),
+                              {"layer '" + layer.name + "' weight",
+                               "the Hessian of layer '" + layer.name + "'"},
+                              warn);
+  if (!result) {
+    fail(layer.op->getLoc()) << llvm::toString(result.takeError());
+    return failure();
+  }
+  double seconds = result->seconds;
+  state.gptqError =
+      outputError(state.weight, result->dequantized, state.hessian);
+  // The round-to-nearest error of the same grids, for comparison.
+  NpyArray identity =
+      NpyArray::zeros(DType::F32, {layer.inFeatures, layer.inFeatures});
+  for (int64_t i = 0; i < layer.inFeatures; ++i)
+    identity.as<float>()[i * layer.inFeatures + i] = 1;
+  auto rounded = rtn.quantize(
+      copyOf(state.weight), std::move(identity),
+      {"layer '" + layer.name + "' weight", "layer '" + layer.name + "'"});
+  if (!rounded) {
+    fail(layer.op->getLoc()) << llvm::toString(rounded.takeError());
+    return failure();
+  }
+  state.rtnError =
+      outputError(state.weight, rounded->dequantized, state.hessian);
+  quantizeSeconds += secondsSince(start);
+  state.result = std::move(*result);
+  state.seconds = seconds;
+  state.method = "gptq";
+  state.stored = layer.transposed ? transposed(state.result->dequantized)
+                                  : copyOf(state.result->dequantized);
+  printLayer(index);
+  return success();
+}
+
+void QuantizeModelPass::printLayer(unsigned index) {
+  const LayerState &state = states[index];
+  const LinearLayer &layer = *state.layer;
+  size_t done = 0;
+  for (const LayerState &s : states)
+    done += s.result.has_value();
+  std::string line =
+      llvm::formatv("{0}: [{1}/{2}] {3} {4} x {5}: {6}", kPassName, done,
+                    states.size(), layer.name, layer.outFeatures,
+                    layer.inFeatures, state.method)
+          .str();
+  if (!std::isnan(state.gptqError))
+    line += ", error " + formatNumber(state.gptqError);
+  if (!std::isnan(state.rtnError))
+    line += std::string(state.method == "gptq" ? " (rtn " : ", error ") +
+            formatNumber(state.rtnError) + (state.method == "gptq" ? ")" : "");
+  if (state.method == "gptq")
+    line += ", percdamp " + formatNumber(state.result->percdampUsed);
+  llvm::errs() << line << llvm::formatv(", {0:F3} s\n", state.seconds);
+}
+
+//===----------------------------------------------------------------------===//
+// Rewrite
+//===----------------------------------------------------------------------===//
+
+static DenseResourceElementsAttr resource(ShapedType type, StringRef name,
+                                          const NpyArray &a) {
+  ArrayRef<char> bytes(a.data.data(), a.data.size());
+  return DenseResourceElementsAttr::get(
+      type, name,
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(uint64_t)));
+}
+
+void QuantizeModelPass::rewrite(ConfigAttr config) {
+  MLIRContext *ctx = &getContext();
+  // The uses to replace, found before any is replaced.
+  std::vector<std::pair<unsigned, OpOperand *>> uses;
+  for (auto [i, state] : llvm::enumerate(states))
+    if (state.result)
+      uses.push_back({unsigned(i), &getWeightSourceUse(*state.layer)});
+  SmallVector<Operation *> sources;
+  for (auto [i, use] : uses) {
+    LayerState &state = states[i];
+    const LinearLayer &layer = *state.layer;
+    const LayerResult &r = *state.result;
+    Operation *owner = use->getOwner();
+    OpBuilder b(owner);
+    Location loc = state.layer->weightSource->getLoc();
+    auto storedType = cast<RankedTensorType>(use->get().getType());
+    Value weight;
+    if (format == "float") {
+      weight = arith::ConstantOp::create(
+          b, loc,
+          resource(storedType, layer.name + ".dequantized", *state.stored));
+    } else {
+      int64_t out = layer.outFeatures, in = layer.inFeatures;
+      int64_t groups = r.scales.shape[1];
+      NpyArray packed = packCodes(r.codes, config.getBits());
+      Type f32 = b.getF32Type(), i32 = b.getI32Type();
+      auto packedType = RankedTensorType::get(packed.shape, i32);
+      auto gridType = RankedTensorType::get({out, groups}, f32);
+      auto gIdxType = RankedTensorType::get({in}, i32);
+      Value words = arith::ConstantOp::create(
+          b, loc, resource(packedType, layer.name + ".qweight", packed));
+      Value scales = arith::ConstantOp::create(
+          b, loc, resource(gridType, layer.name + ".scales", r.scales));
+      Value zeros = arith::ConstantOp::create(
+          b, loc, resource(gridType, layer.name + ".zeros", r.zeros));
+      Value gIdx = arith::ConstantOp::create(
+          b, loc, resource(gIdxType, layer.name + ".g_idx", r.gIdx));
+      Value columns = arith::ConstantIndexOp::create(b, loc, in);
+      auto codesType = RankedTensorType::get({out, in}, b.getI8Type());
+      Value codes = UnpackOp::create(b, loc, codesType, words, columns,
+                                     b.getI64IntegerAttr(config.getBits()));
+      weight =
+          DequantizeOp::create(b, loc, RankedTensorType::get({out, in}, f32),
+                               codes, scales, zeros, gIdx);
+      if (layer.transposed) {
+        Value init = tensor::EmptyOp::create(b, loc, {in, out}, f32);
+        weight = linalg::TransposeOp::create(b, loc, weight, init,
+                                             ArrayRef<int64_t>{1, 0})
+                     ->getResult(0);
+      }
+    }
+    use->set(weight);
+    sources.push_back(layer.weightSource);
+  }
+  for (Operation *source : sources) {
+    if (!source->use_empty())
+      continue;
+    Operation *global = nullptr;
+    if (auto load = dyn_cast<ml_program::GlobalLoadConstOp>(source))
+      global =
+          SymbolTable::lookupNearestSymbolFrom(source, load.getGlobalAttr());
+    source->erase();
+    if (global && SymbolTable::symbolKnownUseEmpty(global, module))
+      global->erase();
+  }
+  (void)ctx;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+void QuantizeModelPass::runOnOperation() {
+  module = getOperation();
+  Location loc = module.getLoc();
+  states.clear();
+  opIndex.clear();
+  layerOfWeight.clear();
+  stages.clear();
+  constantArrays.clear();
+  compiledCount = 0;
+  calibrateSeconds = compileSeconds = quantizeSeconds = 0;
+  auto totalStart = std::chrono::steady_clock::now();
+
+  // Options.
+  if (method != "gptq" && method != "rtn") {
+    fail(loc) << "method='" << method << "': expected gptq or rtn";
+    return;
+  }
+  if (sequential != "layers" && sequential != "blocks" &&
+      sequential != "none") {
+    fail(loc) << "sequential='" << sequential
+              << "': expected layers, blocks or none";
+    return;
+  }
+  if (format != "packed" && format != "float") {
+    fail(loc) << "format='" << format << "': expected packed or float";
+    return;
+  }
+  if (calibrationBatch < 1) {
+    fail(loc) << "calibration-batch=" << int64_t(calibrationBatch)
+              << ": expected at least 1";
+    return;
+  }
+  std::string configError;
+  ConfigAttr config, rtnConfig;
+  {
+    ScopedDiagnosticHandler handler(&getContext(), [&](Diagnostic &d) {
+      configError = d.str();
+      return success();
+    });
+    ConfigAttr defaults = ConfigAttr::getDefault(&getContext());
+    auto make = [&](bool act, bool stat) {
+      return ConfigAttr::getChecked(
+          [&] { return emitError(loc); }, &getContext(), int64_t(bits),
+          int64_t(groupSize), bool(sym), act, stat,
+          llvm::APFloat(double(percdamp)), int64_t(blockSize), bool(mse),
+          defaults.getMseNorm(), defaults.getMseGrid(),
+          defaults.getMseMaxShrink());
+    };
+    config = make(actOrder, staticGroups);
+    if (config)
+      rtnConfig = make(false, false);
+  }
+  if (!config) {
+    fail(loc) << "invalid quantization options: " << configError;
+    return;
+  }
+  LayerQuantizerOptions quantizerOptions;
+  quantizerOptions.dampStep = dampStep;
+  quantizerOptions.maxAttempts = maxAttempts;
+  quantizerOptions.dampStepName = "damp-step";
+  quantizerOptions.maxAttemptsName = "max-attempts";
+  jitOptions.cacheDir = defaultCacheDir();
+  jitOptions.toolName = "gptq-opt";
+  quantizerOptions.jit = jitOptions;
+  auto gptqQuantizer = LayerQuantizer::create(config, quantizerOptions);
+  if (!gptqQuantizer) {
+    fail(loc) << llvm::toString(gptqQuantizer.takeError());
+    return;
+  }
+  auto rtnQuantizer = LayerQuantizer::create(rtnConfig, quantizerOptions);
+  if (!rtnQuantizer) {
+    fail(loc) << llvm::toString(rtnQuantizer.takeError());
+    return;
+  }
+
+  // The entry and its layers.
+  func = module.lookupSymbol<func::FuncOp>(entry);
+  if (!func || func.isExternal()) {
+    fail(loc) << "no function '@" << entry
+              << "' with a body in the module (set it with entry=NAME)";
+    return;
+  }
+  llvm::Regex includeRe(include), excludeRe(exclude);
+  for (auto [option, text, re] :
+       {std::make_tuple("include", &include, &includeRe),
+        std::make_tuple("exclude", &exclude, &excludeRe)}) {
+    std::string problem;
+    if (!text->empty() && !re->isValid(problem)) {
+      fail(loc) << option << "='" << *text
+                << "' is not a valid regular expression: " << problem;
+      return;
+    }
+  }
+  if (method == "gptq" && calibration.empty() && hessians.empty()) {
+    fail(loc) << "method=gptq needs calibration=FILE.npy (calibration "
+                 "samples) or hessians=FILE.npz (Hessians by layer name); "
+                 "method=rtn needs neither";
+    return;
+  }
+  if (!calibration.empty() && !hessians.empty()) {
+    fail(loc) << "calibration= and hessians= both given; the Hessians come "
+                 "from one of them";
+    return;
+  }
+  if (method == "rtn" &&
+      (!calibration.empty() || !hessians.empty() || !dumpHessians.empty())) {
+    fail(loc) << "method=rtn uses no calibration: drop calibration=, "
+                 "hessians= and dump-hessians=";
+    return;
+  }
+  // Output files are checked now, not after the work: their folder must
+  // exist, and they must not replace an input.
+  std::vector<std::string> inputs;
+  for (const std::string &path :
+       {std::string(calibration), std::string(hessians)})
+    if (!path.empty())
+      inputs.push_back(path);
+  for (auto [option, path] :
+       {std::pair<StringRef, std::string>("report", report),
+        std::pair<StringRef, std::string>("dump-hessians", dumpHessians)}) {
+    if (path.empty())
+      continue;
+    StringRef parent = llvm::sys::path::parent_path(path);
+    if (!parent.empty() && !llvm::sys::fs::is_directory(parent)) {
+      fail(loc) << option << "=" << path << ": no directory '" << parent
+                << "' to write it in";
+      return;
+    }
+    if (llvm::sys::fs::is_directory(path)) {
+      fail(loc) << option << "=" << path << ": is a directory, expected a "
+                << "file name";
+      return;
+    }
+    if (llvm::Error err = checkNotAnInput(path, inputs)) {
+      fail(loc) << option << "=" << path << ": "
+                << llvm::toString(std::move(err));
+      return;
+    }
+  }
+  if (!report.empty() && report == dumpHessians) {
+    fail(loc) << "report= and dump-hessians= name the same file";
+    return;
+  }
+  LinearLayers linears(module);
+  size_t found = 0;
+  for (const LinearLayer &layer : linears.getLayers()) {
+    if (!func->isProperAncestor(layer.op))
+      continue;
+    ++found;
+    if ((!include.empty() && !includeRe.match(layer.name)) ||
+        (!exclude.empty() && excludeRe.match(layer.name)))
+      continue;
+    if (layer.sharedWeight && !tied)
+      continue;
+    LayerState state;
+    state.layer = &layer;
+    states.push_back(std::move(state));
+  }
+  if (states.empty()) {
+    if (found)
+      fail(func.getLoc()) << "none of the " << found << " linear layers of '@"
+                          << entry << "' is selected (include='" << include
+                          << "', exclude='" << exclude
+                          << "', tied=" << (tied ? "true" : "false") << ")";
+    else
+      fail(func.getLoc()) << "no linear layer in '@" << entry
+                          << "': no linalg contraction of an activation with "
+                             "a constant 2-D float weight";
+    return;
+  }
+
+  // Weights, as float32 out x in.
+  Block &body = func.getBody().front();
+  for (auto [i, state] : llvm::enumerate(states)) {
+    const LinearLayer &layer = *state.layer;
+    auto type = cast<ShapedType>(layer.weightAttr.getType());
+    if (!type.getElementType().isF32()) {
+      fail(layer.op->getLoc())
+          << "layer '" << layer.name << "' has a weight of "
+          << type.getElementType() << "; only f32 weights are quantized";
+      return;
+    }
+    std::optional<NpyArray> w = arrayOf(layer.weightAttr);
+    if (!w) {
+      fail(layer.weightSource->getLoc())
+          << "layer '" << layer.name
+          << "': its weight has no data (a dense_resource whose blob is "
+             "missing or elided)";
+      return;
+    }
+    state.weight = layer.transposed ? transposed(*w) : std::move(*w);
+    if (std::optional<std::string> bad = firstNonFinite(state.weight)) {
+      fail(layer.weightSource->getLoc())
+          << "layer '" << layer.name << "': its weight has " << *bad;
+      return;
+    }
+    if (layer.sharedWeight) {
+      // A tied weight gets its own copy, so that the other users keep the
+      // float values.
+      OpOperand &use = getWeightSourceUse(layer);
+      OpBuilder b(use.getOwner());
+      Operation *copy = b.clone(*layer.weightSource);
+      auto &mutableLayer = const_cast<LinearLayer &>(layer);
+      if (mutableLayer.weightOperand == use.get())
+        mutableLayer.weightOperand = copy->getResult(0);
+      use.set(copy->getResult(0));
+      mutableLayer.weightSource = copy;
+    }
+    layerOfWeight[layer.weightSource] = i;
+    if (method == "gptq" && calibration.size()) {
+      if (layer.op->getBlock() != &body)
+        state.uncalibrated = "it is inside a nested region";
+      else
+        state.uncalibrated = checkCalibrationInput(layer);
+    }
+  }
+
+  llvm::errs() << kPassName << ": quantizing " << states.size()
+               << " linear layer" << (states.size() == 1 ? "" : "s") << " of '@"
+               << entry << "' with " << method << ", " << config << "\n";
+
+  if (method == "rtn") {
+    for (unsigned i = 0; i < states.size(); ++i)
+      if (failed(roundLayer(i, **rtnQuantizer, "rtn")))
+        return;
+  } else if (!hessians.empty()) {
+#ifdef GPTQ_HAVE_NPZ
+    auto entries = readNpz(hessians);
+    if (!entries) {
+      fail(loc) << "hessians=" << hessians << ": "
+                << llvm::toString(entries.takeError());
+      return;
+    }
+    for (auto [i, state] : llvm::enumerate(states)) {
+      const std::string &name = state.layer->name;
+      auto it = llvm::find_if(
+          *entries, [&](const NpzEntry &e) { return e.name == name; });
+      if (it == entries->end()) {
+        fail(state.layer->op->getLoc())
+            << "hessians=" << hessians << " has no Hessian for layer '" << name
+            << "'";
+        return;
+      }
+      int64_t in = state.layer->inFeatures;
+      if (it->array.dtype != DType::F32 ||
+          it->array.shape != std::vector<int64_t>{in, in}) {
+        fail(state.layer->op->getLoc())
+            << "hessians=" << hessians << ": '" << name << "' is "
+            << it->array.describe() << ", expected float32 [" << in << ", "
+            << in << "]";
+        return;
+      }
+      state.hessian = std::move(it->array);
+      state.samples = 1;
+      if (failed(quantizeLayer(i, **gptqQuantizer, **rtnQuantizer)))
+        return;
+    }
+#endif
+  } else {
+    for (const LayerState &state : states)
+      if (!state.uncalibrated.empty())
+        emitWarning(state.layer->op->getLoc())
+            << kPassName << ": calibration cannot reach layer '"
+            << state.layer->name << "' (" << state.uncalibrated
+            << "); it is rounded to nearest";
+    if (llvm::none_of(states, [](const LayerState &s) {
+          return s.uncalibrated.empty();
+        })) {
+      fail(func.getLoc()) << "calibration reaches none of the selected "
+                             "layers";
+      return;
+    }
+    if (failed(calibrate(config, **gptqQuantizer, **rtnQuantizer)))
+      return;
+    for (unsigned i = 0; i < states.size(); ++i)
+      if (!states[i].result &&
+          failed(roundLayer(i, **rtnQuantizer, "rtn (not calibrated)")))
+        return;
+  }
+
+  // Weight bytes before and after.
+  int64_t floatBytes = 0, quantBytes = 0;
+  for (const LayerState &state : states) {
+    floatBytes += state.weight.data.size();
+    const LayerResult &r = *state.result;
+    quantBytes += format == "float"
+                      ? int64_t(state.weight.data.size())
+                      : int64_t((r.codes.shape[1] * bits + 31) / 32) * 4 *
+                                r.codes.shape[0] +
+                            int64_t(r.scales.data.size()) * 2 +
+                            int64_t(r.gIdx.data.size());
+  }
+
+  // Outputs: the report and the Hessians, together, before the IR changes.
+  PendingOutputs outputs;
+  llvm::json::Array layersJson;
+  std::vector<std::string> escalated, fallbacks;
+  for (const LayerState &state : states) {
+    const LinearLayer &layer = *state.layer;
+    const LayerResult &r = *state.result;
+    llvm::json::Object o{
+        {"name", layer.name},       {"out", layer.outFeatures},
+        {"in", layer.inFeatures},   {"method", state.method},
+        {"seconds", state.seconds},
+    };
+    if (layer.block)
+      o["block"] = *layer.block;
+    if (state.stage >= 0)
+      o["stage"] = state.stage;
+    if (state.samples > 0 && !hessians.size())
+      o["samples"] = state.samples;
+    if (!std::isnan(state.gptqError))
+      o["error"] = state.gptqError;
+    if (!std::isnan(state.rtnError))
+      o["rtn_error"] = state.rtnError;
+    if (state.method == "gptq") {
+      o["loss"] = r.loss;
+      o["percdamp"] = r.percdampUsed;
+      o["attempts"] = r.attempts;
+      if (r.attempts > 1)
+        escalated.push_back(layer.name + " (percdamp " +
+                            formatNumber(r.percdampUsed) + ")");
+    } else if (method == "gptq") {
+      fallbacks.push_back(layer.name);
+    }
+    layersJson.push_back(std::move(o));
+  }
+  double total = secondsSince(totalStart);
+  if (!report.empty()) {
+    llvm::json::Object config_json{
+        {"bits", int64_t(bits)},
+        {"group_size", int64_t(groupSize)},
+        {"sym", bool(sym)},
+        {"act_order", bool(actOrder)},
+        {"static_groups", bool(staticGroups)},
+        {"percdamp", double(percdamp)},
+        {"block_size", int64_t(blockSize)},
+        {"mse", bool(mse)},
+        {"method", std::string(method)},
+        {"sequential", std::string(sequential)},
+    };
+    llvm::json::Object doc{
+        {"entry", std::string(entry)},
+        {"config", std::move(config_json)},
+        {"layers", std::move(layersJson)},
+        {"escalated", llvm::json::Array(escalated)},
+        {"rounded_to_nearest", llvm::json::Array(fallbacks)},
+        {"weight_bytes", floatBytes},
+        {"quantized_weight_bytes", quantBytes},
+        {"seconds", llvm::json::Object{{"total", total},
+                                       {"calibration", calibrateSeconds},
+                                       {"compile", compileSeconds},
+                                       {"quantize", quantizeSeconds}}},
+    };
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(doc))) << "\n";
+    if (llvm::Error err = outputs.add(report, text)) {
+      fail(loc) << "report=" << report << ": "
+                << llvm::toString(std::move(err));
+      return;
+    }
+  }
+#ifdef GPTQ_HAVE_NPZ
+  if (!dumpHessians.empty()) {
+    std::vector<NpzEntry> entries;
+    for (LayerState &state : states)
+      if (state.samples > 0)
+        entries.push_back({state.layer->name, view(state.hessian)});
+    if (llvm::Error err = writeNpz(outputs, dumpHessians, entries)) {
+      fail(loc) << "dump-hessians=" << dumpHessians << ": "
+                << llvm::toString(std::move(err));
+      return;
+    }
+  }
+#endif
+  if (llvm::Error err = outputs.commit()) {
+    fail(loc) << llvm::toString(std::move(err));
+    return;
+  }
+
+  rewrite(config);
+
+  llvm::errs() << kPassName << ": " << states.size() << " layers in "
+               << llvm::formatv("{0:F1}", total) << " s (calibration "
+               << llvm::formatv("{0:F1}", calibrateSeconds) << " s, compile "
+               << llvm::formatv("{0:F1}", compileSeconds) << " s, quantize "
+               << llvm::formatv("{0:F1}", quantizeSeconds) << " s); weights "
+               << floatBytes << " -> " << quantBytes << " bytes ("
+               << llvm::formatv("{0:F2}", double(floatBytes) /
+                                              std::max<int64_t>(quantBytes, 1))
+               << "x smaller)\n";
+  if (!escalated.empty()) {
+    llvm::errs() << kPassName << ": " << escalated.size()
+                 << " layer(s) needed more dampening:";
+    for (const std::string &s : escalated)
+      llvm::errs() << " " << s;
+    llvm::errs() << "\n";
+  }
+  if (!fallbacks.empty()) {
+    llvm::errs() << kPassName << ": " << fallbacks.size()
+                 << " layer(s) rounded to nearest (calibration did not "
+                    "reach them):";
+    for (const std::string &s : fallbacks)
+      llvm::errs() << " " << s;
+    llvm::errs() << "\n";
+  }
+}
