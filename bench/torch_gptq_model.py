@@ -61,6 +61,7 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 from torch_gptq import Grid, gptq_quantize, quantize  # noqa: E402
 
 from gptq_mlir import data, llama2c  # noqa: E402
+from gptq_mlir.errors import GPTQError  # noqa: E402
 from gptq_mlir.tokenizer import load_tokenizer  # noqa: E402
 from gptq_mlir.torch_model import Llama2c  # noqa: E402
 
@@ -329,11 +330,24 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
 
+    try:
+        return run(args)
+    except (GPTQError, OSError, ValueError, RuntimeError) as error:
+        print(f"torch_gptq_model: error: {error}", file=sys.stderr)
+        return 1
+
+
+def run(args: argparse.Namespace) -> int:
     checkpoint = llama2c.read_checkpoint(args.checkpoint)
     if args.calibration:
-        windows = np.load(args.calibration)
-        if windows.dtype != np.int32 or windows.ndim != 2:
-            ap.error(f"{args.calibration}: expected int32 [N, L], got {windows.dtype} {windows.shape}")
+        windows = np.load(args.calibration, allow_pickle=False)
+        if windows.dtype != np.int32 or windows.ndim != 2 or 0 in windows.shape:
+            raise GPTQError(f"{args.calibration}: expected int32 [N, L] token ids, "
+                            f"got {windows.dtype} {list(windows.shape)}")
+        vocab = checkpoint.config.vocab_size
+        if windows.min() < 0 or windows.max() >= vocab:
+            raise GPTQError(f"{args.calibration}: token ids must lie in [0, {vocab}), "
+                            f"got [{windows.min()}, {windows.max()}]")
         source = args.calibration
     else:
         windows = calibration_windows(args.tokenizer, args.text, args.samples, args.seqlen,

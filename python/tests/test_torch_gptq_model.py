@@ -7,6 +7,7 @@ against the grid formula of docs/gptq-semantics.md, its Hessians against
 """
 
 import importlib.util
+import json
 import math
 
 import numpy as np
@@ -204,3 +205,43 @@ def test_gptq_beats_rtn_on_its_layer_objective(ckpt, calib, hessians_by_mode):
         }
         cost = {key: float(np.einsum("ij,jk,ik->", e, H, e)) for key, e in errors.items()}
         assert cost["gptq"] < cost["rtn"], (name, cost)
+
+
+def test_command_line(tmp_path, tokenizer_path, text_path, checkpoint_path, capsys):
+    calib_path = tmp_path / "calib.npy"
+    args = ["--tokenizer", str(tokenizer_path), "--text", str(text_path)]
+    assert main(["calib", *args, "--end-fraction", "0.8", "--samples", "3", "--seqlen", "16", "-o", str(calib_path)]) == 0
+    out = tmp_path / "out"
+    code = tgm.main([
+        "--checkpoint", str(checkpoint_path), *args, "--calibration", str(calib_path),
+        "--eval-seqlen", "32", "--eval-windows", "2", "--method", "gptq,rtn", "--bits", "3",
+        "--json", str(tmp_path / "r.json"), "--save-weights", str(out), "--save-hessians", "--quiet",
+    ])
+    assert code == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0] == "| method | bits | group size | act-order | perplexity | seconds |"
+    assert [line.split("|")[1].strip() for line in table[2:]] == ["float32", "gptq", "rtn"]
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["meta"]["calibration_shape"] == [3, 16]
+    assert result["meta"]["heldout_shape"] == [2, 32]
+    labels = [r["label"] for r in result["results"]]
+    assert labels == ["float32", "gptq-w3-row", "rtn-w3-row"]
+    names = {f"layers.{i}.{short}" for i in range(5) for short in tgm.BLOCK_LAYERS}
+    weights = np.load(out / "gptq-w3-row.npz")
+    assert set(weights.files) == names
+    assert set(np.load(out / "gptq-w3-row.hessians.npz").files) == names
+    assert set(np.load(out / "rtn-w3-row.npz").files) == names
+    assert not (out / "rtn-w3-row.hessians.npz").exists()
+    # The saved weights are those the table's perplexity was measured with.
+    ckpt = llama2c.read_checkpoint(checkpoint_path)
+    heldout = tgm.heldout_windows(tokenizer_path, text_path, 32)[:2]
+    quantized = _with_weights(ckpt, {name: weights[name] for name in weights.files})
+    assert result["results"][1]["perplexity"] == pytest.approx(oracle.perplexity(quantized, heldout), rel=1e-6)
+
+
+def test_command_line_rejects_bad_calibration(tmp_path, capsys):
+    path = tmp_path / "bad.npy"
+    np.save(path, np.full((2, 8), 600, dtype=np.int32))
+    assert tgm.main(["--calibration", str(path), "--quiet"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"torch_gptq_model: error: {path}: token ids must lie in [0, 512), got [600, 600]"]
