@@ -336,3 +336,32 @@ def test_empty_out_dir_is_refused(stories_mlir, tokenizer_path, small_inputs, tm
     text, calib = small_inputs
     args = _sweep_args(stories_mlir, tokenizer_path, text, calib, "", "rtn-w4")
     _assert_one_line_error(_run(*args), "the output folder's name is empty")
+
+
+def test_sigterm_leaves_no_output(gptq_opt, stories_mlir, tokenizer_path, small_inputs, tmp_path):
+    """SIGTERM while gptq-opt runs: gptq-opt is ended, the staged outputs
+    removed, and the sweep says so in one line."""
+    import signal
+
+    text, calib = small_inputs
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gptq_mlir", "sweep",
+         *_sweep_args(stories_mlir, tokenizer_path, text, calib, out, "gptq-w4")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        lines = []
+        for line in process.stderr:
+            lines.append(line)
+            if line.startswith("gptq-quantize-model: "):
+                process.send_signal(signal.SIGTERM)
+                break
+        rest = process.stderr.read()
+        process.wait(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 1, "".join(lines) + rest
+    assert rest.splitlines()[-1] == "gptq_mlir: error: terminated (SIGTERM); no output written"
+    assert not out.exists()
