@@ -237,27 +237,29 @@ def _series_label(method: str, group_size: int, act_order: bool) -> str:
 def write_plot(pyplot, path: Path, results: Sequence[dict], title: str) -> None:
     """Perplexity against bits: a line per method and grouping (per row
     solid, grouped dashed), float32 as a horizontal line."""
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
+    from matplotlib.ticker import ScalarFormatter
 
     colors = {"rtn": "tab:orange", "gptq": "tab:blue"}
     series: Dict[tuple, List[dict]] = {}
     for r in results:
         if r["method"] != FLOAT:
             series.setdefault((r["method"], r["group_size"], r["act_order"]), []).append(r)
-    figure, axes = pyplot.subplots(figsize=(6.4, 4.2), dpi=100)
+    dpi = 100
+    figure, axes = pyplot.subplots(figsize=(6.4, 4.2), dpi=dpi)
     try:
+        labels: Dict[int, List[tuple]] = {}
         for (method, group_size, act_order), points in sorted(series.items()):
             points = sorted(points, key=lambda r: r["bits"])
             bits = [r["bits"] for r in points]
             values = [r["perplexity"] for r in points]
+            color = colors.get(method, "tab:gray")
             axes.plot(
-                bits, values, marker="o", color=colors.get(method, "tab:gray"),
+                bits, values, marker="o", color=color,
                 linestyle="-" if group_size < 0 else "--",
                 label=_series_label(method, group_size, act_order),
             )
             for x, y in zip(bits, values):
-                axes.annotate(f"{y:.2f}", (x, y), textcoords="offset points", xytext=(6, 0),
-                              fontsize=7, va="center")
+                labels.setdefault(x, []).append((y, color))
         base = next(r for r in results if r["method"] == FLOAT)
         axes.axhline(base["perplexity"], color="black", linestyle=":", linewidth=1,
                      label=f"float32 ({base['perplexity']:.2f})")
@@ -267,16 +269,35 @@ def write_plot(pyplot, path: Path, results: Sequence[dict], title: str) -> None:
             axes.set_xlim(min(all_bits) - 0.5, max(all_bits) + 0.5)
         axes.set_yscale("log")
         axes.yaxis.set_major_formatter(ScalarFormatter())
-        axes.yaxis.set_minor_formatter(NullFormatter())
+        axes.yaxis.set_minor_formatter(ScalarFormatter())
         axes.set_xlabel("bits per weight")
         axes.set_ylabel("perplexity (log scale)")
         axes.set_title(title, fontsize=10)
         axes.grid(True, which="both", alpha=0.3)
-        axes.legend(fontsize=8)
+        axes.legend(fontsize=8, handlelength=3.5)
         figure.tight_layout()
+        _label_points(axes, labels, dpi)
         figure.savefig(path, format="png", metadata={"Software": None})
     finally:
         pyplot.close(figure)
+
+
+def _label_points(axes, labels: Dict[int, List[tuple]], dpi: int) -> None:
+    """Write each point's value beside it: left of the leftmost bits, right
+    of the others, moved apart vertically where they would overlap."""
+    gap = 9.0  # points, a little more than the 7-point text
+    leftmost = min(labels, default=None)
+    for x, points in labels.items():
+        placed = None
+        for y, color in sorted(points):
+            height = axes.transData.transform((x, y))[1] * 72.0 / dpi
+            shown = height if placed is None else max(height, placed + gap)
+            placed = shown
+            left = x == leftmost and len(labels) > 1
+            axes.annotate(
+                f"{y:.2f}", (x, y), textcoords="offset points", xytext=(-8 if left else 8, shown - height),
+                fontsize=7, va="center", ha="right" if left else "left", color=color,
+            )
 
 
 def _on_sigterm(signum, frame):
