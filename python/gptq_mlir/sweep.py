@@ -420,8 +420,7 @@ def sweep(
             table = markdown_table(rows)
             with open(outputs.path(TABLE), "w", encoding="utf-8") as handle:
                 handle.write(table)
-            title = (f"{model.path.stem}: perplexity on {len(windows)} held-out windows "
-                     f"of {windows.shape[1]} tokens")
+            title = f"{model.path.stem}: perplexity on {len(windows)} windows of {windows.shape[1]} tokens"
             write_plot(pyplot, outputs.path(PLOT), rows, title)
             outputs.commit()
             say(f"wrote {', '.join(str(outputs.final(n)) for n in names)}")
