@@ -31,13 +31,12 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 
 def _assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str, progress: bool = False) -> str:
     """Exit status 1 and one error line, the last on stderr; before it,
-    with ``progress``, the sweep's progress lines, and none that says
-    ``error``."""
+    with ``progress``, the sweep's progress lines, and no other error line."""
     assert result.returncode == 1, result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1 or progress and len(lines) > 1, result.stderr
     assert lines[-1].startswith("gptq_mlir: error: "), lines[-1]
-    assert not any("error" in line for line in lines[:-1]), result.stderr
+    assert not any("error:" in line for line in lines[:-1]), result.stderr
     for fragment in fragments:
         assert fragment in lines[-1], lines[-1]
     assert result.stdout == ""
