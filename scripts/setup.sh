@@ -4,15 +4,16 @@
 #
 # Debian packages: LLVM/MLIR 22, CMake, Ninja, GoogleTest, clang 22 with its
 # sanitizer and libFuzzer runtimes (for the fuzzers), and Python 3 with
-# NumPy, PyTorch (CPU) and pytest. The Python environment is .venv, made with
-# --system-site-packages over Debian's /usr/bin/python3, so it sees those
-# packages; requirements.txt lists anything further, installed from PyPI.
+# NumPy, PyTorch (CPU), Matplotlib and pytest. The Python environment is
+# .venv, made with --system-site-packages over Debian's /usr/bin/python3, so
+# it sees those packages; requirements.txt lists anything further, installed
+# from PyPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools cmake
           ninja-build g++ libgtest-dev libomp-22-dev python3 python3-venv python3-numpy
-          python3-torch python3-pytest libopenblas0-pthread clang-22
+          python3-torch python3-matplotlib python3-pytest libopenblas0-pthread clang-22
           libclang-rt-22-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Callable, List, NoReturn, Optional, Tuple
 
-from . import data, importer, llama2c
+from . import data, importer, llama2c, sweep
 from .errors import GPTQError
 from .fileio import save_npy
 from .model import Model, generate, perplexity
@@ -126,6 +126,40 @@ def _perplexity(args: argparse.Namespace) -> None:
     print(json.dumps(result))
 
 
+def _configurations(text: str) -> List[sweep.Configuration]:
+    """An argparse type: a comma-separated list of sweep configurations."""
+    try:
+        return sweep.parse_configurations(text)
+    except GPTQError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _pass_options(text: str) -> List[str]:
+    """An argparse type: more options of --gptq-quantize-model."""
+    try:
+        return sweep.parse_pass_options(text)
+    except GPTQError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _sweep(args: argparse.Namespace) -> None:
+    model, tokenizer = _model_and_tokenizer(args)
+    stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction)
+    windows = data.consecutive_windows(stream, args.seqlen)
+    model.check_tokens(windows[:1])
+    inputs = [args.model, args.tokenizer, args.text]
+    if args.calibration is not None:
+        inputs.append(args.calibration)
+    description = {
+        "model": args.model, "tokenizer": args.tokenizer, "text": args.text,
+        "start_fraction": args.start_fraction, "end_fraction": args.end_fraction,
+        "calibration": args.calibration, "pass_options": " ".join(args.pass_options),
+    }
+    result = sweep.sweep(model, windows, args.configs, args.out_dir, args.calibration,
+                         args.batch, args.pass_options, inputs, description)
+    sys.stdout.write(sweep.markdown_table(result["configurations"]))
+
+
 def _add_fraction_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--start-fraction", type=_fraction, default=0.0,
@@ -182,6 +216,28 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--batch", type=_integer(1), default=32, help="windows per gptq-run call (default 32)")
     _add_fraction_options(sub)
     sub.set_defaults(handler=_perplexity)
+
+    sub = commands.add_parser(
+        "sweep", help="quantize with gptq-opt in several configurations and compare perplexity"
+    )
+    sub.add_argument("--model", required=True, help="MLIR module with @forward (float32)")
+    sub.add_argument("--tokenizer", required=True, help="llama2.c tokenizer .bin")
+    sub.add_argument("--text", required=True, help="text file to measure perplexity on")
+    sub.add_argument("--calibration", help="calibration windows .npy (as calib writes them), for gptq")
+    sub.add_argument("--out-dir", required=True, help="folder for the models, reports, table and plot")
+    sub.add_argument(
+        "--configs", type=_configurations, default=sweep.DEFAULT_CONFIGURATIONS,
+        help="comma-separated configurations, float32 or METHOD-wBITS[-gGROUP][-act] "
+        f"(default {sweep.DEFAULT_CONFIGURATIONS})",
+    )
+    sub.add_argument(
+        "--pass-options", type=_pass_options, default="",
+        help="more --gptq-quantize-model options for every configuration, e.g. 'sym=true sequential=blocks'",
+    )
+    sub.add_argument("--seqlen", type=_integer(2), required=True, help="tokens per window")
+    sub.add_argument("--batch", type=_integer(1), default=32, help="windows per gptq-run call (default 32)")
+    _add_fraction_options(sub)
+    sub.set_defaults(handler=_sweep)
     return parser
 
 

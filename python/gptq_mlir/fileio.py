@@ -4,6 +4,7 @@ errors, and atomic writes, so no partial output."""
 import contextlib
 import io
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -127,3 +128,81 @@ def save_npy(path: PathLike, array: np.ndarray) -> None:
     """Write ``array`` as a .npy file atomically."""
     with atomic_output(path) as handle:
         np.save(handle, array, allow_pickle=False)
+
+
+class StagedOutputs:
+    """Several output files of one command, renamed into place together.
+
+    The files are written into a hidden folder made inside ``directory``
+    (which is created when missing; a name that exists and is not a folder,
+    or an empty name, is an error) and renamed over their final names by
+    :meth:`commit`, after all of them are written; each gets the permissions
+    a plain ``open`` would give it. :meth:`discard`, which leaving a ``with``
+    block without a commit calls, removes the hidden folder and, if this
+    object created ``directory`` and it is empty, ``directory`` too: a failed
+    command leaves the old files (or none) and no mixture. Files of other
+    names in ``directory`` are never touched.
+    """
+
+    def __init__(self, directory: PathLike):
+        if not str(directory):
+            raise GPTQError("the output folder's name is empty")
+        self.directory = Path(directory)
+        self._created = False
+        if not self.directory.is_dir():
+            if os.path.lexists(self.directory):
+                raise GPTQError(f"output folder {self.directory} exists and is not a folder")
+            try:
+                self.directory.mkdir(parents=True)
+            except OSError as error:
+                raise GPTQError(f"cannot create {self.directory}: {error.strerror or error}") from error
+            self._created = True
+        try:
+            self.staging = Path(tempfile.mkdtemp(prefix=".staging.", suffix=".tmp", dir=self.directory))
+        except OSError as error:
+            self._remove_created()
+            raise GPTQError(f"cannot write in {self.directory}: {error.strerror or error}") from error
+        self._names: list = []
+        self._committed = False
+
+    def path(self, name: str) -> Path:
+        """Where to write the output that will be ``directory/name``."""
+        if name not in self._names:
+            self._names.append(name)
+        return self.staging / name
+
+    def final(self, name: str) -> Path:
+        """The final name of output ``name``."""
+        return self.directory / name
+
+    def commit(self) -> None:
+        """Rename every output written into place; GPTQError if one is missing."""
+        for name in self._names:
+            if not (self.staging / name).is_file():
+                raise GPTQError(f"output {self.final(name)} was not written")
+        try:
+            for name in self._names:
+                os.chmod(self.staging / name, _new_file_mode(self.final(name)))
+                os.replace(self.staging / name, self.final(name))
+            self.staging.rmdir()
+            self._committed = True
+        except OSError as error:
+            where = error.filename or self.directory
+            raise GPTQError(f"cannot write {where}: {error.strerror or error}") from error
+
+    def discard(self) -> None:
+        """Remove what was written, and ``directory`` if this made it and it is empty."""
+        shutil.rmtree(self.staging, ignore_errors=True)
+        self._remove_created()
+
+    def _remove_created(self) -> None:
+        if self._created:
+            with contextlib.suppress(OSError):
+                self.directory.rmdir()
+
+    def __enter__(self) -> "StagedOutputs":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if not self._committed:
+            self.discard()

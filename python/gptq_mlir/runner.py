@@ -1,6 +1,7 @@
-"""Run MLIR functions through the project's runner, ``gptq-run``.
+"""Run the project's tools: MLIR functions through ``gptq-run``, passes
+through ``gptq-opt``.
 
-This module is the only place that starts the runner. ``gptq-run`` JIT-compiles
+This module is the only place that starts them. ``gptq-run`` JIT-compiles
 a module through the CPU pipeline and calls one function on ``.npy`` inputs::
 
     gptq-run MODEL.mlir --entry forward --input tokens.npy --output-dir DIR
@@ -10,8 +11,10 @@ writing the results, in order, to ``DIR/0.npy``, ``DIR/1.npy``, ...
 prints its entry functions' signatures and its ``gptq.model`` attribute as
 JSON (see :func:`describe`).
 
-The binary is ``$GPTQ_RUN`` if set, else ``build/bin/gptq-run`` under the
-repository root.
+``gptq-opt`` runs passes on a module and writes the result (``-o FILE``).
+
+The binaries are ``$GPTQ_RUN`` and ``$GPTQ_OPT`` if set, else
+``build/bin/gptq-run`` and ``build/bin/gptq-opt`` under the repository root.
 """
 
 import json
@@ -19,7 +22,7 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -28,26 +31,93 @@ from .errors import GPTQError
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RUNNER = REPO_ROOT / "build" / "bin" / "gptq-run"
 ENV_VAR = "GPTQ_RUN"
+DEFAULT_OPT = REPO_ROOT / "build" / "bin" / "gptq-opt"
+OPT_ENV_VAR = "GPTQ_OPT"
+
+
+def _find_tool(env_var: str, default: Path) -> Optional[Path]:
+    configured = os.environ.get(env_var)
+    candidate = Path(configured) if configured else default
+    return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
+
+
+def _require_tool(name: str, env_var: str, default: Path) -> Path:
+    tool = _find_tool(env_var, default)
+    if tool is None:
+        configured = os.environ.get(env_var)
+        where = f"${env_var}={configured}" if configured else str(default)
+        raise GPTQError(
+            f"{name} not found at {where}: build it first (cmake --build build "
+            f"--target {name}) or point ${env_var} at the binary"
+        )
+    return tool
 
 
 def find_runner() -> Optional[Path]:
     """The gptq-run binary, or None when it has not been built."""
-    configured = os.environ.get(ENV_VAR)
-    candidate = Path(configured) if configured else DEFAULT_RUNNER
-    return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
+    return _find_tool(ENV_VAR, DEFAULT_RUNNER)
 
 
 def require_runner() -> Path:
     """The gptq-run binary; raise GPTQError saying how to get one if missing."""
-    runner = find_runner()
-    if runner is None:
-        configured = os.environ.get(ENV_VAR)
-        where = f"${ENV_VAR}={configured}" if configured else str(DEFAULT_RUNNER)
-        raise GPTQError(
-            f"gptq-run not found at {where}: build it first (cmake --build build "
-            f"--target gptq-run) or point ${ENV_VAR} at the binary"
+    return _require_tool("gptq-run", ENV_VAR, DEFAULT_RUNNER)
+
+
+def find_opt() -> Optional[Path]:
+    """The gptq-opt binary, or None when it has not been built."""
+    return _find_tool(OPT_ENV_VAR, DEFAULT_OPT)
+
+
+def require_opt() -> Path:
+    """The gptq-opt binary; raise GPTQError saying how to get one if missing."""
+    return _require_tool("gptq-opt", OPT_ENV_VAR, DEFAULT_OPT)
+
+
+def run_opt(
+    module: Union[str, os.PathLike],
+    output: Union[str, os.PathLike],
+    pass_args: Sequence[str],
+    on_line: Optional[Callable[[str], None]] = None,
+) -> None:
+    """Run ``gptq-opt MODULE PASS_ARGS... -o OUTPUT``.
+
+    Each line gptq-opt prints on stderr (its progress) goes to ``on_line``
+    as it comes, until an error line. Raises GPTQError if gptq-opt fails,
+    with its error line (the last line that says ``error:``, else its last
+    line), so that the failure stays one line.
+    """
+    opt = require_opt()
+    command = [str(opt), str(module), *pass_args, "-o", str(output)]
+    try:
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True, errors="replace",
         )
-    return runner
+    except OSError as error:
+        raise GPTQError(f"cannot start {opt}: {error.strerror or error}") from error
+    lines: List[str] = []
+    failing = False
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:
+            line = line.rstrip("\n")
+            lines.append(line)
+            # What follows an error line (the source line and a caret) is
+            # part of it.
+            failing = failing or "error:" in line
+            if on_line is not None and not failing:
+                on_line(line)
+        status = process.wait()
+    except BaseException:
+        # Interrupted: gptq-opt removes its own temporary files when it is
+        # ended by a signal.
+        process.terminate()
+        process.wait()
+        raise
+    if status != 0:
+        errors = [line for line in lines if "error:" in line]
+        message = (errors or lines or ["no message"])[-1].strip()
+        raise GPTQError(f"gptq-opt failed (exit status {status}): {message}")
 
 
 def describe(module: Union[str, os.PathLike], entry: Optional[str] = None) -> Dict[str, Any]:
