@@ -659,6 +659,31 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   }
 
   // Batches along dimension 0.
+  // Token ids against the model's vocabulary and context, when the module
+  // states them (the importers' gptq.model): before anything runs.
+  if (auto model = module->getAttrOfType<DictionaryAttr>("gptq.model");
+      model && (data->dtype == DType::I32 || data->dtype == DType::I64)) {
+    auto vocab = model.getAs<IntegerAttr>("vocab_size");
+    auto seqLen = model.getAs<IntegerAttr>("seq_len");
+    if (seqLen && data->shape.size() == 2 && data->shape[1] > seqLen.getInt()) {
+      fail(loc) << "calibration=" << calibration << ": windows of "
+                << data->shape[1] << " tokens are longer than the model's "
+                << "seq_len = " << seqLen.getInt();
+      return failure();
+    }
+    int64_t cols = data->shape.size() >= 2 ? data->shape.back() : 1;
+    for (int64_t i = 0, n = data->numElements(); vocab && i < n; ++i) {
+      int64_t id = data->dtype == DType::I32 ? data->as<int32_t>()[i]
+                                             : data->as<int64_t>()[i];
+      if (id >= 0 && id < vocab.getInt())
+        continue;
+      fail(loc) << "calibration=" << calibration << ": token id " << id
+                << " at [" << i / cols << ", " << i % cols
+                << "] is out of the model's range [0, vocab_size = "
+                << vocab.getInt() << ")";
+      return failure();
+    }
+  }
   int64_t samples = data->shape[0];
   int64_t rowBytes = data->data.size() / samples;
   std::vector<NpyArray> batches;
