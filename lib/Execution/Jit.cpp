@@ -127,24 +127,6 @@ llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-std::optional<DType> dtypeOf(Type type) {
-  if (type.isF32())
-    return DType::F32;
-  if (type.isF64())
-    return DType::F64;
-  if (type.isInteger(1))
-    return DType::Bool;
-  if (type.isInteger(8))
-    return DType::I8;
-  if (type.isInteger(16))
-    return DType::I16;
-  if (type.isInteger(32))
-    return DType::I32;
-  if (type.isInteger(64) || type.isIndex())
-    return DType::I64;
-  return std::nullopt;
-}
-
 llvm::Expected<ArgSpec> specOf(Type type, bool allowScalar,
                                const llvm::Twine &what) {
   ArgSpec spec;
@@ -156,7 +138,7 @@ llvm::Expected<ArgSpec> specOf(Type type, bool allowScalar,
     if (auto memref = dyn_cast<MemRefType>(type);
         memref && !memref.getLayout().isIdentity())
       return error(what + " is a memref with a non-identity layout");
-    auto dtype = dtypeOf(shaped.getElementType());
+    auto dtype = dtypeOfElementType(shaped.getElementType());
     if (!dtype)
       return error(what + " has unsupported element type " +
                    llvm::Twine(typeString(shaped.getElementType())));
@@ -164,7 +146,7 @@ llvm::Expected<ArgSpec> specOf(Type type, bool allowScalar,
     spec.shape.assign(shaped.getShape().begin(), shaped.getShape().end());
     return spec;
   }
-  auto dtype = dtypeOf(type);
+  auto dtype = dtypeOfElementType(type);
   if (!dtype || !allowScalar)
     return error(what + " has unsupported type " +
                  llvm::Twine(typeString(type)) +
@@ -829,4 +811,22 @@ std::vector<std::string> mlir::gptq::entryNames(ModuleOp module) {
     }
   }
   return names;
+}
+
+std::optional<DType> mlir::gptq::dtypeOfElementType(Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF64())
+    return DType::F64;
+  if (type.isInteger(1))
+    return DType::Bool;
+  if (type.isInteger(8))
+    return DType::I8;
+  if (type.isInteger(16))
+    return DType::I16;
+  if (type.isInteger(32))
+    return DType::I32;
+  if (type.isInteger(64) || type.isIndex())
+    return DType::I64;
+  return std::nullopt;
 }

@@ -20,7 +20,6 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Regex.h"
 
 namespace mlir {
 namespace gptq {
@@ -82,18 +81,10 @@ struct InstrumentHessiansPass
     // The whole module's analysis, so that names match gptq-list-linears.
     LinearLayers linears(module);
     Block &body = func.getBody().front();
-    // Layer selection by name: searched anywhere in the name.
-    llvm::Regex includeRe(include), excludeRe(exclude);
-    for (auto [option, text, re] :
-         {std::make_tuple("include", &include, &includeRe),
-          std::make_tuple("exclude", &exclude, &excludeRe)}) {
-      std::string problem;
-      if (!text->empty() && !re->isValid(problem)) {
-        fail(module.getLoc())
-            << "" << option << "='" << *text
-            << "' is not a valid regular expression: " << problem;
-        return;
-      }
+    auto filter = LayerNameFilter::create(include, exclude);
+    if (!filter) {
+      fail(module.getLoc()) << llvm::toString(filter.takeError());
+      return;
     }
     size_t found = 0;
     SmallVector<const LinearLayer *> layers;
@@ -101,8 +92,7 @@ struct InstrumentHessiansPass
       if (!func->isProperAncestor(layer.op))
         continue;
       ++found;
-      if ((!include.empty() && !includeRe.match(layer.name)) ||
-          (!exclude.empty() && excludeRe.match(layer.name)))
+      if (!filter->selects(layer.name))
         continue;
       if (layer.op->getBlock() != &body) {
         fail(layer.op->getLoc()) << "linear layer '" << layer.name

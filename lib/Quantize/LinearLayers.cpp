@@ -360,3 +360,27 @@ OpOperand &mlir::gptq::getWeightSourceUse(const LinearLayer &layer) {
     use = &use->get().getDefiningOp()->getOpOperand(0);
   return *use;
 }
+
+llvm::Expected<LayerNameFilter>
+LayerNameFilter::create(llvm::StringRef include, llvm::StringRef exclude) {
+  LayerNameFilter filter;
+  for (auto [option, text, re] :
+       {std::make_tuple("include", include, &filter.include),
+        std::make_tuple("exclude", exclude, &filter.exclude)}) {
+    if (text.empty())
+      continue;
+    re->emplace(text);
+    std::string problem;
+    if (!(*re)->isValid(problem))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::Twine(option) + "='" + text +
+              "' is not a valid regular expression: " + problem);
+  }
+  return filter;
+}
+
+bool LayerNameFilter::selects(llvm::StringRef name) const {
+  return (!include || include->match(name)) &&
+         (!exclude || !exclude->match(name));
+}

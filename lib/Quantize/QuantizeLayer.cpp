@@ -28,14 +28,9 @@ std::string mlir::gptq::formatNumber(double value) {
   return llvm::formatv("{0}", llvm::format("%g", value)).str();
 }
 
-namespace {
-llvm::Error error(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 /// The position of the first NaN or infinity of a float32 array, as
 /// "nan at [i, j]".
-std::optional<std::string> findNonFinite(const NpyArray &a) {
+std::optional<std::string> mlir::gptq::findNonFinite(const NpyArray &a) {
   const float *v = a.as<float>();
   for (int64_t i = 0, n = a.numElements(); i < n; ++i) {
     if (std::isfinite(v[i]))
@@ -52,6 +47,11 @@ std::optional<std::string> findNonFinite(const NpyArray &a) {
            std::string(" at [") + where + "]";
   }
   return std::nullopt;
+}
+
+namespace {
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
 /// Checks dtype, rank and finiteness; names the first bad entry.

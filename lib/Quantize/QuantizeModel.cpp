@@ -43,7 +43,6 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -80,28 +79,13 @@ NpyArray view(const NpyArray &a) {
   return v;
 }
 
-std::optional<DType> dtypeOf(Type type) {
-  if (type.isF32())
-    return DType::F32;
-  if (type.isF64())
-    return DType::F64;
-  if (type.isInteger(8))
-    return DType::I8;
-  if (type.isInteger(16))
-    return DType::I16;
-  if (type.isInteger(32))
-    return DType::I32;
-  if (type.isInteger(64))
-    return DType::I64;
-  return std::nullopt;
-}
-
 /// The values of a constant as an array: raw little-endian data of a
 /// `dense` or `dense_resource` attribute of a byte-sized element type.
 std::optional<NpyArray> arrayOf(ElementsAttr attr) {
   auto type = cast<ShapedType>(attr.getType());
-  std::optional<DType> dtype = dtypeOf(type.getElementType());
-  if (!dtype || !type.hasStaticShape())
+  // i1 is stored bit-packed, not as the bytes of a bool array.
+  std::optional<DType> dtype = dtypeOfElementType(type.getElementType());
+  if (!dtype || *dtype == DType::Bool || !type.hasStaticShape())
     return std::nullopt;
   NpyArray a =
       NpyArray::zeros(*dtype, std::vector<int64_t>(type.getShape().begin(),
@@ -142,14 +126,6 @@ NpyArray transposed(const NpyArray &a) {
     for (int64_t c = 0; c < cols; ++c)
       dst[c * rows + r] = src[r * cols + c];
   return t;
-}
-
-NpyArray copyOf(const NpyArray &a) {
-  NpyArray c;
-  c.dtype = a.dtype;
-  c.shape = a.shape;
-  c.data = a.data;
-  return c;
 }
 
 /// tr((W - Q) H (W - Q)^T) / 2: with H = 2/n sum x x^T, the squared output
@@ -195,17 +171,6 @@ NpyArray packCodes(const NpyArray &codes, int64_t bits) {
         row[bit / 32 + 1] |= uint32_t(value >> (32 - bit % 32));
     }
   return packed;
-}
-
-/// The first non-finite entry of a float32 array, as "nan at [i, j]".
-std::optional<std::string> firstNonFinite(const NpyArray &a) {
-  const float *v = a.as<float>();
-  int64_t cols = a.shape.size() == 2 ? a.shape[1] : 1;
-  for (int64_t i = 0, n = a.numElements(); i < n; ++i)
-    if (!std::isfinite(v[i]))
-      return std::string(std::isnan(v[i]) ? "nan" : "inf") + " at [" +
-             std::to_string(i / cols) + ", " + std::to_string(i % cols) + "]";
-  return std::nullopt;
 }
 
 /// What happens to one selected layer, and what came of it.
@@ -296,6 +261,8 @@ struct QuantizeModelPass
                               LayerQuantizer &rtn);
   LogicalResult roundLayer(unsigned index, LayerQuantizer &rtn,
                            StringRef method);
+  void record(unsigned index, LayerResult result, StringRef method,
+              double compiled, std::chrono::steady_clock::time_point start);
   const NpyArray *constantArray(Operation *op);
   void rewrite(ConfigAttr config);
   void printLayer(unsigned index);
@@ -632,7 +599,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   }
   auto argType = dyn_cast<RankedTensorType>(type.getInput(0));
   std::optional<DType> want =
-      argType ? dtypeOf(argType.getElementType()) : std::nullopt;
+      argType ? dtypeOfElementType(argType.getElementType()) : std::nullopt;
   if (!want) {
     fail(func.getLoc()) << "'@" << entry << "' takes " << type.getInput(0)
                         << "; calibration needs a ranked tensor of a numeric "
@@ -789,7 +756,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
         stage.layers.size() == 1 ? "" : "s", n, hessianSeconds);
     for (unsigned m : stage.layers) {
       states[m].samples = n;
-      if (std::optional<std::string> bad = firstNonFinite(states[m].hessian)) {
+      if (std::optional<std::string> bad = findNonFinite(states[m].hessian)) {
         fail(states[m].layer->op->getLoc())
             << "the calibration activations that reach layer '"
             << states[m].layer->name << "' are not finite (its Hessian has "
@@ -827,35 +794,49 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   return success();
 }
 
-LogicalResult QuantizeModelPass::roundLayer(unsigned index, LayerQuantizer &rtn,
-                                            StringRef method) {
-  LayerState &state = states[index];
+/// Round-to-nearest of a layer's weight: gptq.quantize_layer with H = I,
+/// whose inverse factor pushes no error onto other columns.
+static llvm::Expected<LayerResult> roundToNearest(LayerQuantizer &rtn,
+                                                  const LayerState &state) {
   int64_t in = state.layer->inFeatures;
   NpyArray identity = NpyArray::zeros(DType::F32, {in, in});
   for (int64_t i = 0; i < in; ++i)
     identity.as<float>()[i * in + i] = 1;
+  const std::string &name = state.layer->name;
+  return rtn.quantize(NpyArray(state.weight), std::move(identity),
+                      {"layer '" + name + "' weight", "layer '" + name + "'"});
+}
+
+void QuantizeModelPass::record(unsigned index, LayerResult result,
+                               StringRef method, double compiled,
+                               std::chrono::steady_clock::time_point start) {
+  LayerState &state = states[index];
+  // A quantizer's first call compiles it: that time counts as compilation.
+  compileSeconds += compiled;
+  quantizeSeconds += secondsSince(start) - compiled;
+  state.seconds = result.seconds;
+  state.method = method.str();
+  state.stored = state.layer->transposed ? transposed(result.dequantized)
+                                         : result.dequantized;
+  state.result = std::move(result);
+  printLayer(index);
+}
+
+LogicalResult QuantizeModelPass::roundLayer(unsigned index, LayerQuantizer &rtn,
+                                            StringRef method) {
+  LayerState &state = states[index];
   auto start = std::chrono::steady_clock::now();
   double compiled = rtn.compileSeconds();
-  auto result = rtn.quantize(copyOf(state.weight), std::move(identity),
-                             {"layer '" + state.layer->name + "' weight",
-                              "layer '" + state.layer->name + "'"});
+  auto result = roundToNearest(rtn, state);
   if (!result) {
     fail(state.layer->op->getLoc()) << llvm::toString(result.takeError());
     return failure();
   }
-  state.seconds = result->seconds;
-  // The quantizer's first call compiles it: that time counts as compilation.
-  compiled = rtn.compileSeconds() - compiled;
-  compileSeconds += compiled;
-  quantizeSeconds += secondsSince(start) - compiled;
-  state.result = std::move(*result);
-  state.method = method.str();
   if (state.samples > 0)
     state.rtnError =
-        outputError(state.weight, state.result->dequantized, state.hessian);
-  state.stored = state.layer->transposed ? transposed(state.result->dequantized)
-                                         : copyOf(state.result->dequantized);
-  printLayer(index);
+        outputError(state.weight, result->dequantized, state.hessian);
+  record(index, std::move(*result), method, rtn.compileSeconds() - compiled,
+         start);
   return success();
 }
 
@@ -875,7 +856,7 @@ LogicalResult QuantizeModelPass::quantizeLayer(unsigned index,
   auto warn = [&](const llvm::Twine &message) {
     emitWarning(layer.op->getLoc()) << kPassName << ": " << message.str();
   };
-  auto result = gptq.quantize(copyOf(state.weight), copyOf(state.hessian),
+  auto result = gptq.quantize(NpyArray(state.weight), NpyArray(state.hessian),
                               {"layer '" + layer.name + "' weight",
                                "the Hessian of layer '" + layer.name + "'"},
                               warn);
@@ -883,32 +864,18 @@ LogicalResult QuantizeModelPass::quantizeLayer(unsigned index,
     fail(layer.op->getLoc()) << llvm::toString(result.takeError());
     return failure();
   }
-  double seconds = result->seconds;
   state.gptqError =
       outputError(state.weight, result->dequantized, state.hessian);
   // The round-to-nearest error of the same grids, for comparison.
-  NpyArray identity =
-      NpyArray::zeros(DType::F32, {layer.inFeatures, layer.inFeatures});
-  for (int64_t i = 0; i < layer.inFeatures; ++i)
-    identity.as<float>()[i * layer.inFeatures + i] = 1;
-  auto rounded = rtn.quantize(
-      copyOf(state.weight), std::move(identity),
-      {"layer '" + layer.name + "' weight", "layer '" + layer.name + "'"});
+  auto rounded = roundToNearest(rtn, state);
   if (!rounded) {
     fail(layer.op->getLoc()) << llvm::toString(rounded.takeError());
     return failure();
   }
   state.rtnError =
       outputError(state.weight, rounded->dequantized, state.hessian);
-  compiled = gptq.compileSeconds() + rtn.compileSeconds() - compiled;
-  compileSeconds += compiled;
-  quantizeSeconds += secondsSince(start) - compiled;
-  state.result = std::move(*result);
-  state.seconds = seconds;
-  state.method = "gptq";
-  state.stored = layer.transposed ? transposed(state.result->dequantized)
-                                  : copyOf(state.result->dequantized);
-  printLayer(index);
+  record(index, std::move(*result), "gptq",
+         gptq.compileSeconds() + rtn.compileSeconds() - compiled, start);
   return success();
 }
 
@@ -1097,16 +1064,10 @@ void QuantizeModelPass::runOnOperation() {
               << "' with a body in the module (set it with entry=NAME)";
     return;
   }
-  llvm::Regex includeRe(include), excludeRe(exclude);
-  for (auto [option, text, re] :
-       {std::make_tuple("include", &include, &includeRe),
-        std::make_tuple("exclude", &exclude, &excludeRe)}) {
-    std::string problem;
-    if (!text->empty() && !re->isValid(problem)) {
-      fail(loc) << option << "='" << *text
-                << "' is not a valid regular expression: " << problem;
-      return;
-    }
+  auto filter = LayerNameFilter::create(include, exclude);
+  if (!filter) {
+    fail(loc) << llvm::toString(filter.takeError());
+    return;
   }
   if (method == "gptq" && calibration.empty() && hessians.empty()) {
     fail(loc) << "method=gptq needs calibration=FILE.npy (calibration "
@@ -1164,8 +1125,7 @@ void QuantizeModelPass::runOnOperation() {
     if (!func->isProperAncestor(layer.op))
       continue;
     ++found;
-    if ((!include.empty() && !includeRe.match(layer.name)) ||
-        (!exclude.empty() && excludeRe.match(layer.name)))
+    if (!filter->selects(layer.name))
       continue;
     // As the reference: only the layers of the transformer blocks, unless
     // classifier=true.
@@ -1210,7 +1170,7 @@ void QuantizeModelPass::runOnOperation() {
       return;
     }
     state.weight = layer.transposed ? transposed(*w) : std::move(*w);
-    if (std::optional<std::string> bad = firstNonFinite(state.weight)) {
+    if (std::optional<std::string> bad = findNonFinite(state.weight)) {
       fail(layer.weightSource->getLoc())
           << "layer '" << layer.name << "': its weight has " << *bad;
       return;

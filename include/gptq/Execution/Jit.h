@@ -31,6 +31,11 @@ class DialectRegistry;
 class OpPassManager;
 namespace gptq {
 
+/// The array dtype that holds elements of `type` in arguments and results
+/// of compiled functions: f32, f64, i1 (bool), i8, i16, i32, i64 and index
+/// (int64); none for other types.
+std::optional<DType> dtypeOfElementType(Type type);
+
 /// One argument or result of an entry function.
 struct ArgSpec {
   DType dtype;

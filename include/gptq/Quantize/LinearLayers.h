@@ -14,6 +14,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/Regex.h"
 
 #include <optional>
 #include <string>
@@ -88,6 +90,21 @@ private:
 /// Matches one op: returns the layer (without name and block) when `op` is
 /// a contraction of an activation with a constant weight.
 std::optional<LinearLayer> matchLinearLayer(Operation *op);
+
+/// Layers selected by name, as the model-level passes' `include=` and
+/// `exclude=` options select them: a name is selected when `include` (if
+/// given) matches anywhere in it and `exclude` (if given) does not.
+class LayerNameFilter {
+public:
+  /// Fails, naming the option, when a pattern is not a valid regular
+  /// expression.
+  static llvm::Expected<LayerNameFilter> create(llvm::StringRef include,
+                                                llvm::StringRef exclude);
+  bool selects(llvm::StringRef name) const;
+
+private:
+  std::optional<llvm::Regex> include, exclude;
+};
 
 /// Checks that a layer's input can feed gptq.hessian_accumulate: a ranked
 /// f32 tensor read with the contraction's reduction dimension last and with

@@ -21,6 +21,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -77,6 +78,10 @@ using LayerWarningHandler = llvm::function_ref<void(const llvm::Twine &)>;
 /// A number as the quantizer's messages write it, printf's %g (0.03, 1e-12);
 /// tools use it for their own lines about the same quantities.
 std::string formatNumber(double value);
+
+/// The position of a float32 array's first NaN or infinity, as
+/// "nan at [i, j]"; none when every entry is finite.
+std::optional<std::string> findNonFinite(const NpyArray &a);
 
 /// Checks escalation options against the requested percdamp: a positive
 /// finite step, at least one attempt, and a step that float32 does not lose.
