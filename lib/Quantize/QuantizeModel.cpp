@@ -68,15 +68,21 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// An array that reads `a`'s data without owning it (arguments of compiled
-/// code are read-only, so calls need no copies).
-NpyArray view(const NpyArray &a) {
+/// An array over `size` bytes at `data` that it does not own (arguments of
+/// compiled code are read-only, so calls need no copies).
+NpyArray view(DType dtype, std::vector<int64_t> shape, const char *data,
+              size_t size) {
   NpyArray v;
-  v.dtype = a.dtype;
-  v.shape = a.shape;
-  v.data = NpyBuffer::adopt(const_cast<char *>(a.data.data()), a.data.size(),
-                            nullptr, [](void *) {});
+  v.dtype = dtype;
+  v.shape = std::move(shape);
+  v.data =
+      NpyBuffer::adopt(const_cast<char *>(data), size, nullptr, [](void *) {});
   return v;
+}
+
+/// An array that reads `a`'s data without owning it.
+NpyArray view(const NpyArray &a) {
+  return view(a.dtype, a.shape, a.data.data(), a.data.size());
 }
 
 /// The values of a constant as an array: raw little-endian data of a
@@ -274,33 +280,31 @@ struct QuantizeModelPass
 // Stages
 //===----------------------------------------------------------------------===//
 
+/// The values of an `arith.constant` of elements or of an
+/// `ml_program.global_load_const` of an immutable global; null otherwise.
+static ElementsAttr constantValue(Operation *op) {
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return dyn_cast<ElementsAttr>(constant.getValue());
+  auto load = dyn_cast<ml_program::GlobalLoadConstOp>(op);
+  if (!load)
+    return {};
+  auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
+      op, load.getGlobalAttr());
+  if (!global || global.getIsMutable() || !global.getValue())
+    return {};
+  return dyn_cast<ElementsAttr>(*global.getValue());
+}
+
 /// A float constant of at least 16 elements that is not a splat: such
 /// constants become arguments of the stages, so that stages that differ only
 /// in their weights share compiled code.
 static bool isLargeConstant(Operation *op) {
-  ElementsAttr attr;
-  if (auto constant = dyn_cast<arith::ConstantOp>(op))
-    attr = dyn_cast<ElementsAttr>(constant.getValue());
-  else if (auto load = dyn_cast<ml_program::GlobalLoadConstOp>(op)) {
-    auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
-        op, load.getGlobalAttr());
-    if (global && !global.getIsMutable() && global.getValue())
-      attr = dyn_cast<ElementsAttr>(*global.getValue());
-  }
+  ElementsAttr attr = constantValue(op);
   if (!attr || attr.isSplat())
     return false;
   auto type = cast<ShapedType>(attr.getType());
   return type.hasStaticShape() && type.getNumElements() >= 16 &&
          (type.getElementType().isF32() || type.getElementType().isF64());
-}
-
-static ElementsAttr constantValue(Operation *op) {
-  if (auto constant = dyn_cast<arith::ConstantOp>(op))
-    return cast<ElementsAttr>(constant.getValue());
-  auto load = cast<ml_program::GlobalLoadConstOp>(op);
-  auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
-      op, load.getGlobalAttr());
-  return cast<ElementsAttr>(*global.getValue());
 }
 
 BlockArgument QuantizeModelPass::addArg(Stage &stage, Value original,
@@ -659,13 +663,10 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     int64_t n = std::min<int64_t>(calibrationBatch, samples - s);
     if (!argType.isDynamicDim(0) && n != calibrationBatch)
       break;
-    NpyArray batch;
-    batch.dtype = data->dtype;
-    batch.shape = data->shape;
-    batch.shape[0] = n;
-    batch.data = NpyBuffer::adopt(data->data.data() + s * rowBytes,
-                                  n * rowBytes, nullptr, [](void *) {});
-    batches.push_back(std::move(batch));
+    std::vector<int64_t> shape = data->shape;
+    shape[0] = n;
+    batches.push_back(view(data->dtype, std::move(shape),
+                           data->data.data() + s * rowBytes, n * rowBytes));
     batchStart.push_back(s);
   }
 
