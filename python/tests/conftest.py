@@ -4,6 +4,7 @@ The stories260K files are part of the repository (data/stories260K); a
 missing one is a broken checkout, so the fixtures fail rather than skip.
 """
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -45,6 +46,23 @@ def tokenizer_path() -> Path:
 def text_path() -> Path:
     """TinyStories text, paragraphs separated by blank lines."""
     return _require(DATA / "tinystories_val_part1.txt")
+
+
+@pytest.fixture(scope="session")
+def gptq_opt() -> Path:
+    """The gptq-opt binary; tests that need it skip when it is not built."""
+    path = runner.find_opt()
+    if path is None:
+        pytest.skip(f"gptq-opt is not built (looked at ${runner.OPT_ENV_VAR} and {runner.DEFAULT_OPT})")
+    return path
+
+
+def load_bench_module(name: str):
+    """The script bench/NAME.py as a module (the benchmarks are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="session")

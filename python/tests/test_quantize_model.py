@@ -19,8 +19,6 @@ from conftest import synthetic_checkpoint, write_checkpoint
 from gptq_mlir import runner
 from gptq_mlir.cli import main
 
-GPTQ_OPT = runner.REPO_ROOT / "build" / "bin" / "gptq-opt"
-
 # (checkpoint shape, format version, whether to compare with format=float)
 CASES = [
     (dict(n_layers=3, n_heads=4, n_kv_heads=4, shared_classifier=False), 0, True),
@@ -29,10 +27,10 @@ CASES = [
 ]
 
 
-def quantize(model: Path, output: Path, options: str) -> dict:
+def quantize(gptq_opt: Path, model: Path, output: Path, options: str) -> dict:
     report = output.with_suffix(".json")
     completed = subprocess.run(
-        [str(GPTQ_OPT), str(model), f"--gptq-quantize-model={options} report={report}", "-o", str(output)],
+        [str(gptq_opt), str(model), f"--gptq-quantize-model={options} report={report}", "-o", str(output)],
         capture_output=True, text=True, check=False,
     )
     assert completed.returncode == 0, completed.stderr
@@ -40,9 +38,7 @@ def quantize(model: Path, output: Path, options: str) -> dict:
 
 
 @pytest.mark.parametrize("shape,version,compare", CASES, ids=["mha-untied-v0", "mqa-v1", "gqa-v1"])
-def test_other_checkpoints_quantize(tmp_path, gptq_run, shape, version, compare):
-    if not GPTQ_OPT.is_file():
-        pytest.skip("gptq-opt is not built")
+def test_other_checkpoints_quantize(tmp_path, gptq_run, gptq_opt, shape, version, compare):
     ckpt = synthetic_checkpoint(seed=version, **shape)
     cfg = ckpt.config
     source = write_checkpoint(tmp_path / "model.bin", ckpt, version)
@@ -55,7 +51,7 @@ def test_other_checkpoints_quantize(tmp_path, gptq_run, shape, version, compare)
     tokens = rng.integers(0, cfg.vocab_size, size=(2, cfg.seq_len), dtype=np.int32)
 
     options = f"calibration={calib} calibration-batch=4 bits=4 group-size=8 act-order=true"
-    report = quantize(model, tmp_path / "packed.mlir", options)
+    report = quantize(gptq_opt, model, tmp_path / "packed.mlir", options)
 
     # Seven layers per block; the classifier stays float, as in the reference.
     names = [layer["name"] for layer in report["layers"]]
@@ -69,6 +65,6 @@ def test_other_checkpoints_quantize(tmp_path, gptq_run, shape, version, compare)
     assert np.isfinite(packed).all()
     assert np.abs(packed - reference).max() > 1e-4 * np.abs(reference).max()
     if compare:
-        quantize(model, tmp_path / "float.mlir", options + " format=float")
+        quantize(gptq_opt, model, tmp_path / "float.mlir", options + " format=float")
         (dequantized,) = runner.run_function(tmp_path / "float.mlir", [tokens])
         assert np.abs(packed - dequantized).max() <= 1e-5 * np.abs(dequantized).max()

@@ -8,7 +8,6 @@ the dequantized weights are the oracle's.
 Needs gptq-opt and gptq-run (skips without them).
 """
 
-import importlib.util
 import json
 import subprocess
 
@@ -17,31 +16,15 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the oracle is written in PyTorch")
 
-from conftest import REPO_ROOT  # noqa: E402
+from conftest import load_bench_module  # noqa: E402
 from gptq_mlir import llama2c  # noqa: E402
 from gptq_mlir.model import Model, perplexity  # noqa: E402
 
-
-def _load_bench_module():
-    spec = importlib.util.spec_from_file_location("torch_gptq_model", REPO_ROOT / "bench" / "torch_gptq_model.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-tgm = _load_bench_module()
+tgm = load_bench_module("torch_gptq_model")
 
 SAMPLES, SEQLEN = 16, 64
 #: Held-out windows scored (of 256 tokens, from the last fifth).
 HELDOUT = 48
-
-
-@pytest.fixture(scope="module")
-def gptq_opt(gptq_run):
-    path = gptq_run.parent / "gptq-opt"
-    if not path.is_file():
-        pytest.skip(f"gptq-opt is not built (looked at {path})")
-    return path
 
 
 @pytest.fixture(scope="module")

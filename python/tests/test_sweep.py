@@ -164,14 +164,6 @@ def test_staged_outputs_refuse_a_file_and_an_empty_name(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def gptq_opt() -> Path:
-    path = runner.find_opt()
-    if path is None:
-        pytest.skip(f"gptq-opt is not built (looked at ${runner.OPT_ENV_VAR} and {runner.DEFAULT_OPT})")
-    return path
-
-
-@pytest.fixture(scope="module")
 def small_inputs(tmp_path_factory, text_path, tokenizer_path):
     """Twelve paragraphs of TinyStories (the first half calibrates, the
     second is measured) and four calibration windows of 16 tokens."""

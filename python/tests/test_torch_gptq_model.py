@@ -6,7 +6,6 @@ against the grid formula of docs/gptq-semantics.md, its Hessians against
 ``python -m gptq_mlir calib``. A few short windows keep it fast.
 """
 
-import importlib.util
 import json
 import math
 
@@ -16,20 +15,12 @@ import pytest
 torch = pytest.importorskip("torch", reason="the oracle is written in PyTorch")
 
 import oracle  # noqa: E402
-from conftest import REPO_ROOT  # noqa: E402
+from conftest import load_bench_module  # noqa: E402
 from gptq_mlir import data, llama2c  # noqa: E402
 from gptq_mlir.cli import main  # noqa: E402
 from gptq_mlir.tokenizer import load_tokenizer  # noqa: E402
 
-
-def _load_bench_module():
-    spec = importlib.util.spec_from_file_location("torch_gptq_model", REPO_ROOT / "bench" / "torch_gptq_model.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-tgm = _load_bench_module()
+tgm = load_bench_module("torch_gptq_model")
 
 
 @pytest.fixture(scope="module")
