@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Library.h"
 #include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 
@@ -52,10 +53,11 @@ Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
   return tensor::CastOp::create(b, loc, type, v);
 }
 
-/// Calls `__gptq_<name>` on `operands` (tensors cast to dynamic shapes) and
-/// casts the results back to `resultTypes`.
-SmallVector<Value> callLibrary(OpBuilder &b, Location loc, StringRef name,
-                               ValueRange operands, TypeRange resultTypes) {
+} // namespace
+
+SmallVector<Value> gptq::callLibrary(OpBuilder &b, Location loc, StringRef name,
+                                     ValueRange operands,
+                                     TypeRange resultTypes) {
   SmallVector<Value> args;
   for (Value v : operands)
     args.push_back(castTo(b, loc, v, dynamicType(v.getType())));
@@ -69,6 +71,8 @@ SmallVector<Value> callLibrary(OpBuilder &b, Location loc, StringRef name,
     results.push_back(castTo(b, loc, v, t));
   return results;
 }
+
+namespace {
 
 Value indexConst(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
@@ -451,54 +455,54 @@ struct ConvertGPTQToLinalgPass
     });
     if (leftover)
       return signalPassFailure();
-    if (failed(addLibraryFunctions(module)))
+    if (failed(gptq::addLibraryFunctions(module)))
       return signalPassFailure();
-  }
-
-  /// Copies the library functions that the module calls, and those they
-  /// call, into the module as private functions.
-  LogicalResult addLibraryFunctions(ModuleOp module) {
-    llvm::SetVector<StringRef> wanted;
-    auto collect = [&](Operation *root) {
-      root->walk([&](func::CallOp call) {
-        if (call.getCallee().starts_with(kPrefix))
-          wanted.insert(call.getCallee());
-      });
-    };
-    collect(module);
-    if (wanted.empty())
-      return success();
-    ParserConfig parserConfig(&getContext());
-    OwningOpRef<ModuleOp> library = parseSourceString<ModuleOp>(
-        kGPTQLibrarySource, parserConfig, "gptq-library");
-    if (!library)
-      return module.emitError("internal error: the gptq implementation "
-                              "library does not parse");
-    SymbolTable libraryTable(library->getOperation());
-    SymbolTable moduleTable(module);
-    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    for (size_t i = 0; i < wanted.size(); ++i) {
-      StringRef name = wanted[i];
-      auto fn = libraryTable.lookup<func::FuncOp>(name);
-      if (!fn)
-        return module.emitError() << "internal error: no implementation '"
-                                  << name << "' in the gptq library";
-      if (Operation *existing = moduleTable.lookup(name)) {
-        // A previous run of the pass added it; anything else is a clash.
-        auto prior = dyn_cast<func::FuncOp>(existing);
-        if (prior && prior.isPrivate() &&
-            prior.getFunctionType() == fn.getFunctionType())
-          continue;
-        return existing->emitError()
-               << "symbol '" << name << "' uses the prefix '" << kPrefix
-               << "' reserved for the gptq lowering library";
-      }
-      auto copy = cast<func::FuncOp>(b.clone(*fn));
-      copy.setPrivate();
-      moduleTable.insert(copy);
-      collect(copy);
-    }
-    return success();
   }
 };
 } // namespace
+
+/// Copies the library functions that the module calls, and those they
+/// call, into the module as private functions.
+LogicalResult gptq::addLibraryFunctions(ModuleOp module) {
+  llvm::SetVector<StringRef> wanted;
+  auto collect = [&](Operation *root) {
+    root->walk([&](func::CallOp call) {
+      if (call.getCallee().starts_with(kPrefix))
+        wanted.insert(call.getCallee());
+    });
+  };
+  collect(module);
+  if (wanted.empty())
+    return success();
+  ParserConfig parserConfig(module.getContext());
+  OwningOpRef<ModuleOp> library = parseSourceString<ModuleOp>(
+      kGPTQLibrarySource, parserConfig, "gptq-library");
+  if (!library)
+    return module.emitError("internal error: the gptq implementation "
+                            "library does not parse");
+  SymbolTable libraryTable(library->getOperation());
+  SymbolTable moduleTable(module);
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    StringRef name = wanted[i];
+    auto fn = libraryTable.lookup<func::FuncOp>(name);
+    if (!fn)
+      return module.emitError() << "internal error: no implementation '" << name
+                                << "' in the gptq library";
+    if (Operation *existing = moduleTable.lookup(name)) {
+      // A previous run of the pass added it; anything else is a clash.
+      auto prior = dyn_cast<func::FuncOp>(existing);
+      if (prior && prior.isPrivate() &&
+          prior.getFunctionType() == fn.getFunctionType())
+        continue;
+      return existing->emitError()
+             << "symbol '" << name << "' uses the prefix '" << kPrefix
+             << "' reserved for the gptq lowering library";
+    }
+    auto copy = cast<func::FuncOp>(b.clone(*fn));
+    copy.setPrivate();
+    moduleTable.insert(copy);
+    collect(copy);
+  }
+  return success();
+}

@@ -8,9 +8,6 @@
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 #col = affine_map<(d0, d1) -> (d1)>
-#mmB = affine_map<(m, n, k) -> (k, n)>
-#mmAt = affine_map<(m, n, k) -> (k, m)>
-#mmC = affine_map<(m, n, k) -> (m, n)>
 
 module {
 
@@ -203,7 +200,8 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
     %left = arith.subi %n, %j : index
     %jn = arith.minsi %left, %c64 : index
     %p = tensor.extract_slice %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %rp = func.call @__gptq_gemm_panel(%p, %ap, %b, %j, %lowerC, %lowerB, %zeroC) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1, i1) -> tensor<?x?xf32>
+    %false = arith.constant false
+    %rp = func.call @__gptq_gemm_panel(%p, %ap, %b, %j, %lowerC, %lowerB, %zeroC, %false) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1, i1, i1) -> tensor<?x?xf32>
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %rp into %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     }
@@ -211,9 +209,11 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
   return %r : tensor<?x?xf32>
 }
 
-// One 64-column panel of __gptq_gemm_sub: %panel is C[:, j : j + 64] (or
-// fewer columns), %ap the packed -A.
-func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %b: tensor<?x?xf32>, %j: index, %lowerC: i1, %lowerB: i1, %zeroC: i1) -> tensor<?x?xf32> {
+// One 64-column panel of __gptq_gemm_sub and __gptq_matmul: %panel is
+// C[:, j : j + 64] (or fewer columns), %ap the packed (-)A. With %transB, %b
+// is given transposed (N x K) and the panel's chunks of B are gathered from
+// its rows.
+func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %b: tensor<?x?xf32>, %j: index, %lowerC: i1, %lowerB: i1, %zeroC: i1, %transB: i1) -> tensor<?x?xf32> {
   // With %zeroC, C's initial contents are ignored (C = -A @ B).
   %panel = scf.if %zeroC -> (tensor<?x?xf32>) {
     %z0 = arith.constant 0.0 : f32
@@ -245,11 +245,29 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
     %kleft = arith.subi %k, %kb : index
     %kn = arith.minsi %kleft, %kc : index
     %bpe = tensor.empty(%kn) : tensor<?x64xf32>
-    %bp = scf.for %kk = %c0 to %kn step %c1 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
-      %krow = arith.addi %kk, %kb : index
-      %v = vector.transfer_read %b[%krow, %j], %zero : tensor<?x?xf32>, vector<64xf32>
-      %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<64xf32>, tensor<?x64xf32>
-      scf.yield %pb2 : tensor<?x64xf32>
+    %bp = scf.if %transB -> (tensor<?x64xf32>) {
+      // B^T's rows j .. j + 63 in 16 x 16 blocks, each transposed in
+      // registers: reads along contiguous rows of B^T.
+      %bpt = scf.for %kk = %c0 to %kn step %c16 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
+        %krow = arith.addi %kk, %kb : index
+        %pb3 = scf.for %cc = %c0 to %c64 step %c16 iter_args(%pbc = %pb) -> (tensor<?x64xf32>) {
+          %brow = arith.addi %j, %cc : index
+          %blk = vector.transfer_read %b[%brow, %krow], %zero : tensor<?x?xf32>, vector<16x16xf32>
+          %blkt = vector.transpose %blk, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+          %pbw = vector.transfer_write %blkt, %pbc[%kk, %cc] {in_bounds = [false, true]} : vector<16x16xf32>, tensor<?x64xf32>
+          scf.yield %pbw : tensor<?x64xf32>
+        }
+        scf.yield %pb3 : tensor<?x64xf32>
+      }
+      scf.yield %bpt : tensor<?x64xf32>
+    } else {
+      %bpn = scf.for %kk = %c0 to %kn step %c1 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
+        %krow = arith.addi %kk, %kb : index
+        %v = vector.transfer_read %b[%krow, %j], %zero : tensor<?x?xf32>, vector<64xf32>
+        %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<64xf32>, tensor<?x64xf32>
+        scf.yield %pb2 : tensor<?x64xf32>
+      }
+      scf.yield %bpn : tensor<?x64xf32>
     }
     %ri = scf.for %it = %i0 to %mt step %c1 iter_args(%ci = %pc) -> (tensor<?x?xf32>) {
       %i = arith.muli %it, %c6 : index
@@ -279,6 +297,103 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
     scf.yield %ri : tensor<?x?xf32>
   }
   return %res : tensor<?x?xf32>
+}
+
+// Batched matrix product for the model's contractions (linalg.batch_matmul
+// in the normal form of gptq-normalize-contractions): C[b] = A[b] @ B[b],
+// or A[b] @ B[b] + C[b] without %zeroC. %a is B x M x K (B x K x M with
+// %transA), %bm is B x K x N (B x N x K with %transB), %c is B x M x N. The
+// register tiles, packing and K chunks are those of __gptq_gemm_sub: all of
+// A is packed into 6-row panels first; then each task computes a 64-column
+// panel of C over a range of its rows. Rows are split only as far as needed
+// for about 16 tasks, so that a few wide panels still keep every core busy.
+func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c6 = arith.constant 6 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %false = arith.constant false
+  %zero = arith.constant 0.0 : f32
+  %nb = tensor.dim %c, %c0 : tensor<?x?x?xf32>
+  %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
+  %ka1 = tensor.dim %a, %c1 : tensor<?x?x?xf32>
+  %ka2 = tensor.dim %a, %c2 : tensor<?x?x?xf32>
+  %k = arith.select %transA, %ka1, %ka2 : index
+  %mt = arith.ceildivsi %m, %c6 : index
+  %nbmt = arith.muli %nb, %mt : index
+  %ape = tensor.empty(%nbmt, %k) : tensor<?x?x6xf32>
+  %ap = scf.forall (%t) in (%nbmt) shared_outs(%pa = %ape) -> (tensor<?x?x6xf32>) {
+    %bi = arith.divui %t, %mt : index
+    %ti = arith.remui %t, %mt : index
+    %t6 = arith.muli %ti, %c6 : index
+    %slab0 = tensor.extract_slice %pa[%t, 0, 0] [1, %k, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x6xf32>
+    %slab = scf.if %transA -> (tensor<?x6xf32>) {
+      %st = scf.for %kk = %c0 to %k step %c1 iter_args(%pb = %slab0) -> (tensor<?x6xf32>) {
+        %v = vector.transfer_read %a[%bi, %kk, %t6], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d2)>} : tensor<?x?x?xf32>, vector<6xf32>
+        %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<6xf32>, tensor<?x6xf32>
+        scf.yield %pb2 : tensor<?x6xf32>
+      }
+      scf.yield %st : tensor<?x6xf32>
+    } else {
+      // Six rows of A, 16 columns at a time along the rows, transposed in
+      // registers.
+      %sn = scf.for %kk = %c0 to %k step %c16 iter_args(%pb = %slab0) -> (tensor<?x6xf32>) {
+        %blk = vector.transfer_read %a[%bi, %t6, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<6x16xf32>
+        %blkt = vector.transpose %blk, [1, 0] : vector<6x16xf32> to vector<16x6xf32>
+        %pb2 = vector.transfer_write %blkt, %pb[%kk, %c0] {in_bounds = [false, true]} : vector<16x6xf32>, tensor<?x6xf32>
+        scf.yield %pb2 : tensor<?x6xf32>
+      }
+      scf.yield %sn : tensor<?x6xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %slab into %pa[%t, 0, 0] [1, %k, 6] [1, 1, 1] : tensor<?x6xf32> into tensor<?x?x6xf32>
+    }
+  }
+  // Tasks: (batch, column panel, range of row tiles). Ranges hold at least
+  // 16 tiles (96 rows), so that a task's packing of B stays cheap.
+  %nt = arith.ceildivsi %n, %c64 : index
+  %panels = arith.muli %nb, %nt : index
+  %panels1 = arith.maxsi %panels, %c1 : index
+  %want = arith.ceildivsi %c16, %panels1 : index
+  %most0 = arith.divui %mt, %c16 : index
+  %most = arith.maxsi %most0, %c1 : index
+  %split0 = arith.minsi %want, %most : index
+  %per0 = arith.ceildivsi %mt, %split0 : index
+  %per = arith.maxsi %per0, %c1 : index
+  %split = arith.ceildivsi %mt, %per : index
+  %bstride = arith.muli %nt, %split : index
+  %tasks = arith.muli %panels, %split : index
+  %kb1 = tensor.dim %bm, %c1 : tensor<?x?x?xf32>
+  %kb2 = tensor.dim %bm, %c2 : tensor<?x?x?xf32>
+  %r = scf.forall (%q) in (%tasks) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
+    %bi = arith.divui %q, %bstride : index
+    %rest = arith.remui %q, %bstride : index
+    %pi = arith.divui %rest, %split : index
+    %si = arith.remui %rest, %split : index
+    %j = arith.muli %pi, %c64 : index
+    %left = arith.subi %n, %j : index
+    %jn = arith.minsi %left, %c64 : index
+    %t0 = arith.muli %si, %per : index
+    %tleft = arith.subi %mt, %t0 : index
+    %tiles = arith.minsi %tleft, %per : index
+    %r0 = arith.muli %t0, %c6 : index
+    %rleft = arith.subi %m, %r0 : index
+    %rows6 = arith.muli %tiles, %c6 : index
+    %rows = arith.minsi %rleft, %rows6 : index
+    %p = tensor.extract_slice %cc[%bi, %r0, %j] [1, %rows, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
+    %bt0 = arith.muli %bi, %mt : index
+    %at0 = arith.addi %bt0, %t0 : index
+    %apb = tensor.extract_slice %ap[%at0, 0, 0] [%tiles, %k, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x?x6xf32>
+    %bb = tensor.extract_slice %bm[%bi, 0, 0] [1, %kb1, %kb2] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
+    %rp = func.call @__gptq_gemm_panel(%p, %apb, %bb, %j, %false, %false, %zeroC, %transB) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1, i1, i1) -> tensor<?x?xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %rp into %cc[%bi, %r0, %j] [1, %rows, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
+    }
+  }
+  return %r : tensor<?x?x?xf32>
 }
 
 //===--------------------------------------------------------------------===//
@@ -314,8 +429,10 @@ func.func private @__gptq_hessian_accumulate(%x: tensor<?x?xf32>, %h: tensor<?x?
     %m = arith.mulf %a, %keep : f32
     linalg.yield %m : f32
   } -> tensor<?x?xf32>
-  %r = linalg.matmul indexing_maps = [#mmAt, #mmB, #mmC]
-      ins(%y, %y : tensor<?x?xf32>, tensor<?x?xf32>) outs(%hs : tensor<?x?xf32>) -> tensor<?x?xf32>
+  // H + Y^T Y on the matrix kernel: Y is both A transposed and B.
+  %true = arith.constant true
+  %false = arith.constant false
+  %r = func.call @__gptq_gemm_sub(%hs, %y, %y, %true, %false, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
   return %r, %n2 : tensor<?x?xf32>, i64
 }
 

@@ -1,7 +1,7 @@
 // RUN: gptq-opt %s --convert-gptq-to-linalg | FileCheck %s
 
 // A [samples, tokens, cols] batch is collapsed to [tokens, cols] and counts
-// as `samples` samples; the implementation is a transposed matmul.
+// as `samples` samples; the implementation runs Y^T Y on the matrix kernel.
 
 // CHECK-LABEL: func.func @batch3
 // CHECK-SAME: (%[[X:.*]]: tensor<4x16x8xf32>, %[[H:.*]]: tensor<8x8xf32>, %[[N:.*]]: i64)
@@ -26,11 +26,14 @@ func.func @tokens2(%x: tensor<?x?xf32>, %h: tensor<?x?xf32>, %n: i64) -> (tensor
 }
 
 // The implementation, added once as a private function: the running-average
-// factors in f64, the scaled inputs, and Y^T Y accumulated into the scaled H.
+// factors in f64, the scaled inputs, and Y^T Y accumulated into the scaled H
+// by the register-tiled kernel (Y given as A transposed and as B, plus).
 // CHECK-LABEL: func.func private @__gptq_hessian_accumulate
 // CHECK: arith.divf %{{.*}}, %{{.*}} : f64
 // CHECK: math.sqrt %{{.*}} : f64
-// CHECK: linalg.generic
-// CHECK: linalg.generic
-// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[Y:.*]], %[[Y]] :
+// CHECK: %[[Y:.*]] = linalg.generic
+// CHECK: %[[HS:.*]] = linalg.generic
+// CHECK: %[[TRUE:.*]] = arith.constant true
+// CHECK: %[[FALSE:.*]] = arith.constant false
+// CHECK: call @__gptq_gemm_sub(%[[HS]], %[[Y]], %[[Y]], %[[TRUE]], %[[FALSE]], %[[FALSE]], %[[FALSE]])
 // CHECK-NOT: func.func private @__gptq_hessian_accumulate
