@@ -24,6 +24,11 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createGPTQExportEntryPoints());
   // Elementwise arith and math on tensors become linalg.generic.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // Contractions of the module's own linalg (models): the target-independent
+  // normal form, then the CPU schedule on the matrix kernel.
+  pm.addNestedPass<func::FuncOp>(createGPTQNormalizeContractions());
+  pm.addNestedPass<func::FuncOp>(createGPTQReassociateReductions());
+  pm.addPass(createGPTQMatmulToKernel());
   // Dynamic sizes and index data are checked before gptq.quantize_layer is
   // decomposed, so that a failed check names the op the user wrote.
   pm.addPass(createGPTQInsertRuntimeChecks());
@@ -52,7 +57,9 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   // that later allocations reuse their memory.
   pm.addPass(createGPTQHoistDeallocs());
 
-  // Independent column panels of the kernels run on all cores.
+  // The model's elementwise ops and reductions as parallel loops; then
+  // those and the kernels' independent column panels run on all cores.
+  pm.addNestedPass<func::FuncOp>(createGPTQParallelizeLinalg());
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createConvertSCFToOpenMPPass());
   // The conversion wraps each loop body in memref.alloca_scope; the bodies
@@ -67,6 +74,7 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   // transfers, then masked loads and stores.
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
+  pm.addPass(createGPTQApproximateMath());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -90,7 +98,8 @@ void gptq::registerPipelines() {
   PassPipelineRegistration<CPUPipelineOptions>(
       "gptq-lower-to-cpu-pipeline",
       "Lower gptq ops and linalg on tensors to the LLVM dialect for the host "
-      "CPU (decompose, convert-gptq-to-linalg, inline, bufferize, "
-      "deallocate, loops, LLVM)",
+      "CPU (contractions on the matrix kernel, decompose, "
+      "convert-gptq-to-linalg, inline, bufferize, deallocate, parallel and "
+      "vectorizable loops, LLVM)",
       buildCPUPipeline);
 }

@@ -80,6 +80,43 @@ def GPTQInsertRuntimeChecks
   ];
 }
 
+def GPTQMatmulToKernel : Pass<"gptq-matmul-to-kernel", "ModuleOp"> {
+  let summary = "Run float32 batch matmuls on the project's CPU matrix kernel";
+  let description = [{
+    The CPU schedule of the contractions that `gptq-normalize-contractions`
+    produces. Each float32 `linalg.batch_matmul` on tensors in that normal
+    form (`[B, M, K]` or `[B, K, M]` times `[B, K, N]` or `[B, N, K]` into
+    `[B, M, N]`) becomes a call of `__gptq_matmul`, which the pass adds to
+    the module from the lowering library: the register-tiled kernel that
+    quantize-and-compensate uses for its lazy batch updates (6 x 64 tiles of
+    AVX-512 accumulators, A packed into 6-row panels, B packed in L1-sized
+    chunks of 128 rows, 64-column panels of C and ranges of rows as
+    parallel tasks). A transposed operand is read transposed while it is
+    packed, never copied. When the init is a `linalg.fill` with +0.0 the
+    kernel does not read it.
+
+    Every product is still a sum over K in ascending order, one fused
+    multiply-add per term; results agree with the loops of
+    `convert-linalg-to-loops` to float32 rounding.
+
+    ```mlir
+    %r = linalg.batch_matmul indexing_maps = [...] ins(%a, %b : ...)
+        outs(%zeros : tensor<1x?x172xf32>) -> tensor<1x?x172xf32>
+    // becomes
+    %r0 = func.call @__gptq_matmul(%a, %b, %empty, %false, %true, %true)
+        : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1)
+        -> tensor<?x?x?xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def GPTQAssertToRuntime : Pass<"gptq-assert-to-runtime", "ModuleOp"> {
   let summary = "Lower cf.assert to a call of the gptq runtime";
   let description = [{

@@ -59,6 +59,121 @@ def GPTQExportEntryPoints : Pass<"gptq-export-entry-points", "ModuleOp"> {
   }];
 }
 
+def GPTQNormalizeContractions
+    : Pass<"gptq-normalize-contractions", "func::FuncOp"> {
+  let summary = "Rewrite float32 contractions as linalg.batch_matmul";
+  let description = [{
+    The target-independent half of the model codegen. Every float32 linalg
+    op on tensors that is a contraction (two inputs, a multiply-add body,
+    operand maps that are permutations of their loops, as
+    `linalg::inferContractionDims` classifies them into batch, M, N and K
+    loops, each class non-empty but batch) becomes one
+    `linalg.batch_matmul` on 3-D operands: `[B, M, K]` (or `[B, K, M]`)
+    times `[B, K, N]` (or `[B, N, K]`) into `[B, M, N]`, with the transposed
+    forms expressed by the op's `indexing_maps`, so that neither a
+    transposed activation nor a weight stored `out x in` is copied. Loops of
+    a class are collapsed into one dimension (`tensor.collapse_shape`); an
+    operand whose loops are in another order is transposed first
+    (`linalg.transpose`), and the result is expanded (and transposed) back
+    to the op's layout. A zero-filled init stays a `linalg.fill` of the new
+    shape. Other ops, and contractions over other element types, are left
+    alone.
+
+    The importers' linear layers (`y[b, s, n] = sum_k x[b, s, k] W[n, k]`),
+    attention scores and the mixing of values all take this form; so do
+    `linalg.matmul` and `linalg.batch_matmul` with any of their maps.
+
+    ```mlir
+    %y = linalg.generic {indexing_maps = [(b, s, n, k) -> (b, s, k),
+        (b, s, n, k) -> (n, k), (b, s, n, k) -> (b, s, n)], ...}
+        ins(%x, %w : tensor<?x?x64xf32>, tensor<172x64xf32>) ...
+    // becomes, on %x collapsed to tensor<1x?x64xf32> and %w expanded
+    // to tensor<1x172x64xf32>
+    linalg.batch_matmul indexing_maps = [(d0, d1, d2, d3) -> (d0, d1, d3),
+        (d0, d1, d2, d3) -> (d0, d2, d3), (d0, d1, d2, d3) -> (d0, d1, d2)]
+        ins(...) outs(... : tensor<1x?x172xf32>)
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def GPTQParallelizeLinalg : Pass<"gptq-parallelize-linalg", "func::FuncOp"> {
+  let summary = "Lower linalg ops outside parallel regions to parallel loops";
+  let description = [{
+    The CPU schedule of the elementwise ops and reductions of models
+    (normalization, rotary embedding, softmax, SwiGLU, residual sums): each
+    linalg op on buffers that is not already inside a parallel region
+    (`scf.forall`, `scf.parallel`, `omp.*`) becomes an `scf.parallel` over
+    its parallel loops, with its reduction loops as `scf.for` inside, which
+    `convert-scf-to-openmp` then runs on all cores. The loops keep the op's
+    iteration order within each reduction, so results are unchanged. The
+    innermost loop runs along the op's last dimension, contiguous for the
+    importers' layouts, where LLVM vectorizes it.
+
+    Ops inside parallel regions (the tiles of the gptq kernels) are left for
+    `convert-linalg-to-loops`.
+
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x : memref<?x?x64xf32>) outs(%sum : memref<?x?xf32>) ...
+    // becomes
+    scf.parallel (%b, %s) = (%c0, %c0) to (%B, %S) step (%c1, %c1) {
+      scf.for %k = %c0 to %c64 step %c1 { ... }
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect", "::mlir::affine::AffineDialect"
+  ];
+}
+
+def GPTQReassociateReductions
+    : Pass<"gptq-reassociate-reductions", "func::FuncOp"> {
+  let summary = "Let the reductions of linalg.generic ops be reassociated";
+  let description = [{
+    Marks the float operations that combine a value into the accumulator of
+    a `linalg.generic` reduction (`arith.addf`, `arith.mulf`,
+    `arith.maximumf`, `arith.minimumf`, `arith.maxnumf`, `arith.minnumf`
+    whose result the body yields) with `fastmath<reassoc, contract>`, so
+    that LLVM may split a sum or maximum along a row into vector lanes. The
+    result of a sum then differs from the sequential one by float32
+    rounding.
+
+    The CPU pipeline runs it on the module's own ops (models: RMSNorm, the
+    softmax's maximum and sum) before the gptq ops are lowered, so the code
+    of the gptq ops, whose sums follow the reference's order, is not
+    touched.
+
+    ```mlir
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+    // becomes
+    %s = arith.addf %acc, %x fastmath<reassoc,contract> : f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def GPTQApproximateMath : Pass<"gptq-approximate-math"> {
+  let summary = "Polynomial approximations of math.exp that vectorize";
+  let description = [{
+    Replaces float32 `math.exp` (scalar or vector) with upstream's
+    polynomial approximation in `arith` ops (range reduction to
+    `[-ln 2 / 2, ln 2 / 2]` and a polynomial, exact to a few ulp), which
+    LLVM vectorizes with the loop around it. The libm call it replaces runs
+    one element at a time; softmax over attention scores and SiLU call it
+    once per element.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def GPTQExpandStridedCopies : Pass<"gptq-expand-strided-copies"> {
   let summary = "Turn copies between strided memrefs into linalg.copy";
   let description = [{

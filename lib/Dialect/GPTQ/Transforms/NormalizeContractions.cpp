@@ -1,0 +1,315 @@
+//===- NormalizeContractions.cpp - Contractions as batch matmuls ----------===//
+//
+// The target-independent half of the model codegen: every float32
+// contraction on tensors becomes one linalg.batch_matmul on 3-D operands
+// (batch, rows, columns), transposed operands expressed by its maps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gptq/Dialect/GPTQ/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir {
+namespace gptq {
+#define GEN_PASS_DEF_GPTQNORMALIZECONTRACTIONS
+#include "gptq/Dialect/GPTQ/Transforms/Passes.h.inc"
+} // namespace gptq
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// The loops an operand's map reads, in the order of its dimensions.
+SmallVector<unsigned> loopsOf(AffineMap map) {
+  SmallVector<unsigned> loops;
+  for (AffineExpr e : map.getResults())
+    loops.push_back(cast<AffineDimExpr>(e).getPosition());
+  return loops;
+}
+
+SmallVector<unsigned> concat(ArrayRef<ArrayRef<unsigned>> parts) {
+  SmallVector<unsigned> all;
+  for (ArrayRef<unsigned> p : parts)
+    all.append(p.begin(), p.end());
+  return all;
+}
+
+/// `loops` in the order they appear in `order`.
+SmallVector<unsigned> sortedBy(ArrayRef<unsigned> loops,
+                               ArrayRef<unsigned> order) {
+  SmallVector<unsigned> sorted;
+  for (unsigned l : order)
+    if (llvm::is_contained(loops, l))
+      sorted.push_back(l);
+  return sorted;
+}
+
+/// The normal form's maps over (b, m, n, k).
+AffineMap batchMap(MLIRContext *ctx, ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> results;
+  for (unsigned d : dims)
+    results.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(4, 0, results, ctx);
+}
+
+bool isNormalBatchMatmul(linalg::LinalgOp op) {
+  auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
+  if (!bmm)
+    return false;
+  MLIRContext *ctx = op->getContext();
+  SmallVector<AffineMap> maps = bmm.getIndexingMapsArray();
+  return maps[2] == batchMap(ctx, {0, 1, 2}) &&
+         (maps[0] == batchMap(ctx, {0, 1, 3}) ||
+          maps[0] == batchMap(ctx, {0, 3, 1})) &&
+         (maps[1] == batchMap(ctx, {0, 3, 2}) ||
+          maps[1] == batchMap(ctx, {0, 2, 3}));
+}
+
+struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+        op.getNumDpsInits() != 1 || isNormalBatchMatmul(op))
+      return failure();
+    for (Value v : op->getOperands()) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || !type.getElementType().isF32())
+        return failure();
+    }
+    if (!linalg::isaContractionOpInterface(op))
+      return failure();
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+      return failure();
+    unsigned numLoops = op.getNumLoops();
+    if (dims->batch.size() + dims->m.size() + dims->n.size() + dims->k.size() !=
+        numLoops)
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    for (AffineMap map : maps)
+      if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
+        return failure();
+    SmallVector<unsigned> lhsLoops = loopsOf(maps[0]),
+                          rhsLoops = loopsOf(maps[1]),
+                          outLoops = loopsOf(maps[2]);
+    // One order per class: batch, M and N as the output has them, K as the
+    // left operand has it.
+    SmallVector<unsigned> batch = sortedBy(dims->batch, outLoops);
+    SmallVector<unsigned> m = sortedBy(dims->m, outLoops);
+    SmallVector<unsigned> n = sortedBy(dims->n, outLoops);
+    SmallVector<unsigned> k = sortedBy(dims->k, lhsLoops);
+    if (lhsLoops.size() != batch.size() + m.size() + k.size() ||
+        rhsLoops.size() != batch.size() + n.size() + k.size() ||
+        outLoops.size() != batch.size() + m.size() + n.size())
+      return failure();
+
+    Location loc = op.getLoc();
+    // Each loop's size.
+    SmallVector<OpFoldResult> sizes(numLoops);
+    for (auto [operandIndex, map] : llvm::enumerate(maps)) {
+      Value operand = op->getOperand(operandIndex);
+      for (auto [dim, loop] : llvm::enumerate(loopsOf(map)))
+        if (!sizes[loop])
+          sizes[loop] = tensor::getMixedSize(rewriter, loc, operand, dim);
+    }
+    auto groupSize = [&](ArrayRef<unsigned> loops) -> OpFoldResult {
+      OpFoldResult size = rewriter.getIndexAttr(1);
+      for (unsigned l : loops) {
+        std::optional<int64_t> a = getConstantIntValue(size);
+        std::optional<int64_t> b = getConstantIntValue(sizes[l]);
+        if (a && b) {
+          size = rewriter.getIndexAttr(*a * *b);
+          continue;
+        }
+        size = arith::MulIOp::create(
+                   rewriter, loc,
+                   getValueOrCreateConstantIndexOp(rewriter, loc, size),
+                   getValueOrCreateConstantIndexOp(rewriter, loc, sizes[l]))
+                   .getResult();
+      }
+      return size;
+    };
+
+    // An operand laid out as `groups` (each a list of loops), in that
+    // order or the order `alt` of the same groups: transposed to `groups`
+    // if it is in neither, then collapsed to one dimension per group and
+    // given a leading unit dimension when there is no batch. Sets `isAlt`.
+    auto normalize = [&](Value operand, ArrayRef<unsigned> current,
+                         ArrayRef<SmallVector<unsigned>> groups,
+                         ArrayRef<SmallVector<unsigned>> alt,
+                         bool &isAlt) -> Value {
+      SmallVector<ArrayRef<unsigned>> groupRefs(groups.begin(), groups.end());
+      SmallVector<ArrayRef<unsigned>> altRefs(alt.begin(), alt.end());
+      SmallVector<unsigned> want = concat(groupRefs);
+      SmallVector<SmallVector<unsigned>> layout(groups.begin(), groups.end());
+      isAlt = false;
+      if (!alt.empty() && concat(altRefs) == ArrayRef<unsigned>(current)) {
+        isAlt = true;
+        layout.assign(alt.begin(), alt.end());
+      } else if (want != ArrayRef<unsigned>(current)) {
+        SmallVector<int64_t> perm;
+        SmallVector<OpFoldResult> shape;
+        for (unsigned l : want) {
+          perm.push_back(llvm::find(current, l) - current.begin());
+          shape.push_back(sizes[l]);
+        }
+        Value empty = tensor::EmptyOp::create(rewriter, loc, shape,
+                                              rewriter.getF32Type());
+        operand =
+            linalg::TransposeOp::create(rewriter, loc, operand, empty, perm)
+                ->getResult(0);
+      }
+      SmallVector<ReassociationIndices> reassociation;
+      int64_t dim = 0;
+      for (const SmallVector<unsigned> &g : layout) {
+        if (g.empty())
+          continue;
+        ReassociationIndices indices;
+        for (size_t i = 0; i < g.size(); ++i)
+          indices.push_back(dim++);
+        reassociation.push_back(indices);
+      }
+      if (reassociation.size() !=
+          (size_t)cast<RankedTensorType>(operand.getType()).getRank())
+        operand = tensor::CollapseShapeOp::create(rewriter, loc, operand,
+                                                  reassociation);
+      if (batch.empty()) {
+        auto type = cast<RankedTensorType>(operand.getType());
+        SmallVector<int64_t> shape{1};
+        shape.append(type.getShape().begin(), type.getShape().end());
+        SmallVector<OpFoldResult> outShape{rewriter.getIndexAttr(1)};
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          outShape.push_back(tensor::getMixedSize(rewriter, loc, operand, d));
+        operand = tensor::ExpandShapeOp::create(
+            rewriter, loc, RankedTensorType::get(shape, rewriter.getF32Type()),
+            operand, {{0, 1}, {2}}, outShape);
+      }
+      return operand;
+    };
+
+    bool transA = false, transB = false, unused = false;
+    Value lhs = normalize(op->getOperand(0), lhsLoops, {batch, m, k},
+                          {batch, k, m}, transA);
+    Value rhs = normalize(op->getOperand(1), rhsLoops, {batch, k, n},
+                          {batch, n, k}, transB);
+    // The output: a zero-filled init becomes a fill of the new shape.
+    Value init = op.getDpsInits()[0];
+    Value out;
+    SmallVector<OpFoldResult> outShape{groupSize(batch), groupSize(m),
+                                       groupSize(n)};
+    if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+      Value empty = tensor::EmptyOp::create(rewriter, loc, outShape,
+                                            rewriter.getF32Type());
+      out = linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
+                .getResult(0);
+    } else {
+      out = normalize(init, outLoops, {batch, m, n}, {}, unused);
+    }
+
+    MLIRContext *ctx = op->getContext();
+    auto bmm =
+        linalg::BatchMatmulOp::create(rewriter, loc, TypeRange{out.getType()},
+                                      ValueRange{lhs, rhs}, ValueRange{out});
+    bmm.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(
+        {batchMap(ctx, transA ? ArrayRef<unsigned>{0, 3, 1}
+                              : ArrayRef<unsigned>{0, 1, 3}),
+         batchMap(ctx, transB ? ArrayRef<unsigned>{0, 2, 3}
+                              : ArrayRef<unsigned>{0, 3, 2}),
+         batchMap(ctx, {0, 1, 2})}));
+
+    // Back to the op's layout: [B, M, N] expanded to the loops of each
+    // class, then transposed to the output's order.
+    SmallVector<unsigned> normalOut = concat({batch, m, n});
+    SmallVector<ReassociationIndices> reassociation;
+    SmallVector<int64_t> shape;
+    SmallVector<OpFoldResult> mixed;
+    int64_t dim = 0;
+    auto addGroup = [&](ArrayRef<unsigned> g) {
+      ReassociationIndices indices;
+      for (unsigned l : g) {
+        indices.push_back(dim++);
+        mixed.push_back(sizes[l]);
+        std::optional<int64_t> s = getConstantIntValue(sizes[l]);
+        shape.push_back(s ? *s : ShapedType::kDynamic);
+      }
+      return indices;
+    };
+    Value result = bmm->getResult(0);
+    if (batch.empty()) {
+      // The unit batch dimension goes first (an expansion that keeps it and
+      // a collapse that drops it afterwards would be equivalent).
+      result = tensor::CollapseShapeOp::create(
+          rewriter, loc, result, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+    } else {
+      reassociation.push_back(addGroup(batch));
+    }
+    reassociation.push_back(addGroup(m));
+    reassociation.push_back(addGroup(n));
+    auto expandedType = RankedTensorType::get(shape, rewriter.getF32Type());
+    if (expandedType != result.getType()) {
+      // Two dynamic sizes from one (the batch and sequence of a model's
+      // activations) make a tensor.reshape: upstream's
+      // expand-strided-metadata cannot expand such a memref.expand_shape.
+      bool splitsDynamic = llvm::any_of(reassociation, [&](const auto &g) {
+        return llvm::count_if(g, [&](int64_t d) {
+                 return ShapedType::isDynamic(shape[d]);
+               }) > 1;
+      });
+      if (splitsDynamic) {
+        SmallVector<Value> extents;
+        for (OpFoldResult size : mixed)
+          extents.push_back(
+              getValueOrCreateConstantIndexOp(rewriter, loc, size));
+        Value shapeTensor =
+            tensor::FromElementsOp::create(rewriter, loc, extents);
+        result = tensor::ReshapeOp::create(rewriter, loc, expandedType, result,
+                                           shapeTensor);
+      } else {
+        result = tensor::ExpandShapeOp::create(rewriter, loc, expandedType,
+                                               result, reassociation, mixed);
+      }
+    }
+    if (normalOut != ArrayRef<unsigned>(outLoops)) {
+      SmallVector<int64_t> perm;
+      SmallVector<OpFoldResult> outSizes;
+      for (unsigned l : outLoops) {
+        perm.push_back(llvm::find(normalOut, l) - normalOut.begin());
+        outSizes.push_back(sizes[l]);
+      }
+      Value empty = tensor::EmptyOp::create(rewriter, loc, outSizes,
+                                            rewriter.getF32Type());
+      result = linalg::TransposeOp::create(rewriter, loc, result, empty, perm)
+                   ->getResult(0);
+    }
+    if (result.getType() != op->getResult(0).getType())
+      result = tensor::CastOp::create(rewriter, loc, op->getResult(0).getType(),
+                                      result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct GPTQNormalizeContractionsPass
+    : gptq::impl::GPTQNormalizeContractionsBase<GPTQNormalizeContractionsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<NormalizeContraction>(&getContext());
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,42 @@
+//===- ReassociateReductions.cpp - Reassociable linalg reductions ---------===//
+
+#include "gptq/Dialect/GPTQ/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace mlir {
+namespace gptq {
+#define GEN_PASS_DEF_GPTQREASSOCIATEREDUCTIONS
+#include "gptq/Dialect/GPTQ/Transforms/Passes.h.inc"
+} // namespace gptq
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+struct GPTQReassociateReductionsPass
+    : gptq::impl::GPTQReassociateReductionsBase<GPTQReassociateReductionsPass> {
+  void runOnOperation() override {
+    getOperation()->walk([](linalg::GenericOp op) {
+      if (op.getNumReductionLoops() == 0)
+        return;
+      for (Value v : op.getBlock()->getTerminator()->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (!isa_and_nonnull<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
+                             arith::MinimumFOp, arith::MaxNumFOp,
+                             arith::MinNumFOp>(def))
+          continue;
+        auto fastmath = cast<arith::ArithFastMathInterface>(def);
+        fastmath->setAttr(
+            fastmath.getFastMathAttrName(),
+            arith::FastMathFlagsAttr::get(
+                op.getContext(), fastmath.getFastMathFlagsAttr().getValue() |
+                                     arith::FastMathFlags::reassoc |
+                                     arith::FastMathFlags::contract));
+      }
+    });
+  }
+};
+} // namespace

@@ -1,0 +1,62 @@
+// RUN: gptq-opt %s --gptq-matmul-to-kernel | FileCheck %s
+
+// A batch matmul in the normal form with a zero-filled init: a call of the
+// kernel on the fill's empty tensor (not read), B given transposed, the
+// call kept out of line; the kernel and its panel are added once.
+// CHECK-LABEL: func.func @zero_init
+// CHECK-SAME: (%[[A:.*]]: tensor<1x?x64xf32>, %[[B:.*]]: tensor<1x32x64xf32>, %[[E:.*]]: tensor<1x?x32xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK-DAG: %[[F:.*]] = arith.constant false
+// CHECK-DAG: %[[T:.*]] = arith.constant true
+// CHECK-DAG: %[[AD:.*]] = tensor.cast %[[A]] : tensor<1x?x64xf32> to tensor<?x?x?xf32>
+// CHECK-DAG: %[[BD:.*]] = tensor.cast %[[B]] : tensor<1x32x64xf32> to tensor<?x?x?xf32>
+// CHECK-DAG: %[[ED:.*]] = tensor.cast %[[E]] : tensor<1x?x32xf32> to tensor<?x?x?xf32>
+// CHECK: %[[R:.*]] = call @__gptq_matmul(%[[AD]], %[[BD]], %[[ED]], %[[F]], %[[T]], %[[T]]) {no_inline}
+// CHECK: tensor.cast %[[R]] : tensor<?x?x?xf32> to tensor<1x?x32xf32>
+func.func @zero_init(%a: tensor<1x?x64xf32>, %b: tensor<1x32x64xf32>, %e: tensor<1x?x32xf32>) -> tensor<1x?x32xf32> {
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x?x32xf32>) -> tensor<1x?x32xf32>
+  %r = linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+      ins(%a, %b : tensor<1x?x64xf32>, tensor<1x32x64xf32>) outs(%f : tensor<1x?x32xf32>) -> tensor<1x?x32xf32>
+  return %r : tensor<1x?x32xf32>
+}
+
+// A transposed, B as is, an init that is accumulated into (C + A B), and a
+// fill with a value other than +0.0 is an init like any other.
+// CHECK-LABEL: func.func @accumulate
+// CHECK-DAG: %[[F:.*]] = arith.constant false
+// CHECK-DAG: %[[T:.*]] = arith.constant true
+// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[F]], %[[F]])
+// CHECK: %[[ONES:.*]] = linalg.fill
+// CHECK: %[[OD:.*]] = tensor.cast %[[ONES]]
+// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %[[OD]], %[[F]], %[[F]], %[[F]])
+func.func @accumulate(%at: tensor<2x9x4xf32>, %b: tensor<2x9x6xf32>, %c: tensor<2x4x6xf32>, %a: tensor<2x4x9xf32>) -> (tensor<2x4x6xf32>, tensor<2x4x6xf32>) {
+  %r = linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+      ins(%at, %b : tensor<2x9x4xf32>, tensor<2x9x6xf32>) outs(%c : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<2x4x6xf32>
+  %ones = linalg.fill ins(%one : f32) outs(%e : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %s = linalg.batch_matmul ins(%a, %b : tensor<2x4x9xf32>, tensor<2x9x6xf32>) outs(%ones : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  return %r, %s : tensor<2x4x6xf32>, tensor<2x4x6xf32>
+}
+
+// Not in the normal form (A broadcast over the batch) or not float32: left
+// alone.
+// CHECK-LABEL: func.func @others
+// CHECK: linalg.batch_matmul
+// CHECK: linalg.batch_matmul
+// CHECK-NOT: call
+func.func @others(%a: tensor<4x9xf32>, %b: tensor<2x9x6xf32>, %ct: tensor<2x4x6xf32>, %ai: tensor<2x4x9xi32>, %bi: tensor<2x9x6xi32>, %ci: tensor<2x4x6xi32>) -> (tensor<2x4x6xf32>, tensor<2x4x6xi32>) {
+  %r = linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+      ins(%a, %b : tensor<4x9xf32>, tensor<2x9x6xf32>) outs(%ct : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %s = linalg.batch_matmul ins(%ai, %bi : tensor<2x4x9xi32>, tensor<2x9x6xi32>) outs(%ci : tensor<2x4x6xi32>) -> tensor<2x4x6xi32>
+  return %r, %s : tensor<2x4x6xf32>, tensor<2x4x6xi32>
+}
+
+// CHECK-LABEL: func.func private @__gptq_matmul
+// CHECK: scf.forall
+// CHECK: scf.forall
+// CHECK: call @__gptq_gemm_panel
+// CHECK-LABEL: func.func private @__gptq_gemm_panel
+// CHECK: vector.outerproduct
+// CHECK-NOT: func.func private @__gptq_matmul
