@@ -28,6 +28,24 @@ struct GPTQReassociateReductionsPass
                              arith::MinimumFOp, arith::MaxNumFOp,
                              arith::MinNumFOp>(def))
           continue;
+        // LLVM vectorizes a maximum of masked elements (softmax's causal
+        // row maximum) only in the form that skips NaN.
+        if (isa<arith::MaximumFOp, arith::MinimumFOp>(def)) {
+          OpBuilder b(def);
+          Operation *skip =
+              isa<arith::MaximumFOp>(def)
+                  ? arith::MaxNumFOp::create(b, def->getLoc(),
+                                             def->getOperand(0),
+                                             def->getOperand(1))
+                        .getOperation()
+                  : arith::MinNumFOp::create(b, def->getLoc(),
+                                             def->getOperand(0),
+                                             def->getOperand(1))
+                        .getOperation();
+          def->replaceAllUsesWith(skip);
+          def->erase();
+          def = skip;
+        }
         auto fastmath = cast<arith::ArithFastMathInterface>(def);
         fastmath->setAttr(
             fastmath.getFastMathAttrName(),

@@ -141,7 +141,12 @@ def GPTQReassociateReductions
     whose result the body yields) with `fastmath<reassoc, contract>`, so
     that LLVM may split a sum or maximum along a row into vector lanes. The
     result of a sum then differs from the sequential one by float32
-    rounding.
+    rounding. A maximum or minimum (`arith.maximumf`, `arith.minimumf`)
+    becomes `arith.maxnumf` or `arith.minnumf`, the form LLVM vectorizes
+    when elements are masked (softmax's causal row maximum): a NaN element
+    is then skipped by the reduction instead of making its result NaN. In
+    the importers' softmax the NaN still reaches every probability of its
+    row through the exponential and the row sum.
 
     The CPU pipeline runs it on the module's own ops (models: RMSNorm, the
     softmax's maximum and sum) before the gptq ops are lowered, so the code
