@@ -24,14 +24,15 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createGPTQExportEntryPoints());
   // Elementwise arith and math on tensors become linalg.generic.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // Dynamic sizes and index data are checked before gptq.quantize_layer is
+  // decomposed, and before a dequantized weight is fused into the matrix
+  // kernel, so that a failed check names the op the user wrote.
+  pm.addPass(createGPTQInsertRuntimeChecks());
   // Contractions of the module's own linalg (models): the target-independent
   // normal form, then the CPU schedule on the matrix kernel.
   pm.addNestedPass<func::FuncOp>(createGPTQNormalizeContractions());
   pm.addNestedPass<func::FuncOp>(createGPTQReassociateReductions());
   pm.addPass(createGPTQMatmulToKernel());
-  // Dynamic sizes and index data are checked before gptq.quantize_layer is
-  // decomposed, so that a failed check names the op the user wrote.
-  pm.addPass(createGPTQInsertRuntimeChecks());
   pm.addPass(createGPTQDecomposeQuantizeLayer());
   ConvertGPTQToLinalgOptions convert;
   convert.choleskyBlock = options.choleskyBlock;

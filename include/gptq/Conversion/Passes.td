@@ -95,6 +95,14 @@ def GPTQMatmulToKernel : Pass<"gptq-matmul-to-kernel", "ModuleOp"> {
     packed, never copied. When the init is a `linalg.fill` with +0.0 the
     kernel does not read it.
 
+    A right operand that is a quantized weight, `gptq.dequantize` of
+    `gptq.unpack` (as `gptq-quantize-model` rewrites models), is fused: the
+    kernel gets the packed words, scales, zeros, group map and bit width,
+    and dequantizes each 128 x 64 chunk of the weight while it packs it
+    (the same operations as the two ops, so the same values). The float
+    weight is never formed. Run `gptq-insert-runtime-checks` first: the
+    checks of the two ops' operands stay when the ops go.
+
     Every product is still a sum over K in ascending order, one fused
     multiply-add per term; results agree with the loops of
     `convert-linalg-to-loops` to float32 rounding.

@@ -201,7 +201,14 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
     %jn = arith.minsi %left, %c64 : index
     %p = tensor.extract_slice %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
     %false = arith.constant false
-    %rp = func.call @__gptq_gemm_panel(%p, %ap, %b, %j, %lowerC, %lowerB, %zeroC, %false) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1, i1, i1) -> tensor<?x?xf32>
+    %nq = arith.constant 0 : i64
+    %nqw = tensor.empty() : tensor<0x0xi32>
+    %nqf = tensor.empty() : tensor<0x0xf32>
+    %nqg = tensor.empty() : tensor<0xi32>
+    %nqwd = tensor.cast %nqw : tensor<0x0xi32> to tensor<?x?xi32>
+    %nqfd = tensor.cast %nqf : tensor<0x0xf32> to tensor<?x?xf32>
+    %nqgd = tensor.cast %nqg : tensor<0xi32> to tensor<?xi32>
+    %rp = func.call @__gptq_gemm_panel(%p, %ap, %b, %j, %lowerC, %lowerB, %zeroC, %false, %false, %nqwd, %nqfd, %nqfd, %nqgd, %nq) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %rp into %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     }
@@ -212,8 +219,12 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
 // One 64-column panel of __gptq_gemm_sub and __gptq_matmul: %panel is
 // C[:, j : j + 64] (or fewer columns), %ap the packed (-)A. With %transB, %b
 // is given transposed (N x K) and the panel's chunks of B are gathered from
-// its rows.
-func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %b: tensor<?x?xf32>, %j: index, %lowerC: i1, %lowerB: i1, %zeroC: i1, %transB: i1) -> tensor<?x?xf32> {
+// its rows. With %quant, B^T is the weight that gptq.dequantize of
+// gptq.unpack gives for packed codes %qw (%qbits bits), scales %qs, zeros
+// %qz and group map %qg, computed chunk by chunk while B is packed (the
+// same operations as __gptq_unpack and __gptq_dequantize, so the same
+// values), never stored whole; %b is not read.
+func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %b: tensor<?x?xf32>, %j: index, %lowerC: i1, %lowerB: i1, %zeroC: i1, %transB: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?xf32> {
   // With %zeroC, C's initial contents are ignored (C = -A @ B).
   %panel = scf.if %zeroC -> (tensor<?x?xf32>) {
     %z0 = arith.constant 0.0 : f32
@@ -245,7 +256,11 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
     %kleft = arith.subi %k, %kb : index
     %kn = arith.minsi %kleft, %kc : index
     %bpe = tensor.empty(%kn) : tensor<?x64xf32>
-    %bp = scf.if %transB -> (tensor<?x64xf32>) {
+    %bp = scf.if %quant -> (tensor<?x64xf32>) {
+      %bpq = func.call @__gptq_pack_dequantized(%bpe, %qw, %qs, %qz, %qg, %qbits, %j, %kb) : (tensor<?x64xf32>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, index, index) -> tensor<?x64xf32>
+      scf.yield %bpq : tensor<?x64xf32>
+    } else {
+    %bpf = scf.if %transB -> (tensor<?x64xf32>) {
       // B^T's rows j .. j + 63 in 16 x 16 blocks, each transposed in
       // registers: reads along contiguous rows of B^T.
       %bpt = scf.for %kk = %c0 to %kn step %c16 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
@@ -268,6 +283,8 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
         scf.yield %pb2 : tensor<?x64xf32>
       }
       scf.yield %bpn : tensor<?x64xf32>
+    }
+    scf.yield %bpf : tensor<?x64xf32>
     }
     %ri = scf.for %it = %i0 to %mt step %c1 iter_args(%ci = %pc) -> (tensor<?x?xf32>) {
       %i = arith.muli %it, %c6 : index
@@ -307,7 +324,9 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
 // A is packed into 6-row panels first; then each task computes a 64-column
 // panel of C over a range of its rows. Rows are split only as far as needed
 // for about 16 tasks, so that a few wide panels still keep every core busy.
-func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1) -> tensor<?x?x?xf32> {
+// With %quant (one batch), B is given as the packed codes and grids of a
+// quantized weight (see __gptq_gemm_panel) and %bm is not read.
+func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -338,13 +357,17 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
       }
       scf.yield %st : tensor<?x6xf32>
     } else {
-      // Six rows of A, 16 columns at a time along the rows, transposed in
-      // registers.
-      %sn = scf.for %kk = %c0 to %k step %c16 iter_args(%pb = %slab0) -> (tensor<?x6xf32>) {
-        %blk = vector.transfer_read %a[%bi, %t6, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<6x16xf32>
-        %blkt = vector.transpose %blk, [1, 0] : vector<6x16xf32> to vector<16x6xf32>
-        %pb2 = vector.transfer_write %blkt, %pb[%kk, %c0] {in_bounds = [false, true]} : vector<16x6xf32>, tensor<?x6xf32>
-        scf.yield %pb2 : tensor<?x6xf32>
+      // Each of the six rows of A read along the row, 16 columns at a
+      // time, and stored down a column of the panel (rows past M read as
+      // zero).
+      %sn = scf.for %r = %c0 to %c6 step %c1 iter_args(%pr = %slab0) -> (tensor<?x6xf32>) {
+        %row = arith.addi %t6, %r : index
+        %sr = scf.for %kk = %c0 to %k step %c16 iter_args(%pb = %pr) -> (tensor<?x6xf32>) {
+          %v = vector.transfer_read %a[%bi, %row, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d2)>} : tensor<?x?x?xf32>, vector<16xf32>
+          %pb2 = vector.transfer_write %v, %pb[%kk, %r] {permutation_map = affine_map<(d0, d1) -> (d0)>} : vector<16xf32>, tensor<?x6xf32>
+          scf.yield %pb2 : tensor<?x6xf32>
+        }
+        scf.yield %sr : tensor<?x6xf32>
       }
       scf.yield %sn : tensor<?x6xf32>
     }
@@ -388,12 +411,68 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
     %at0 = arith.addi %bt0, %t0 : index
     %apb = tensor.extract_slice %ap[%at0, 0, 0] [%tiles, %k, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x?x6xf32>
     %bb = tensor.extract_slice %bm[%bi, 0, 0] [1, %kb1, %kb2] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %rp = func.call @__gptq_gemm_panel(%p, %apb, %bb, %j, %false, %false, %zeroC, %transB) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1, i1, i1) -> tensor<?x?xf32>
+    %rp = func.call @__gptq_gemm_panel(%p, %apb, %bb, %j, %false, %false, %zeroC, %transB, %quant, %qw, %qs, %qz, %qg, %qbits) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %rp into %cc[%bi, %r0, %j] [1, %rows, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
     }
   }
   return %r : tensor<?x?x?xf32>
+}
+
+// A chunk of 128 (or fewer) rows k = kb .. of B = W^T, 64 columns
+// n = j .. j + 63, for the weight W = dequantize(unpack(%qw)): W[n, k] =
+// scale[n, g] * (code[n, k] - zero[n, g]), g = %qg[k], the code's bits read
+// from row n's little-endian bit stream as __gptq_unpack reads them. Rows
+// past N are zero.
+func.func private @__gptq_pack_dequantized(%bpe: tensor<?x64xf32>, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %bits: i64, %j: index, %kb: index) -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  %zw = arith.constant 0 : i32
+  %one = arith.constant 1 : i64
+  %kn = tensor.dim %bpe, %c0 : tensor<?x64xf32>
+  %nw = tensor.dim %qw, %c1 : tensor<?x?xi32>
+  %b = arith.index_cast %bits : i64 to index
+  %m0 = arith.shli %one, %bits : i64
+  %mask = arith.subi %m0, %one : i64
+  %maskv = vector.broadcast %mask : i64 to vector<64xi64>
+  %s32 = arith.constant dense<32> : vector<64xi64>
+  %zv = arith.constant dense<0> : vector<64xi64>
+  %r = scf.for %kk = %c0 to %kn step %c1 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
+    %k = arith.addi %kb, %kk : index
+    %gi = tensor.extract %qg[%k] : tensor<?xi32>
+    %g = arith.index_cast %gi : i32 to index
+    %bit = arith.muli %k, %b : index
+    %w = arith.divui %bit, %c32 : index
+    %off = arith.remui %bit, %c32 : index
+    %lo = vector.transfer_read %qw[%j, %w], %zw {permutation_map = #row} : tensor<?x?xi32>, vector<64xi32>
+    %lo64 = arith.extui %lo : vector<64xi32> to vector<64xi64>
+    %w1 = arith.addi %w, %c1 : index
+    %hasnext = arith.cmpi ult, %w1, %nw : index
+    %hi64 = scf.if %hasnext -> (vector<64xi64>) {
+      %hi = vector.transfer_read %qw[%j, %w1], %zw {permutation_map = #row} : tensor<?x?xi32>, vector<64xi32>
+      %h64 = arith.extui %hi : vector<64xi32> to vector<64xi64>
+      %hs = arith.shli %h64, %s32 : vector<64xi64>
+      scf.yield %hs : vector<64xi64>
+    } else {
+      scf.yield %zv : vector<64xi64>
+    }
+    %both = arith.ori %lo64, %hi64 : vector<64xi64>
+    %offi = arith.index_cast %off : index to i64
+    %offv = vector.broadcast %offi : i64 to vector<64xi64>
+    %sh = arith.shrui %both, %offv : vector<64xi64>
+    %code = arith.andi %sh, %maskv : vector<64xi64>
+    %code8 = arith.trunci %code : vector<64xi64> to vector<64xi8>
+    %qf = arith.uitofp %code8 : vector<64xi8> to vector<64xf32>
+    %sc = vector.transfer_read %qs[%j, %g], %zero {permutation_map = #row} : tensor<?x?xf32>, vector<64xf32>
+    %zp = vector.transfer_read %qz[%j, %g], %zero {permutation_map = #row} : tensor<?x?xf32>, vector<64xf32>
+    %d = arith.subf %qf, %zp : vector<64xf32>
+    %v = arith.mulf %sc, %d : vector<64xf32>
+    %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<64xf32>, tensor<?x64xf32>
+    scf.yield %pb2 : tensor<?x64xf32>
+  }
+  return %r : tensor<?x64xf32>
 }
 
 //===--------------------------------------------------------------------===//

@@ -8,6 +8,7 @@
 
 #include "Library.h"
 #include "gptq/Conversion/Passes.h"
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -78,6 +79,38 @@ Value zeroFilledInit(Value init) {
   return fill.getOutputs()[0];
 }
 
+/// A quantized weight that B reads: `B = expand(dequantize(unpack(words)))`
+/// with one batch, B given transposed ([1, N, K], the weight's layout).
+struct QuantizedWeight {
+  gptq::UnpackOp unpack;
+  gptq::DequantizeOp dequantize;
+};
+
+std::optional<QuantizedWeight> quantizedWeight(Value b, bool transB) {
+  if (!transB)
+    return std::nullopt;
+  auto expand = b.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand || expand.getSrcType().getRank() != 2 ||
+      expand.getResultType().getDimSize(0) != 1)
+    return std::nullopt;
+  auto dequantize = expand.getSrc().getDefiningOp<gptq::DequantizeOp>();
+  if (!dequantize)
+    return std::nullopt;
+  auto unpack = dequantize.getCodes().getDefiningOp<gptq::UnpackOp>();
+  if (!unpack)
+    return std::nullopt;
+  return QuantizedWeight{unpack, dequantize};
+}
+
+/// An empty tensor for an operand the kernel does not read: zero sizes,
+/// but one batch for a matrix stack (the kernel slices batch 0 of it).
+Value emptyOperand(OpBuilder &b, Location loc, int64_t rank, Type element) {
+  SmallVector<int64_t> shape(rank, 0);
+  if (rank == 3)
+    shape[0] = 1;
+  return tensor::EmptyOp::create(b, loc, shape, element);
+}
+
 struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -99,10 +132,54 @@ struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
     auto flag = [&](bool v) -> Value {
       return arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(v));
     };
+    // A quantized weight is dequantized inside the kernel's packing of B.
+    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+    SmallVector<Value> quant;
+    std::optional<QuantizedWeight> weight = quantizedWeight(b, transB);
+    if (weight) {
+      // Sizes read off the weight come from its words and grids instead, so
+      // that nothing keeps the dequantized weight alive.
+      for (OpOperand &use :
+           llvm::make_early_inc_range(weight->dequantize->getUses())) {
+        auto dim = dyn_cast<tensor::DimOp>(use.getOwner());
+        std::optional<int64_t> index =
+            dim ? dim.getConstantIndex() : std::nullopt;
+        if (!index)
+          continue;
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPoint(dim);
+        Value size =
+            *index == 0
+                ? tensor::DimOp::create(rewriter, dim.getLoc(),
+                                        weight->dequantize.getScales(), 0)
+                      .getResult()
+                : weight->unpack.getColumns();
+        rewriter.replaceOp(dim, size);
+      }
+      b = emptyOperand(rewriter, loc, 3, f32);
+      quant = {flag(true),
+               weight->unpack.getPacked(),
+               weight->dequantize.getScales(),
+               weight->dequantize.getZeros(),
+               weight->dequantize.getGIdx(),
+               arith::ConstantOp::create(
+                   rewriter, loc,
+                   rewriter.getI64IntegerAttr(weight->unpack.getBits()))};
+    } else {
+      Value none = emptyOperand(rewriter, loc, 2, f32);
+      quant = {flag(false),
+               emptyOperand(rewriter, loc, 2, i32),
+               none,
+               none,
+               emptyOperand(rewriter, loc, 1, i32),
+               arith::ConstantOp::create(rewriter, loc,
+                                         rewriter.getI64IntegerAttr(0))};
+    }
+    SmallVector<Value> operands{
+        a, b, c, flag(transA), flag(transB), flag(zeroed != nullptr)};
+    operands.append(quant);
     SmallVector<Value> results = gptq::callLibrary(
-        rewriter, loc, "matmul",
-        {a, b, c, flag(transA), flag(transB), flag(zeroed != nullptr)},
-        op->getResultTypes());
+        rewriter, loc, "matmul", operands, op->getResultTypes());
     // One instance of the kernel for the whole module, not one per call
     // site: it is large, and its settings are cheap run-time branches.
     for (Value r : results) {

@@ -11,7 +11,7 @@
 // CHECK-DAG: %[[AD:.*]] = tensor.cast %[[A]] : tensor<1x?x64xf32> to tensor<?x?x?xf32>
 // CHECK-DAG: %[[BD:.*]] = tensor.cast %[[B]] : tensor<1x32x64xf32> to tensor<?x?x?xf32>
 // CHECK-DAG: %[[ED:.*]] = tensor.cast %[[E]] : tensor<1x?x32xf32> to tensor<?x?x?xf32>
-// CHECK: %[[R:.*]] = call @__gptq_matmul(%[[AD]], %[[BD]], %[[ED]], %[[F]], %[[T]], %[[T]]) {no_inline}
+// CHECK: %[[R:.*]] = call @__gptq_matmul(%[[AD]], %[[BD]], %[[ED]], %[[F]], %[[T]], %[[T]], %[[F]], %{{.*}}) {no_inline}
 // CHECK: tensor.cast %[[R]] : tensor<?x?x?xf32> to tensor<1x?x32xf32>
 func.func @zero_init(%a: tensor<1x?x64xf32>, %b: tensor<1x32x64xf32>, %e: tensor<1x?x32xf32>) -> tensor<1x?x32xf32> {
   %z = arith.constant 0.0 : f32
@@ -26,10 +26,10 @@ func.func @zero_init(%a: tensor<1x?x64xf32>, %b: tensor<1x32x64xf32>, %e: tensor
 // CHECK-LABEL: func.func @accumulate
 // CHECK-DAG: %[[F:.*]] = arith.constant false
 // CHECK-DAG: %[[T:.*]] = arith.constant true
-// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[F]], %[[F]])
+// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[F]], %[[F]], %[[F]],
 // CHECK: %[[ONES:.*]] = linalg.fill
 // CHECK: %[[OD:.*]] = tensor.cast %[[ONES]]
-// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %[[OD]], %[[F]], %[[F]], %[[F]])
+// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %[[OD]], %[[F]], %[[F]], %[[F]], %[[F]],
 func.func @accumulate(%at: tensor<2x9x4xf32>, %b: tensor<2x9x6xf32>, %c: tensor<2x4x6xf32>, %a: tensor<2x4x9xf32>) -> (tensor<2x4x6xf32>, tensor<2x4x6xf32>) {
   %r = linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
       ins(%at, %b : tensor<2x9x4xf32>, tensor<2x9x6xf32>) outs(%c : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
@@ -38,6 +38,32 @@ func.func @accumulate(%at: tensor<2x9x4xf32>, %b: tensor<2x9x6xf32>, %c: tensor<
   %ones = linalg.fill ins(%one : f32) outs(%e : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
   %s = linalg.batch_matmul ins(%a, %b : tensor<2x4x9xf32>, tensor<2x9x6xf32>) outs(%ones : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
   return %r, %s : tensor<2x4x6xf32>, tensor<2x4x6xf32>
+}
+
+// A weight that gptq.dequantize makes from gptq.unpack's codes: the kernel
+// gets the packed words, scales, zeros, group map and bit width and
+// dequantizes while it packs B; the float weight is never formed.
+// CHECK-LABEL: func.func @quantized
+// CHECK-SAME: (%[[A:.*]]: tensor<1x?x64xf32>, %[[W:.*]]: tensor<32x6xi32>, %[[S:.*]]: tensor<32x2xf32>, %[[Z:.*]]: tensor<32x2xf32>, %[[G:.*]]: tensor<64xi32>
+// CHECK-NOT: gptq.dequantize
+// CHECK-NOT: gptq.unpack
+// CHECK-DAG: %[[T:.*]] = arith.constant true
+// CHECK-DAG: %[[BITS:.*]] = arith.constant 3 : i64
+// CHECK-DAG: %[[WD:.*]] = tensor.cast %[[W]] : tensor<32x6xi32> to tensor<?x?xi32>
+// CHECK-DAG: %[[SD:.*]] = tensor.cast %[[S]] : tensor<32x2xf32> to tensor<?x?xf32>
+// CHECK-DAG: %[[ZD:.*]] = tensor.cast %[[Z]] : tensor<32x2xf32> to tensor<?x?xf32>
+// CHECK-DAG: %[[GD:.*]] = tensor.cast %[[G]] : tensor<64xi32> to tensor<?xi32>
+// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[T]], %[[T]], %[[WD]], %[[SD]], %[[ZD]], %[[GD]], %[[BITS]])
+func.func @quantized(%a: tensor<1x?x64xf32>, %words: tensor<32x6xi32>, %s: tensor<32x2xf32>, %z: tensor<32x2xf32>, %g: tensor<64xi32>, %e: tensor<1x?x32xf32>) -> tensor<1x?x32xf32> {
+  %c64 = arith.constant 64 : index
+  %codes = gptq.unpack %words columns %c64 bits 3 : tensor<32x6xi32> -> tensor<32x64xi8>
+  %w = gptq.dequantize %codes, %s, %z, %g : tensor<32x64xi8>, tensor<32x2xf32>, tensor<64xi32> -> tensor<32x64xf32>
+  %w3 = tensor.expand_shape %w [[0, 1], [2]] output_shape [1, 32, 64] : tensor<32x64xf32> into tensor<1x32x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x?x32xf32>) -> tensor<1x?x32xf32>
+  %r = linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+      ins(%a, %w3 : tensor<1x?x64xf32>, tensor<1x32x64xf32>) outs(%f : tensor<1x?x32xf32>) -> tensor<1x?x32xf32>
+  return %r : tensor<1x?x32xf32>
 }
 
 // Not in the normal form (A broadcast over the batch) or not float32: left
@@ -58,5 +84,7 @@ func.func @others(%a: tensor<4x9xf32>, %b: tensor<2x9x6xf32>, %ct: tensor<2x4x6x
 // CHECK: scf.forall
 // CHECK: call @__gptq_gemm_panel
 // CHECK-LABEL: func.func private @__gptq_gemm_panel
+// CHECK: call @__gptq_pack_dequantized
 // CHECK: vector.outerproduct
+// CHECK-LABEL: func.func private @__gptq_pack_dequantized
 // CHECK-NOT: func.func private @__gptq_matmul

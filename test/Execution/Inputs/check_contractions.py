@@ -6,6 +6,41 @@ import sys
 
 import numpy as np
 
+def packed_weight(r, bits, rows=70, cols=37, groups=5):
+    """Words of random codes (each row one little-endian bit stream, as
+    gptq.pack writes it), scales, zeros and a group map in any order."""
+    codes = r.integers(0, 1 << bits, size=(rows, cols))
+    nwords = -(-cols * bits // 32)
+    words = np.zeros((rows, nwords), dtype=np.uint64)
+    for j in range(cols):
+        bit = j * bits
+        words[:, bit // 32] |= (codes[:, j].astype(np.uint64) << np.uint64(bit % 32)) & np.uint64(0xFFFFFFFF)
+        if bit % 32 + bits > 32:
+            words[:, bit // 32 + 1] |= codes[:, j].astype(np.uint64) >> np.uint64(32 - bit % 32)
+    scales = r.uniform(0.01, 0.1, size=(rows, groups))
+    zeros = r.integers(0, 1 << bits, size=(rows, groups)).astype(np.float64)
+    g_idx = r.integers(0, groups, size=cols)
+    return [r.standard_normal((3, 5, cols)), words.astype(np.uint32).view(np.int32), scales, zeros, g_idx]
+
+
+def dequantized(words, scales, zeros, g_idx, bits, cols):
+    """The weight, from the words, in float32 as the kernel computes it."""
+    w = words.astype(np.int64).view(np.uint64) & np.uint64(0xFFFFFFFF)
+    codes = np.zeros((w.shape[0], cols), dtype=np.uint64)
+    for j in range(cols):
+        bit = j * bits
+        lo = w[:, bit // 32]
+        hi = w[:, bit // 32 + 1] if bit // 32 + 1 < w.shape[1] else np.zeros_like(lo)
+        codes[:, j] = ((lo | (hi << np.uint64(32))) >> np.uint64(bit % 32)) & np.uint64((1 << bits) - 1)
+    g = g_idx.astype(np.int64)
+    s = scales.astype(np.float32)[:, g]
+    z = zeros.astype(np.float32)[:, g]
+    return (s * (codes.astype(np.float32) - z)).astype(np.float64)
+
+
+DTYPES = {"q3": [np.float32, np.int32, np.float32, np.float32, np.int32]}
+DTYPES["q8"] = DTYPES["q3"]
+
 CASES = {
     # name: (inputs, reference)
     "linear": (
@@ -22,6 +57,14 @@ CASES = {
                    r.standard_normal((131, 65))],
         lambda at, b, c: c + at.T @ b,
     ),
+    "q3": (
+        lambda r: packed_weight(r, 3),
+        lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 3, x.shape[2])),
+    ),
+    "q8": (
+        lambda r: packed_weight(r, 8),
+        lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 8, x.shape[2])),
+    ),
 }
 
 
@@ -32,11 +75,13 @@ def main() -> int:
         if mode == "make":
             os.makedirs(directory, exist_ok=True)
             inputs = make(np.random.default_rng(7))
-            for i, a in enumerate(inputs):
-                np.save(os.path.join(directory, f"in{i}.npy"), a.astype(np.float32))
+            dtypes = DTYPES.get(name, [np.float32] * len(inputs))
+            for i, (a, dtype) in enumerate(zip(inputs, dtypes)):
+                np.save(os.path.join(directory, f"in{i}.npy"), np.asarray(a).astype(dtype))
             continue
-        inputs = [np.load(os.path.join(directory, f"in{i}.npy")).astype(np.float64)
+        inputs = [np.load(os.path.join(directory, f"in{i}.npy"))
                   for i in range(len(make(np.random.default_rng(7))))]
+        inputs = [a.astype(np.float64) if a.dtype == np.float32 else a for a in inputs]
         want = reference(*inputs)
         got = np.load(os.path.join(directory, "out", "0.npy"))
         ok = got.shape == want.shape and bool(np.isfinite(got).all()) and \
