@@ -450,7 +450,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   if (llvm::Error err = checkTypeSizes(*module))
     return std::move(err);
   if (options.hoistWeights && !isLLVMModule(*module))
-    fn->hoistWeights(*module);
+    if (llvm::Error err = fn->hoistWeights(*module))
+      return std::move(err);
   if (!isLLVMModule(*module)) {
     DiagnosticCollector diags(ctx);
     PassManager pm(ctx);
@@ -595,12 +596,12 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   return fn;
 }
 
-void CompiledFunction::hoistWeights(ModuleOp module) {
+llvm::Error CompiledFunction::hoistWeights(ModuleOp module) {
   auto func = module.lookupSymbol<func::FuncOp>(entryName);
   // A call of the entry would not pass the new arguments.
   if (!func || func.isExternal() ||
       !SymbolTable::symbolKnownUseEmpty(func, module))
-    return;
+    return llvm::Error::success();
   SmallVector<arith::ConstantOp> constants;
   func.walk([&](arith::ConstantOp op) { constants.push_back(op); });
   llvm::DenseMap<Attribute, BlockArgument> arguments;
@@ -641,9 +642,16 @@ void CompiledFunction::hoistWeights(ModuleOp module) {
       weight.dtype = *dtype;
       weight.shape.assign(type.getShape().begin(), type.getShape().end());
       weight.data = data.data();
-      if (reinterpret_cast<uintptr_t>(data.data()) % dtypeSize(*dtype)) {
-        weight.copy.assign(data.begin(), data.end());
-        weight.data = weight.copy.data();
+      if (reinterpret_cast<uintptr_t>(data.data()) % kWeightAlignment) {
+        size_t size =
+            llvm::alignTo(std::max<size_t>(data.size(), 1), kWeightAlignment);
+        weight.copy.reset(
+            static_cast<char *>(std::aligned_alloc(kWeightAlignment, size)));
+        if (!weight.copy)
+          return error("out of memory for a copy of a weight (" +
+                       llvm::Twine(data.size()) + " bytes)");
+        std::memcpy(weight.copy.get(), data.data(), data.size());
+        weight.data = weight.copy.get();
       }
       weights.push_back(std::move(weight));
       unsigned index = func.getNumArguments();
@@ -654,6 +662,7 @@ void CompiledFunction::hoistWeights(ModuleOp module) {
     op.replaceAllUsesWith(it->second);
     op.erase();
   }
+  return llvm::Error::success();
 }
 
 void CompiledFunction::markWeightsReadOnly(ModuleOp module) {

@@ -19,6 +19,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -74,6 +75,9 @@ struct JitOptions {
 /// The least size in bytes of a dense (not dense_resource) constant that
 /// CompiledFunction::compile treats as a weight.
 constexpr int64_t kWeightBytes = 1024;
+/// The alignment in bytes of the weights compiled functions read (a cache
+/// line, and the size of an AVX-512 vector): data less aligned is copied.
+constexpr size_t kWeightAlignment = 64;
 
 /// Command-line options every tool that compiles shares (--no-cache). The
 /// first call registers them, so call it before cl::ParseCommandLineOptions,
@@ -136,7 +140,9 @@ public:
   /// a non-splat tensor of f32, f64 or 8- to 64-bit integers, held in a
   /// dense_resource (any size) or a dense attribute of at least kWeightBytes,
   /// becomes a hidden trailing argument of the entry (identical constants
-  /// share one), and every call passes the constant's own data in place.
+  /// share one), and every call passes the constant's own data in place
+  /// (copied once at compile time where it is not aligned to
+  /// kWeightAlignment).
   /// Neither the code nor the cache key holds the weights, so changing them
   /// reuses the cached code. The data stays in the module's MLIRContext (or
   /// the parameter archive it maps, see Parameters.h): call the function
@@ -164,16 +170,16 @@ public:
 
 private:
   /// A constant that became a hidden trailing argument: its data, in the
-  /// MLIRContext, or in `copy` when that data is not aligned for its
-  /// elements.
+  /// MLIRContext, or in `copy` when that data is not aligned to
+  /// kWeightAlignment bytes.
   struct Weight {
     DType dtype;
     std::vector<int64_t> shape;
     const char *data = nullptr;
-    NpyBuffer copy;
+    std::unique_ptr<char, void (*)(void *)> copy{nullptr, std::free};
   };
   CompiledFunction() = default;
-  void hoistWeights(ModuleOp module);
+  llvm::Error hoistWeights(ModuleOp module);
   void markWeightsReadOnly(ModuleOp module);
   std::vector<Weight> weights;
   std::unique_ptr<ExecutionEngine> engine;
