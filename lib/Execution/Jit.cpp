@@ -596,6 +596,24 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   return fn;
 }
 
+namespace {
+/// The memref descriptor of a C-order array at `data`: allocated and
+/// aligned pointers, offset, sizes, strides.
+std::vector<int64_t> contiguousDescriptor(const char *data,
+                                          ArrayRef<int64_t> shape) {
+  size_t rank = shape.size();
+  std::vector<int64_t> desc(3 + 2 * rank, 0);
+  desc[0] = desc[1] = reinterpret_cast<int64_t>(data);
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    desc[3 + d] = shape[d];
+    desc[3 + rank + d] = stride;
+    stride *= shape[d];
+  }
+  return desc;
+}
+} // namespace
+
 llvm::Error CompiledFunction::hoistWeights(ModuleOp module) {
   auto func = module.lookupSymbol<func::FuncOp>(entryName);
   // A call of the entry would not pass the new arguments.
@@ -743,16 +761,7 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
       desc.assign(1, 0);
       std::memcpy(desc.data(), a.data.data(), dtypeSize(a.dtype));
     } else {
-      size_t rank = a.shape.size();
-      desc.assign(3 + 2 * rank, 0);
-      auto ptr = reinterpret_cast<int64_t>(const_cast<char *>(a.data.data()));
-      desc[0] = desc[1] = ptr;
-      int64_t stride = 1;
-      for (size_t d = rank; d-- > 0;) {
-        desc[3 + d] = a.shape[d];
-        desc[3 + rank + d] = stride;
-        stride *= a.shape[d];
-      }
+      desc = contiguousDescriptor(a.data.data(), a.shape);
     }
     argPointers[i] = desc.data();
   }
@@ -760,18 +769,9 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
   std::vector<std::vector<int64_t>> weightDescriptors(weights.size());
   std::vector<void *> weightPointers(weights.size());
   for (size_t i = 0; i < weights.size(); ++i) {
-    const Weight &w = weights[i];
-    size_t rank = w.shape.size();
-    std::vector<int64_t> &desc = weightDescriptors[i];
-    desc.assign(3 + 2 * rank, 0);
-    desc[0] = desc[1] = reinterpret_cast<int64_t>(w.data);
-    int64_t stride = 1;
-    for (size_t d = rank; d-- > 0;) {
-      desc[3 + d] = w.shape[d];
-      desc[3 + rank + d] = stride;
-      stride *= w.shape[d];
-    }
-    weightPointers[i] = desc.data();
+    weightDescriptors[i] =
+        contiguousDescriptor(weights[i].data, weights[i].shape);
+    weightPointers[i] = weightDescriptors[i].data();
   }
   size_t resultWords = 0;
   for (const ArgSpec &r : resultSpecs)
