@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
@@ -156,30 +157,38 @@ struct LoadParametersPass
     : public PassWrapper<LoadParametersPass, OperationPass<>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LoadParametersPass)
 
-  LoadParametersPass(std::string moduleFile, std::string toolName)
-      : moduleFile(std::move(moduleFile)), toolName(std::move(toolName)) {}
+  LoadParametersPass(std::string moduleFile, std::string toolName,
+                     OpPassManager then)
+      : moduleFile(std::move(moduleFile)), toolName(std::move(toolName)),
+        then(std::move(then)) {}
   StringRef getArgument() const override { return "gptq-load-parameters"; }
   StringRef getDescription() const override {
-    return "Attach the weights of the archive named by gptq.parameters";
+    return "Attach the weights of the archive named by gptq.parameters, then "
+           "run a pipeline";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    then.getDependentDialects(registry);
   }
   void runOnOperation() override {
-    auto module = dyn_cast<ModuleOp>(getOperation());
-    if (!module)
-      return;
-    if (llvm::Error err = loadParameters(module, moduleFile)) {
-      llvm::WithColor::error(llvm::errs(), toolName)
-          << llvm::toString(std::move(err)) << "\n";
-      signalPassFailure();
+    if (auto module = dyn_cast<ModuleOp>(getOperation())) {
+      if (llvm::Error err = loadParameters(module, moduleFile)) {
+        llvm::WithColor::error(llvm::errs(), toolName)
+            << llvm::toString(std::move(err)) << "\n";
+        return signalPassFailure();
+      }
     }
+    if (failed(runPipeline(then, getOperation())))
+      signalPassFailure();
   }
 
   std::string moduleFile, toolName;
+  OpPassManager then;
 };
 } // namespace
 
 std::unique_ptr<Pass>
 mlir::gptq::createLoadParametersPass(std::string moduleFile,
-                                     std::string toolName) {
-  return std::make_unique<LoadParametersPass>(std::move(moduleFile),
-                                              std::move(toolName));
+                                     std::string toolName, OpPassManager then) {
+  return std::make_unique<LoadParametersPass>(
+      std::move(moduleFile), std::move(toolName), std::move(then));
 }

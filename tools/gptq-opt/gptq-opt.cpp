@@ -44,13 +44,19 @@ static int run(int argc, char **argv) {
       argc, argv, "gptq-opt: the gptq-mlir optimizer driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   // Weights kept in a parameter archive beside the module are attached
-  // before the passes of the command line run; the output holds them.
+  // before the passes of the command line run, which run inside the pass
+  // that attaches them; the output holds the weights.
   MlirOptMainConfig commandLine = config;
   config.setPassPipelineSetupFn(
       [commandLine,
        file = std::string(inputFilename)](PassManager &pm) -> LogicalResult {
-        pm.addPass(gptq::createLoadParametersPass(file, "gptq-opt"));
-        return commandLine.setupPassPipeline(pm);
+        if (failed(commandLine.setupPassPipeline(pm)))
+          return failure();
+        OpPassManager passes = pm;
+        pm.clear();
+        pm.addPass(gptq::createLoadParametersPass(file, "gptq-opt",
+                                                  std::move(passes)));
+        return success();
       });
   // Listings print to stdout and read no input.
   if (config.shouldShowDialects() || config.shouldListPasses())

@@ -14,6 +14,7 @@
 #define GPTQ_EXECUTION_PARAMETERS_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -21,7 +22,6 @@
 #include <string>
 
 namespace mlir {
-class Pass;
 namespace gptq {
 
 /// The module attribute that names a module's parameter archive.
@@ -46,11 +46,15 @@ constexpr llvm::StringLiteral kParametersAttrName = "gptq.parameters";
 /// the attribute is left as it is.
 llvm::Error loadParameters(ModuleOp module, llvm::StringRef moduleFile);
 
-/// A pass that runs loadParameters on its module (gptq-opt, whose driver
-/// parses the module itself, runs it before the passes of its command line).
-/// Its errors are printed as "`toolName`: error: ..." and fail the pass.
+/// A pass that runs loadParameters on its module, then the pipeline
+/// `then` on it: gptq-opt, whose driver parses the module itself, wraps the
+/// passes of its command line in it, so that they see the weights whatever
+/// form the command line gives them in (`--pass-pipeline` replaces the pass
+/// manager it is given). Its errors are printed as "`toolName`: error: ..."
+/// and fail the pass.
 std::unique_ptr<Pass> createLoadParametersPass(std::string moduleFile,
-                                               std::string toolName);
+                                               std::string toolName,
+                                               OpPassManager then);
 
 } // namespace gptq
 } // namespace mlir
