@@ -3,7 +3,10 @@
 // Feeds arbitrary bytes to parseNpz. Any input must give arrays or an
 // error of one line; each array's data must agree with its header, and
 // writing the arrays and reading them again must give them back (unless a
-// name is one the writer refuses: empty or holding a NUL byte).
+// name is one the writer refuses: empty or holding a NUL byte). Reading in
+// place (parseNpzInPlace) must give the same arrays, pointing into the
+// input, or fail where parseNpz fails or on a compressed member, with one
+// line.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +20,27 @@ using namespace mlir::gptq;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);
   llvm::Expected<std::vector<NpzEntry>> entries = parseNpz(bytes, "input");
+  llvm::Expected<std::vector<NpzView>> views = parseNpzInPlace(bytes, "input");
+  if (!views) {
+    std::string message = llvm::toString(views.takeError());
+    if (message.find_first_of("\n\r") != std::string::npos ||
+        (entries && message.find("is compressed") == std::string::npos))
+      std::abort();
+  } else {
+    if (!entries || views->size() != entries->size())
+      std::abort();
+    for (size_t i = 0; i < views->size(); ++i) {
+      const NpzView &v = (*views)[i];
+      const NpzEntry &e = (*entries)[i];
+      if (v.name != e.name || v.array.dtype != e.array.dtype ||
+          v.array.shape != e.array.shape ||
+          v.array.data !=
+              llvm::StringRef(e.array.data.data(), e.array.data.size()) ||
+          (!v.array.data.empty() && (v.array.data.begin() < bytes.begin() ||
+                                     v.array.data.end() > bytes.end())))
+        std::abort();
+    }
+  }
   if (!entries) {
     std::string message = llvm::toString(entries.takeError());
     if (message.find_first_of("\n\r") != std::string::npos)

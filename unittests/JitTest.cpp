@@ -8,6 +8,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
 
@@ -211,5 +212,120 @@ TEST_F(JitTest, RejectsBadEntries) {
   auto hidden = compile("hidden");
   ASSERT_FALSE(static_cast<bool>(hidden));
   EXPECT_EQ(errorOf(hidden.takeError()), "entry function 'hidden' is private");
+}
+
+/// A module whose entry multiplies by a 32x16 weight written twice (one
+/// dense attribute), returns a dense_resource of two floats and uses a
+/// small constant and a large splat, which stay in the code. `scale`
+/// scales the weight: W[i][j] = scale * (i - j).
+std::string weightsModule(float scale) {
+  std::string weight = "dense<[";
+  for (int i = 0; i < 32; ++i) {
+    weight += i ? ", [" : "[";
+    for (int j = 0; j < 16; ++j)
+      weight += (j ? ", " : "") + std::to_string(scale * float(i - j));
+    weight += "]";
+  }
+  weight += "]> : tensor<32x16xf32>";
+  return R"mlir(
+func.func @f(%x: tensor<16xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<2xf32>) {
+  %w1 = arith.constant )mlir" +
+         weight + R"mlir(
+  %w2 = arith.constant )mlir" +
+         weight + R"mlir(
+  %small = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %r = arith.constant dense_resource<pair> : tensor<2xf32>
+  %z = arith.constant dense<0.0> : tensor<32xf32>
+  %one = arith.constant dense<1.0> : tensor<32x16xf32>
+  %a = linalg.matvec ins(%w1, %x : tensor<32x16xf32>, tensor<16xf32>) outs(%z : tensor<32xf32>) -> tensor<32xf32>
+  %b0 = linalg.matvec ins(%w2, %x : tensor<32x16xf32>, tensor<16xf32>) outs(%z : tensor<32xf32>) -> tensor<32xf32>
+  %b = linalg.matvec ins(%one, %x : tensor<32x16xf32>, tensor<16xf32>) outs(%b0 : tensor<32xf32>) -> tensor<32xf32>
+  %s = arith.addf %r, %small : tensor<2xf32>
+  return %a, %b, %s : tensor<32xf32>, tensor<32xf32>, tensor<2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      pair: "0x040000000000803F00000040"
+    }
+  }
+#-}
+)mlir";
+}
+
+class JitWeightsTest : public JitTest {
+protected:
+  llvm::Expected<std::unique_ptr<CompiledFunction>>
+  compileWeights(float scale, const JitOptions &options) {
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+        weightsModule(scale), ParserConfig(context.get()));
+    EXPECT_TRUE(module);
+    return CompiledFunction::compile(std::move(module), "f", options);
+  }
+  /// Calls `fn` on x[j] = j + 1 and checks its results for weights scaled
+  /// by `scale`.
+  void expectResults(const CompiledFunction &fn, float scale) {
+    NpyArray x = NpyArray::zeros(DType::F32, {16});
+    for (int j = 0; j < 16; ++j)
+      x.as<float>()[j] = float(j + 1);
+    auto out = fn.call({x});
+    ASSERT_TRUE(static_cast<bool>(out)) << errorOf(out.takeError());
+    ASSERT_EQ(out->size(), 3u);
+    for (int i = 0; i < 32; ++i) {
+      float dot = 0, sum = 0;
+      for (int j = 0; j < 16; ++j) {
+        dot += scale * float(i - j) * float(j + 1);
+        sum += float(j + 1);
+      }
+      EXPECT_FLOAT_EQ((*out)[0].as<float>()[i], dot) << i;
+      EXPECT_FLOAT_EQ((*out)[1].as<float>()[i], dot + sum) << i;
+    }
+    EXPECT_EQ((*out)[2].as<float>()[0], 2.0f);
+    EXPECT_EQ((*out)[2].as<float>()[1], 4.0f);
+  }
+};
+
+TEST_F(JitWeightsTest, WeightsBecomeArgumentsPassedInPlace) {
+  auto fn = compileWeights(0.5f, JitOptions());
+  ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
+  // The two writings of the weight share one argument; the resource is the
+  // other. The small constant and the splat stay in the code.
+  EXPECT_EQ((*fn)->numHoistedWeights(), 2u);
+  EXPECT_EQ((*fn)->inputs().size(), 1u);
+  expectResults(**fn, 0.5f);
+  expectResults(**fn, 0.5f);
+
+  JitOptions inline_;
+  inline_.hoistWeights = false;
+  auto kept = compileWeights(0.5f, inline_);
+  ASSERT_TRUE(static_cast<bool>(kept)) << errorOf(kept.takeError());
+  EXPECT_EQ((*kept)->numHoistedWeights(), 0u);
+  expectResults(**kept, 0.5f);
+}
+
+TEST_F(JitWeightsTest, OtherWeightsReuseTheCachedCode) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gptq-jit-weights", dir));
+  JitOptions options;
+  options.cacheDir = std::string(dir);
+  auto first = compileWeights(0.5f, options);
+  ASSERT_TRUE(static_cast<bool>(first)) << errorOf(first.takeError());
+  EXPECT_FALSE((*first)->fromCache());
+  auto second = compileWeights(-2.0f, options);
+  ASSERT_TRUE(static_cast<bool>(second)) << errorOf(second.takeError());
+  EXPECT_TRUE((*second)->fromCache());
+  expectResults(**first, 0.5f);
+  expectResults(**second, -2.0f);
+
+  // Weights compiled into the code are part of its cache key.
+  options.hoistWeights = false;
+  auto third = compileWeights(0.5f, options);
+  ASSERT_TRUE(static_cast<bool>(third)) << errorOf(third.takeError());
+  EXPECT_FALSE((*third)->fromCache());
+  auto fourth = compileWeights(-2.0f, options);
+  ASSERT_TRUE(static_cast<bool>(fourth)) << errorOf(fourth.takeError());
+  EXPECT_FALSE((*fourth)->fromCache());
+  expectResults(**fourth, -2.0f);
+  llvm::sys::fs::remove_directories(dir);
 }
 } // namespace

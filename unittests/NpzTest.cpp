@@ -177,6 +177,49 @@ TEST(NpzTest, ReadsWhatNumPySavezCompressedWrites) {
   expectSame(*entries, numpyArrays());
 }
 
+TEST(NpzTest, ReadsStoredMembersInPlace) {
+  std::string bytes = fileBytes(inputPath("savez.npz"));
+  auto views = parseNpzInPlace(bytes, "savez.npz");
+  ASSERT_TRUE(static_cast<bool>(views)) << llvm::toString(views.takeError());
+  std::vector<NpzEntry> expected = numpyArrays();
+  ASSERT_EQ(views->size(), expected.size());
+  for (size_t i = 0; i < views->size(); ++i) {
+    const NpzView &view = (*views)[i];
+    EXPECT_EQ(view.name, expected[i].name);
+    EXPECT_EQ(view.array.dtype, expected[i].array.dtype) << view.name;
+    EXPECT_EQ(view.array.shape, expected[i].array.shape) << view.name;
+    EXPECT_EQ(view.array.describe(), expected[i].array.describe());
+    // The data is the archive's own bytes, not a copy.
+    EXPECT_GE(view.array.data.data(), bytes.data()) << view.name;
+    EXPECT_LE(view.array.data.data() + view.array.data.size(),
+              bytes.data() + bytes.size())
+        << view.name;
+    EXPECT_EQ(view.array.data, llvm::StringRef(expected[i].array.data.data(),
+                                               expected[i].array.data.size()))
+        << view.name;
+  }
+}
+
+TEST(NpzTest, InPlaceReadingRefusesCompressedMembersAndKeepsTheChecks) {
+  std::string compressed = fileBytes(inputPath("savez_compressed.npz"));
+  auto views = parseNpzInPlace(compressed, "c.npz");
+  ASSERT_FALSE(static_cast<bool>(views));
+  EXPECT_EQ(llvm::toString(views.takeError()),
+            "c.npz: member 'layers.0.attention.wq.npy': is compressed; arrays "
+            "read in place must be stored uncompressed (as numpy.savez writes "
+            "them, not numpy.savez_compressed)");
+  std::string bytes = serialized(numpyArrays());
+  Layout l(bytes);
+  bytes[l.local(1) - 1] ^= 1;
+  views = parseNpzInPlace(bytes, "in.npz");
+  ASSERT_FALSE(static_cast<bool>(views));
+  std::string error = llvm::toString(views.takeError());
+  EXPECT_EQ(error.find("in.npz: member 'layers.0.attention.wq.npy': bad "
+                       "CRC-32"),
+            0u)
+      << error;
+}
+
 TEST(NpzTest, WritesThroughPendingOutputsAndReadsBack) {
   TempDir dir;
   std::string path = dir.file("h.npz");

@@ -8,12 +8,15 @@
 #include "gptq/Runtime/Allocator.h"
 #include "gptq/Runtime/Checks.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
@@ -446,6 +449,9 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
 
   if (llvm::Error err = checkTypeSizes(*module))
     return std::move(err);
+  if (options.hoistWeights && !isLLVMModule(*module))
+    if (llvm::Error err = fn->hoistWeights(*module))
+      return std::move(err);
   if (!isLLVMModule(*module)) {
     DiagnosticCollector diags(ctx);
     PassManager pm(ctx);
@@ -458,6 +464,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     }
     if (failed(pm.run(*module)))
       return error("lowering to LLVM failed:\n" + diags.text);
+    fn->markWeightsReadOnly(*module);
   }
 
   // Results are released with the allocator that made them.
@@ -589,6 +596,122 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   return fn;
 }
 
+namespace {
+/// The memref descriptor of a C-order array at `data`: allocated and
+/// aligned pointers, offset, sizes, strides.
+std::vector<int64_t> contiguousDescriptor(const char *data,
+                                          ArrayRef<int64_t> shape) {
+  size_t rank = shape.size();
+  std::vector<int64_t> desc(3 + 2 * rank, 0);
+  desc[0] = desc[1] = reinterpret_cast<int64_t>(data);
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    desc[3 + d] = shape[d];
+    desc[3 + rank + d] = stride;
+    stride *= shape[d];
+  }
+  return desc;
+}
+} // namespace
+
+llvm::Error CompiledFunction::hoistWeights(ModuleOp module) {
+  auto func = module.lookupSymbol<func::FuncOp>(entryName);
+  // A call of the entry would not pass the new arguments.
+  if (!func || func.isExternal() ||
+      !SymbolTable::symbolKnownUseEmpty(func, module))
+    return llvm::Error::success();
+  SmallVector<arith::ConstantOp> constants;
+  func.walk([&](arith::ConstantOp op) { constants.push_back(op); });
+  llvm::DenseMap<Attribute, BlockArgument> arguments;
+  for (arith::ConstantOp op : constants) {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || !type.hasStaticShape() || type.getEncoding())
+      continue;
+    bool seesArguments = true;
+    for (Operation *p = op->getParentOp(); p != func; p = p->getParentOp())
+      seesArguments &= !p->hasTrait<OpTrait::IsIsolatedFromAbove>();
+    std::optional<DType> dtype = dtypeOfElementType(type.getElementType());
+    if (!seesArguments || !dtype || *dtype == DType::Bool ||
+        type.getElementType().isIndex())
+      continue;
+    std::optional<int64_t> bytes =
+        checkedByteCount(type.getShape(), dtypeSize(*dtype));
+    if (!bytes)
+      continue;
+    ArrayRef<char> data;
+    Attribute value = op.getValue();
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (!blob)
+        continue;
+      data = blob->getData();
+    } else if (auto dense = dyn_cast<DenseIntOrFPElementsAttr>(value)) {
+      if (dense.isSplat() || *bytes < kWeightBytes)
+        continue;
+      data = dense.getRawData();
+    } else {
+      continue;
+    }
+    if (static_cast<int64_t>(data.size()) != *bytes)
+      continue;
+    auto [it, inserted] = arguments.try_emplace(value);
+    if (inserted) {
+      Weight weight;
+      weight.dtype = *dtype;
+      weight.shape.assign(type.getShape().begin(), type.getShape().end());
+      weight.data = data.data();
+      if (reinterpret_cast<uintptr_t>(data.data()) % kWeightAlignment) {
+        size_t size =
+            llvm::alignTo(std::max<size_t>(data.size(), 1), kWeightAlignment);
+        weight.copy.reset(
+            static_cast<char *>(std::aligned_alloc(kWeightAlignment, size)));
+        if (!weight.copy)
+          return error("out of memory for a copy of a weight (" +
+                       llvm::Twine(data.size()) + " bytes)");
+        std::memcpy(weight.copy.get(), data.data(), data.size());
+        weight.data = weight.copy.get();
+      }
+      weights.push_back(std::move(weight));
+      unsigned index = func.getNumArguments();
+      if (failed(func.insertArgument(index, type, {}, op.getLoc())))
+        llvm::report_fatal_error("cannot add an argument to the entry");
+      it->second = func.getArgument(index);
+    }
+    op.replaceAllUsesWith(it->second);
+    op.erase();
+  }
+  return llvm::Error::success();
+}
+
+void CompiledFunction::markWeightsReadOnly(ModuleOp module) {
+  auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(entryName);
+  if (weights.empty() || !func)
+    return;
+  // The lowered entry takes each memref as its descriptor's fields
+  // (allocated and aligned pointers, offset, sizes, strides) and each scalar
+  // as itself; the weights come last.
+  unsigned expected = 0;
+  for (const ArgSpec &spec : inputSpecs)
+    expected += spec.scalar ? 1 : 3 + 2 * spec.shape.size();
+  unsigned first = expected;
+  for (const Weight &w : weights)
+    expected += 3 + 2 * w.shape.size();
+  if (func.getNumArguments() != expected)
+    return;
+  // Nothing writes a weight, and no other pointer reaches it during a call:
+  // saying so lets LLVM keep values in registers across stores to other
+  // buffers, as it does with the constant global a weight would otherwise
+  // be.
+  Builder b(module.getContext());
+  for (unsigned i = 0, at = first; i < weights.size();
+       at += 3 + 2 * weights[i].shape.size(), ++i) {
+    func.setArgAttr(at + 1, LLVM::LLVMDialect::getNoAliasAttrName(),
+                    b.getUnitAttr());
+    func.setArgAttr(at + 1, LLVM::LLVMDialect::getReadonlyAttrName(),
+                    b.getUnitAttr());
+  }
+}
+
 llvm::Expected<std::vector<NpyArray>>
 CompiledFunction::call(const std::vector<NpyArray> &args,
                        const std::vector<std::string> &names) const {
@@ -638,18 +761,17 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
       desc.assign(1, 0);
       std::memcpy(desc.data(), a.data.data(), dtypeSize(a.dtype));
     } else {
-      size_t rank = a.shape.size();
-      desc.assign(3 + 2 * rank, 0);
-      auto ptr = reinterpret_cast<int64_t>(const_cast<char *>(a.data.data()));
-      desc[0] = desc[1] = ptr;
-      int64_t stride = 1;
-      for (size_t d = rank; d-- > 0;) {
-        desc[3 + d] = a.shape[d];
-        desc[3 + rank + d] = stride;
-        stride *= a.shape[d];
-      }
+      desc = contiguousDescriptor(a.data.data(), a.shape);
     }
     argPointers[i] = desc.data();
+  }
+  // The weights, in place, after the caller's arguments.
+  std::vector<std::vector<int64_t>> weightDescriptors(weights.size());
+  std::vector<void *> weightPointers(weights.size());
+  for (size_t i = 0; i < weights.size(); ++i) {
+    weightDescriptors[i] =
+        contiguousDescriptor(weights[i].data, weights[i].shape);
+    weightPointers[i] = weightDescriptors[i].data();
   }
   size_t resultWords = 0;
   for (const ArgSpec &r : resultSpecs)
@@ -667,6 +789,8 @@ CompiledFunction::call(const std::vector<NpyArray> &args,
     else
       packed.push_back(&argPointers[i]);
   }
+  for (void *&pointer : weightPointers)
+    packed.push_back(&pointer);
   // A failed run-time check (a dynamic size or an index the verifiers could
   // not check) returns here with its message, before any result exists.
   if (const char *failure =

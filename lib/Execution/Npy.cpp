@@ -117,7 +117,8 @@ int64_t NpyArray::numElements() const {
   return *n;
 }
 
-std::string NpyArray::describe() const {
+namespace {
+std::string describeArray(DType dtype, llvm::ArrayRef<int64_t> shape) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << dtypeName(dtype) << " [";
@@ -125,6 +126,10 @@ std::string NpyArray::describe() const {
   os << "]";
   return s;
 }
+} // namespace
+
+std::string NpyArray::describe() const { return describeArray(dtype, shape); }
+std::string NpyView::describe() const { return describeArray(dtype, shape); }
 
 NpyBuffer::NpyBuffer(size_t size) { assign(size, 0); }
 
@@ -342,6 +347,19 @@ llvm::Expected<NpyArray> mlir::gptq::parseNpy(StringRef bytes, StringRef name) {
   if (array)
     array->data.assign(bytes.data() + dataStart, bytes.data() + bytes.size());
   return array;
+}
+
+llvm::Expected<NpyView> mlir::gptq::parseNpyView(StringRef bytes,
+                                                 StringRef name) {
+  size_t dataStart;
+  auto array = parseHeader(bytes, name, dataStart);
+  if (!array)
+    return array.takeError();
+  NpyView view;
+  view.dtype = array->dtype;
+  view.shape = std::move(array->shape);
+  view.data = bytes.drop_front(dataStart);
+  return view;
 }
 
 llvm::Expected<NpyArray> mlir::gptq::readNpy(StringRef path) {

@@ -126,6 +126,7 @@ public:
   Reader(StringRef bytes, StringRef file) : bytes(bytes), file(file) {}
 
   llvm::Expected<std::vector<NpzEntry>> read();
+  llvm::Expected<std::vector<NpzView>> readInPlace();
 
 private:
   struct Directory {
@@ -161,6 +162,13 @@ private:
                                         uint64_t &nextFree) const;
   llvm::Error inflate(const Member &member, StringRef compressed,
                       InflatedBytes &out) const;
+  /// Checks each member and calls `onMember` with its name (without the .npy
+  /// suffix), its .npy bytes and what to call it in messages, in archive
+  /// order; with `inPlace`, deflated members are refused.
+  llvm::Error
+  visit(bool inPlace,
+        llvm::function_ref<llvm::Error(StringRef, StringRef, StringRef)>
+            onMember);
 
   StringRef bytes;
   StringRef file;
@@ -425,12 +433,12 @@ llvm::Error Reader::inflate(const Member &member, StringRef compressed,
 #endif
 }
 
-llvm::Expected<std::vector<NpzEntry>> Reader::read() {
+llvm::Error Reader::visit(
+    bool inPlace,
+    llvm::function_ref<llvm::Error(StringRef, StringRef, StringRef)> onMember) {
   llvm::Expected<Directory> dir = findDirectory();
   if (!dir)
     return dir.takeError();
-  std::vector<NpzEntry> entries;
-  entries.reserve(dir->count);
   llvm::StringSet<> seen;
   uint64_t at = dir->offset, directoryEnd = dir->offset + dir->size;
   uint64_t nextFree = 0;
@@ -465,6 +473,10 @@ llvm::Expected<std::vector<NpzEntry>> Reader::read() {
                                   " bytes, more than deflate can expand its " +
                                   Twine(member->compressedSize) +
                                   " compressed bytes to (corrupt archive)");
+    if (inPlace && member->method != kMethodStored)
+      return failMember(name, "is compressed; arrays read in place must be "
+                              "stored uncompressed (as numpy.savez writes "
+                              "them, not numpy.savez_compressed)");
     llvm::Expected<StringRef> stored =
         memberBytes(*member, dir->offset, nextFree);
     if (!stored)
@@ -482,13 +494,42 @@ llvm::Expected<std::vector<NpzEntry>> Reader::read() {
           name, "bad CRC-32: the archive records 0x" +
                     Twine(llvm::utohexstr(member->crc)) + ", its data has 0x" +
                     Twine(llvm::utohexstr(crc)) + " (corrupt archive)");
-    llvm::Expected<NpyArray> array =
-        parseNpy(data, (file + ": member " + quoted(name)).str());
-    if (!array)
-      return oneLine(array.takeError());
-    entries.push_back(
-        {name.drop_back(kSuffix.size()).str(), std::move(*array)});
+    if (llvm::Error err = onMember(name.drop_back(kSuffix.size()), data,
+                                   (file + ": member " + quoted(name)).str()))
+      return err;
   }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<NpzEntry>> Reader::read() {
+  std::vector<NpzEntry> entries;
+  llvm::Error err = visit(
+      /*inPlace=*/false,
+      [&](StringRef name, StringRef data, StringRef label) -> llvm::Error {
+        llvm::Expected<NpyArray> array = parseNpy(data, label);
+        if (!array)
+          return oneLine(array.takeError());
+        entries.push_back({name.str(), std::move(*array)});
+        return llvm::Error::success();
+      });
+  if (err)
+    return std::move(err);
+  return entries;
+}
+
+llvm::Expected<std::vector<NpzView>> Reader::readInPlace() {
+  std::vector<NpzView> entries;
+  llvm::Error err = visit(
+      /*inPlace=*/true,
+      [&](StringRef name, StringRef data, StringRef label) -> llvm::Error {
+        llvm::Expected<NpyView> array = parseNpyView(data, label);
+        if (!array)
+          return oneLine(array.takeError());
+        entries.push_back({name.str(), std::move(*array)});
+        return llvm::Error::success();
+      });
+  if (err)
+    return std::move(err);
   return entries;
 }
 
@@ -584,6 +625,11 @@ constexpr uint32_t kExternalAttributes = 0100644u << 16;
 llvm::Expected<std::vector<NpzEntry>> mlir::gptq::parseNpz(StringRef bytes,
                                                            StringRef name) {
   return Reader(bytes, name).read();
+}
+
+llvm::Expected<std::vector<NpzView>>
+mlir::gptq::parseNpzInPlace(StringRef bytes, StringRef name) {
+  return Reader(bytes, name).readInPlace();
 }
 
 llvm::Expected<std::vector<NpzEntry>> mlir::gptq::readNpz(StringRef path) {

@@ -4,6 +4,7 @@ import argparse
 import itertools
 import json
 import sys
+from pathlib import Path
 from typing import Callable, List, NoReturn, Optional, Tuple
 
 from . import data, importer, llama2c, sweep
@@ -57,10 +58,13 @@ def _fraction(text: str) -> float:
 
 def _import_llama2c(args: argparse.Namespace) -> None:
     checkpoint = llama2c.read_checkpoint(args.checkpoint)
-    importer.write_module(checkpoint, args.output)
+    importer.write_module(checkpoint, args.output, external_weights=args.external_weights)
     cfg = checkpoint.config
+    weights = ""
+    if args.external_weights:
+        weights = f" and {Path(args.output).parent / importer.weights_file_name(args.output)}"
     print(
-        f"import-llama2c: wrote {args.output} (format version {checkpoint.version}, "
+        f"import-llama2c: wrote {args.output}{weights} (format version {checkpoint.version}, "
         f"dim {cfg.dim}, {cfg.n_layers} layers, {cfg.n_heads}/{cfg.n_kv_heads} heads, "
         f"vocab {cfg.vocab_size}, seq_len {cfg.seq_len}, "
         f"{'shared' if cfg.shared_classifier else 'separate'} classifier)",
@@ -182,6 +186,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = commands.add_parser("import-llama2c", help="llama2.c checkpoint -> linalg-on-tensors MLIR")
     sub.add_argument("checkpoint", help="llama2.c .bin checkpoint (legacy or version 1)")
     sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
+    sub.add_argument(
+        "--external-weights",
+        action="store_true",
+        help="write the weights to an uncompressed .npz beside the module (OUTPUT minus .mlir, "
+        "plus .weights.npz), which the module names, rather than as hexadecimal text in it; "
+        "for large models",
+    )
     sub.set_defaults(handler=_import_llama2c)
 
     sub = commands.add_parser(

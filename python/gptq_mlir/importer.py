@@ -19,9 +19,15 @@ are never merged into one dimension, because splitting a dynamic dimension
 back into two dynamic ones (``tensor.expand_shape`` of ``?`` into ``?x?``)
 crashes ``--expand-strided-metadata`` in LLVM 22.
 
-Weights are ``dense_resource`` constants in the module's ``dialect_resources``
-section, stored exactly as in the checkpoint (``[out, in]``, the
-``nn.Linear.weight`` layout). Each linear layer is a ``linalg.generic``
+Weights are ``dense_resource`` constants, stored exactly as in the checkpoint
+(``[out, in]``, the ``nn.Linear.weight`` layout): by default in the module's
+``dialect_resources`` section, as hexadecimal text; with external weights
+(:func:`write_module` with ``external_weights``, ``import-llama2c
+--external-weights``) in an uncompressed ``.npz`` archive beside the module,
+one array per resource name, which the module names in its
+``gptq.parameters`` attribute (relative to the module's folder). The archive
+is written with each array's data aligned to 64 bytes, so that the tools map
+the file and read the weights in place. Each linear layer is a ``linalg.generic``
 contraction ``y[b, s, n] += x[b, s, k] * W[n, k]`` (loops ``(b, s, n, k)``,
 the last one a reduction) of the activations with the constant weight.
 
@@ -36,16 +42,23 @@ lookup) unless the checkpoint has an untied classifier ``output``.
 
 import io
 import os
+import struct
+import zipfile
+from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .fileio import atomic_output
+from .fileio import StagedOutputs, atomic_output
+from .errors import GPTQError
 from .llama2c import RMS_NORM_EPS, Llama2cCheckpoint, Llama2cConfig
 
 #: Module attribute holding the model's hyper-parameters, which the drivers
 #: read (``seq_len`` bounds the sequence length, ``vocab_size`` the token ids).
 MODEL_ATTRIBUTE = "gptq.model"
+
+#: Module attribute naming the archive of a module's external weights.
+PARAMETERS_ATTRIBUTE = "gptq.parameters"
 
 
 def model_attribute(cfg: Llama2cConfig) -> str:
@@ -530,7 +543,7 @@ class _LlamaEmitter:
 
     # The function ---------------------------------------------------------
 
-    def build(self) -> str:
+    def build(self, parameters: Optional[str] = None) -> str:
         b, cfg = self.b, self.cfg
         self._constants()
         tokens = _Value("%tokens", [self.batch, self.seq], "i32")
@@ -547,9 +560,12 @@ class _LlamaEmitter:
         result = b.fresh("logits")
         b.emit(f"{result} = tensor.cast {logits.name} : {logits.type} to tensor<?x?x?xf32>")
         b.emit(f"return {result} : tensor<?x?x?xf32>")
+        attributes = f"{MODEL_ATTRIBUTE} = {model_attribute(cfg)}"
+        if parameters is not None:
+            attributes += f', {PARAMETERS_ATTRIBUTE} = "{parameters}"'
         return "\n".join(
             [
-                f"module attributes {{{MODEL_ATTRIBUTE} = {model_attribute(cfg)}}} {{",
+                f"module attributes {{{attributes}}} {{",
                 "  func.func @forward(%tokens: tensor<?x?xi32>) -> tensor<?x?x?xf32> {",
                 *b.lines,
                 "  }",
@@ -582,7 +598,67 @@ def module_text(checkpoint: Llama2cCheckpoint) -> str:
     return buffer.getvalue().decode()
 
 
-def write_module(checkpoint: Llama2cCheckpoint, path: Union[str, os.PathLike]) -> None:
-    """Write the MLIR module for ``checkpoint`` to ``path`` atomically."""
-    with atomic_output(path) as handle:
-        emit_module(checkpoint, handle)
+#: Extra-field id of the padding that aligns an archive member's data (the
+#: one Android's zipalign uses); zip readers skip fields they do not know.
+_ALIGNMENT_EXTRA_ID = 0xD935
+_ALIGNMENT = 64
+
+
+def write_weights(resources: Dict[str, np.ndarray], handle) -> None:
+    """Write ``resources`` to the seekable binary stream ``handle`` as an
+    uncompressed .npz archive (which ``numpy.load`` reads), each array's data
+    aligned to 64 bytes in the file by a padding extra field."""
+    with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, array in resources.items():
+            header = io.BytesIO()
+            np.lib.format.write_array_header_1_0(header, np.lib.format.header_data_from_array_1_0(array))
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_STORED
+            info.file_size = len(header.getvalue()) + array.nbytes
+            # zipfile adds a 20-byte ZIP64 field to the local header of a
+            # member this large, before the data.
+            zip64 = 20 if info.file_size * 1.05 > zipfile.ZIP64_LIMIT else 0
+            data_at = handle.tell() + 30 + len(info.filename.encode()) + zip64 + len(header.getvalue())
+            pad = -data_at % _ALIGNMENT
+            if pad:
+                pad += _ALIGNMENT if pad < 4 else 0
+                info.extra = struct.pack("<HH", _ALIGNMENT_EXTRA_ID, pad - 4) + bytes(pad - 4)
+            with archive.open(info, "w") as member:
+                member.write(header.getvalue())
+                member.write(memoryview(np.ascontiguousarray(array)).cast("B"))
+
+
+def weights_file_name(path: Union[str, os.PathLike]) -> str:
+    """The archive of external weights beside the module ``path``:
+    ``model.mlir`` -> ``model.weights.npz``."""
+    name = Path(path).name
+    return (name[: -len(".mlir")] if name.endswith(".mlir") else name) + ".weights.npz"
+
+
+def write_module(
+    checkpoint: Llama2cCheckpoint, path: Union[str, os.PathLike], external_weights: bool = False
+) -> None:
+    """Write the MLIR module for ``checkpoint`` to ``path`` atomically.
+
+    With ``external_weights``, the weights go to an uncompressed .npz archive
+    beside it (:func:`weights_file_name`), which the module names in its
+    ``gptq.parameters`` attribute; both files are renamed into place
+    together, after both are written."""
+    if not external_weights:
+        with atomic_output(path) as handle:
+            emit_module(checkpoint, handle)
+        return
+    path = Path(path)
+    weights = weights_file_name(path)
+    emitter = _LlamaEmitter(checkpoint)
+    text = emitter.build(parameters=weights)
+    with StagedOutputs(path.parent) as outputs:
+        try:
+            with open(outputs.path(weights), "wb") as handle:
+                write_weights(emitter.b.resources, handle)
+            with open(outputs.path(path.name), "wb") as handle:
+                handle.write(text.encode())
+                handle.write(b"\n")
+        except OSError as error:
+            raise GPTQError(f"cannot write {error.filename or path}: {error.strerror or error}") from error
+        outputs.commit()

@@ -1,7 +1,9 @@
 """The llama2.c importer: valid MLIR, named linear layers, weights, atomic output."""
 
 import re
+import struct
 import subprocess
+import zipfile
 
 import numpy as np
 import pytest
@@ -167,3 +169,62 @@ def test_model_accepts_the_extreme_ids(gptq_run, checked_model, tmp_path):
         check=True, capture_output=True,
     )
     assert np.load(out / "0.npy").shape == (1, 12, 37)
+
+
+def test_external_weights_round_trip(tmp_path, checkpoint_path, stories_mlir, gptq_run, capsys):
+    """--external-weights: a small module naming an aligned, uncompressed .npz
+    that numpy reads, and the same logits through gptq-run as the inline
+    import."""
+    output = tmp_path / "ext" / "stories.mlir"
+    output.parent.mkdir()
+    assert main(["import-llama2c", str(checkpoint_path), "-o", str(output), "--external-weights"]) == 0
+    weights = output.parent / "stories.weights.npz"
+    assert f"wrote {output} and {weights}" in capsys.readouterr().err
+    assert sorted(p.name for p in output.parent.iterdir()) == ["stories.mlir", "stories.weights.npz"]
+    text = output.read_text()
+    assert 'gptq.parameters = "stories.weights.npz"' in text
+    assert "dialect_resources" not in text
+    assert len(text) < stories_mlir.stat().st_size / 10
+    ckpt = llama2c.read_checkpoint(checkpoint_path)
+    with np.load(weights) as archive:
+        assert set(archive.files) == set(ckpt.weights)
+        for name, array in ckpt.weights.items():
+            np.testing.assert_array_equal(archive[name], array, err_msg=name)
+    # Every array's data starts on a 64-byte boundary of the file, so the
+    # tools read it in place.
+    raw = weights.read_bytes()
+    with zipfile.ZipFile(weights) as archive:
+        for info in archive.infolist():
+            assert info.compress_type == zipfile.ZIP_STORED
+            at = info.header_offset
+            name_size, extra_size = struct.unpack("<HH", raw[at + 26 : at + 30])
+            npy = at + 30 + name_size + extra_size
+            header_size = struct.unpack("<H", raw[npy + 8 : npy + 10])[0]
+            assert (npy + 10 + header_size) % 64 == 0, info.filename
+    assert read_model_attributes(output) == read_model_attributes(stories_mlir)
+
+    tokens = np.random.default_rng(3).integers(0, 512, size=(2, 24)).astype(np.int32)
+    np.save(tmp_path / "tokens.npy", tokens)
+    logits = []
+    for module, out in [(stories_mlir, "inline"), (output, "external")]:
+        command = [str(gptq_run), str(module), "--entry", "forward", "--input", str(tmp_path / "tokens.npy")]
+        result = subprocess.run(command + ["--output-dir", str(tmp_path / out)], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        logits.append(np.load(tmp_path / out / "0.npy"))
+    np.testing.assert_array_equal(logits[0], logits[1])
+
+
+def test_external_weights_write_both_files_or_neither(tmp_path, checkpoint_path, monkeypatch):
+    ckpt = llama2c.read_checkpoint(checkpoint_path)
+
+    def fail(resources, handle):
+        handle.write(b"partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(importer, "write_weights", fail)
+    output = tmp_path / "out.mlir"
+    output.write_text("previous contents")
+    with pytest.raises(GPTQError, match="No space left on device"):
+        importer.write_module(ckpt, output, external_weights=True)
+    assert output.read_text() == "previous contents"
+    assert list(tmp_path.iterdir()) == [output]

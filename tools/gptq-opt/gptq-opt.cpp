@@ -11,11 +11,13 @@
 #include "gptq/Dialect/GPTQ/Transforms/Passes.h"
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Output.h"
+#include "gptq/Execution/Parameters.h"
 #include "gptq/Pipelines/Pipelines.h"
 #include "gptq/Quantize/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
@@ -41,6 +43,21 @@ static int run(int argc, char **argv) {
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "gptq-opt: the gptq-mlir optimizer driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  // Weights kept in a parameter archive beside the module are attached
+  // before the passes of the command line run, which run inside the pass
+  // that attaches them; the output holds the weights.
+  MlirOptMainConfig commandLine = config;
+  config.setPassPipelineSetupFn(
+      [commandLine,
+       file = std::string(inputFilename)](PassManager &pm) -> LogicalResult {
+        if (failed(commandLine.setupPassPipeline(pm)))
+          return failure();
+        OpPassManager passes = pm;
+        pm.clear();
+        pm.addPass(gptq::createLoadParametersPass(file, "gptq-opt",
+                                                  std::move(passes)));
+        return success();
+      });
   // Listings print to stdout and read no input.
   if (config.shouldShowDialects() || config.shouldListPasses())
     return asMainReturnCode(

@@ -4,6 +4,7 @@
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Npy.h"
 #include "gptq/Execution/Output.h"
+#include "gptq/Execution/Parameters.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -227,6 +228,11 @@ static int run(int argc, char **argv) {
     }
     return 0;
   }
+
+  // Weights kept in a parameter archive beside the module (--describe
+  // reads the module only).
+  if (llvm::Error err = loadParameters(*module, inputFile))
+    return fail(llvm::toString(std::move(err)));
 
   JitOptions options = jitOptionsFromCommandLine("gptq-run");
   options.choleskyBlock = choleskyBlock;

@@ -19,6 +19,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -65,7 +66,18 @@ struct JitOptions {
   std::string cacheDir;
   /// The name that prefixes warnings ("gptq-run: warning: ...").
   std::string toolName = "gptq-mlir";
+  /// Whether the entry's weights become arguments that calls pass in place
+  /// (see CompiledFunction::compile) rather than code and data compiled
+  /// into the function.
+  bool hoistWeights = true;
 };
+
+/// The least size in bytes of a dense (not dense_resource) constant that
+/// CompiledFunction::compile treats as a weight.
+constexpr int64_t kWeightBytes = 1024;
+/// The alignment in bytes of the weights compiled functions read (a cache
+/// line, and the size of an AVX-512 vector): data less aligned is copied.
+constexpr size_t kWeightAlignment = 64;
 
 /// Command-line options every tool that compiles shares (--no-cache). The
 /// first call registers them, so call it before cl::ParseCommandLineOptions,
@@ -122,6 +134,20 @@ public:
   /// LLVM dialect) and JIT-compiles it; `entry` must be a public func.func, or
   /// an llvm.func that carries its original signature in a `gptq.signature`
   /// attribute.
+  ///
+  /// Weights stay out of the compiled code: with options.hoistWeights, each
+  /// constant of the entry's body (outside ops isolated from above) that is
+  /// a non-splat tensor of f32, f64 or 8- to 64-bit integers, held in a
+  /// dense_resource (any size) or a dense attribute of at least kWeightBytes,
+  /// becomes a hidden trailing argument of the entry (identical constants
+  /// share one), and every call passes the constant's own data in place
+  /// (copied once at compile time where it is not aligned to
+  /// kWeightAlignment).
+  /// Neither the code nor the cache key holds the weights, so changing them
+  /// reuses the cached code. The data stays in the module's MLIRContext (or
+  /// the parameter archive it maps, see Parameters.h): call the function
+  /// only while that context lives. Entries that other functions of the
+  /// module call keep their constants.
   static llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
           const JitOptions &options = {});
@@ -139,8 +165,23 @@ public:
   /// Whether the code came from the cache.
   bool fromCache() const { return library != nullptr; }
 
+  /// How many weights became hidden arguments.
+  size_t numHoistedWeights() const { return weights.size(); }
+
 private:
+  /// A constant that became a hidden trailing argument: its data, in the
+  /// MLIRContext, or in `copy` when that data is not aligned to
+  /// kWeightAlignment bytes.
+  struct Weight {
+    DType dtype;
+    std::vector<int64_t> shape;
+    const char *data = nullptr;
+    std::unique_ptr<char, void (*)(void *)> copy{nullptr, std::free};
+  };
   CompiledFunction() = default;
+  llvm::Error hoistWeights(ModuleOp module);
+  void markWeightsReadOnly(ModuleOp module);
+  std::vector<Weight> weights;
   std::unique_ptr<ExecutionEngine> engine;
   void *library = nullptr;
   /// Whether the code allocates through the gptq runtime (so results are

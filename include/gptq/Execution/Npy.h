@@ -110,8 +110,22 @@ struct NpyArray {
   static NpyArray zeros(DType dtype, std::vector<int64_t> shape);
 };
 
+/// A dense C-order array whose data lies in memory held elsewhere (a
+/// mapped file, say), read in place.
+struct NpyView {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  llvm::StringRef data;
+  /// "float32 [3, 4]".
+  std::string describe() const;
+};
+
 /// Parses .npy bytes; `name` is used in error messages.
 llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
+/// Parses .npy bytes with the checks of parseNpy, without copying the data:
+/// the view's data points into `bytes`.
+llvm::Expected<NpyView> parseNpyView(llvm::StringRef bytes,
+                                     llvm::StringRef name);
 /// Reads a .npy file.
 llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
 /// The .npy bytes of an array (format version 1.0).

@@ -62,6 +62,19 @@ struct NpzEntryRef {
 llvm::Expected<std::vector<NpzEntry>> parseNpz(llvm::StringRef bytes,
                                                llvm::StringRef name);
 
+/// One array of an archive, read in place (see parseNpzInPlace).
+struct NpzView {
+  std::string name;
+  NpyView array;
+};
+
+/// Parses an .npz archive as parseNpz does, with all of its checks (the
+/// CRC-32s included), without copying the arrays: their data points into
+/// `bytes`, which must outlive the views. Compressed members are refused
+/// (one line naming the member), since they cannot be read in place.
+llvm::Expected<std::vector<NpzView>> parseNpzInPlace(llvm::StringRef bytes,
+                                                     llvm::StringRef name);
+
 /// Reads every member of an .npz file (see parseNpz).
 llvm::Expected<std::vector<NpzEntry>> readNpz(llvm::StringRef path);
 
