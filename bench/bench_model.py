@@ -358,14 +358,15 @@ def torch_settings(args):
     return [(t, unset) for t in args.torch_threads for unset in modes]
 
 
-def run_torch_worker(args, worker: str, extra: List[str], threads: int, unset: bool, what: str) -> Dict:
+def run_torch_worker(args, worker: str, extra: List[str], threads: int, unset: bool, what: str,
+                     timeout: Optional[float] = None) -> Dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--_worker", worker,
            "--threads", str(threads)] + extra
     busy = wait_quiet(what)
     env = sub_env(threads, unset)
     env["PYTHONPATH"] = PYTHONPATH + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     t0 = time.perf_counter()
-    result = run_json(cmd, env, args.timeout)
+    result = run_json(cmd, env, timeout or args.timeout)
     result.update({"threads": threads, "openblas_override": "unset" if unset else "as set",
                    "busy_before": busy, "wall_seconds": time.perf_counter() - t0})
     return result
@@ -517,14 +518,28 @@ def bench_gptq(args) -> Dict:
     settings = []
     extra = ["--checkpoint", checkpoint, "--calibration", calib["path"], "--sequential", args.gptq_sequential,
              "--bits", "4", "--group-size", "128"] + (["--act-order"] if act == "true" else [])
+    stopped = []
     for threads, unset in torch_settings(args):
         log(f"{name}: PyTorch GPTQ, {threads} thread(s), OpenBLAS override {'unset' if unset else 'as set'}")
-        r = run_torch_worker(args, "gptq", extra, threads, unset, f"torch gptq {name}")
+        # A setting that takes twice as long as the best so far cannot be the
+        # best: it is stopped (oversubscribed threads can be 10x slower).
+        limit = None
+        if settings:
+            limit = 2 * min(r["wall_seconds"] for r in settings) + 30
+        try:
+            r = run_torch_worker(args, "gptq", extra, threads, unset, f"torch gptq {name}", limit)
+        except subprocess.TimeoutExpired:
+            override = "unset" if unset else "as set"
+            log(f"{name}: PyTorch {threads} thread(s), override {override}: stopped after {limit:.0f} s, "
+                f"twice the best setting's time")
+            stopped.append({"threads": threads, "openblas_override": override, "stopped_after_seconds": limit})
+            continue
         log(f"{name}: PyTorch {r['torch_version']} {setting_text(r)}: {r['total_seconds']:.1f} s "
             f"(forwards {r['forward_seconds']:.1f}, GPTQ {r['gptq_quantize_seconds']:.1f}), "
             f"peak RSS {r['peak_rss_bytes'] / 2**20:.0f} MiB")
         settings.append(r)
     entry["torch"] = settings
+    entry["torch_stopped"] = stopped
     entry["torch_best"] = min(settings, key=lambda r: r["total_seconds"])
     entry["speedup"] = entry["torch_best"]["total_seconds"] / ours["total_seconds"]
     return entry
@@ -565,7 +580,10 @@ def print_gptq(e: Dict) -> None:
     o, t, tm = e["ours"], e["torch_best"], e["ours"]["timing"]
     print(f"\n## End-to-end GPTQ: {e['model']}, {e['samples']} x {e['seqlen']} tokens, 4 bits, group 128, "
           f"act-order {'on' if e['act_order'] else 'off'}, sequential {e['sequential']}\n")
-    print(f"Calibration: {e['calibration']}. PyTorch: torch {t['torch_version']}, best setting {setting_text(t)}.\n")
+    stopped = "".join(f"; {setting_text(r)} stopped after {r['stopped_after_seconds']:.0f} s"
+                      for r in e.get("torch_stopped", []))
+    print(f"Calibration: {e['calibration']}. PyTorch: torch {t['torch_version']}, best setting {setting_text(t)}"
+          f"{stopped}.\n")
     other = tm["quantize_seconds"] - tm["quantize_layer_seconds"]
     outside = o["gptq_opt"]["wall_seconds"] - tm["total_seconds"]
     t_loop = t["gptq_quantize_seconds"] - t["factorize_seconds"]
@@ -676,7 +694,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         os.makedirs(args.work_dir, exist_ok=True)
         SCRATCH["dir"] = args.work_dir
         return run(args)
-    except (ToolError, OSError, subprocess.CalledProcessError) as error:
+    except (ToolError, OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
         print(f"bench_model: error: {error}", file=sys.stderr)
         return 1
     except RuntimeError as error:  # a worker failed (bench_quantize.run_json)
