@@ -97,6 +97,10 @@ class ToolError(RuntimeError):
     pass
 
 
+#: Where run_measured keeps a child's stderr (the work folder, once made).
+SCRATCH = {"dir": "."}
+
+
 def run_measured(cmd: List[str], env: Optional[Dict[str, str]] = None, timeout: float = 3600,
                  what: str = "") -> Dict:
     """Run ``cmd``; return its wall seconds, peak RSS (bytes, from wait4) and
@@ -123,9 +127,6 @@ def run_measured(cmd: List[str], env: Optional[Dict[str, str]] = None, timeout: 
                         + " | ".join(tail))
     return {"wall_seconds": wall, "peak_rss_bytes": usage.ru_maxrss * 1024, "stderr": stderr,
             "busy_before": busy}
-
-
-SCRATCH = {"dir": "."}
 
 
 def tool_env(args) -> Dict[str, str]:
