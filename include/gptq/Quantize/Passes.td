@@ -247,6 +247,11 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "runs (default forward)">,
     Option<"calibrationBatch", "calibration-batch", "int64_t",
            /*default=*/"16", "Calibration samples per call of a stage (default 16)">,
+    Option<"layerErrors", "layer-errors", "bool", /*default=*/"true",
+           "Compute each layer's output error tr((W-Q)H(W-Q)^T)/2 and that of "
+           "round to nearest on the same grids, for the progress lines and "
+           "the report; false skips both (on large models they cost more "
+           "than quantizing)">,
     Option<"classifier", "classifier", "bool", /*default=*/"false",
            "Also quantize the output classifier (layers outside the "
            "layers.<i>. blocks, and layers whose weight other ops read, such "
