@@ -32,7 +32,9 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   // normal form, then the CPU schedule on the matrix kernel.
   pm.addNestedPass<func::FuncOp>(createGPTQNormalizeContractions());
   pm.addNestedPass<func::FuncOp>(createGPTQReassociateReductions());
-  pm.addPass(createGPTQMatmulToKernel());
+  GPTQMatmulToKernelOptions kernel;
+  kernel.fuseDequantize = options.fuseDequantize;
+  pm.addPass(createGPTQMatmulToKernel(kernel));
   pm.addPass(createGPTQDecomposeQuantizeLayer());
   ConvertGPTQToLinalgOptions convert;
   convert.choleskyBlock = options.choleskyBlock;

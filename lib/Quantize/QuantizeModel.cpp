@@ -41,8 +41,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Parallel.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Parallel.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -857,7 +857,7 @@ LogicalResult QuantizeModelPass::roundLayer(unsigned index, LayerQuantizer &rtn,
     fail(state.layer->op->getLoc()) << llvm::toString(result.takeError());
     return failure();
   }
-  if (state.samples > 0)
+  if (layerErrors && state.samples > 0)
     state.rtnError =
         outputError(state.weight, result->dequantized, state.hessian);
   record(index, std::move(*result), method, rtn.compileSeconds() - compiled,

@@ -95,13 +95,16 @@ def GPTQMatmulToKernel : Pass<"gptq-matmul-to-kernel", "ModuleOp"> {
     packed, never copied. When the init is a `linalg.fill` with +0.0 the
     kernel does not read it.
 
-    A right operand that is a quantized weight, `gptq.dequantize` of
-    `gptq.unpack` (as `gptq-quantize-model` rewrites models), is fused: the
-    kernel gets the packed words, scales, zeros, group map and bit width,
-    and dequantizes each 128 x 64 chunk of the weight while it packs it
-    (the same operations as the two ops, so the same values). The float
-    weight is never formed. Run `gptq-insert-runtime-checks` first: the
-    checks of the two ops' operands stay when the ops go.
+    With `fuse-dequantize`, a right operand that is a quantized weight,
+    `gptq.dequantize` of `gptq.unpack` (as `gptq-quantize-model` rewrites
+    models), is fused: the kernel gets the packed words, scales, zeros,
+    group map and bit width, and dequantizes each 128 x 64 chunk of the
+    weight while it packs it (the same operations as the two ops, so the
+    same values). The float weight is never formed. Each task packs its
+    own chunks, so on batches of thousands of tokens this costs more than
+    dequantizing the weight once; it is off by default. Run
+    `gptq-insert-runtime-checks` first: the checks of the two ops' operands
+    stay when the ops go.
 
     Every product is still a sum over K in ascending order, one fused
     multiply-add per term; results agree with the loops of
@@ -116,6 +119,11 @@ def GPTQMatmulToKernel : Pass<"gptq-matmul-to-kernel", "ModuleOp"> {
         -> tensor<?x?x?xf32>
     ```
   }];
+  let options = [
+    Option<"fuseDequantize", "fuse-dequantize", "bool", /*default=*/"false",
+           "Dequantize a quantized weight (gptq.dequantize of gptq.unpack) "
+           "inside the kernel's packing instead of forming it first">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",

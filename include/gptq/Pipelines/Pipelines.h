@@ -22,6 +22,13 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
           "(_mlir_memref_to_llvm_alloc/free in libGPTQRuntime.so, which "
           "keeps large buffers for reuse) instead of malloc/free"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseDequantize{
+      *this, "fuse-dequantize",
+      llvm::cl::desc(
+          "Dequantize quantized weights inside the matrix kernel's packing "
+          "instead of forming each float weight first (less memory; slower "
+          "on batches of thousands of tokens, see docs/performance.md)"),
+      llvm::cl::init(false)};
 };
 
 /// gptq ops (and linalg/tensor/arith/math/scf on tensors) to the LLVM

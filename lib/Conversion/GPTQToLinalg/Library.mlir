@@ -376,12 +376,14 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
     }
   }
   // Tasks: (batch, column panel, range of row tiles). Ranges hold at least
-  // 16 tiles (96 rows), so that a task's packing of B stays cheap.
+  // 16 tiles (96 rows), 64 (384 rows) when B is dequantized while it is
+  // packed, so that a task's packing of B stays cheap.
   %nt = arith.ceildivsi %n, %c64 : index
   %panels = arith.muli %nb, %nt : index
   %panels1 = arith.maxsi %panels, %c1 : index
   %want = arith.ceildivsi %c16, %panels1 : index
-  %most0 = arith.divui %mt, %c16 : index
+  %minTiles = arith.select %quant, %c64, %c16 : index
+  %most0 = arith.divui %mt, %minTiles : index
   %most = arith.maxsi %most0, %c1 : index
   %split0 = arith.minsi %want, %most : index
   %per0 = arith.ceildivsi %mt, %split0 : index
@@ -422,8 +424,8 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
 // A chunk of 128 (or fewer) rows k = kb .. of B = W^T, 64 columns
 // n = j .. j + 63, for the weight W = dequantize(unpack(%qw)): W[n, k] =
 // scale[n, g] * (code[n, k] - zero[n, g]), g = %qg[k], the code's bits read
-// from row n's little-endian bit stream as __gptq_unpack reads them. Rows
-// past N are zero.
+// from row n's little-endian bit stream as __gptq_unpack reads them (the
+// next word only when the code straddles into it). Rows past N are zero.
 func.func private @__gptq_pack_dequantized(%bpe: tensor<?x64xf32>, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %bits: i64, %j: index, %kb: index) -> tensor<?x64xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -449,7 +451,10 @@ func.func private @__gptq_pack_dequantized(%bpe: tensor<?x64xf32>, %qw: tensor<?
     %lo = vector.transfer_read %qw[%j, %w], %zw {permutation_map = #row} : tensor<?x?xi32>, vector<64xi32>
     %lo64 = arith.extui %lo : vector<64xi32> to vector<64xi64>
     %w1 = arith.addi %w, %c1 : index
-    %hasnext = arith.cmpi ult, %w1, %nw : index
+    %end = arith.addi %off, %b : index
+    %straddles = arith.cmpi ugt, %end, %c32 : index
+    %hasnext0 = arith.cmpi ult, %w1, %nw : index
+    %hasnext = arith.andi %straddles, %hasnext0 : i1
     %hi64 = scf.if %hasnext -> (vector<64xi64>) {
       %hi = vector.transfer_read %qw[%j, %w1], %zw {permutation_map = #row} : tensor<?x?xi32>, vector<64xi32>
       %h64 = arith.extui %hi : vector<64xi32> to vector<64xi64>

@@ -112,7 +112,9 @@ Value emptyOperand(OpBuilder &b, Location loc, int64_t rank, Type element) {
 }
 
 struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerBatchMatmul(MLIRContext *ctx, bool fuseDequantize)
+      : OpRewritePattern(ctx), fuseDequantize(fuseDequantize) {}
+  bool fuseDequantize;
 
   LogicalResult matchAndRewrite(linalg::BatchMatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -135,7 +137,9 @@ struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
     // A quantized weight is dequantized inside the kernel's packing of B.
     Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
     SmallVector<Value> quant;
-    std::optional<QuantizedWeight> weight = quantizedWeight(b, transB);
+    std::optional<QuantizedWeight> weight;
+    if (fuseDequantize)
+      weight = quantizedWeight(b, transB);
     if (weight) {
       // Sizes read off the weight come from its words and grids instead, so
       // that nothing keeps the dequantized weight alive.
@@ -196,10 +200,11 @@ struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
 
 struct GPTQMatmulToKernelPass
     : gptq::impl::GPTQMatmulToKernelBase<GPTQMatmulToKernelPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerBatchMatmul>(&getContext());
+    patterns.add<LowerBatchMatmul>(&getContext(), fuseDequantize);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     if (failed(applyPatternsGreedily(module, std::move(patterns), config)))

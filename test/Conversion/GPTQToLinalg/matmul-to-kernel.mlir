@@ -1,4 +1,5 @@
-// RUN: gptq-opt %s --gptq-matmul-to-kernel | FileCheck %s
+// RUN: gptq-opt %s --gptq-matmul-to-kernel="fuse-dequantize=true" | FileCheck %s
+// RUN: gptq-opt %s --gptq-matmul-to-kernel | FileCheck %s --check-prefix=UNFUSED
 
 // A batch matmul in the normal form with a zero-filled init: a call of the
 // kernel on the fill's empty tensor (not read), B given transposed, the
@@ -40,7 +41,8 @@ func.func @accumulate(%at: tensor<2x9x4xf32>, %b: tensor<2x9x6xf32>, %c: tensor<
   return %r, %s : tensor<2x4x6xf32>, tensor<2x4x6xf32>
 }
 
-// A weight that gptq.dequantize makes from gptq.unpack's codes: the kernel
+// A weight that gptq.dequantize makes from gptq.unpack's codes: with
+// fuse-dequantize, the kernel
 // gets the packed words, scales, zeros, group map and bit width and
 // dequantizes while it packs B; the float weight is never formed.
 // CHECK-LABEL: func.func @quantized
@@ -54,6 +56,12 @@ func.func @accumulate(%at: tensor<2x9x4xf32>, %b: tensor<2x9x6xf32>, %c: tensor<
 // CHECK-DAG: %[[ZD:.*]] = tensor.cast %[[Z]] : tensor<32x2xf32> to tensor<?x?xf32>
 // CHECK-DAG: %[[GD:.*]] = tensor.cast %[[G]] : tensor<64xi32> to tensor<?xi32>
 // CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[T]], %[[T]], %[[WD]], %[[SD]], %[[ZD]], %[[GD]], %[[BITS]])
+// Without it, the weight is dequantized first and read like a float one.
+// UNFUSED-LABEL: func.func @quantized
+// UNFUSED: %[[W:.*]] = gptq.dequantize
+// UNFUSED: %[[W3:.*]] = tensor.expand_shape %[[W]]
+// UNFUSED: %[[WD:.*]] = tensor.cast %[[W3]]
+// UNFUSED: call @__gptq_matmul(%{{.*}}, %[[WD]], %{{.*}}, %false, %true, %true, %false,
 func.func @quantized(%a: tensor<1x?x64xf32>, %words: tensor<32x6xi32>, %s: tensor<32x2xf32>, %z: tensor<32x2xf32>, %g: tensor<64xi32>, %e: tensor<1x?x32xf32>) -> tensor<1x?x32xf32> {
   %c64 = arith.constant 64 : index
   %codes = gptq.unpack %words columns %c64 bits 3 : tensor<32x6xi32> -> tensor<32x64xi8>

@@ -1,6 +1,7 @@
 """Makes inputs for contractions.mlir (mode ``make DIR``) and checks gptq-run's
-results against float64 numpy (mode ``check DIR``): every entry within
-1e-5 of the largest magnitude of its reference, and every element finite."""
+results against float64 numpy (mode ``check DIR [PREFIX]``, the cases in
+DIR/PREFIX<name> that exist): every entry within 1e-5 of the largest
+magnitude of its reference, and every element finite."""
 import os
 import sys
 
@@ -70,8 +71,11 @@ CASES = {
 
 def main() -> int:
     mode, root = sys.argv[1], sys.argv[2]
+    prefix = sys.argv[3] if len(sys.argv) > 3 else ""
     for name, (make, reference) in CASES.items():
-        directory = os.path.join(root, name)
+        directory = os.path.join(root, prefix + name)
+        if prefix and not os.path.isdir(directory):
+            continue
         if mode == "make":
             os.makedirs(directory, exist_ok=True)
             inputs = make(np.random.default_rng(7))
