@@ -107,11 +107,14 @@ def GPTQParallelizeLinalg : Pass<"gptq-parallelize-linalg", "func::FuncOp"> {
     (normalization, rotary embedding, softmax, SwiGLU, residual sums): each
     linalg op on buffers that is not already inside a parallel region
     (`scf.forall`, `scf.parallel`, `omp.*`) becomes an `scf.parallel` over
-    its parallel loops, with its reduction loops as `scf.for` inside, which
-    `convert-scf-to-openmp` then runs on all cores. The loops keep the op's
-    iteration order within each reduction, so results are unchanged. The
-    innermost loop runs along the op's last dimension, contiguous for the
-    importers' layouts, where LLVM vectorizes it.
+    its parallel loops but the innermost one, which `convert-scf-to-openmp`
+    then runs on all cores. The innermost parallel loop stays an `scf.for`
+    along the op's last dimension (contiguous for the importers' layouts),
+    where LLVM vectorizes it. When the parallel loops come first, the
+    reductions follow as `scf.for` loops whose accumulators are loop-carried
+    values: each output element is loaded once before them and stored once
+    after them. The loops keep the op's order within each reduction, so
+    results are unchanged.
 
     Ops inside parallel regions (the tiles of the gptq kernels) are left for
     `convert-linalg-to-loops`.
