@@ -379,16 +379,22 @@ def setting_text(r: Dict) -> str:
     return f"{r['threads']} thread{'s' if r['threads'] > 1 else ''}{override}"
 
 
+def prepared_model(args, name: str, option: str, seqlen: int):
+    """The checkpoint of ``name``, its config and its import, once ``seqlen``
+    (given as ``option``) is checked against the model's seq_len."""
+    checkpoint = model_checkpoint(args, name)
+    cfg = checkpoint_config(checkpoint)
+    if seqlen > cfg.seq_len:
+        raise ToolError(f"{name}: {option} {seqlen} is longer than the model's seq_len {cfg.seq_len}")
+    return checkpoint, cfg, import_model(args, name, checkpoint)
+
+
 # --------------------------------------------------------------------------
 # a. Forward.
 
 def bench_forward(args, name: str) -> Dict:
     import numpy as np
-    checkpoint = model_checkpoint(args, name)
-    cfg = checkpoint_config(checkpoint)
-    if args.seqlen > cfg.seq_len:
-        raise ToolError(f"{name}: --seqlen {args.seqlen} is longer than the model's seq_len {cfg.seq_len}")
-    imported = import_model(args, name, checkpoint)
+    checkpoint, cfg, imported = prepared_model(args, name, "--seqlen", args.seqlen)
     folder = imported["folder"]
     tokens = os.path.join(folder, "tokens.npy")
     save_tokens(tokens, args.batch, args.seqlen, cfg.vocab_size, args.seed)
@@ -466,11 +472,7 @@ def calibration_file(args, name: str, vocab: int, folder: str) -> Dict:
 
 def bench_gptq(args) -> Dict:
     name = args.gptq_model
-    checkpoint = model_checkpoint(args, name)
-    cfg = checkpoint_config(checkpoint)
-    if args.gptq_seqlen > cfg.seq_len:
-        raise ToolError(f"{name}: --gptq-seqlen {args.gptq_seqlen} is longer than the model's seq_len {cfg.seq_len}")
-    imported = import_model(args, name, checkpoint)
+    checkpoint, cfg, imported = prepared_model(args, name, "--gptq-seqlen", args.gptq_seqlen)
     folder = imported["folder"]
     calib = calibration_file(args, name, cfg.vocab_size, folder)
     act = "true" if args.gptq_act_order == "on" else "false"

@@ -129,6 +129,9 @@ public:
   llvm::Expected<std::vector<NpzView>> readInPlace();
 
 private:
+  template <typename Entry, typename Parse>
+  llvm::Expected<std::vector<Entry>> collect(bool inPlace, Parse parse);
+
   struct Directory {
     uint64_t offset = 0, size = 0, count = 0;
     /// Where the records after the directory start.
@@ -501,12 +504,15 @@ llvm::Error Reader::visit(
   return llvm::Error::success();
 }
 
-llvm::Expected<std::vector<NpzEntry>> Reader::read() {
-  std::vector<NpzEntry> entries;
+/// Every member parsed with `parse` (parseNpy or parseNpyView) into
+/// `Entry`s of name and array.
+template <typename Entry, typename Parse>
+llvm::Expected<std::vector<Entry>> Reader::collect(bool inPlace, Parse parse) {
+  std::vector<Entry> entries;
   llvm::Error err = visit(
-      /*inPlace=*/false,
+      inPlace,
       [&](StringRef name, StringRef data, StringRef label) -> llvm::Error {
-        llvm::Expected<NpyArray> array = parseNpy(data, label);
+        auto array = parse(data, label);
         if (!array)
           return oneLine(array.takeError());
         entries.push_back({name.str(), std::move(*array)});
@@ -517,20 +523,17 @@ llvm::Expected<std::vector<NpzEntry>> Reader::read() {
   return entries;
 }
 
+llvm::Expected<std::vector<NpzEntry>> Reader::read() {
+  return collect<NpzEntry>(
+      /*inPlace=*/false,
+      [](StringRef data, StringRef label) { return parseNpy(data, label); });
+}
+
 llvm::Expected<std::vector<NpzView>> Reader::readInPlace() {
-  std::vector<NpzView> entries;
-  llvm::Error err = visit(
-      /*inPlace=*/true,
-      [&](StringRef name, StringRef data, StringRef label) -> llvm::Error {
-        llvm::Expected<NpyView> array = parseNpyView(data, label);
-        if (!array)
-          return oneLine(array.takeError());
-        entries.push_back({name.str(), std::move(*array)});
-        return llvm::Error::success();
-      });
-  if (err)
-    return std::move(err);
-  return entries;
+  return collect<NpzView>(/*inPlace=*/true,
+                          [](StringRef data, StringRef label) {
+                            return parseNpyView(data, label);
+                          });
 }
 
 void put16(llvm::raw_ostream &os, uint16_t v) {

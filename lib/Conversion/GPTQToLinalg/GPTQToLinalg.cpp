@@ -56,8 +56,8 @@ Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
 } // namespace
 
 SmallVector<Value> gptq::callLibrary(OpBuilder &b, Location loc, StringRef name,
-                                     ValueRange operands,
-                                     TypeRange resultTypes) {
+                                     ValueRange operands, TypeRange resultTypes,
+                                     bool noInline) {
   SmallVector<Value> args;
   for (Value v : operands)
     args.push_back(castTo(b, loc, v, dynamicType(v.getType())));
@@ -66,6 +66,7 @@ SmallVector<Value> gptq::callLibrary(OpBuilder &b, Location loc, StringRef name,
     callTypes.push_back(dynamicType(t));
   auto call =
       func::CallOp::create(b, loc, (kPrefix + name).str(), callTypes, args);
+  call.setNoInline(noInline);
   SmallVector<Value> results;
   for (auto [v, t] : llvm::zip(call.getResults(), resultTypes))
     results.push_back(castTo(b, loc, v, t));

@@ -15,9 +15,11 @@ namespace mlir {
 namespace gptq {
 
 /// Calls `__gptq_<name>` on `operands` (tensors cast to dynamic shapes) and
-/// casts the results back to `resultTypes`.
+/// casts the results back to `resultTypes`. With `noInline` the call is
+/// kept out of line by the inliner.
 SmallVector<Value> callLibrary(OpBuilder &b, Location loc, StringRef name,
-                               ValueRange operands, TypeRange resultTypes);
+                               ValueRange operands, TypeRange resultTypes,
+                               bool noInline = false);
 
 /// Copies the library functions that `module` calls, and those they call,
 /// into the module as private functions. A symbol of the library's prefix

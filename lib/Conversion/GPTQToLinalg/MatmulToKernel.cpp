@@ -9,6 +9,7 @@
 #include "Library.h"
 #include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Dialect/GPTQ/Transforms/ContractionForm.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -31,36 +32,6 @@ namespace gptq {
 using namespace mlir;
 
 namespace {
-
-/// The loops of a normal-form batch matmul, (b, m, n, k) as d0..d3.
-AffineMap batchMap(MLIRContext *ctx, ArrayRef<unsigned> dims) {
-  SmallVector<AffineExpr> results;
-  for (unsigned d : dims)
-    results.push_back(getAffineDimExpr(d, ctx));
-  return AffineMap::get(4, 0, results, ctx);
-}
-
-/// Whether `op` is in the normal form; sets whether A is [B, K, M] and B is
-/// [B, N, K].
-bool isNormalForm(linalg::BatchMatmulOp op, bool &transA, bool &transB) {
-  MLIRContext *ctx = op.getContext();
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (maps.size() != 3 || maps[2] != batchMap(ctx, {0, 1, 2}))
-    return false;
-  if (maps[0] == batchMap(ctx, {0, 1, 3}))
-    transA = false;
-  else if (maps[0] == batchMap(ctx, {0, 3, 1}))
-    transA = true;
-  else
-    return false;
-  if (maps[1] == batchMap(ctx, {0, 3, 2}))
-    transB = false;
-  else if (maps[1] == batchMap(ctx, {0, 2, 3}))
-    transB = true;
-  else
-    return false;
-  return true;
-}
 
 bool isF32Tensor(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -119,7 +90,8 @@ struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
   LogicalResult matchAndRewrite(linalg::BatchMatmulOp op,
                                 PatternRewriter &rewriter) const override {
     bool transA = false, transB = false;
-    if (!op.hasPureTensorSemantics() || !isNormalForm(op, transA, transB))
+    if (!op.hasPureTensorSemantics() ||
+        !gptq::isNormalBatchMatmul(op, transA, transB))
       return rewriter.notifyMatchFailure(op, "not in the normal form");
     Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
     Value init = op.getDpsInits()[0];
@@ -182,17 +154,11 @@ struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
     SmallVector<Value> operands{
         a, b, c, flag(transA), flag(transB), flag(zeroed != nullptr)};
     operands.append(quant);
-    SmallVector<Value> results = gptq::callLibrary(
-        rewriter, loc, "matmul", operands, op->getResultTypes());
     // One instance of the kernel for the whole module, not one per call
     // site: it is large, and its settings are cheap run-time branches.
-    for (Value r : results) {
-      Operation *def = r.getDefiningOp();
-      if (auto cast = dyn_cast_or_null<tensor::CastOp>(def))
-        def = cast.getSource().getDefiningOp();
-      if (auto call = dyn_cast_or_null<func::CallOp>(def))
-        call.setNoInline(true);
-    }
+    SmallVector<Value> results =
+        gptq::callLibrary(rewriter, loc, "matmul", operands,
+                          op->getResultTypes(), /*noInline=*/true);
     rewriter.replaceOp(op, results);
     return success();
   }

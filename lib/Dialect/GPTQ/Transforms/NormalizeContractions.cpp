@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gptq/Dialect/GPTQ/Transforms/ContractionForm.h"
 #include "gptq/Dialect/GPTQ/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -52,34 +53,17 @@ SmallVector<unsigned> sortedBy(ArrayRef<unsigned> loops,
   return sorted;
 }
 
-/// The normal form's maps over (b, m, n, k).
-AffineMap batchMap(MLIRContext *ctx, ArrayRef<unsigned> dims) {
-  SmallVector<AffineExpr> results;
-  for (unsigned d : dims)
-    results.push_back(getAffineDimExpr(d, ctx));
-  return AffineMap::get(4, 0, results, ctx);
-}
-
-bool isNormalBatchMatmul(linalg::LinalgOp op) {
-  auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
-  if (!bmm)
-    return false;
-  MLIRContext *ctx = op->getContext();
-  SmallVector<AffineMap> maps = bmm.getIndexingMapsArray();
-  return maps[2] == batchMap(ctx, {0, 1, 2}) &&
-         (maps[0] == batchMap(ctx, {0, 1, 3}) ||
-          maps[0] == batchMap(ctx, {0, 3, 1})) &&
-         (maps[1] == batchMap(ctx, {0, 3, 2}) ||
-          maps[1] == batchMap(ctx, {0, 2, 3}));
-}
-
 struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-        op.getNumDpsInits() != 1 || isNormalBatchMatmul(op))
+        op.getNumDpsInits() != 1)
+      return failure();
+    bool transA = false, transB = false;
+    if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
+        bmm && gptq::isNormalBatchMatmul(bmm, transA, transB))
       return failure();
     for (Value v : op->getOperands()) {
       auto type = dyn_cast<RankedTensorType>(v.getType());
@@ -141,6 +125,22 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
       return size;
     };
 
+    // `value`, whose dimensions are the loops `from`, transposed so that
+    // they are the loops `to`.
+    auto transposeLoops = [&](Value value, ArrayRef<unsigned> from,
+                              ArrayRef<unsigned> to) -> Value {
+      SmallVector<int64_t> perm;
+      SmallVector<OpFoldResult> shape;
+      for (unsigned l : to) {
+        perm.push_back(llvm::find(from, l) - from.begin());
+        shape.push_back(sizes[l]);
+      }
+      Value empty =
+          tensor::EmptyOp::create(rewriter, loc, shape, rewriter.getF32Type());
+      return linalg::TransposeOp::create(rewriter, loc, value, empty, perm)
+          ->getResult(0);
+    };
+
     // An operand laid out as `groups` (each a list of loops), in that
     // order or the order `alt` of the same groups: transposed to `groups`
     // if it is in neither, then collapsed to one dimension per group and
@@ -158,17 +158,7 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
         isAlt = true;
         layout.assign(alt.begin(), alt.end());
       } else if (want != ArrayRef<unsigned>(current)) {
-        SmallVector<int64_t> perm;
-        SmallVector<OpFoldResult> shape;
-        for (unsigned l : want) {
-          perm.push_back(llvm::find(current, l) - current.begin());
-          shape.push_back(sizes[l]);
-        }
-        Value empty = tensor::EmptyOp::create(rewriter, loc, shape,
-                                              rewriter.getF32Type());
-        operand =
-            linalg::TransposeOp::create(rewriter, loc, operand, empty, perm)
-                ->getResult(0);
+        operand = transposeLoops(operand, current, want);
       }
       SmallVector<ReassociationIndices> reassociation;
       int64_t dim = 0;
@@ -198,7 +188,7 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
       return operand;
     };
 
-    bool transA = false, transB = false, unused = false;
+    bool unused = false;
     Value lhs = normalize(op->getOperand(0), lhsLoops, {batch, m, k},
                           {batch, k, m}, transA);
     Value rhs = normalize(op->getOperand(1), rhsLoops, {batch, k, n},
@@ -217,16 +207,11 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
       out = normalize(init, outLoops, {batch, m, n}, {}, unused);
     }
 
-    MLIRContext *ctx = op->getContext();
     auto bmm =
         linalg::BatchMatmulOp::create(rewriter, loc, TypeRange{out.getType()},
                                       ValueRange{lhs, rhs}, ValueRange{out});
     bmm.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(
-        {batchMap(ctx, transA ? ArrayRef<unsigned>{0, 3, 1}
-                              : ArrayRef<unsigned>{0, 1, 3}),
-         batchMap(ctx, transB ? ArrayRef<unsigned>{0, 2, 3}
-                              : ArrayRef<unsigned>{0, 3, 2}),
-         batchMap(ctx, {0, 1, 2})}));
+        gptq::batchMatmulMaps(op->getContext(), transA, transB)));
 
     // Back to the op's layout: [B, M, N] expanded to the loops of each
     // class, then transposed to the output's order.
@@ -280,18 +265,8 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
                                                result, reassociation, mixed);
       }
     }
-    if (normalOut != ArrayRef<unsigned>(outLoops)) {
-      SmallVector<int64_t> perm;
-      SmallVector<OpFoldResult> outSizes;
-      for (unsigned l : outLoops) {
-        perm.push_back(llvm::find(normalOut, l) - normalOut.begin());
-        outSizes.push_back(sizes[l]);
-      }
-      Value empty = tensor::EmptyOp::create(rewriter, loc, outSizes,
-                                            rewriter.getF32Type());
-      result = linalg::TransposeOp::create(rewriter, loc, result, empty, perm)
-                   ->getResult(0);
-    }
+    if (normalOut != ArrayRef<unsigned>(outLoops))
+      result = transposeLoops(result, normalOut, outLoops);
     if (result.getType() != op->getResult(0).getType())
       result = tensor::CastOp::create(rewriter, loc, op->getResult(0).getType(),
                                       result);

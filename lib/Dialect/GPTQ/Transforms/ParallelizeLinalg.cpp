@@ -118,13 +118,10 @@ void lowerWithRegisterAccumulators(IRRewriter &b, linalg::LinalgOp op) {
     SmallVector<Value> accs;
     SmallVector<SmallVector<Value>> outIndices;
     for (OpOperand &init : op.getDpsInitsMutable()) {
-      // Output maps read only parallel loops: pad the reduction loops with
-      // anything (they are not read).
-      SmallVector<Value> ivs(parallelIvs.begin(), parallelIvs.end());
-      ivs.resize(iterators.size(),
-                 parallelIvs.empty() ? Value() : parallelIvs[0]);
+      // Output maps are permutations of the parallel loops, which come
+      // first (hasOuterParallelLoops).
       SmallVector<Value> idx =
-          indicesOf(nb, nloc, op.getMatchingIndexingMap(&init), ivs);
+          indicesOf(nb, nloc, op.getMatchingIndexingMap(&init), parallelIvs);
       outIndices.push_back(idx);
       accs.push_back(memref::LoadOp::create(nb, nloc, init.get(), idx));
     }
