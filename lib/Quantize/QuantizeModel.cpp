@@ -2,11 +2,12 @@
 //
 // Calibrates a model inside the compiler and quantizes its linear layers, as
 // the reference's Llama driver does: the entry function is cut into stages,
-// one per group of layers calibrated together; each stage is compiled once
-// (weights and other large constants are arguments), run on the calibration
-// samples batch by batch to accumulate its layers' Hessians, its layers are
-// quantized through gptq.quantize_layer, and it runs again with the quantized
-// weights to produce what the next stages read. Finally each weight is
+// one per group of layers calibrated together. Each stage becomes two
+// compiled functions (weights and other large constants are arguments): the
+// first runs on the calibration samples batch by batch to accumulate its
+// layers' Hessians and keeps what the layers read; its layers are quantized
+// through gptq.quantize_layer; the second computes, from what was kept and the
+// quantized weights, what the next stages read. Finally each weight is
 // rewritten to packed codes with unpack/dequantize in front of its
 // contraction.
 //
@@ -20,6 +21,7 @@
 #include "gptq/Quantize/LinearLayers.h"
 #include "gptq/Quantize/Passes.h"
 #include "gptq/Quantize/QuantizeLayer.h"
+#include "gptq/Runtime/Allocator.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,6 +38,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -47,7 +50,11 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <cmath>
+#include <functional>
 #include <map>
 
 namespace mlir {
@@ -63,6 +70,17 @@ using namespace mlir::gptq;
 namespace {
 
 constexpr StringLiteral kPassName = "gptq-quantize-model";
+
+/// Hands memory kept for reuse after frees back to the system: calibration
+/// frees hundreds of MB of activations after each pass, which the compiled
+/// code's allocator and malloc would otherwise keep for buffers of the same
+/// sizes, which the next stage does not ask for.
+void releaseFreedMemory() {
+  runtime::releaseCachedBuffers();
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -87,40 +105,37 @@ NpyArray view(const NpyArray &a) {
 }
 
 /// The values of a constant as an array: raw little-endian data of a
-/// `dense` or `dense_resource` attribute of a byte-sized element type.
+/// `dense` or `dense_resource` attribute of a byte-sized element type. The
+/// array reads the attribute's data in place (the context keeps it), except
+/// for a splat, which is expanded.
 std::optional<NpyArray> arrayOf(ElementsAttr attr) {
   auto type = cast<ShapedType>(attr.getType());
   // i1 is stored bit-packed, not as the bytes of a bool array.
   std::optional<DType> dtype = dtypeOfElementType(type.getElementType());
   if (!dtype || *dtype == DType::Bool || !type.hasStaticShape())
     return std::nullopt;
-  NpyArray a =
-      NpyArray::zeros(*dtype, std::vector<int64_t>(type.getShape().begin(),
-                                                   type.getShape().end()));
-  size_t bytes = a.data.size();
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  size_t bytes = size_t(type.getNumElements()) * dtypeSize(*dtype);
+  ArrayRef<char> raw;
   if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    ArrayRef<char> raw = dense.getRawData();
+    raw = dense.getRawData();
     if (dense.isSplat()) {
       size_t elem = dtypeSize(*dtype);
       if (raw.size() != elem)
         return std::nullopt;
+      NpyArray a = NpyArray::zeros(*dtype, std::move(shape));
       for (size_t i = 0; i < bytes; i += elem)
         std::memcpy(a.data.data() + i, raw.data(), elem);
       return a;
     }
-    if (raw.size() != bytes)
-      return std::nullopt;
-    std::memcpy(a.data.data(), raw.data(), bytes);
-    return a;
+  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    raw = resource.getData();
+  } else {
+    return std::nullopt;
   }
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    ArrayRef<char> raw = resource.getData();
-    if (raw.size() != bytes)
-      return std::nullopt;
-    std::memcpy(a.data.data(), raw.data(), bytes);
-    return a;
-  }
-  return std::nullopt;
+  if (raw.size() != bytes)
+    return std::nullopt;
+  return view(*dtype, std::move(shape), raw.data(), bytes);
 }
 
 /// The transpose of a 2-D float32 array.
@@ -227,22 +242,35 @@ struct StageArg {
   unsigned layer = 0;
 };
 
-/// One stage: a slice of the entry function as a function of its own.
+/// One stage: a slice of the entry function as a function of its own, run as
+/// two functions made from it. The first returns the Hessians, the count and
+/// the stage's frontier: the values that do not depend on the stage's own
+/// weights but that the part depending on them reads. The second takes the
+/// frontier as trailing arguments and returns the values later stages read.
+/// So each op runs once per sample: the part before the layers in the first
+/// pass, the layers and what follows them in the second, with the quantized
+/// weights.
 struct Stage {
   OwningOpRef<ModuleOp> module;
   func::FuncOp func;
   IRMapping map;
   std::vector<StageArg> args;
-  /// The layers whose Hessians it returns, then the count, then `outputs`.
+  /// The layers it calibrates, and for each the index of its Hessian among
+  /// `hessianResults`: layers that read the same activation (the query, key
+  /// and value projections) share one accumulation.
   std::vector<unsigned> layers;
+  std::vector<unsigned> hessianOf;
   SmallVector<Value> hessianResults;
   Value countResult;
-  /// Values of the entry function that later stages read, returned after the
-  /// Hessians and the count.
+  /// Values of the entry function that later stages read.
   llvm::SetVector<Value> outputs;
   /// The op (of the entry) after which the stage ends.
   unsigned end = 0;
-  CompiledFunction *compiled = nullptr;
+  /// The two functions, and the arguments (indices into `args`) that each
+  /// takes (the second then takes the frontier).
+  OwningOpRef<ModuleOp> hessianModule, outputModule;
+  std::vector<unsigned> hessianArgs, outputArgs;
+  CompiledFunction *hessians = nullptr, *propagate = nullptr;
 };
 
 struct QuantizeModelPass
@@ -277,6 +305,7 @@ struct QuantizeModelPass
   double quantizeLayerSeconds = 0;
 
   LogicalResult buildStages();
+  void splitStage(Stage &stage);
   LogicalResult materialize(Stage &stage, unsigned index, Value value,
                             OpBuilder &b);
   BlockArgument addArg(Stage &stage, Value original, StageArg arg, Type type,
@@ -351,7 +380,9 @@ LogicalResult QuantizeModelPass::materialize(Stage &stage, unsigned index,
     return success();
   }
   Operation *def = value.getDefiningOp();
-  if (isLargeConstant(def)) {
+  // A layer's weight is always an argument, whatever its size: the stage's
+  // second function reads the quantized one.
+  if (isLargeConstant(def) || layerOfWeight.contains(def)) {
     StageArg a{StageArg::Constant};
     a.constant = def;
     addArg(stage, value, a, value.getType(), b);
@@ -472,12 +503,15 @@ LogicalResult QuantizeModelPass::buildStages() {
     llvm::DenseMap<Operation *, unsigned> layerAt;
     for (unsigned m : stage.layers)
       layerAt[states[m].layer->op] = m;
+    stage.hessianOf.assign(stage.layers.size(), 0);
+    llvm::DenseMap<Value, unsigned> accumulated;
     for (Operation &op : body.without_terminator()) {
       unsigned at = opIndex.lookup(&op);
       if (at < begin || at > stage.end)
         continue;
       // Constants are made where they are used.
-      if (op.hasTrait<OpTrait::ConstantLike>() || isLargeConstant(&op))
+      if (op.hasTrait<OpTrait::ConstantLike>() || isLargeConstant(&op) ||
+          layerOfWeight.contains(&op))
         continue;
       llvm::SetVector<Value> used;
       used.insert(op.getOperands().begin(), op.getOperands().end());
@@ -491,20 +525,30 @@ LogicalResult QuantizeModelPass::buildStages() {
         }
       if (auto it = layerAt.find(&op); it != layerAt.end()) {
         LayerState &state = states[it->second];
-        Location l = op.getLoc();
-        int64_t in = state.layer->inFeatures;
-        auto hType = RankedTensorType::get({in, in}, b.getF32Type());
-        StageArg hArg{StageArg::Hessian};
-        hArg.layer = it->second;
-        Value h = addArg(stage, nullptr, hArg, hType, b);
-        Value input = buildCalibrationInput(
-            b, l, stage.map.lookup(state.layer->activation));
-        auto acc =
-            HessianAccumulateOp::create(b, l, hType, i64, input, h, count);
-        stage.hessianResults.push_back(acc.getResult());
-        if (!stage.countResult)
-          stage.countResult = tensor::FromElementsOp::create(b, l, countType,
-                                                             acc.getNewCount());
+        Value activation = stage.map.lookup(state.layer->activation);
+        if (auto shared = accumulated.find(activation);
+            shared != accumulated.end()) {
+          stage.hessianOf[llvm::find(stage.layers, it->second) -
+                          stage.layers.begin()] = shared->second;
+        } else {
+          Location l = op.getLoc();
+          int64_t in = state.layer->inFeatures;
+          auto hType = RankedTensorType::get({in, in}, b.getF32Type());
+          StageArg hArg{StageArg::Hessian};
+          hArg.layer = it->second;
+          Value h = addArg(stage, nullptr, hArg, hType, b);
+          Value input = buildCalibrationInput(b, l, activation);
+          auto acc =
+              HessianAccumulateOp::create(b, l, hType, i64, input, h, count);
+          unsigned k = stage.hessianResults.size();
+          accumulated[activation] = k;
+          stage.hessianOf[llvm::find(stage.layers, it->second) -
+                          stage.layers.begin()] = k;
+          stage.hessianResults.push_back(acc.getResult());
+          if (!stage.countResult)
+            stage.countResult = tensor::FromElementsOp::create(
+                b, l, countType, acc.getNewCount());
+        }
       }
       b.clone(op, stage.map);
     }
@@ -550,8 +594,140 @@ LogicalResult QuantizeModelPass::buildStages() {
                              "verify";
       return failure();
     }
+    splitStage(stage);
+    if (failed(verify(*stage.hessianModule)) ||
+        (stage.outputModule && failed(verify(*stage.outputModule)))) {
+      fail(func.getLoc()) << "internal error: a calibration stage's parts do "
+                             "not verify";
+      return failure();
+    }
   }
   return success();
+}
+
+/// The values used by `op` or inside its regions that are defined outside
+/// it.
+static llvm::SetVector<Value> usedValues(Operation *op) {
+  llvm::SetVector<Value> used;
+  used.insert(op->getOperands().begin(), op->getOperands().end());
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  return used;
+}
+
+/// Erases the ops of `fn`'s body whose results are unused and that have no
+/// effects, users first.
+static void eraseDeadOps(func::FuncOp fn) {
+  Block &body = fn.getBody().front();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (!op.hasTrait<OpTrait::IsTerminator>() && isOpTriviallyDead(&op))
+      op.erase();
+}
+
+/// Replaces `fn`'s return operands by `results` and its type to match.
+static void setResults(func::FuncOp fn, ValueRange results) {
+  Block &body = fn.getBody().front();
+  body.getTerminator()->setOperands(results);
+  fn.setType(FunctionType::get(fn.getContext(), body.getArgumentTypes(),
+                               results.getTypes()));
+}
+
+/// Erases the arguments among `fn`'s first `count` that nothing reads;
+/// returns the indices of those kept.
+static std::vector<unsigned> eraseUnusedArgs(func::FuncOp fn, unsigned count) {
+  llvm::BitVector unused(fn.getNumArguments());
+  std::vector<unsigned> kept;
+  for (unsigned i = 0; i < count; ++i) {
+    if (fn.getArgument(i).use_empty())
+      unused.set(i);
+    else
+      kept.push_back(i);
+  }
+  (void)fn.eraseArguments(unused);
+  return kept;
+}
+
+void QuantizeModelPass::splitStage(Stage &stage) {
+  Block &body = stage.func.getBody().front();
+  // The part that depends on the stage's own weights.
+  llvm::DenseSet<Value> dependent;
+  for (auto [arg, from] : llvm::zip(body.getArguments(), stage.args)) {
+    if (from.kind != StageArg::Constant)
+      continue;
+    auto it = layerOfWeight.find(from.constant);
+    if (it != layerOfWeight.end() && llvm::is_contained(stage.layers, it->second))
+      dependent.insert(arg);
+  }
+  // Whether a tensor's contents come from the arguments, not from scalars
+  // and constants alone (a zero-filled init tensor): only such tensors are
+  // worth keeping, the others are made again.
+  llvm::DenseMap<Value, bool> fromArguments;
+  std::function<bool(Value)> carriesData = [&](Value v) -> bool {
+    if (!isa<RankedTensorType>(v.getType()))
+      return false;
+    if (isa<BlockArgument>(v))
+      return true;
+    if (auto it = fromArguments.find(v); it != fromArguments.end())
+      return it->second;
+    bool result = llvm::any_of(usedValues(v.getDefiningOp()), carriesData);
+    fromArguments[v] = result;
+    return result;
+  };
+  // Its frontier: tensors computed outside it from the arguments that it
+  // reads, and outputs computed outside it.
+  llvm::SetVector<Value> frontier;
+  auto addFrontier = [&](Value v) {
+    if (isa<BlockArgument>(v) || dependent.contains(v) || !carriesData(v))
+      return;
+    frontier.insert(v);
+  };
+  for (Operation &op : body.without_terminator()) {
+    llvm::SetVector<Value> used = usedValues(&op);
+    if (!llvm::any_of(used, [&](Value v) { return dependent.contains(v); }))
+      continue;
+    dependent.insert(op.result_begin(), op.result_end());
+    for (Value v : used)
+      addFrontier(v);
+  }
+  for (Value v : stage.outputs)
+    addFrontier(stage.map.lookup(v));
+
+  // The first: Hessians, the count, the frontier.
+  IRMapping first;
+  stage.hessianModule = cast<ModuleOp>(stage.module.get()->clone(first));
+  {
+    auto fn = cast<func::FuncOp>(first.lookup(stage.func.getOperation()));
+    SmallVector<Value> results;
+    for (Value h : stage.hessianResults)
+      results.push_back(first.lookup(h));
+    results.push_back(first.lookup(stage.countResult));
+    for (Value v : frontier)
+      results.push_back(first.lookup(v));
+    setResults(fn, results);
+    eraseDeadOps(fn);
+    stage.hessianArgs = eraseUnusedArgs(fn, stage.args.size());
+  }
+  if (stage.outputs.empty())
+    return;
+  // The second: the frontier as arguments, the outputs.
+  IRMapping second;
+  stage.outputModule = cast<ModuleOp>(stage.module.get()->clone(second));
+  auto fn = cast<func::FuncOp>(second.lookup(stage.func.getOperation()));
+  Block &fnBody = fn.getBody().front();
+  IRMapping argOf;
+  for (Value v : frontier) {
+    BlockArgument arg = fnBody.addArgument(v.getType(), v.getLoc());
+    second.lookup(v).replaceAllUsesWith(arg);
+    argOf.map(v, arg);
+  }
+  SmallVector<Value> results;
+  for (Value v : stage.outputs) {
+    Value inStage = stage.map.lookup(v);
+    results.push_back(argOf.contains(inStage) ? argOf.lookup(inStage)
+                                              : second.lookup(inStage));
+  }
+  setResults(fn, results);
+  eraseDeadOps(fn);
+  stage.outputArgs = eraseUnusedArgs(fn, stage.args.size());
 }
 
 LogicalResult QuantizeModelPass::compileStages() {
@@ -559,10 +735,11 @@ LogicalResult QuantizeModelPass::compileStages() {
   registerToolDialects(registry);
   jitContext = std::make_shared<MLIRContext>(registry);
   jitContext->loadAllAvailableDialects();
-  for (auto [index, stage] : llvm::enumerate(stages)) {
+  auto compile = [&](ModuleOp module, unsigned index,
+                     CompiledFunction *&into) -> LogicalResult {
     std::string text;
     llvm::raw_string_ostream os(text);
-    stage->module->print(os);
+    module.print(os);
     auto &compiled = compiledByText[text];
     if (!compiled) {
       auto start = std::chrono::steady_clock::now();
@@ -584,7 +761,15 @@ LogicalResult QuantizeModelPass::compileStages() {
       ++compiledCount;
       compileSeconds += secondsSince(start);
     }
-    stage->compiled = compiled.get();
+    into = compiled.get();
+    return success();
+  };
+  for (auto [index, stage] : llvm::enumerate(stages)) {
+    if (failed(compile(*stage->hessianModule, index, stage->hessians)))
+      return failure();
+    if (stage->outputModule &&
+        failed(compile(*stage->outputModule, index, stage->propagate)))
+      return failure();
   }
   return success();
 }
@@ -696,15 +881,43 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   llvm::errs() << kPassName << ": calibrating on " << samples << " samples in "
                << batches.size() << " batches, " << stages.size() << " stage"
                << (stages.size() == 1 ? "" : "s") << " (" << compiledCount
-               << " compiled)\n";
+               << " function" << (compiledCount == 1 ? "" : "s") << " compiled)\n";
 
-  // The last stage that reads each value.
+  // The last pass (2 x stage, + 1 for the outputs) that reads each value
+  // that crosses between stages, and each layer's weight: both are freed
+  // after it (the quantized weights are kept when the rewrite writes them).
   llvm::DenseMap<Value, unsigned> lastUse;
-  for (auto [index, stage] : llvm::enumerate(stages))
-    for (const StageArg &arg : stage->args)
-      if (arg.kind == StageArg::Crossing)
-        lastUse[arg.value] = index;
+  llvm::DenseMap<unsigned, unsigned> lastWeightUse;
+  for (auto [index, stage] : llvm::enumerate(stages)) {
+    for (unsigned part : {0u, 1u}) {
+      unsigned pass = 2 * index + part;
+      const std::vector<unsigned> *used =
+          part == 0 ? &stage->hessianArgs : &stage->outputArgs;
+      for (unsigned i : *used) {
+        const StageArg &arg = stage->args[i];
+        if (arg.kind == StageArg::Crossing)
+          lastUse[arg.value] = pass;
+        if (arg.kind != StageArg::Constant)
+          continue;
+        if (auto it = layerOfWeight.find(arg.constant);
+            it != layerOfWeight.end())
+          lastWeightUse[it->second] = pass;
+      }
+    }
+  }
   llvm::DenseMap<Value, std::vector<NpyArray>> store;
+  auto release = [&](unsigned pass) {
+    for (auto it = store.begin(); it != store.end();) {
+      auto cur = it++;
+      if (lastUse.lookup(cur->first) == pass)
+        store.erase(cur);
+    }
+    if (format != "float")
+      for (auto [layer, last] : lastWeightUse)
+        if (last == pass && states[layer].result)
+          states[layer].stored.reset();
+    releaseFreedMemory();
+  };
 
   for (auto [index, stagePtr] : llvm::enumerate(stages)) {
     Stage &stage = *stagePtr;
@@ -715,9 +928,13 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
       states[m].samples = 0;
     }
     NpyArray count = NpyArray::zeros(DType::I64, {});
-    auto run = [&](size_t b) -> llvm::Expected<std::vector<NpyArray>> {
+    std::vector<std::vector<NpyArray>> frontier(batches.size());
+    auto run = [&](size_t b, CompiledFunction *fn)
+        -> llvm::Expected<std::vector<NpyArray>> {
       std::vector<NpyArray> args;
-      for (const StageArg &arg : stage.args) {
+      for (unsigned i :
+           fn == stage.propagate ? stage.outputArgs : stage.hessianArgs) {
+        const StageArg &arg = stage.args[i];
         switch (arg.kind) {
         case StageArg::Input:
           args.push_back(view(batches[b]));
@@ -747,7 +964,10 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
           break;
         }
       }
-      return stage.compiled->call(args);
+      if (fn == stage.propagate)
+        for (const NpyArray &a : frontier[b])
+          args.push_back(view(a));
+      return fn->call(args);
     };
     auto failBatch = [&](size_t b, llvm::Error err) {
       int64_t first = batchStart[b];
@@ -757,25 +977,41 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
                 << " of the model: " << llvm::toString(std::move(err));
     };
     // Hessians.
+    size_t unique = stage.hessianResults.size();
     for (size_t b = 0; b < batches.size(); ++b) {
-      auto out = run(b);
+      auto out = run(b, stage.hessians);
       if (!out) {
         failBatch(b, out.takeError());
         return failure();
       }
-      for (auto [k, m] : llvm::enumerate(stage.layers))
-        states[m].hessian = std::move((*out)[k]);
-      count = std::move((*out)[stage.layers.size()]);
+      for (const StageArg &arg : stage.args)
+        if (arg.kind == StageArg::Hessian)
+          states[arg.layer].hessian = std::move(
+              (*out)[stage.hessianOf[llvm::find(stage.layers, arg.layer) -
+                                     stage.layers.begin()]]);
+      count = std::move((*out)[unique]);
+      if (stage.propagate)
+        frontier[b].assign(std::make_move_iterator(out->begin() + unique + 1),
+                           std::make_move_iterator(out->end()));
     }
+    // Layers that share an accumulation get copies.
+    for (auto [k, m] : llvm::enumerate(stage.layers))
+      for (const StageArg &arg : stage.args)
+        if (arg.kind == StageArg::Hessian && arg.layer != m &&
+            stage.hessianOf[llvm::find(stage.layers, arg.layer) -
+                            stage.layers.begin()] == stage.hessianOf[k])
+          states[m].hessian = states[arg.layer].hessian;
+    release(2 * index);
     int64_t n = *count.as<int64_t>();
     double hessianSeconds = secondsSince(start);
     calibrateSeconds += hessianSeconds;
     hessianForwardSeconds += hessianSeconds;
     llvm::errs() << llvm::formatv(
-        "{0}: stage {1}/{2}: Hessians of {3} layer{4} from {5} samples, "
-        "{6:F2} s\n",
+        "{0}: stage {1}/{2}: Hessians of {3} layer{4} ({7} input{8}) from "
+        "{5} samples, {6:F2} s\n",
         kPassName, index + 1, stages.size(), stage.layers.size(),
-        stage.layers.size() == 1 ? "" : "s", n, hessianSeconds);
+        stage.layers.size() == 1 ? "" : "s", n, hessianSeconds, unique,
+        unique == 1 ? "" : "s");
     for (unsigned m : stage.layers) {
       states[m].samples = n;
       if (std::optional<std::string> bad = findNonFinite(states[m].hessian)) {
@@ -791,26 +1027,22 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     }
     // What the later stages read, with this stage's layers quantized.
     start = std::chrono::steady_clock::now();
-    if (!stage.outputs.empty()) {
-      size_t first = stage.layers.size() + 1;
+    if (stage.propagate) {
       for (size_t b = 0; b < batches.size(); ++b) {
-        auto out = run(b);
+        auto out = run(b, stage.propagate);
         if (!out) {
           failBatch(b, out.takeError());
           return failure();
         }
+        frontier[b].clear();
         for (auto [k, v] : llvm::enumerate(stage.outputs)) {
           std::vector<NpyArray> &slot = store[v];
           slot.resize(batches.size());
-          slot[b] = std::move((*out)[first + k]);
+          slot[b] = std::move((*out)[k]);
         }
       }
     }
-    for (auto it = store.begin(); it != store.end();) {
-      auto cur = it++;
-      if (lastUse.lookup(cur->first) <= index)
-        store.erase(cur);
-    }
+    release(2 * index + 1);
     double propagateSeconds = secondsSince(start);
     calibrateSeconds += propagateSeconds;
     propagateForwardSeconds += propagateSeconds;
@@ -841,8 +1073,12 @@ void QuantizeModelPass::record(unsigned index, LayerResult result,
   state.seconds = result.seconds;
   quantizeLayerSeconds += result.seconds;
   state.method = method.str();
-  state.stored = state.layer->transposed ? transposed(result.dequantized)
-                                         : result.dequantized;
+  // The dequantized weight is kept once, in the layout the model stores it.
+  if (state.layer->transposed)
+    state.stored = transposed(result.dequantized);
+  else
+    state.stored = std::move(result.dequantized);
+  result.dequantized = NpyArray();
   state.result = std::move(result);
   printLayer(index);
 }
@@ -1114,6 +1350,11 @@ void QuantizeModelPass::runOnOperation() {
                  "hessians= and dump-hessians=";
     return;
   }
+  if (!dumpStages.empty() && calibration.empty()) {
+    fail(loc) << "dump-stages= writes the functions that calibration runs; "
+                 "give calibration= too";
+    return;
+  }
   // Output files are checked now, not after the work: their folder must
   // exist, and they must not replace an input.
   std::vector<std::string> inputs;
@@ -1123,7 +1364,8 @@ void QuantizeModelPass::runOnOperation() {
       inputs.push_back(path);
   for (auto [option, path] :
        {std::pair<StringRef, std::string>("report", report),
-        std::pair<StringRef, std::string>("dump-hessians", dumpHessians)}) {
+        std::pair<StringRef, std::string>("dump-hessians", dumpHessians),
+        std::pair<StringRef, std::string>("dump-stages", dumpStages)}) {
     if (path.empty())
       continue;
     StringRef parent = llvm::sys::path::parent_path(path);
@@ -1143,8 +1385,11 @@ void QuantizeModelPass::runOnOperation() {
       return;
     }
   }
-  if (!report.empty() && report == dumpHessians) {
-    fail(loc) << "report= and dump-hessians= name the same file";
+  if ((!report.empty() &&
+       (report == dumpHessians || report == dumpStages)) ||
+      (!dumpHessians.empty() && dumpHessians == dumpStages)) {
+    fail(loc) << "report=, dump-hessians= and dump-stages= must name "
+                 "different files";
     return;
   }
   LinearLayers linears(module);
@@ -1395,6 +1640,34 @@ void QuantizeModelPass::runOnOperation() {
         entries.push_back({state.layer->name, &state.hessian});
     if (llvm::Error err = writeNpz(outputs, dumpHessians, entries)) {
       fail(loc) << "dump-hessians=" << dumpHessians << ": "
+                << llvm::toString(std::move(err));
+      return;
+    }
+  }
+  if (!dumpStages.empty()) {
+    // One module of named modules, so that aliases and resources are
+    // printed once.
+    OwningOpRef<ModuleOp> all = ModuleOp::create(func.getLoc());
+    OpBuilder b = OpBuilder::atBlockEnd(all->getBody());
+    for (auto [index, stage] : llvm::enumerate(stages)) {
+      for (auto [part, m] : {std::pair<StringRef, ModuleOp>(
+                                 "hessians", *stage->hessianModule),
+                             std::pair<StringRef, ModuleOp>(
+                                 "outputs", stage->outputModule
+                                                ? *stage->outputModule
+                                                : ModuleOp())}) {
+        if (!m)
+          continue;
+        auto copy = cast<ModuleOp>(b.clone(*m));
+        copy.setSymName(
+            llvm::formatv("stage_{0}_{1}", index + 1, part).str());
+      }
+    }
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    all->print(os);
+    if (llvm::Error err = outputs.add(dumpStages, text)) {
+      fail(loc) << "dump-stages=" << dumpStages << ": "
                 << llvm::toString(std::move(err));
       return;
     }

@@ -157,9 +157,14 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     | `blocks` | the layers of one `layers.<i>.` block | the outputs of all earlier blocks, already quantized |
     | `none` | all layers | the float model |
 
-    Each stage runs twice per batch: once to accumulate its layers'
-    Hessians, and once, after they are quantized, to compute what the next
-    stages read. `hessians=FILE.npz` takes the Hessians from a file instead
+    Each stage becomes two functions. The first runs on every batch to
+    accumulate its layers' Hessians (one accumulation for layers that read
+    the same input, such as q, k and v) and keeps what the layers read; the
+    second runs, once the layers are quantized, only the layers and what
+    follows them on what was kept, to compute what the next stages read.
+    Each op thus runs once per sample. Values are freed after their last
+    reader has run. `dump-stages=FILE.mlir` writes the functions.
+    `hessians=FILE.npz` takes the Hessians from a file instead
     (one `in x in` float32 array per layer, keyed by layer name, as
     `dump-hessians=FILE.npz` writes them) and runs nothing.
 
@@ -242,6 +247,9 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "Write the Hessians used to this .npz (keyed by layer name)">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the per-layer report to this JSON file">,
+    Option<"dumpStages", "dump-stages", "std::string", /*default=*/"\"\"",
+           "Write the calibration functions (two per stage) to this MLIR "
+           "file">,
     Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
            "The function whose layers are quantized and that calibration "
            "runs (default forward)">,
