@@ -358,10 +358,13 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
       scf.yield %st : tensor<?x6xf32>
     } else {
       // Each of the six rows of A read along the row, 16 columns at a
-      // time, and stored down a column of the panel (rows past M read as
-      // zero).
+      // time, and stored down a column of the panel. Rows past M repeat
+      // row M - 1 (only the read along the row is masked; a row index past
+      // the end would read outside A): their results are never stored.
+      %mlast = arith.subi %m, %c1 : index
       %sn = scf.for %r = %c0 to %c6 step %c1 iter_args(%pr = %slab0) -> (tensor<?x6xf32>) {
-        %row = arith.addi %t6, %r : index
+        %row0 = arith.addi %t6, %r : index
+        %row = arith.minsi %row0, %mlast : index
         %sr = scf.for %kk = %c0 to %k step %c16 iter_args(%pb = %pr) -> (tensor<?x6xf32>) {
           %v = vector.transfer_read %a[%bi, %row, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d2)>} : tensor<?x?x?xf32>, vector<16xf32>
           %pb2 = vector.transfer_write %v, %pb[%kk, %r] {permutation_map = affine_map<(d0, d1) -> (d0)>} : vector<16xf32>, tensor<?x6xf32>

@@ -48,6 +48,12 @@ CASES = {
         lambda r: [r.standard_normal((3, 5, 37)), r.standard_normal((70, 37))],
         lambda x, w: np.einsum("bsk,nk->bsn", x, w),
     ),
+    # One row with a long K: the kernel must not read rows of A past the
+    # end of the array, which gptq-run maps in place from the file.
+    "linear_row": (
+        lambda r: [r.standard_normal((1, 1, 4096)), r.standard_normal((3, 4096))],
+        lambda x, w: np.einsum("bsk,nk->bsn", x, w),
+    ),
     "mix": (
         lambda r: [r.standard_normal((2, 3, 13, 11)), r.standard_normal((2, 11, 3, 7)),
                    r.standard_normal((2, 13, 3, 7))],
