@@ -235,6 +235,10 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
   }
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
   %c6 = arith.constant 6 : index
   %kc = arith.constant 128 : index
   %zero = arith.constant 0.0 : f32
@@ -303,9 +307,39 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
       %cv = vector.transfer_read %ci[%i, %c0], %zero : tensor<?x?xf32>, vector<6x64xf32>
       %acc = scf.for %kk = %c0 to %kn step %c1 iter_args(%acc = %cv) -> (vector<6x64xf32>) {
         %ka = arith.addi %kk, %kb : index
-        %av = vector.transfer_read %ap[%it, %ka, %c0], %zero {in_bounds = [true]} : tensor<?x?x6xf32>, vector<6xf32>
         %bv = vector.transfer_read %bp[%kk, %c0], %zero {in_bounds = [true]} : tensor<?x64xf32>, vector<64xf32>
-        %o = vector.outerproduct %av, %bv, %acc : vector<6xf32>, vector<64xf32>
+        // Each element of A broadcast straight from memory (one load each,
+        // no shuffles competing with the multiply-adds).
+        %a0 = tensor.extract %ap[%it, %ka, %c0] : tensor<?x?x6xf32>
+        %a1 = tensor.extract %ap[%it, %ka, %c1] : tensor<?x?x6xf32>
+        %a2 = tensor.extract %ap[%it, %ka, %c2] : tensor<?x?x6xf32>
+        %a3 = tensor.extract %ap[%it, %ka, %c3] : tensor<?x?x6xf32>
+        %a4 = tensor.extract %ap[%it, %ka, %c4] : tensor<?x?x6xf32>
+        %a5 = tensor.extract %ap[%it, %ka, %c5] : tensor<?x?x6xf32>
+        %b0 = vector.broadcast %a0 : f32 to vector<64xf32>
+        %b1 = vector.broadcast %a1 : f32 to vector<64xf32>
+        %b2 = vector.broadcast %a2 : f32 to vector<64xf32>
+        %b3 = vector.broadcast %a3 : f32 to vector<64xf32>
+        %b4 = vector.broadcast %a4 : f32 to vector<64xf32>
+        %b5 = vector.broadcast %a5 : f32 to vector<64xf32>
+        %r0 = vector.extract %acc[0] : vector<64xf32> from vector<6x64xf32>
+        %r1 = vector.extract %acc[1] : vector<64xf32> from vector<6x64xf32>
+        %r2 = vector.extract %acc[2] : vector<64xf32> from vector<6x64xf32>
+        %r3 = vector.extract %acc[3] : vector<64xf32> from vector<6x64xf32>
+        %r4 = vector.extract %acc[4] : vector<64xf32> from vector<6x64xf32>
+        %r5 = vector.extract %acc[5] : vector<64xf32> from vector<6x64xf32>
+        %f0 = vector.fma %b0, %bv, %r0 : vector<64xf32>
+        %f1 = vector.fma %b1, %bv, %r1 : vector<64xf32>
+        %f2 = vector.fma %b2, %bv, %r2 : vector<64xf32>
+        %f3 = vector.fma %b3, %bv, %r3 : vector<64xf32>
+        %f4 = vector.fma %b4, %bv, %r4 : vector<64xf32>
+        %f5 = vector.fma %b5, %bv, %r5 : vector<64xf32>
+        %o0 = vector.insert %f0, %acc [0] : vector<64xf32> into vector<6x64xf32>
+        %o1 = vector.insert %f1, %o0 [1] : vector<64xf32> into vector<6x64xf32>
+        %o2 = vector.insert %f2, %o1 [2] : vector<64xf32> into vector<6x64xf32>
+        %o3 = vector.insert %f3, %o2 [3] : vector<64xf32> into vector<6x64xf32>
+        %o4 = vector.insert %f4, %o3 [4] : vector<64xf32> into vector<6x64xf32>
+        %o = vector.insert %f5, %o4 [5] : vector<64xf32> into vector<6x64xf32>
         scf.yield %o : vector<6x64xf32>
       }
       %w = vector.transfer_write %acc, %ci[%i, %c0] : vector<6x64xf32>, tensor<?x?xf32>

@@ -93,6 +93,6 @@ func.func @others(%a: tensor<4x9xf32>, %b: tensor<2x9x6xf32>, %ct: tensor<2x4x6x
 // CHECK: call @__gptq_gemm_panel
 // CHECK-LABEL: func.func private @__gptq_gemm_panel
 // CHECK: call @__gptq_pack_dequantized
-// CHECK: vector.outerproduct
+// CHECK: vector.fma
 // CHECK-LABEL: func.func private @__gptq_pack_dequantized
 // CHECK-NOT: func.func private @__gptq_matmul
