@@ -264,8 +264,9 @@ struct Stage {
   Value countResult;
   /// Values of the entry function that later stages read.
   llvm::SetVector<Value> outputs;
-  /// The op (of the entry) after which the stage ends.
-  unsigned end = 0;
+  /// The op (of the entry) after which the stage ends, and its first
+  /// layer's op.
+  unsigned end = 0, first = 0;
   /// The two functions, and the arguments (indices into `args`) that each
   /// takes (the second then takes the frontier).
   OwningOpRef<ModuleOp> hessianModule, outputModule;
@@ -305,6 +306,10 @@ struct QuantizeModelPass
   double quantizeLayerSeconds = 0;
 
   LogicalResult buildStages();
+  /// Whether a tensor of the entry holds data from its arguments or large
+  /// constants, rather than from scalars alone.
+  bool carriesData(Value value);
+  llvm::DenseMap<Value, bool> dataCarrying;
   void splitStage(Stage &stage);
   LogicalResult materialize(Stage &stage, unsigned index, Value value,
                             OpBuilder &b);
@@ -354,6 +359,22 @@ static bool isLargeConstant(Operation *op) {
   auto type = cast<ShapedType>(attr.getType());
   return type.hasStaticShape() && type.getNumElements() >= 16 &&
          (type.getElementType().isF32() || type.getElementType().isF64());
+}
+
+bool QuantizeModelPass::carriesData(Value value) {
+  if (!isa<RankedTensorType>(value.getType()))
+    return false;
+  Operation *def = value.getDefiningOp();
+  if (!def || isLargeConstant(def) || layerOfWeight.contains(def))
+    return true;
+  if (auto it = dataCarrying.find(value); it != dataCarrying.end())
+    return it->second;
+  llvm::SetVector<Value> used;
+  used.insert(def->getOperands().begin(), def->getOperands().end());
+  getUsedValuesDefinedAbove(def->getRegions(), used);
+  bool result = llvm::any_of(used, [&](Value v) { return carriesData(v); });
+  dataCarrying[value] = result;
+  return result;
 }
 
 BlockArgument QuantizeModelPass::addArg(Stage &stage, Value original,
@@ -407,6 +428,14 @@ LogicalResult QuantizeModelPass::materialize(Stage &stage, unsigned index,
     ++from;
   if (from >= index)
     return failure();
+  // A tensor made from scalars alone (an empty or zero-filled init) is made
+  // again rather than kept for every sample.
+  if (isa<RankedTensorType>(value.getType()) && !carriesData(value)) {
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(def->getRegions(), above);
+    if (above.empty() && isMemoryEffectFree(def))
+      return cloneWithOperands();
+  }
   if (isa<RankedTensorType>(value.getType())) {
     stages[from]->outputs.insert(value);
     StageArg a{StageArg::Crossing};
@@ -480,8 +509,16 @@ LogicalResult QuantizeModelPass::buildStages() {
       return failure();
     }
     stage->end = last;
+    stage->first = first;
     stages.push_back(std::move(stage));
   }
+  // A stage extends to the op before the next stage's first layer: what the
+  // next layers read is computed as soon as what it depends on is
+  // quantized, and crosses to the next stage instead of the (often larger)
+  // values it is made from (the attention's output rather than q, k and v;
+  // the gated product rather than the outputs of w1 and w3).
+  for (size_t k = 0; k + 1 < stages.size(); ++k)
+    stages[k]->end = std::max(stages[k]->end, stages[k + 1]->first - 1);
 
   MLIRContext *ctx = &getContext();
   Type i64 = IntegerType::get(ctx, 64);
@@ -906,6 +943,14 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     }
   }
   llvm::DenseMap<Value, std::vector<NpyArray>> store;
+  // A batch's copy of each value whose last reader is this pass is freed as
+  // soon as the batch has run, so that the pass's outputs take the place of
+  // its inputs rather than add to them.
+  auto releaseBatch = [&](unsigned pass, size_t b) {
+    for (auto &[value, batchValues] : store)
+      if (lastUse.lookup(value) == pass && b < batchValues.size())
+        batchValues[b] = NpyArray();
+  };
   auto release = [&](unsigned pass) {
     for (auto it = store.begin(); it != store.end();) {
       auto cur = it++;
@@ -984,6 +1029,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
         failBatch(b, out.takeError());
         return failure();
       }
+      releaseBatch(2 * index, b);
       for (const StageArg &arg : stage.args)
         if (arg.kind == StageArg::Hessian)
           states[arg.layer].hessian = std::move(
@@ -1024,6 +1070,9 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
       }
       if (failed(quantizeLayer(m, gptq, rtn)))
         return failure();
+      // Only dump-hessians reads a Hessian after its layer is quantized.
+      if (dumpHessians.empty())
+        states[m].hessian = NpyArray();
     }
     // What the later stages read, with this stage's layers quantized.
     start = std::chrono::steady_clock::now();
@@ -1034,6 +1083,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
           failBatch(b, out.takeError());
           return failure();
         }
+        releaseBatch(2 * index + 1, b);
         frontier[b].clear();
         for (auto [k, v] : llvm::enumerate(stage.outputs)) {
           std::vector<NpyArray> &slot = store[v];
@@ -1251,6 +1301,7 @@ void QuantizeModelPass::runOnOperation() {
   states.clear();
   opIndex.clear();
   layerOfWeight.clear();
+  dataCarrying.clear();
   stages.clear();
   constantArrays.clear();
   compiledCount = 0;
