@@ -34,9 +34,10 @@ b. End-to-end GPTQ (``--skip-gptq`` to leave it out) of ``--gptq-model``
    reference's true-sequential groups).
 
    - ours: import, ``gptq-opt model.mlir --gptq-quantize-model="calibration=
-     calib.npy bits=4 group-size=128 act-order=true report=r.json" -o q.mlir``
-     (its phases from the report's ``timing``), then the compile of the result
-     (``gptq-run q.mlir --time`` on one short window);
+     calib.npy bits=4 group-size=128 act-order=true layer-errors=false
+     report=r.json" --emit-bytecode -o q.mlirbc`` (its phases from the
+     report's ``timing``), then the compile of the result (``gptq-run
+     q.mlirbc --time`` on one short window);
    - PyTorch: ``bench/torch_gptq_model.quantize_model`` (the reference
      llama.py's sequential driver; layers by ``bench/torch_gptq.py``) in a
      subprocess per thread setting as above, its phases timed by wrapping
@@ -101,31 +102,68 @@ class ToolError(RuntimeError):
 SCRATCH = {"dir": "."}
 
 
+#: Runs argv[2:] as a child of a fresh, small process and writes the
+#: child's peak RSS (KiB, from wait4) to the file argv[1]; exits with the
+#: child's status. Linux keeps the largest resident set a process has had
+#: across fork and exec, so a tool started straight from this (large)
+#: process would report this process's peak whenever it was the larger.
+_PEAK_RSS_LAUNCHER = """
+import ctypes, os, signal, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        # Killed with the launcher (timeouts kill the launcher).
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
 def run_measured(cmd: List[str], env: Optional[Dict[str, str]] = None, timeout: float = 3600,
                  what: str = "") -> Dict:
-    """Run ``cmd``; return its wall seconds, peak RSS (bytes, from wait4) and
-    stderr. Raises ToolError (with the stderr's tail) when it fails."""
+    """Run ``cmd``; return its wall seconds, peak RSS (bytes, from wait4 in a
+    small launcher process, see _PEAK_RSS_LAUNCHER) and stderr. Raises
+    ToolError (with the stderr's tail) when it fails."""
     busy = wait_quiet(what or os.path.basename(cmd[0]))
     err_path = os.path.join(SCRATCH["dir"], ".stderr")
+    rss_path = os.path.join(SCRATCH["dir"], ".peak-rss")
+    if os.path.exists(rss_path):
+        os.remove(rss_path)
     with open(err_path, "w+b") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
-        timer = threading.Timer(timeout, proc.kill)
+        proc = subprocess.Popen([sys.executable, "-c", _PEAK_RSS_LAUNCHER, rss_path] + list(cmd),
+                                env=env, stdout=subprocess.DEVNULL, stderr=err)
+        timed_out = threading.Event()
+
+        def stop() -> None:
+            timed_out.set()
+            proc.terminate()
+
+        timer = threading.Timer(timeout, stop)
         timer.start()
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
+            proc.wait()
         finally:
             timer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - start
         err.seek(0)
         stderr = err.read().decode(errors="replace")
+    peak_kib = 0
+    if os.path.exists(rss_path):
+        with open(rss_path) as handle:
+            peak_kib = int(handle.read() or 0)
     if proc.returncode != 0:
         tail = stderr.strip().splitlines()[-5:]
         raise ToolError(f"{' '.join(cmd)} failed (exit {proc.returncode}"
-                        f"{', killed after --timeout' if proc.returncode == -9 else ''}): "
+                        f"{', killed after --timeout' if timed_out.is_set() else ''}): "
                         + " | ".join(tail))
-    return {"wall_seconds": wall, "peak_rss_bytes": usage.ru_maxrss * 1024, "stderr": stderr,
+    return {"wall_seconds": wall, "peak_rss_bytes": peak_kib * 1024, "stderr": stderr,
             "busy_before": busy}
 
 
@@ -367,10 +405,19 @@ def run_torch_worker(args, worker: str, extra: List[str], threads: int, unset: b
     busy = wait_quiet(what)
     env = sub_env(threads, unset)
     env["PYTHONPATH"] = PYTHONPATH + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    rss_path = os.path.join(SCRATCH["dir"], ".peak-rss")
+    if os.path.exists(rss_path):
+        os.remove(rss_path)
     t0 = time.perf_counter()
-    result = run_json(cmd, env, timeout or args.timeout)
+    result = run_json([sys.executable, "-c", _PEAK_RSS_LAUNCHER, rss_path] + cmd, env,
+                      timeout or args.timeout)
     result.update({"threads": threads, "openblas_override": "unset" if unset else "as set",
                    "busy_before": busy, "wall_seconds": time.perf_counter() - t0})
+    # The worker's own figure would include this process's peak (see
+    # _PEAK_RSS_LAUNCHER).
+    if "peak_rss_bytes" in result and os.path.exists(rss_path):
+        with open(rss_path) as handle:
+            result["peak_rss_bytes"] = int(handle.read() or 0) * 1024
     return result
 
 
@@ -482,14 +529,17 @@ def bench_gptq(args) -> Dict:
              "sequential": args.gptq_sequential, "calibration": calib["source"]}
 
     report = os.path.join(folder, "gptq-report.json")
-    q_mlir = os.path.join(folder, "gptq4-g128.mlir")
+    # Bytecode, as for any model of this size: printing 48 MB of packed
+    # weights as hex text would cost more memory than the quantization.
+    q_mlir = os.path.join(folder, "gptq4-g128.mlirbc")
     # The per-layer error figures and the round-to-nearest comparison are
     # progress information that the PyTorch procedure does not compute.
     options = (f"calibration={calib['path']} bits=4 group-size=128 act-order={act} "
                f"sequential={args.gptq_sequential} layer-errors=false report={report}")
     log(f"{name}: gptq-opt --gptq-quantize-model=\"{options}\" ({args.gptq_samples} x {args.gptq_seqlen})")
     opt = run_measured([tool(args, "gptq-opt"), imported["mlir"], f"--gptq-quantize-model={options}",
-                        "-o", q_mlir], tool_env(args), args.timeout, f"gptq-opt gptq {name}")
+                        "--emit-bytecode", "-o", q_mlir], tool_env(args), args.timeout,
+                       f"gptq-opt gptq {name}")
     opt.pop("stderr")
     with open(report) as handle:
         rep = json.load(handle)
@@ -648,8 +698,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "(default stories260K,110m)")
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seqlen", type=int, default=256)
-    ap.add_argument("--repeats", type=int, default=3,
-                    help="calls per measurement; the best after the first counts (default 3)")
+    ap.add_argument("--repeats", type=int, default=6,
+                    help="calls per measurement; the best after the first counts (default 6: "
+                         "both sides are still warming up at the third call)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the token ids and calibration windows")
     ap.add_argument("--checkpoint-seed", type=int, default=0, help="seed of the random checkpoints")
     ap.add_argument("--gptq-model", default="110m", help="110m, 15m, stories260K or a .bin (default 110m)")

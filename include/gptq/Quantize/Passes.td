@@ -143,7 +143,9 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     them with the project's JIT, `calibration-batch` samples at a time, and
     accumulates each layer's Hessian with `gptq.hessian_accumulate`. It
     cuts the entry function into stages, one per group of layers that are
-    calibrated together, compiles each stage once (its weights and other
+    calibrated together (a stage ends before the next group's first
+    layer, so what crosses to the next stage is what its layers read),
+    compiles each stage once (its weights and other
     large constants are arguments, so stages of the same shape share their
     code), and keeps the values that flow from one stage to the next for
     every sample: memory holds those values for all samples, plus one
