@@ -54,7 +54,6 @@
 #include <malloc.h>
 #endif
 #include <cmath>
-#include <functional>
 #include <map>
 
 namespace mlir {
@@ -361,20 +360,44 @@ static bool isLargeConstant(Operation *op) {
          (type.getElementType().isF32() || type.getElementType().isF64());
 }
 
-bool QuantizeModelPass::carriesData(Value value) {
+/// The values used by `op` or inside its regions that are defined outside
+/// it.
+static llvm::SetVector<Value> usedValues(Operation *op) {
+  llvm::SetVector<Value> used;
+  used.insert(op->getOperands().begin(), op->getOperands().end());
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  return used;
+}
+
+/// Whether a tensor's contents come from a source (`isSource`: arguments,
+/// weights) rather than from scalars and small constants alone, as an empty
+/// or zero-filled init tensor's do. Such tensors are made again where they
+/// are needed rather than kept for every sample.
+static bool carriesData(Value value, llvm::function_ref<bool(Value)> isSource,
+                        llvm::DenseMap<Value, bool> &memo) {
   if (!isa<RankedTensorType>(value.getType()))
     return false;
-  Operation *def = value.getDefiningOp();
-  if (!def || isLargeConstant(def) || layerOfWeight.contains(def))
+  if (isSource(value))
     return true;
-  if (auto it = dataCarrying.find(value); it != dataCarrying.end())
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (auto it = memo.find(value); it != memo.end())
     return it->second;
-  llvm::SetVector<Value> used;
-  used.insert(def->getOperands().begin(), def->getOperands().end());
-  getUsedValuesDefinedAbove(def->getRegions(), used);
-  bool result = llvm::any_of(used, [&](Value v) { return carriesData(v); });
-  dataCarrying[value] = result;
+  bool result = llvm::any_of(
+      usedValues(def), [&](Value v) { return carriesData(v, isSource, memo); });
+  memo[value] = result;
   return result;
+}
+
+bool QuantizeModelPass::carriesData(Value value) {
+  return ::carriesData(
+      value,
+      [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return !def || isLargeConstant(def) || layerOfWeight.contains(def);
+      },
+      dataCarrying);
 }
 
 BlockArgument QuantizeModelPass::addArg(Stage &stage, Value original,
@@ -642,15 +665,6 @@ LogicalResult QuantizeModelPass::buildStages() {
   return success();
 }
 
-/// The values used by `op` or inside its regions that are defined outside
-/// it.
-static llvm::SetVector<Value> usedValues(Operation *op) {
-  llvm::SetVector<Value> used;
-  used.insert(op->getOperands().begin(), op->getOperands().end());
-  getUsedValuesDefinedAbove(op->getRegions(), used);
-  return used;
-}
-
 /// Erases the ops of `fn`'s body whose results are unused and that have no
 /// effects, users first.
 static void eraseDeadOps(func::FuncOp fn) {
@@ -691,29 +705,18 @@ void QuantizeModelPass::splitStage(Stage &stage) {
     if (from.kind != StageArg::Constant)
       continue;
     auto it = layerOfWeight.find(from.constant);
-    if (it != layerOfWeight.end() && llvm::is_contained(stage.layers, it->second))
+    if (it != layerOfWeight.end() &&
+        llvm::is_contained(stage.layers, it->second))
       dependent.insert(arg);
   }
-  // Whether a tensor's contents come from the arguments, not from scalars
-  // and constants alone (a zero-filled init tensor): only such tensors are
-  // worth keeping, the others are made again.
-  llvm::DenseMap<Value, bool> fromArguments;
-  std::function<bool(Value)> carriesData = [&](Value v) -> bool {
-    if (!isa<RankedTensorType>(v.getType()))
-      return false;
-    if (isa<BlockArgument>(v))
-      return true;
-    if (auto it = fromArguments.find(v); it != fromArguments.end())
-      return it->second;
-    bool result = llvm::any_of(usedValues(v.getDefiningOp()), carriesData);
-    fromArguments[v] = result;
-    return result;
-  };
   // Its frontier: tensors computed outside it from the arguments that it
   // reads, and outputs computed outside it.
+  llvm::DenseMap<Value, bool> fromArguments;
+  auto isArgument = [](Value v) { return isa<BlockArgument>(v); };
   llvm::SetVector<Value> frontier;
   auto addFrontier = [&](Value v) {
-    if (isa<BlockArgument>(v) || dependent.contains(v) || !carriesData(v))
+    if (isa<BlockArgument>(v) || dependent.contains(v) ||
+        !::carriesData(v, isArgument, fromArguments))
       return;
     frontier.insert(v);
   };
@@ -918,7 +921,8 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   llvm::errs() << kPassName << ": calibrating on " << samples << " samples in "
                << batches.size() << " batches, " << stages.size() << " stage"
                << (stages.size() == 1 ? "" : "s") << " (" << compiledCount
-               << " function" << (compiledCount == 1 ? "" : "s") << " compiled)\n";
+               << " function" << (compiledCount == 1 ? "" : "s")
+               << " compiled)\n";
 
   // The last pass (2 x stage, + 1 for the outputs) that reads each value
   // that crosses between stages, and each layer's weight: both are freed
@@ -974,8 +978,9 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     }
     NpyArray count = NpyArray::zeros(DType::I64, {});
     std::vector<std::vector<NpyArray>> frontier(batches.size());
-    auto run = [&](size_t b, CompiledFunction *fn)
-        -> llvm::Expected<std::vector<NpyArray>> {
+    auto run =
+        [&](size_t b,
+            CompiledFunction *fn) -> llvm::Expected<std::vector<NpyArray>> {
       std::vector<NpyArray> args;
       for (unsigned i :
            fn == stage.propagate ? stage.outputArgs : stage.hessianArgs) {
@@ -1436,8 +1441,7 @@ void QuantizeModelPass::runOnOperation() {
       return;
     }
   }
-  if ((!report.empty() &&
-       (report == dumpHessians || report == dumpStages)) ||
+  if ((!report.empty() && (report == dumpHessians || report == dumpStages)) ||
       (!dumpHessians.empty() && dumpHessians == dumpStages)) {
     fail(loc) << "report=, dump-hessians= and dump-stages= must name "
                  "different files";
@@ -1701,17 +1705,15 @@ void QuantizeModelPass::runOnOperation() {
     OwningOpRef<ModuleOp> all = ModuleOp::create(func.getLoc());
     OpBuilder b = OpBuilder::atBlockEnd(all->getBody());
     for (auto [index, stage] : llvm::enumerate(stages)) {
-      for (auto [part, m] : {std::pair<StringRef, ModuleOp>(
-                                 "hessians", *stage->hessianModule),
-                             std::pair<StringRef, ModuleOp>(
-                                 "outputs", stage->outputModule
-                                                ? *stage->outputModule
-                                                : ModuleOp())}) {
+      for (auto [part, m] :
+           {std::pair<StringRef, ModuleOp>("hessians", *stage->hessianModule),
+            std::pair<StringRef, ModuleOp>("outputs", stage->outputModule
+                                                          ? *stage->outputModule
+                                                          : ModuleOp())}) {
         if (!m)
           continue;
         auto copy = cast<ModuleOp>(b.clone(*m));
-        copy.setSymName(
-            llvm::formatv("stage_{0}_{1}", index + 1, part).str());
+        copy.setSymName(llvm::formatv("stage_{0}_{1}", index + 1, part).str());
       }
     }
     std::string text;
