@@ -125,6 +125,27 @@ sys.exit(code if code >= 0 else 128 - code)
 """
 
 
+def _peak_rss_file() -> str:
+    """The file the launcher writes a child's peak RSS to, emptied."""
+    path = os.path.join(SCRATCH["dir"], ".peak-rss")
+    if os.path.exists(path):
+        os.remove(path)
+    return path
+
+
+def _launched(cmd: List[str], rss_path: str) -> List[str]:
+    """``cmd`` run through _PEAK_RSS_LAUNCHER, which writes to ``rss_path``."""
+    return [sys.executable, "-c", _PEAK_RSS_LAUNCHER, rss_path] + list(cmd)
+
+
+def _peak_rss_bytes(rss_path: str) -> int:
+    """What the launcher wrote (0 when the child never ran to the end)."""
+    if not os.path.exists(rss_path):
+        return 0
+    with open(rss_path) as handle:
+        return int(handle.read() or 0) * 1024
+
+
 def run_measured(cmd: List[str], env: Optional[Dict[str, str]] = None, timeout: float = 3600,
                  what: str = "") -> Dict:
     """Run ``cmd``; return its wall seconds, peak RSS (bytes, from wait4 in a
@@ -132,13 +153,11 @@ def run_measured(cmd: List[str], env: Optional[Dict[str, str]] = None, timeout: 
     ToolError (with the stderr's tail) when it fails."""
     busy = wait_quiet(what or os.path.basename(cmd[0]))
     err_path = os.path.join(SCRATCH["dir"], ".stderr")
-    rss_path = os.path.join(SCRATCH["dir"], ".peak-rss")
-    if os.path.exists(rss_path):
-        os.remove(rss_path)
+    rss_path = _peak_rss_file()
     with open(err_path, "w+b") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", _PEAK_RSS_LAUNCHER, rss_path] + list(cmd),
-                                env=env, stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(_launched(cmd, rss_path), env=env,
+                                stdout=subprocess.DEVNULL, stderr=err)
         timed_out = threading.Event()
 
         def stop() -> None:
@@ -154,16 +173,12 @@ def run_measured(cmd: List[str], env: Optional[Dict[str, str]] = None, timeout: 
         wall = time.perf_counter() - start
         err.seek(0)
         stderr = err.read().decode(errors="replace")
-    peak_kib = 0
-    if os.path.exists(rss_path):
-        with open(rss_path) as handle:
-            peak_kib = int(handle.read() or 0)
     if proc.returncode != 0:
         tail = stderr.strip().splitlines()[-5:]
         raise ToolError(f"{' '.join(cmd)} failed (exit {proc.returncode}"
                         f"{', killed after --timeout' if timed_out.is_set() else ''}): "
                         + " | ".join(tail))
-    return {"wall_seconds": wall, "peak_rss_bytes": peak_kib * 1024, "stderr": stderr,
+    return {"wall_seconds": wall, "peak_rss_bytes": _peak_rss_bytes(rss_path), "stderr": stderr,
             "busy_before": busy}
 
 
@@ -405,19 +420,15 @@ def run_torch_worker(args, worker: str, extra: List[str], threads: int, unset: b
     busy = wait_quiet(what)
     env = sub_env(threads, unset)
     env["PYTHONPATH"] = PYTHONPATH + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    rss_path = os.path.join(SCRATCH["dir"], ".peak-rss")
-    if os.path.exists(rss_path):
-        os.remove(rss_path)
+    rss_path = _peak_rss_file()
     t0 = time.perf_counter()
-    result = run_json([sys.executable, "-c", _PEAK_RSS_LAUNCHER, rss_path] + cmd, env,
-                      timeout or args.timeout)
+    result = run_json(_launched(cmd, rss_path), env, timeout or args.timeout)
     result.update({"threads": threads, "openblas_override": "unset" if unset else "as set",
                    "busy_before": busy, "wall_seconds": time.perf_counter() - t0})
     # The worker's own figure would include this process's peak (see
     # _PEAK_RSS_LAUNCHER).
-    if "peak_rss_bytes" in result and os.path.exists(rss_path):
-        with open(rss_path) as handle:
-            result["peak_rss_bytes"] = int(handle.read() or 0) * 1024
+    if "peak_rss_bytes" in result:
+        result["peak_rss_bytes"] = _peak_rss_bytes(rss_path)
     return result
 
 

@@ -254,12 +254,14 @@ struct Stage {
   func::FuncOp func;
   IRMapping map;
   std::vector<StageArg> args;
-  /// The layers it calibrates, and for each the index of its Hessian among
-  /// `hessianResults`: layers that read the same activation (the query, key
-  /// and value projections) share one accumulation.
+  /// The layers it calibrates; the Hessians it accumulates and, for each,
+  /// the layer it is accumulated for; the layers that read the same
+  /// activation as an earlier one (the key and value projections after the
+  /// query's) and get a copy of that one's Hessian.
   std::vector<unsigned> layers;
-  std::vector<unsigned> hessianOf;
   SmallVector<Value> hessianResults;
+  std::vector<unsigned> accumulatedFor;
+  std::vector<std::pair<unsigned, unsigned>> sharesHessianOf;
   Value countResult;
   /// Values of the entry function that later stages read.
   llvm::SetVector<Value> outputs;
@@ -305,6 +307,9 @@ struct QuantizeModelPass
   double quantizeLayerSeconds = 0;
 
   LogicalResult buildStages();
+  /// Whether a constant of the entry becomes an argument of the stages that
+  /// read it (large constants, layer weights) rather than being copied in.
+  bool isStageArgument(Operation *op);
   /// Whether a tensor of the entry holds data from its arguments or large
   /// constants, rather than from scalars alone.
   bool carriesData(Value value);
@@ -390,12 +395,18 @@ static bool carriesData(Value value, llvm::function_ref<bool(Value)> isSource,
   return result;
 }
 
+bool QuantizeModelPass::isStageArgument(Operation *op) {
+  // A layer's weight is an argument whatever its size: the stage's second
+  // function reads the quantized one.
+  return isLargeConstant(op) || layerOfWeight.contains(op);
+}
+
 bool QuantizeModelPass::carriesData(Value value) {
   return ::carriesData(
       value,
       [&](Value v) {
         Operation *def = v.getDefiningOp();
-        return !def || isLargeConstant(def) || layerOfWeight.contains(def);
+        return !def || isStageArgument(def);
       },
       dataCarrying);
 }
@@ -424,9 +435,7 @@ LogicalResult QuantizeModelPass::materialize(Stage &stage, unsigned index,
     return success();
   }
   Operation *def = value.getDefiningOp();
-  // A layer's weight is always an argument, whatever its size: the stage's
-  // second function reads the quantized one.
-  if (isLargeConstant(def) || layerOfWeight.contains(def)) {
+  if (isStageArgument(def)) {
     StageArg a{StageArg::Constant};
     a.constant = def;
     addArg(stage, value, a, value.getType(), b);
@@ -563,20 +572,16 @@ LogicalResult QuantizeModelPass::buildStages() {
     llvm::DenseMap<Operation *, unsigned> layerAt;
     for (unsigned m : stage.layers)
       layerAt[states[m].layer->op] = m;
-    stage.hessianOf.assign(stage.layers.size(), 0);
+    // The layer whose Hessian each activation accumulates.
     llvm::DenseMap<Value, unsigned> accumulated;
     for (Operation &op : body.without_terminator()) {
       unsigned at = opIndex.lookup(&op);
       if (at < begin || at > stage.end)
         continue;
       // Constants are made where they are used.
-      if (op.hasTrait<OpTrait::ConstantLike>() || isLargeConstant(&op) ||
-          layerOfWeight.contains(&op))
+      if (op.hasTrait<OpTrait::ConstantLike>() || isStageArgument(&op))
         continue;
-      llvm::SetVector<Value> used;
-      used.insert(op.getOperands().begin(), op.getOperands().end());
-      getUsedValuesDefinedAbove(op.getRegions(), used);
-      for (Value v : used)
+      for (Value v : usedValues(&op))
         if (failed(materialize(stage, index, v, b))) {
           fail(op.getLoc()) << "cannot split '@" << entry
                             << "' into calibration stages at this op; use "
@@ -588,8 +593,7 @@ LogicalResult QuantizeModelPass::buildStages() {
         Value activation = stage.map.lookup(state.layer->activation);
         if (auto shared = accumulated.find(activation);
             shared != accumulated.end()) {
-          stage.hessianOf[llvm::find(stage.layers, it->second) -
-                          stage.layers.begin()] = shared->second;
+          stage.sharesHessianOf.push_back({it->second, shared->second});
         } else {
           Location l = op.getLoc();
           int64_t in = state.layer->inFeatures;
@@ -600,10 +604,8 @@ LogicalResult QuantizeModelPass::buildStages() {
           Value input = buildCalibrationInput(b, l, activation);
           auto acc =
               HessianAccumulateOp::create(b, l, hType, i64, input, h, count);
-          unsigned k = stage.hessianResults.size();
-          accumulated[activation] = k;
-          stage.hessianOf[llvm::find(stage.layers, it->second) -
-                          stage.layers.begin()] = k;
+          accumulated[activation] = it->second;
+          stage.accumulatedFor.push_back(it->second);
           stage.hessianResults.push_back(acc.getResult());
           if (!stage.countResult)
             stage.countResult = tensor::FromElementsOp::create(
@@ -971,10 +973,9 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   for (auto [index, stagePtr] : llvm::enumerate(stages)) {
     Stage &stage = *stagePtr;
     auto start = std::chrono::steady_clock::now();
-    for (unsigned m : stage.layers) {
+    for (unsigned m : stage.accumulatedFor) {
       int64_t in = states[m].layer->inFeatures;
       states[m].hessian = NpyArray::zeros(DType::F32, {in, in});
-      states[m].samples = 0;
     }
     NpyArray count = NpyArray::zeros(DType::I64, {});
     std::vector<std::vector<NpyArray>> frontier(batches.size());
@@ -1035,23 +1036,15 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
         return failure();
       }
       releaseBatch(2 * index, b);
-      for (const StageArg &arg : stage.args)
-        if (arg.kind == StageArg::Hessian)
-          states[arg.layer].hessian = std::move(
-              (*out)[stage.hessianOf[llvm::find(stage.layers, arg.layer) -
-                                     stage.layers.begin()]]);
+      for (auto [k, m] : llvm::enumerate(stage.accumulatedFor))
+        states[m].hessian = std::move((*out)[k]);
       count = std::move((*out)[unique]);
       if (stage.propagate)
         frontier[b].assign(std::make_move_iterator(out->begin() + unique + 1),
                            std::make_move_iterator(out->end()));
     }
-    // Layers that share an accumulation get copies.
-    for (auto [k, m] : llvm::enumerate(stage.layers))
-      for (const StageArg &arg : stage.args)
-        if (arg.kind == StageArg::Hessian && arg.layer != m &&
-            stage.hessianOf[llvm::find(stage.layers, arg.layer) -
-                            stage.layers.begin()] == stage.hessianOf[k])
-          states[m].hessian = states[arg.layer].hessian;
+    for (auto [m, owner] : stage.sharesHessianOf)
+      states[m].hessian = states[owner].hessian;
     release(2 * index);
     int64_t n = *count.as<int64_t>();
     double hessianSeconds = secondsSince(start);
