@@ -638,22 +638,16 @@ llvm::Error CompiledFunction::hoistWeights(ModuleOp module) {
         checkedByteCount(type.getShape(), dtypeSize(*dtype));
     if (!bytes)
       continue;
-    ArrayRef<char> data;
+    // Resources whatever their size; inline constants from kWeightBytes.
     Attribute value = op.getValue();
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-      if (!blob)
-        continue;
-      data = blob->getData();
-    } else if (auto dense = dyn_cast<DenseIntOrFPElementsAttr>(value)) {
-      if (dense.isSplat() || *bytes < kWeightBytes)
-        continue;
-      data = dense.getRawData();
-    } else {
+    auto elements = dyn_cast<ElementsAttr>(value);
+    std::optional<ArrayRef<char>> raw =
+        elements ? rawElementData(elements) : std::nullopt;
+    if (!raw ||
+        (isa<DenseIntOrFPElementsAttr>(value) && *bytes < kWeightBytes) ||
+        static_cast<int64_t>(raw->size()) != *bytes)
       continue;
-    }
-    if (static_cast<int64_t>(data.size()) != *bytes)
-      continue;
+    ArrayRef<char> data = *raw;
     auto [it, inserted] = arguments.try_emplace(value);
     if (inserted) {
       Weight weight;
@@ -935,6 +929,18 @@ std::vector<std::string> mlir::gptq::entryNames(ModuleOp module) {
     }
   }
   return names;
+}
+
+std::optional<ArrayRef<char>> mlir::gptq::rawElementData(ElementsAttr attr) {
+  if (auto dense = dyn_cast<DenseIntOrFPElementsAttr>(attr)) {
+    if (dense.isSplat())
+      return std::nullopt;
+    return dense.getRawData();
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr))
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      return blob->getData();
+  return std::nullopt;
 }
 
 std::optional<DType> mlir::gptq::dtypeOfElementType(Type type) {

@@ -115,26 +115,21 @@ std::optional<NpyArray> arrayOf(ElementsAttr attr) {
     return std::nullopt;
   std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
   size_t bytes = size_t(type.getNumElements()) * dtypeSize(*dtype);
-  ArrayRef<char> raw;
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    raw = dense.getRawData();
-    if (dense.isSplat()) {
-      size_t elem = dtypeSize(*dtype);
-      if (raw.size() != elem)
-        return std::nullopt;
-      NpyArray a = NpyArray::zeros(*dtype, std::move(shape));
-      for (size_t i = 0; i < bytes; i += elem)
-        std::memcpy(a.data.data() + i, raw.data(), elem);
-      return a;
-    }
-  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    raw = resource.getData();
-  } else {
-    return std::nullopt;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr);
+      dense && dense.isSplat()) {
+    ArrayRef<char> raw = dense.getRawData();
+    size_t elem = dtypeSize(*dtype);
+    if (raw.size() != elem)
+      return std::nullopt;
+    NpyArray a = NpyArray::zeros(*dtype, std::move(shape));
+    for (size_t i = 0; i < bytes; i += elem)
+      std::memcpy(a.data.data() + i, raw.data(), elem);
+    return a;
   }
-  if (raw.size() != bytes)
+  std::optional<ArrayRef<char>> raw = rawElementData(attr);
+  if (!raw || raw->size() != bytes)
     return std::nullopt;
-  return view(*dtype, std::move(shape), raw.data(), bytes);
+  return view(*dtype, std::move(shape), raw->data(), bytes);
 }
 
 /// The transpose of a 2-D float32 array.

@@ -37,6 +37,12 @@ namespace gptq {
 /// (int64); none for other types.
 std::optional<DType> dtypeOfElementType(Type type);
 
+/// The raw little-endian bytes of a constant's elements, where they lie in
+/// the attribute: those of a non-splat `dense` attribute or of a
+/// `dense_resource` blob; none for a splat, a resource without its blob, or
+/// another attribute.
+std::optional<llvm::ArrayRef<char>> rawElementData(ElementsAttr attr);
+
 /// One argument or result of an entry function.
 struct ArgSpec {
   DType dtype;
