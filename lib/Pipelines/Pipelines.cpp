@@ -53,6 +53,9 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   // subview; CSE makes them self-copies, which canonicalization removes.
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // The matrix kernel's output is its argument's buffer: no clone of it on
+  // return.
+  pm.addPass(createGPTQForwardArgumentResults());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());

@@ -205,6 +205,43 @@ def GPTQExpandStridedCopies : Pass<"gptq-expand-strided-copies"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def GPTQForwardArgumentResults
+    : Pass<"gptq-forward-argument-results", "ModuleOp"> {
+  let summary = "Drop a private function's results that return an argument's "
+                "buffer; callers read the argument they passed";
+  let description = [{
+    Run after bufferization, before buffer deallocation. A kernel that is
+    called rather than inlined (the matrix kernel, `__gptq_matmul`) writes
+    its output into the buffer of its output argument and returns it. The
+    deallocation pipeline gives each returned buffer an owner, so a
+    returned argument, which the callee does not own, would be cloned on
+    every return: a copy of the whole output per call (262 MB for the
+    classifier of a 32000-word vocabulary on 2048 tokens). This pass
+    removes such results (the returned value is the argument, or a
+    `memref.cast` of it) from private functions whose every use is a
+    `func.call`, and each call's result becomes the call's own operand
+    (cast back to the result's type where the types differ). Public
+    functions keep their signatures.
+
+    ```mlir
+    func.func private @kernel(%a: memref<?xf32>, %out: memref<?xf32>) -> memref<?xf32> {
+      ...
+      return %out : memref<?xf32>
+    }
+    %r = call @kernel(%a, %buf) : (memref<?xf32>, memref<?xf32>) -> memref<?xf32>
+    "use"(%r) : (memref<?xf32>) -> ()
+    // becomes
+    func.func private @kernel(%a: memref<?xf32>, %out: memref<?xf32>) {
+      ...
+      return
+    }
+    call @kernel(%a, %buf) : (memref<?xf32>, memref<?xf32>) -> ()
+    "use"(%buf) : (memref<?xf32>) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def GPTQHoistDeallocs : Pass<"gptq-hoist-deallocs"> {
   let summary = "Free each buffer right after its last use";
   let description = [{
