@@ -26,9 +26,9 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       *this, "fuse-dequantize",
       llvm::cl::desc(
           "Dequantize quantized weights inside the matrix kernel's packing "
-          "instead of forming each float weight first (less memory; slower "
-          "on batches of thousands of tokens, see docs/performance.md)"),
-      llvm::cl::init(false)};
+          "instead of forming each float weight first (false: form it, as "
+          "gptq.unpack and gptq.dequantize alone lower)"),
+      llvm::cl::init(true)};
 };
 
 /// gptq ops (and linalg/tensor/arith/math/scf on tensors) to the LLVM

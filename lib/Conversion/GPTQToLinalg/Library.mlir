@@ -220,8 +220,9 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
 // C[:, j : j + 64] (or fewer columns), %ap the packed (-)A. With %transB, %b
 // is given transposed (N x K) and the panel's chunks of B are gathered from
 // its rows. With %quant, B^T is the weight that gptq.dequantize of
-// gptq.unpack gives for packed codes %qw (%qbits bits), scales %qs, zeros
-// %qz and group map %qg, computed chunk by chunk while B is packed (the
+// gptq.unpack gives for packed codes %qw (%qbits bits), scales and zeros
+// given transposed (%qs and %qz are groups x N) and group map %qg,
+// computed chunk by chunk while B is packed (the
 // same operations as __gptq_unpack and __gptq_dequantize, so the same
 // values), never stored whole; %b is not read.
 func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %b: tensor<?x?xf32>, %j: index, %lowerC: i1, %lowerB: i1, %zeroC: i1, %transB: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?xf32> {
@@ -359,7 +360,8 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
 // panel of C over a range of its rows. Rows are split only as far as needed
 // for about 16 tasks, so that a few wide panels still keep every core busy.
 // With %quant (one batch), B is given as the packed codes and grids of a
-// quantized weight (see __gptq_gemm_panel) and %bm is not read.
+// quantized weight, as gptq.unpack and gptq.dequantize take them (scales
+// and zeros N x groups; see __gptq_gemm_panel), and %bm is not read.
 func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -413,14 +415,12 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
     }
   }
   // Tasks: (batch, column panel, range of row tiles). Ranges hold at least
-  // 16 tiles (96 rows), 64 (384 rows) when B is dequantized while it is
-  // packed, so that a task's packing of B stays cheap.
+  // 16 tiles (96 rows), so that a task's packing of B stays cheap.
   %nt = arith.ceildivsi %n, %c64 : index
   %panels = arith.muli %nb, %nt : index
   %panels1 = arith.maxsi %panels, %c1 : index
   %want = arith.ceildivsi %c16, %panels1 : index
-  %minTiles = arith.select %quant, %c64, %c16 : index
-  %most0 = arith.divui %mt, %minTiles : index
+  %most0 = arith.divui %mt, %c16 : index
   %most = arith.maxsi %most0, %c1 : index
   %split0 = arith.minsi %want, %most : index
   %per0 = arith.ceildivsi %mt, %split0 : index
@@ -428,6 +428,15 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
   %split = arith.ceildivsi %mt, %per : index
   %bstride = arith.muli %nt, %split : index
   %tasks = arith.muli %panels, %split : index
+  // A quantized weight's grids, transposed once (groups x N), so that a
+  // row of scales or zeros for 16 columns of B is one contiguous read.
+  %qst, %qzt = scf.if %quant -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+    %st = func.call @__gptq_transpose(%qs) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    %zt = func.call @__gptq_transpose(%qz) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    scf.yield %st, %zt : tensor<?x?xf32>, tensor<?x?xf32>
+  } else {
+    scf.yield %qs, %qz : tensor<?x?xf32>, tensor<?x?xf32>
+  }
   %kb1 = tensor.dim %bm, %c1 : tensor<?x?x?xf32>
   %kb2 = tensor.dim %bm, %c2 : tensor<?x?x?xf32>
   %r = scf.forall (%q) in (%tasks) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
@@ -450,7 +459,7 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
     %at0 = arith.addi %bt0, %t0 : index
     %apb = tensor.extract_slice %ap[%at0, 0, 0] [%tiles, %k, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x?x6xf32>
     %bb = tensor.extract_slice %bm[%bi, 0, 0] [1, %kb1, %kb2] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %rp = func.call @__gptq_gemm_panel(%p, %apb, %bb, %j, %false, %false, %zeroC, %transB, %quant, %qw, %qs, %qz, %qg, %qbits) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
+    %rp = func.call @__gptq_gemm_panel(%p, %apb, %bb, %j, %false, %false, %zeroC, %transB, %quant, %qw, %qst, %qzt, %qg, %qbits) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %rp into %cc[%bi, %r0, %j] [1, %rows, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
     }
@@ -459,62 +468,87 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
 }
 
 // A chunk of 128 (or fewer) rows k = kb .. of B = W^T, 64 columns
-// n = j .. j + 63, for the weight W = dequantize(unpack(%qw)): W[n, k] =
-// scale[n, g] * (code[n, k] - zero[n, g]), g = %qg[k], the code's bits read
-// from row n's little-endian bit stream as __gptq_unpack reads them (the
-// next word only when the code straddles into it). Rows past N are zero.
-func.func private @__gptq_pack_dequantized(%bpe: tensor<?x64xf32>, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %bits: i64, %j: index, %kb: index) -> tensor<?x64xf32> {
+// n = j .. j + 63, for the weight W = dequantize(unpack(%qw)) with its grids
+// given transposed (%st and %zt are groups x N): W[n, k] = st[g, n] *
+// (code[n, k] - zt[g, n]), g = %qg[k], the code's bits read from row n's
+// little-endian bit stream as __gptq_unpack reads them (the next word only
+// when the code straddles into it). Rows past N are zero.
+// For each block of 16 columns n, the words that hold the chunk's codes
+// (4 * bits of them for 128 rows k) are transposed in 16 x 16 blocks, so
+// that word w of the 16 rows n is one vector: every code of the chunk is
+// then a shift and mask of one or two such vectors, the same for all 16
+// lanes, and its scale and zero are contiguous in the transposed grids.
+// No gathers, no float transposes.
+func.func private @__gptq_pack_dequantized(%bpe: tensor<?x64xf32>, %qw: tensor<?x?xi32>, %st: tensor<?x?xf32>, %zt: tensor<?x?xf32>, %qg: tensor<?xi32>, %bits: i64, %j: index, %kb: index) -> tensor<?x64xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %c16 = arith.constant 16 : index
+  %c31 = arith.constant 31 : index
   %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
   %zero = arith.constant 0.0 : f32
   %zw = arith.constant 0 : i32
-  %one = arith.constant 1 : i64
+  %one = arith.constant 1 : i32
+  %w32 = arith.constant 32 : i32
   %kn = tensor.dim %bpe, %c0 : tensor<?x64xf32>
-  %nw = tensor.dim %qw, %c1 : tensor<?x?xi32>
   %b = arith.index_cast %bits : i64 to index
-  %m0 = arith.shli %one, %bits : i64
-  %mask = arith.subi %m0, %one : i64
-  %maskv = vector.broadcast %mask : i64 to vector<64xi64>
-  %s32 = arith.constant dense<32> : vector<64xi64>
-  %zv = arith.constant dense<0> : vector<64xi64>
-  %r = scf.for %kk = %c0 to %kn step %c1 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
-    %k = arith.addi %kb, %kk : index
-    %gi = tensor.extract %qg[%k] : tensor<?xi32>
-    %g = arith.index_cast %gi : i32 to index
-    %bit = arith.muli %k, %b : index
-    %w = arith.divui %bit, %c32 : index
-    %off = arith.remui %bit, %c32 : index
-    %lo = vector.transfer_read %qw[%j, %w], %zw {permutation_map = #row} : tensor<?x?xi32>, vector<64xi32>
-    %lo64 = arith.extui %lo : vector<64xi32> to vector<64xi64>
-    %w1 = arith.addi %w, %c1 : index
-    %end = arith.addi %off, %b : index
-    %straddles = arith.cmpi ugt, %end, %c32 : index
-    %hasnext0 = arith.cmpi ult, %w1, %nw : index
-    %hasnext = arith.andi %straddles, %hasnext0 : i1
-    %hi64 = scf.if %hasnext -> (vector<64xi64>) {
-      %hi = vector.transfer_read %qw[%j, %w1], %zw {permutation_map = #row} : tensor<?x?xi32>, vector<64xi32>
-      %h64 = arith.extui %hi : vector<64xi32> to vector<64xi64>
-      %hs = arith.shli %h64, %s32 : vector<64xi64>
-      scf.yield %hs : vector<64xi64>
-    } else {
-      scf.yield %zv : vector<64xi64>
+  %b32 = arith.trunci %bits : i64 to i32
+  %m0 = arith.shli %one, %b32 : i32
+  %mask = arith.subi %m0, %one : i32
+  %maskv = vector.broadcast %mask : i32 to vector<16xi32>
+  // The chunk's codes start at a word boundary (kb is a multiple of 128).
+  %bit0 = arith.muli %kb, %b : index
+  %w0 = arith.shrui %bit0, %c5 : index
+  %cbits = arith.muli %kn, %b : index
+  %nwc = arith.ceildivui %cbits, %c32 : index
+  %scr0 = tensor.empty() : tensor<32x16xi32>
+  %res:2 = scf.for %cc = %c0 to %c64 step %c16 iter_args(%pb = %bpe, %scr = %scr0) -> (tensor<?x64xf32>, tensor<32x16xi32>) {
+    %n0 = arith.addi %j, %cc : index
+    // scr[w, l] = word w0 + w of row n0 + l (zero past the row's end).
+    %scr1 = scf.for %wb = %c0 to %nwc step %c16 iter_args(%s = %scr) -> (tensor<32x16xi32>) {
+      %wc = arith.addi %w0, %wb : index
+      %blk = vector.transfer_read %qw[%n0, %wc], %zw : tensor<?x?xi32>, vector<16x16xi32>
+      %blkt = vector.transpose %blk, [1, 0] : vector<16x16xi32> to vector<16x16xi32>
+      %s2 = vector.transfer_write %blkt, %s[%wb, %c0] {in_bounds = [true, true]} : vector<16x16xi32>, tensor<32x16xi32>
+      scf.yield %s2 : tensor<32x16xi32>
     }
-    %both = arith.ori %lo64, %hi64 : vector<64xi64>
-    %offi = arith.index_cast %off : index to i64
-    %offv = vector.broadcast %offi : i64 to vector<64xi64>
-    %sh = arith.shrui %both, %offv : vector<64xi64>
-    %code = arith.andi %sh, %maskv : vector<64xi64>
-    %code8 = arith.trunci %code : vector<64xi64> to vector<64xi8>
-    %qf = arith.uitofp %code8 : vector<64xi8> to vector<64xf32>
-    %sc = vector.transfer_read %qs[%j, %g], %zero {permutation_map = #row} : tensor<?x?xf32>, vector<64xf32>
-    %zp = vector.transfer_read %qz[%j, %g], %zero {permutation_map = #row} : tensor<?x?xf32>, vector<64xf32>
-    %d = arith.subf %qf, %zp : vector<64xf32>
-    %v = arith.mulf %sc, %d : vector<64xf32>
-    %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<64xf32>, tensor<?x64xf32>
-    scf.yield %pb2 : tensor<?x64xf32>
+    %pb2 = scf.for %kk = %c0 to %kn step %c1 iter_args(%p = %pb) -> (tensor<?x64xf32>) {
+      %bit = arith.muli %kk, %b : index
+      %w = arith.shrui %bit, %c5 : index
+      %off = arith.andi %bit, %c31 : index
+      %lo = vector.transfer_read %scr1[%w, %c0], %zw {in_bounds = [true]} : tensor<32x16xi32>, vector<16xi32>
+      %offi = arith.index_cast %off : index to i32
+      %offv = vector.broadcast %offi : i32 to vector<16xi32>
+      %sh = arith.shrui %lo, %offv : vector<16xi32>
+      %end = arith.addi %off, %b : index
+      %straddles = arith.cmpi ugt, %end, %c32 : index
+      %both = scf.if %straddles -> (vector<16xi32>) {
+        %w1 = arith.addi %w, %c1 : index
+        %hi = vector.transfer_read %scr1[%w1, %c0], %zw {in_bounds = [true]} : tensor<32x16xi32>, vector<16xi32>
+        %up = arith.subi %w32, %offi : i32
+        %upv = vector.broadcast %up : i32 to vector<16xi32>
+        %hs = arith.shli %hi, %upv : vector<16xi32>
+        %o = arith.ori %sh, %hs : vector<16xi32>
+        scf.yield %o : vector<16xi32>
+      } else {
+        scf.yield %sh : vector<16xi32>
+      }
+      %code = arith.andi %both, %maskv : vector<16xi32>
+      %qf = arith.uitofp %code : vector<16xi32> to vector<16xf32>
+      %k = arith.addi %kb, %kk : index
+      %gi = tensor.extract %qg[%k] : tensor<?xi32>
+      %g = arith.index_cast %gi : i32 to index
+      %sc = vector.transfer_read %st[%g, %n0], %zero : tensor<?x?xf32>, vector<16xf32>
+      %zp = vector.transfer_read %zt[%g, %n0], %zero : tensor<?x?xf32>, vector<16xf32>
+      %d = arith.subf %qf, %zp : vector<16xf32>
+      %v = arith.mulf %sc, %d : vector<16xf32>
+      %p2 = vector.transfer_write %v, %p[%kk, %cc] {in_bounds = [true]} : vector<16xf32>, tensor<?x64xf32>
+      scf.yield %p2 : tensor<?x64xf32>
+    }
+    scf.yield %pb2, %scr1 : tensor<?x64xf32>, tensor<32x16xi32>
   }
-  return %r : tensor<?x64xf32>
+  return %res#0 : tensor<?x64xf32>
 }
 
 //===--------------------------------------------------------------------===//

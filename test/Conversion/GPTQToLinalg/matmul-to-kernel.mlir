@@ -1,5 +1,5 @@
-// RUN: gptq-opt %s --gptq-matmul-to-kernel="fuse-dequantize=true" | FileCheck %s
-// RUN: gptq-opt %s --gptq-matmul-to-kernel | FileCheck %s --check-prefix=UNFUSED
+// RUN: gptq-opt %s --gptq-matmul-to-kernel | FileCheck %s
+// RUN: gptq-opt %s --gptq-matmul-to-kernel="fuse-dequantize=false" | FileCheck %s --check-prefix=UNFUSED
 
 // A batch matmul in the normal form with a zero-filled init: a call of the
 // kernel on the fill's empty tensor (not read), B given transposed, the
@@ -42,7 +42,7 @@ func.func @accumulate(%at: tensor<2x9x4xf32>, %b: tensor<2x9x6xf32>, %c: tensor<
 }
 
 // A weight that gptq.dequantize makes from gptq.unpack's codes: with
-// fuse-dequantize, the kernel
+// fuse-dequantize (the default), the kernel
 // gets the packed words, scales, zeros, group map and bit width and
 // dequantizes while it packs B; the float weight is never formed.
 // CHECK-LABEL: func.func @quantized
@@ -56,7 +56,7 @@ func.func @accumulate(%at: tensor<2x9x4xf32>, %b: tensor<2x9x6xf32>, %c: tensor<
 // CHECK-DAG: %[[ZD:.*]] = tensor.cast %[[Z]] : tensor<32x2xf32> to tensor<?x?xf32>
 // CHECK-DAG: %[[GD:.*]] = tensor.cast %[[G]] : tensor<64xi32> to tensor<?xi32>
 // CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[T]], %[[T]], %[[WD]], %[[SD]], %[[ZD]], %[[GD]], %[[BITS]])
-// Without it, the weight is dequantized first and read like a float one.
+// With fuse-dequantize=false, the weight is dequantized first and read like a float one.
 // UNFUSED-LABEL: func.func @quantized
 // UNFUSED: %[[W:.*]] = gptq.dequantize
 // UNFUSED: %[[W3:.*]] = tensor.expand_shape %[[W]]

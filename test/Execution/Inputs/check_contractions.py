@@ -1,13 +1,14 @@
 """Makes inputs for contractions.mlir (mode ``make DIR``) and checks gptq-run's
 results against float64 numpy (mode ``check DIR [PREFIX]``, the cases in
 DIR/PREFIX<name> that exist): every entry within 1e-5 of the largest
-magnitude of its reference, and every element finite."""
+magnitude of its reference, and every element finite; with PREFIX, also
+whether the results equal those of DIR/<name> bit for bit."""
 import os
 import sys
 
 import numpy as np
 
-def packed_weight(r, bits, rows=70, cols=37, groups=5):
+def packed_weight(r, bits, rows=70, cols=301, groups=5):
     """Words of random codes (each row one little-endian bit stream, as
     gptq.pack writes it), scales, zeros and a group map in any order."""
     codes = r.integers(0, 1 << bits, size=(rows, cols))
@@ -40,7 +41,7 @@ def dequantized(words, scales, zeros, g_idx, bits, cols):
 
 
 DTYPES = {"q3": [np.float32, np.int32, np.float32, np.float32, np.int32]}
-DTYPES["q8"] = DTYPES["q3"]
+DTYPES["q4"] = DTYPES["q8"] = DTYPES["q3"]
 
 CASES = {
     # name: (inputs, reference)
@@ -67,6 +68,10 @@ CASES = {
     "q3": (
         lambda r: packed_weight(r, 3),
         lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 3, x.shape[2])),
+    ),
+    "q4": (
+        lambda r: packed_weight(r, 4),
+        lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 4, x.shape[2])),
     ),
     "q8": (
         lambda r: packed_weight(r, 8),
@@ -96,7 +101,13 @@ def main() -> int:
         got = np.load(os.path.join(directory, "out", "0.npy"))
         ok = got.shape == want.shape and bool(np.isfinite(got).all()) and \
             float(np.abs(got - want).max()) <= 1e-5 * float(np.abs(want).max())
-        print(f"{name} {got.shape} ok {ok}")
+        line = f"{name} {got.shape} ok {ok}"
+        if prefix:
+            # The same products from the same weight values: equal bit for
+            # bit to the case without the prefix (weight formed first).
+            first = np.load(os.path.join(root, name, "out", "0.npy"))
+            line += f" same {bool(np.array_equal(got, first))}"
+        print(line)
     return 0
 
 
