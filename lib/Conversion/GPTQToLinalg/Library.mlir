@@ -430,10 +430,23 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
   %tasks = arith.muli %panels, %split : index
   // A quantized weight's grids, transposed once (groups x N), so that a
   // row of scales or zeros for 16 columns of B is one contiguous read.
+  // They are small (N x K / group size): one thread, no parallel region.
   %qst, %qzt = scf.if %quant -> (tensor<?x?xf32>, tensor<?x?xf32>) {
-    %st = func.call @__gptq_transpose(%qs) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-    %zt = func.call @__gptq_transpose(%qz) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-    scf.yield %st, %zt : tensor<?x?xf32>, tensor<?x?xf32>
+    %gn = tensor.dim %qs, %c0 : tensor<?x?xf32>
+    %gg = tensor.dim %qs, %c1 : tensor<?x?xf32>
+    %ste = tensor.empty(%gg, %gn) : tensor<?x?xf32>
+    %zte = tensor.empty(%gg, %gn) : tensor<?x?xf32>
+    %t:2 = scf.for %gi = %c0 to %gg step %c1 iter_args(%st0 = %ste, %zt0 = %zte) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+      %rows:2 = scf.for %ni = %c0 to %gn step %c1 iter_args(%st1 = %st0, %zt1 = %zt0) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+        %sv = tensor.extract %qs[%ni, %gi] : tensor<?x?xf32>
+        %zv = tensor.extract %qz[%ni, %gi] : tensor<?x?xf32>
+        %st2 = tensor.insert %sv into %st1[%gi, %ni] : tensor<?x?xf32>
+        %zt2 = tensor.insert %zv into %zt1[%gi, %ni] : tensor<?x?xf32>
+        scf.yield %st2, %zt2 : tensor<?x?xf32>, tensor<?x?xf32>
+      }
+      scf.yield %rows#0, %rows#1 : tensor<?x?xf32>, tensor<?x?xf32>
+    }
+    scf.yield %t#0, %t#1 : tensor<?x?xf32>, tensor<?x?xf32>
   } else {
     scf.yield %qs, %qz : tensor<?x?xf32>, tensor<?x?xf32>
   }
