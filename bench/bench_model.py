@@ -7,8 +7,9 @@ a. Forward (``--skip-forward`` to leave it out). For each model of
    - ours, float32: ``python -m gptq_mlir import-llama2c`` then
      ``gptq-run model.mlir --entry forward --input tokens.npy --output-dir D
      --time --repeat R``; the run figure is the best of the R calls after the
-     first (the first maps fresh memory), compile seconds as gptq-run prints
-     them, peak RSS per process;
+     first (the first maps fresh memory; R is ``--repeats``, raised for short
+     calls to last about ``--min-seconds``, on both sides), compile seconds as
+     gptq-run prints them, peak RSS per process;
    - ours, 4-bit group-128: ``gptq-opt model.mlir
      --gptq-quantize-model="method=rtn bits=4 group-size=128"`` then gptq-run
      as above. Round-to-nearest writes the same rewritten structure
@@ -296,11 +297,20 @@ def relative_difference(ours, reference) -> float:
     return float(np.max(np.abs(ours.astype(np.float64) - reference))) / (scale or 1.0)
 
 
-def run_ours_forward(args, name: str, mlir: str, tokens: str, out_dir: str) -> Dict:
+def calls_for(args, first_best: float) -> int:
+    """Calls per measurement: --repeats, or more when calls are short, so
+    that the calls after the first take about --min-seconds in all."""
+    if first_best <= 0:
+        return args.repeats
+    return max(args.repeats, min(100, 1 + math.ceil(args.min_seconds / first_best)))
+
+
+def run_ours_forward(args, name: str, mlir: str, tokens: str, out_dir: str,
+                     calls: int) -> Dict:
     if os.path.isdir(out_dir):
         shutil.rmtree(out_dir)
     cmd = [tool(args, "gptq-run"), mlir, "--entry", "forward", "--input", tokens,
-           "--output-dir", out_dir, "--time", "--repeat", str(args.repeats)]
+           "--output-dir", out_dir, "--time", "--repeat", str(calls)]
     r = run_measured(cmd, tool_env(args), args.timeout, f"gptq-run {name}")
     timing = parse_gptq_run_time(r.pop("stderr"))
     r.update(timing)
@@ -462,7 +472,18 @@ def bench_forward(args, name: str) -> Dict:
              "import": imported, "forms": {}}
 
     log(f"{name}: ours, float32 forward, {args.batch} x {args.seqlen} tokens, {args.repeats} calls")
-    f32 = run_ours_forward(args, name, imported["mlir"], tokens, os.path.join(folder, "out-f32"))
+    f32 = run_ours_forward(args, name, imported["mlir"], tokens, os.path.join(folder, "out-f32"),
+                           args.repeats)
+    # Short calls vary most: every later measurement of this model (ours
+    # and PyTorch's) makes enough calls for about --min-seconds, and so
+    # does the float32 one, again.
+    calls = calls_for(args, f32["seconds"])
+    if calls > args.repeats:
+        log(f"{name}: calls of {f32['seconds']:.3f} s: {calls} calls per measurement "
+            f"(--min-seconds {args.min_seconds:g})")
+        f32 = run_ours_forward(args, name, imported["mlir"], tokens, os.path.join(folder, "out-f32"),
+                               calls)
+    entry["calls"] = calls
     log(f"{name}: float32 {f32['seconds']:.3f} s (calls {', '.join(f'{s:.3f}' for s in f32['run_seconds'])}), "
         f"compile {f32['compile_seconds']:.1f} s, peak RSS {f32['peak_rss_bytes'] / 2**20:.0f} MiB")
     entry["forms"]["float32"] = f32
@@ -474,7 +495,7 @@ def bench_forward(args, name: str) -> Dict:
                            tool_env(args), args.timeout, f"gptq-opt rtn {name}")
     rewrite.pop("stderr")
     log(f"{name}: rewritten in {rewrite['wall_seconds']:.1f} s")
-    q4 = run_ours_forward(args, name, q_mlir, tokens, os.path.join(folder, "out-q4"))
+    q4 = run_ours_forward(args, name, q_mlir, tokens, os.path.join(folder, "out-q4"), calls)
     q4["rewrite"] = rewrite
     log(f"{name}: 4-bit g128 {q4['seconds']:.3f} s (calls {', '.join(f'{s:.3f}' for s in q4['run_seconds'])}), "
         f"compile {q4['compile_seconds']:.1f} s, peak RSS {q4['peak_rss_bytes'] / 2**20:.0f} MiB")
@@ -482,7 +503,7 @@ def bench_forward(args, name: str) -> Dict:
 
     settings = []
     ref_f32 = os.path.join(folder, "torch-f32.npy")
-    common = ["--checkpoint", checkpoint, "--tokens", tokens, "--repeats", str(args.repeats)]
+    common = ["--checkpoint", checkpoint, "--tokens", tokens, "--repeats", str(calls)]
     for i, (threads, unset) in enumerate(torch_settings(args)):
         extra = common + (["--save-logits", ref_f32] if i == 0 else [])
         r = run_torch_worker(args, "forward", extra, threads, unset, f"torch forward {name}")
@@ -637,8 +658,9 @@ def print_forward(entries: List[Dict]) -> None:
                   f"| {e['torch_tokens_per_second']:.0f} | {r['ratio_to_torch']:.2f}x "
                   f"| {e['import']['wall_seconds']:.1f} | {sec(rewrite, 1)} | {r['compile_seconds']:.1f} "
                   f"| {mib(r['peak_rss_bytes'])} | {r['max_relative_difference']:.1e} |")
-    print("\nours s: best of the gptq-run calls after the first; PyTorch: best setting, best of its calls after "
-          "the first. 4-bit g128: written by method=rtn, the same rewritten structure as GPTQ. "
+    calls = ", ".join(f"{e['model']} {e['calls']}" for e in entries)
+    print(f"\nours s: best of the gptq-run calls after the first; PyTorch: best setting, best of its calls after "
+          f"the first (calls per measurement: {calls}). 4-bit g128: written by method=rtn, the same rewritten structure as GPTQ. "
           "Logits: max |ours - torch| / max |torch|, the 4-bit model against PyTorch on the same "
           "round-to-nearest weights. Peak RSS: the gptq-run process.")
 
@@ -712,6 +734,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--repeats", type=int, default=6,
                     help="calls per measurement; the best after the first counts (default 6: "
                          "both sides are still warming up at the third call)")
+    ap.add_argument("--min-seconds", type=float, default=3.0,
+                    help="forward: when the calls are short, make enough of them (up to 100) that "
+                         "those after the first take about this long, on both sides (default 3)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the token ids and calibration windows")
     ap.add_argument("--checkpoint-seed", type=int, default=0, help="seed of the random checkpoints")
     ap.add_argument("--gptq-model", default="110m", help="110m, 15m, stories260K or a .bin (default 110m)")
@@ -755,6 +780,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     for option in ("batch", "seqlen", "repeats", "gptq_samples", "gptq_seqlen"):
         if getattr(args, option) < 1:
             ap.error(f"--{option.replace('_', '-')} must be at least 1")
+    if not args.min_seconds >= 0:
+        ap.error("--min-seconds must be at least 0")
     args.build_dir = os.path.abspath(args.build_dir)
     args.work_dir = os.path.abspath(args.work_dir)
     QUIET["max_wait"] = args.wait_quiet

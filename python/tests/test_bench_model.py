@@ -70,7 +70,8 @@ def test_bench_model_forward_tiny(tmp_path, gptq_run, gptq_opt):
     out = tmp_path / "results.json"
     done = subprocess.run(
         [sys.executable, str(BENCH), "--build-dir", str(build), "--work-dir", str(tmp_path / "work"),
-         "--models", str(checkpoint), "--batch", "2", "--seqlen", "16", "--repeats", "1", "--skip-gptq",
+         "--models", str(checkpoint), "--batch", "2", "--seqlen", "16", "--repeats", "1",
+         "--min-seconds", "0", "--skip-gptq",
          "--torch-threads", "1", "--torch-openblas-override", "as-set", "--compile-cache", "keep",
          "--wait-quiet", "0", "--json", str(out)],
         capture_output=True, text=True, check=False, env=dict(os.environ),
@@ -81,6 +82,7 @@ def test_bench_model_forward_tiny(tmp_path, gptq_run, gptq_opt):
     results = json.loads(out.read_text())
     (entry,) = results["forward"]
     assert entry["tokens"] == 32 and entry["import"]["mlir_bytes"] > 0
+    assert entry["calls"] == 1 and "(calls per measurement: " in done.stdout
     assert set(entry["forms"]) == {"float32", "4-bit g128"}
     for form in entry["forms"].values():
         assert form["seconds"] > 0 and form["tokens_per_second"] > 0 and form["peak_rss_bytes"] > 0
@@ -92,3 +94,22 @@ def test_bench_model_forward_tiny(tmp_path, gptq_run, gptq_opt):
     f32, q4 = (np.load(entry["forms"][k]["logits"]) for k in ("float32", "4-bit g128"))
     assert np.abs(q4 - f32).max() > 1e-3 * np.abs(f32).max()
     assert [(s["threads"], s["openblas_override"]) for s in entry["torch"]] == [(1, "as set")]
+
+
+def test_short_calls_get_more_of_them():
+    """Calls per measurement: --repeats, raised so that the calls after the
+    first last about --min-seconds, at most 100."""
+    import argparse
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_model_under_test", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(BENCH.parent))
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(BENCH.parent))
+    args = argparse.Namespace(repeats=6, min_seconds=3.0)
+    assert bench.calls_for(args, 3.0) == 6
+    assert bench.calls_for(args, 0.075) == 41
+    assert bench.calls_for(args, 0.001) == 100
+    assert bench.calls_for(argparse.Namespace(repeats=6, min_seconds=0.0), 0.01) == 6
