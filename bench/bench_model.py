@@ -305,6 +305,17 @@ def calls_for(args, first_best: float) -> int:
     return max(args.repeats, min(100, 1 + math.ceil(args.min_seconds / first_best)))
 
 
+def merge_round(best: Dict, again: Dict, key: str, calls_key: str) -> Dict:
+    """One measurement over rounds: every round's calls kept (``rounds``),
+    the best figure of any round, the largest peak RSS; the rest (compile
+    seconds, logits) from the first round."""
+    best.setdefault("rounds", [best[calls_key]]).append(again[calls_key])
+    best[key] = min(best[key], again[key])
+    if "peak_rss_bytes" in again:
+        best["peak_rss_bytes"] = max(best.get("peak_rss_bytes", 0), again["peak_rss_bytes"])
+    return best
+
+
 def run_ours_forward(args, name: str, mlir: str, tokens: str, out_dir: str,
                      calls: int) -> Dict:
     if os.path.isdir(out_dir):
@@ -484,6 +495,7 @@ def bench_forward(args, name: str) -> Dict:
         f32 = run_ours_forward(args, name, imported["mlir"], tokens, os.path.join(folder, "out-f32"),
                                calls)
     entry["calls"] = calls
+    entry["rounds"] = args.rounds
     log(f"{name}: float32 {f32['seconds']:.3f} s (calls {', '.join(f'{s:.3f}' for s in f32['run_seconds'])}), "
         f"compile {f32['compile_seconds']:.1f} s, peak RSS {f32['peak_rss_bytes'] / 2**20:.0f} MiB")
     entry["forms"]["float32"] = f32
@@ -504,13 +516,28 @@ def bench_forward(args, name: str) -> Dict:
     settings = []
     ref_f32 = os.path.join(folder, "torch-f32.npy")
     common = ["--checkpoint", checkpoint, "--tokens", tokens, "--repeats", str(calls)]
-    for i, (threads, unset) in enumerate(torch_settings(args)):
-        extra = common + (["--save-logits", ref_f32] if i == 0 else [])
-        r = run_torch_worker(args, "forward", extra, threads, unset, f"torch forward {name}")
-        r["best"] = best_after_first(r["seconds"])
-        log(f"{name}: PyTorch {r['torch_version']} {setting_text(r)}: {r['best']:.3f} s "
-            f"(calls {', '.join(f'{s:.3f}' for s in r['seconds'])}); BLAS {r['blas']}")
-        settings.append(r)
+    for round_index in range(args.rounds):
+        if round_index:
+            # Later rounds: every measurement again, in the same order, so
+            # that a slow spell of the machine does not fall on one side.
+            log(f"{name}: round {round_index + 1} of {args.rounds}")
+            for form, out in (("float32", "out-f32"), ("4-bit g128", "out-q4")):
+                module = imported["mlir"] if form == "float32" else q_mlir
+                again = run_ours_forward(args, name, module, tokens, os.path.join(folder, out), calls)
+                log(f"{name}: {form} {again['seconds']:.3f} s "
+                    f"(calls {', '.join(f'{s:.3f}' for s in again['run_seconds'])})")
+                merge_round(entry["forms"][form], again, "seconds", "run_seconds")
+        for i, (threads, unset) in enumerate(torch_settings(args)):
+            first = round_index == 0 and i == 0
+            extra = common + (["--save-logits", ref_f32] if first else [])
+            r = run_torch_worker(args, "forward", extra, threads, unset, f"torch forward {name}")
+            r["best"] = best_after_first(r["seconds"])
+            log(f"{name}: PyTorch {r['torch_version']} {setting_text(r)}: {r['best']:.3f} s "
+                f"(calls {', '.join(f'{s:.3f}' for s in r['seconds'])}); BLAS {r['blas']}")
+            if round_index:
+                merge_round(settings[i], r, "best", "seconds")
+            else:
+                settings.append(r)
     entry["torch"] = settings
     entry["torch_best"] = min(settings, key=lambda r: r["best"])
 
@@ -659,8 +686,9 @@ def print_forward(entries: List[Dict]) -> None:
                   f"| {e['import']['wall_seconds']:.1f} | {sec(rewrite, 1)} | {r['compile_seconds']:.1f} "
                   f"| {mib(r['peak_rss_bytes'])} | {r['max_relative_difference']:.1e} |")
     calls = ", ".join(f"{e['model']} {e['calls']}" for e in entries)
+    rounds = entries[0].get("rounds", 1) if entries else 1
     print(f"\nours s: best of the gptq-run calls after the first; PyTorch: best setting, best of its calls after "
-          f"the first (calls per measurement: {calls}). 4-bit g128: written by method=rtn, the same rewritten structure as GPTQ. "
+          f"the first (calls per measurement: {calls}; best of {rounds} round(s) of every measurement). 4-bit g128: written by method=rtn, the same rewritten structure as GPTQ. "
           "Logits: max |ours - torch| / max |torch|, the 4-bit model against PyTorch on the same "
           "round-to-nearest weights. Peak RSS: the gptq-run process.")
 
@@ -734,6 +762,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--repeats", type=int, default=6,
                     help="calls per measurement; the best after the first counts (default 6: "
                          "both sides are still warming up at the third call)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="forward: measure every form and setting this many times, in turn; the best "
+                         "round counts (default 1)")
     ap.add_argument("--min-seconds", type=float, default=3.0,
                     help="forward: when the calls are short, make enough of them (up to 100) that "
                          "those after the first take about this long, on both sides (default 3)")
@@ -777,7 +808,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args._worker == "gptq":
         return _worker_gptq(args) or 0
 
-    for option in ("batch", "seqlen", "repeats", "gptq_samples", "gptq_seqlen"):
+    for option in ("batch", "seqlen", "repeats", "rounds", "gptq_samples", "gptq_seqlen"):
         if getattr(args, option) < 1:
             ap.error(f"--{option.replace('_', '-')} must be at least 1")
     if not args.min_seconds >= 0:

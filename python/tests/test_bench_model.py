@@ -71,7 +71,7 @@ def test_bench_model_forward_tiny(tmp_path, gptq_run, gptq_opt):
     done = subprocess.run(
         [sys.executable, str(BENCH), "--build-dir", str(build), "--work-dir", str(tmp_path / "work"),
          "--models", str(checkpoint), "--batch", "2", "--seqlen", "16", "--repeats", "1",
-         "--min-seconds", "0", "--skip-gptq",
+         "--min-seconds", "0", "--rounds", "2", "--skip-gptq",
          "--torch-threads", "1", "--torch-openblas-override", "as-set", "--compile-cache", "keep",
          "--wait-quiet", "0", "--json", str(out)],
         capture_output=True, text=True, check=False, env=dict(os.environ),
@@ -87,6 +87,8 @@ def test_bench_model_forward_tiny(tmp_path, gptq_run, gptq_opt):
     for form in entry["forms"].values():
         assert form["seconds"] > 0 and form["tokens_per_second"] > 0 and form["peak_rss_bytes"] > 0
         assert len(form["run_seconds"]) == 1 and form["compile_seconds"] >= 0
+        # Two rounds: both kept, the better one counts.
+        assert len(form["rounds"]) == 2 and form["seconds"] == min(r[0] for r in form["rounds"])
         # Ours computes what PyTorch computes (the 4-bit form against PyTorch
         # on the same round-to-nearest weights).
         assert form["max_relative_difference"] <= 1e-5
@@ -94,6 +96,7 @@ def test_bench_model_forward_tiny(tmp_path, gptq_run, gptq_opt):
     f32, q4 = (np.load(entry["forms"][k]["logits"]) for k in ("float32", "4-bit g128"))
     assert np.abs(q4 - f32).max() > 1e-3 * np.abs(f32).max()
     assert [(s["threads"], s["openblas_override"]) for s in entry["torch"]] == [(1, "as set")]
+    assert len(entry["torch"][0]["rounds"]) == 2 and "best of 2 round(s)" in done.stdout
 
 
 def test_short_calls_get_more_of_them():
