@@ -71,19 +71,15 @@ struct GPTQForwardArgumentResultsPass
       auto ret = dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
       if (!ret)
         continue;
+      // The argument each result returns (null for the results kept).
+      SmallVector<BlockArgument> returned;
       llvm::BitVector dropped(func.getNumResults());
-      SmallVector<int64_t> argumentFor(func.getNumResults(), -1);
-      SmallVector<Value> kept;
       for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-        BlockArgument arg = isa<BaseMemRefType>(value.getType())
-                                ? argumentOf(value, func)
-                                : nullptr;
-        if (arg) {
+        returned.push_back(isa<BaseMemRefType>(value.getType())
+                               ? argumentOf(value, func)
+                               : nullptr);
+        if (returned.back())
           dropped.set(i);
-          argumentFor[i] = arg.getArgNumber();
-        } else {
-          kept.push_back(value);
-        }
       }
       if (dropped.none())
         continue;
@@ -91,7 +87,7 @@ struct GPTQForwardArgumentResultsPass
         func.emitError("cannot drop the results that return arguments");
         return signalPassFailure();
       }
-      ret.getOperandsMutable().assign(kept);
+      ret->eraseOperands(dropped);
       for (func::CallOp call : calls[func]) {
         rewriter.setInsertionPoint(call);
         auto replacement = func::CallOp::create(rewriter, call.getLoc(), func,
@@ -101,11 +97,11 @@ struct GPTQForwardArgumentResultsPass
         SmallVector<Value> results;
         unsigned next = 0;
         for (unsigned i = 0, e = call.getNumResults(); i < e; ++i) {
-          if (argumentFor[i] < 0) {
+          if (!returned[i]) {
             results.push_back(replacement.getResult(next++));
             continue;
           }
-          Value arg = call.getOperand(argumentFor[i]);
+          Value arg = call.getOperand(returned[i].getArgNumber());
           Type type = call.getResult(i).getType();
           if (arg.getType() != type)
             arg = memref::CastOp::create(rewriter, call.getLoc(), type, arg);
