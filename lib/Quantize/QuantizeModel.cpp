@@ -974,12 +974,12 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     }
     NpyArray count = NpyArray::zeros(DType::I64, {});
     std::vector<std::vector<NpyArray>> frontier(batches.size());
-    auto run =
-        [&](size_t b,
-            CompiledFunction *fn) -> llvm::Expected<std::vector<NpyArray>> {
+    // Batch b through the stage's first function (Hessians) or, with
+    // `outputs`, its second, which also takes the batch's frontier.
+    auto run = [&](size_t b,
+                   bool outputs) -> llvm::Expected<std::vector<NpyArray>> {
       std::vector<NpyArray> args;
-      for (unsigned i :
-           fn == stage.propagate ? stage.outputArgs : stage.hessianArgs) {
+      for (unsigned i : outputs ? stage.outputArgs : stage.hessianArgs) {
         const StageArg &arg = stage.args[i];
         switch (arg.kind) {
         case StageArg::Input:
@@ -1010,10 +1010,11 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
           break;
         }
       }
-      if (fn == stage.propagate)
-        for (const NpyArray &a : frontier[b])
-          args.push_back(view(a));
-      return fn->call(args);
+      if (!outputs)
+        return stage.hessians->call(args);
+      for (const NpyArray &a : frontier[b])
+        args.push_back(view(a));
+      return stage.propagate->call(args);
     };
     auto failBatch = [&](size_t b, llvm::Error err) {
       int64_t first = batchStart[b];
@@ -1025,7 +1026,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     // Hessians.
     size_t unique = stage.hessianResults.size();
     for (size_t b = 0; b < batches.size(); ++b) {
-      auto out = run(b, stage.hessians);
+      auto out = run(b, /*outputs=*/false);
       if (!out) {
         failBatch(b, out.takeError());
         return failure();
@@ -1071,7 +1072,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     start = std::chrono::steady_clock::now();
     if (stage.propagate) {
       for (size_t b = 0; b < batches.size(); ++b) {
-        auto out = run(b, stage.propagate);
+        auto out = run(b, /*outputs=*/true);
         if (!out) {
           failBatch(b, out.takeError());
           return failure();
