@@ -102,3 +102,83 @@ func.func @others(%a: tensor<4x8xi32>, %b: tensor<8x4xi32>, %c: tensor<4x4xi32>,
   %mv = linalg.matvec ins(%x, %v : tensor<4x8xf32>, tensor<8xf32>) outs(%m : tensor<4xf32>) -> tensor<4xf32>
   return %r, %mx, %mv : tensor<4x4xi32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Attention scores: s[b, h, q, t] = sum_d q[b, q, h, d] k[b, t, h, d]. Both
+// operands need a copy to bring the heads next to the batch; the keys are
+// copied into [b, h, t, d], which keeps their contiguous last dimension,
+// and read transposed through the maps (not scattered into [b, h, d, t]).
+// CHECK-DAG: #[[$A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[$BT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-LABEL: func.func @scores
+// CHECK: %[[QT:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x5x3x4xf32>) outs(%{{.*}} : tensor<2x3x5x4xf32>) permutation = [0, 2, 1, 3]
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x7x3x4xf32>) outs(%{{.*}} : tensor<2x3x7x4xf32>) permutation = [0, 2, 1, 3]
+// CHECK: linalg.batch_matmul indexing_maps = [#[[$A]], #[[$BT]], #{{.*}}] ins(%{{.*}}, %{{.*}} : tensor<6x5x4xf32>, tensor<6x7x4xf32>) outs(%{{.*}} : tensor<6x5x7xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+#sq = affine_map<(b, h, s, t, d) -> (b, s, h, d)>
+#sk = affine_map<(b, h, s, t, d) -> (b, t, h, d)>
+#so = affine_map<(b, h, s, t, d) -> (b, h, s, t)>
+func.func @scores(%q: tensor<2x5x3x4xf32>, %k: tensor<2x7x3x4xf32>, %init: tensor<2x3x5x7xf32>) -> tensor<2x3x5x7xf32> {
+  %r = linalg.generic {indexing_maps = [#sq, #sk, #so], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x5x3x4xf32>, tensor<2x7x3x4xf32>) outs(%init : tensor<2x3x5x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x5x7xf32>
+  return %r : tensor<2x3x5x7xf32>
+}
+
+// -----
+
+// Mixing with a repeat loop r between heads and queries (grouped-query
+// attention's form): p[b, h, r, s, t], v[b, t, h, d], out[b, s, h, r, d].
+// The output is transposed back in any case, so the rows (s, r) take the
+// probabilities' order (r, s): p is only collapsed, never copied.
+// CHECK-LABEL: func.func @mix_repeat
+// CHECK-SAME: (%[[P:.*]]: tensor<2x3x2x5x7xf32>
+// CHECK: %[[P3:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1], [2, 3], [4]] : tensor<2x3x2x5x7xf32> into tensor<6x10x7xf32>
+// CHECK: %[[VT:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x7x3x4xf32>) outs(%{{.*}} : tensor<2x3x7x4xf32>) permutation = [0, 2, 1, 3]
+// CHECK: linalg.batch_matmul ins(%[[P3]], %{{.*}} : tensor<6x10x7xf32>, tensor<6x7x4xf32>)
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x3x2x5x4xf32>) outs(%{{.*}} : tensor<2x5x3x2x4xf32>) permutation = [0, 3, 1, 2, 4]
+#mp = affine_map<(b, s, h, r, d, t) -> (b, h, r, s, t)>
+#mv = affine_map<(b, s, h, r, d, t) -> (b, t, h, d)>
+#mo = affine_map<(b, s, h, r, d, t) -> (b, s, h, r, d)>
+func.func @mix_repeat(%p: tensor<2x3x2x5x7xf32>, %v: tensor<2x7x3x4xf32>) -> tensor<2x5x3x2x4xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x5x3x2x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x5x3x2x4xf32>) -> tensor<2x5x3x2x4xf32>
+  %r = linalg.generic {indexing_maps = [#mp, #mv, #mo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<2x3x2x5x7xf32>, tensor<2x7x3x4xf32>) outs(%f : tensor<2x5x3x2x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x5x3x2x4xf32>
+  return %r : tensor<2x5x3x2x4xf32>
+}
+
+// -----
+
+// A transpose that moves only loops of size 1 is a reshape: x[b, u, s, k]
+// with a unit loop u, read as rows (b, s, u) in the output's order, is
+// collapsed and expanded, not copied.
+// CHECK-LABEL: func.func @unit_loop
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[C:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2], [3]] : tensor<2x1x5x4xf32> into tensor<2x5x4xf32>
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[C]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 5, 1, 4] : tensor<2x5x4xf32> into tensor<2x5x1x4xf32>
+// CHECK: linalg.batch_matmul
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+#ux = affine_map<(b, s, u, n, k) -> (b, u, s, k)>
+#uw = affine_map<(b, s, u, n, k) -> (n, k)>
+#uo = affine_map<(b, s, u, n, k) -> (b, s, u, n)>
+func.func @unit_loop(%x: tensor<2x1x5x4xf32>, %w: tensor<3x4xf32>, %init: tensor<2x5x1x3xf32>) -> tensor<2x5x1x3xf32> {
+  %r = linalg.generic {indexing_maps = [#ux, #uw, #uo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<2x1x5x4xf32>, tensor<3x4xf32>) outs(%init : tensor<2x5x1x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x5x1x3xf32>
+  return %r : tensor<2x5x1x3xf32>
+}

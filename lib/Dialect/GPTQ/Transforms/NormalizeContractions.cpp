@@ -88,11 +88,18 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
                           rhsLoops = loopsOf(maps[1]),
                           outLoops = loopsOf(maps[2]);
     // One order per class: batch, M and N as the output has them, K as the
-    // left operand has it.
+    // left operand has it. When the output must be transposed back anyway
+    // (its batch, M and N loops interleave), batch and M follow the left
+    // operand and N the right one instead, so that those need no copy.
     SmallVector<unsigned> batch = sortedBy(dims->batch, outLoops);
     SmallVector<unsigned> m = sortedBy(dims->m, outLoops);
     SmallVector<unsigned> n = sortedBy(dims->n, outLoops);
     SmallVector<unsigned> k = sortedBy(dims->k, lhsLoops);
+    if (concat({batch, m, n}) != ArrayRef<unsigned>(outLoops)) {
+      batch = sortedBy(dims->batch, lhsLoops);
+      m = sortedBy(dims->m, lhsLoops);
+      n = sortedBy(dims->n, rhsLoops);
+    }
     if (lhsLoops.size() != batch.size() + m.size() + k.size() ||
         rhsLoops.size() != batch.size() + n.size() + k.size() ||
         outLoops.size() != batch.size() + m.size() + n.size())
@@ -127,6 +134,27 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
 
     // `value`, whose dimensions are the loops `from`, transposed so that
     // they are the loops `to`.
+    // A transpose that moves only loops of size 1 is a reshape: collapsed
+    // to the other loops (each unit loop joins the next one, or the last),
+    // then expanded.
+    auto isUnit = [&](unsigned l) {
+      std::optional<int64_t> size = getConstantIntValue(sizes[l]);
+      return size && *size == 1;
+    };
+    auto unitGroups = [&](ArrayRef<unsigned> loops) {
+      SmallVector<ReassociationIndices> groups;
+      ReassociationIndices pending;
+      for (auto [d, l] : llvm::enumerate(loops)) {
+        pending.push_back(d);
+        if (!isUnit(l)) {
+          groups.push_back(pending);
+          pending.clear();
+        }
+      }
+      if (!groups.empty())
+        groups.back().append(pending.begin(), pending.end());
+      return groups;
+    };
     auto transposeLoops = [&](Value value, ArrayRef<unsigned> from,
                               ArrayRef<unsigned> to) -> Value {
       SmallVector<int64_t> perm;
@@ -134,6 +162,24 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
       for (unsigned l : to) {
         perm.push_back(llvm::find(from, l) - from.begin());
         shape.push_back(sizes[l]);
+      }
+      auto nonUnit = [&](ArrayRef<unsigned> loops) {
+        return llvm::to_vector(
+            llvm::make_filter_range(loops, [&](unsigned l) { return !isUnit(l); }));
+      };
+      SmallVector<unsigned> kept = nonUnit(from);
+      if (!kept.empty() && kept == nonUnit(to)) {
+        Value collapsed = tensor::CollapseShapeOp::create(
+            rewriter, loc, value, unitGroups(from));
+        SmallVector<int64_t> staticShape;
+        for (OpFoldResult size : shape) {
+          std::optional<int64_t> c = getConstantIntValue(size);
+          staticShape.push_back(c ? *c : ShapedType::kDynamic);
+        }
+        return tensor::ExpandShapeOp::create(
+            rewriter, loc,
+            RankedTensorType::get(staticShape, rewriter.getF32Type()),
+            collapsed, unitGroups(to), shape);
       }
       Value empty =
           tensor::EmptyOp::create(rewriter, loc, shape, rewriter.getF32Type());
@@ -158,7 +204,17 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
         isAlt = true;
         layout.assign(alt.begin(), alt.end());
       } else if (want != ArrayRef<unsigned>(current)) {
-        operand = transposeLoops(operand, current, want);
+        // A copy is needed: into the layout that keeps the operand's
+        // innermost loop innermost, so that it copies contiguous runs.
+        SmallVector<unsigned> altLoops = concat(altRefs);
+        if (!alt.empty() && !current.empty() && want.back() != current.back() &&
+            altLoops.back() == current.back()) {
+          isAlt = true;
+          layout.assign(alt.begin(), alt.end());
+          operand = transposeLoops(operand, current, altLoops);
+        } else {
+          operand = transposeLoops(operand, current, want);
+        }
       }
       SmallVector<ReassociationIndices> reassociation;
       int64_t dim = 0;

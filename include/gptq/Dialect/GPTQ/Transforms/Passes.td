@@ -79,6 +79,16 @@ def GPTQNormalizeContractions
     shape. Other ops, and contractions over other element types, are left
     alone.
 
+    The loops of a class take the output's order, unless the output has to
+    be transposed back anyway (its batch, M and N loops interleave, as in
+    attention's mixing of values): then batch and M loops take the left
+    operand's order and N loops the right one's, so that those are not
+    copied. An operand that must be copied goes to whichever of its two
+    layouts keeps its innermost loop innermost (keys become `[B, N, K]`,
+    read transposed, rather than being scattered into `[B, K, N]`). A
+    transpose that moves only loops of static size 1 becomes a
+    `tensor.collapse_shape` and `tensor.expand_shape`, not a copy.
+
     The importers' linear layers (`y[b, s, n] = sum_k x[b, s, k] W[n, k]`),
     attention scores and the mixing of values all take this form; so do
     `linalg.matmul` and `linalg.batch_matmul` with any of their maps.
