@@ -182,3 +182,123 @@ func.func @unit_loop(%x: tensor<2x1x5x4xf32>, %w: tensor<3x4xf32>, %init: tensor
   } -> tensor<2x5x1x3xf32>
   return %r : tensor<2x5x1x3xf32>
 }
+
+// -----
+
+// A causal mask. The scores are read only where key t <= query s (the
+// maximum and the exponentials select them under `t <= s`), so the product
+// is marked gptq.lower_result; the probabilities are a causal select of
+// zero divided by the row sums, zero past the diagonal, so the mixing is
+// marked gptq.lower_lhs.
+// CHECK-LABEL: func.func @causal
+// CHECK: linalg.batch_matmul {{.*}}{gptq.lower_result} ins
+// CHECK: linalg.batch_matmul {gptq.lower_lhs} ins
+#cq = affine_map<(h, s, t, d) -> (s, h, d)>
+#ck = affine_map<(h, s, t, d) -> (t, h, d)>
+#cs = affine_map<(h, s, t, d) -> (h, s, t)>
+#r3 = affine_map<(h, s, t) -> (h, s, t)>
+#m3 = affine_map<(h, s, t) -> (h, s)>
+#cp = affine_map<(s, h, d, t) -> (h, s, t)>
+#cv = affine_map<(s, h, d, t) -> (t, h, d)>
+#co = affine_map<(s, h, d, t) -> (s, h, d)>
+func.func @causal(%q: tensor<5x2x4xf32>, %k: tensor<5x2x4xf32>, %v: tensor<5x2x4xf32>) -> (tensor<5x2x4xf32>, tensor<2x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %se = tensor.empty() : tensor<2x5x5xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%se : tensor<2x5x5xf32>) -> tensor<2x5x5xf32>
+  %scores = linalg.generic {indexing_maps = [#cq, #ck, #cs], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<5x2x4xf32>, tensor<5x2x4xf32>) outs(%sf : tensor<2x5x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<2x5x5xf32>
+  %me = tensor.empty() : tensor<2x5xf32>
+  %mf = linalg.fill ins(%ninf : f32) outs(%me : tensor<2x5xf32>) -> tensor<2x5xf32>
+  %rowmax = linalg.generic {indexing_maps = [#r3, #m3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%scores : tensor<2x5x5xf32>) outs(%mf : tensor<2x5xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %visible = arith.cmpi ule, %j, %i : index
+    %masked = arith.select %visible, %x, %ninf : f32
+    %mx = arith.maximumf %acc, %masked : f32
+    linalg.yield %mx : f32
+  } -> tensor<2x5xf32>
+  %ee = tensor.empty() : tensor<2x5x5xf32>
+  %exp = linalg.generic {indexing_maps = [#r3, #m3, #r3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%scores, %rowmax : tensor<2x5x5xf32>, tensor<2x5xf32>) outs(%ee : tensor<2x5x5xf32>) {
+  ^bb0(%x: f32, %mx: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %visible = arith.cmpi uge, %i, %j : index
+    %c = arith.subf %x, %mx : f32
+    %e = math.exp %c : f32
+    %p = arith.select %visible, %e, %zero : f32
+    linalg.yield %p : f32
+  } -> tensor<2x5x5xf32>
+  %ze = tensor.empty() : tensor<2x5xf32>
+  %zf = linalg.fill ins(%zero : f32) outs(%ze : tensor<2x5xf32>) -> tensor<2x5xf32>
+  %sum = linalg.generic {indexing_maps = [#r3, #m3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%exp : tensor<2x5x5xf32>) outs(%zf : tensor<2x5xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %a = arith.addf %acc, %x : f32
+    linalg.yield %a : f32
+  } -> tensor<2x5xf32>
+  %pe = tensor.empty() : tensor<2x5x5xf32>
+  %probs = linalg.generic {indexing_maps = [#r3, #m3, #r3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<2x5x5xf32>, tensor<2x5xf32>) outs(%pe : tensor<2x5x5xf32>) {
+  ^bb0(%x: f32, %z: f32, %out: f32):
+    %p = arith.divf %x, %z : f32
+    linalg.yield %p : f32
+  } -> tensor<2x5x5xf32>
+  %oe = tensor.empty() : tensor<5x2x4xf32>
+  %of = linalg.fill ins(%zero : f32) outs(%oe : tensor<5x2x4xf32>) -> tensor<5x2x4xf32>
+  %out = linalg.generic {indexing_maps = [#cp, #cv, #co], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%probs, %v : tensor<2x5x5xf32>, tensor<5x2x4xf32>) outs(%of : tensor<5x2x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<5x2x4xf32>
+  return %out, %sum : tensor<5x2x4xf32>, tensor<2x5xf32>
+}
+
+// -----
+
+// Not causal: the scores are also returned (read whole), and the mask of
+// the probabilities keeps t >= s (the upper triangle). Neither product is
+// marked.
+// CHECK-LABEL: func.func @not_causal
+// CHECK-NOT: gptq.lower
+// CHECK: return
+#cq = affine_map<(h, s, t, d) -> (s, h, d)>
+#ck = affine_map<(h, s, t, d) -> (t, h, d)>
+#cs = affine_map<(h, s, t, d) -> (h, s, t)>
+#r3 = affine_map<(h, s, t) -> (h, s, t)>
+#cp = affine_map<(s, h, d, t) -> (h, s, t)>
+#cv = affine_map<(s, h, d, t) -> (t, h, d)>
+#co = affine_map<(s, h, d, t) -> (s, h, d)>
+func.func @not_causal(%q: tensor<5x2x4xf32>, %k: tensor<5x2x4xf32>, %v: tensor<5x2x4xf32>) -> (tensor<5x2x4xf32>, tensor<2x5x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<2x5x5xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%se : tensor<2x5x5xf32>) -> tensor<2x5x5xf32>
+  %scores = linalg.generic {indexing_maps = [#cq, #ck, #cs], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<5x2x4xf32>, tensor<5x2x4xf32>) outs(%sf : tensor<2x5x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<2x5x5xf32>
+  %pe = tensor.empty() : tensor<2x5x5xf32>
+  %probs = linalg.generic {indexing_maps = [#r3, #r3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%scores : tensor<2x5x5xf32>) outs(%pe : tensor<2x5x5xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %visible = arith.cmpi uge, %j, %i : index
+    %p = arith.select %visible, %x, %zero : f32
+    linalg.yield %p : f32
+  } -> tensor<2x5x5xf32>
+  %oe = tensor.empty() : tensor<5x2x4xf32>
+  %of = linalg.fill ins(%zero : f32) outs(%oe : tensor<5x2x4xf32>) -> tensor<5x2x4xf32>
+  %out = linalg.generic {indexing_maps = [#cp, #cv, #co], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%probs, %v : tensor<2x5x5xf32>, tensor<5x2x4xf32>) outs(%of : tensor<5x2x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<5x2x4xf32>
+  return %out, %scores : tensor<5x2x4xf32>, tensor<2x5x5xf32>
+}

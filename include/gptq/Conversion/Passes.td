@@ -110,6 +110,14 @@ def GPTQMatmulToKernel : Pass<"gptq-matmul-to-kernel", "ModuleOp"> {
     bits. Run `gptq-insert-runtime-checks` first: the checks of the two
     ops' operands stay when the ops go.
 
+    A product marked by `gptq-normalize-contractions` with
+    `gptq.lower_result` (only elements `C[b, m, n]` with `n <= m` are read,
+    as a causal mask reads attention's scores) computes only the tiles that
+    reach that triangle; one marked `gptq.lower_lhs` (`A[b, m, k]` is zero
+    for `k > m`, as the probabilities are) stops each tile's sum at its last
+    row's diagonal and skips the chunks of B that no row reaches. The terms
+    left out are products with zero; the results are the same bit for bit.
+
     Every product is still a sum over K in ascending order, one fused
     multiply-add per term; results agree with the loops of
     `convert-linalg-to-loops` to float32 rounding.
@@ -118,9 +126,10 @@ def GPTQMatmulToKernel : Pass<"gptq-matmul-to-kernel", "ModuleOp"> {
     %r = linalg.batch_matmul indexing_maps = [...] ins(%a, %b : ...)
         outs(%zeros : tensor<1x?x172xf32>) -> tensor<1x?x172xf32>
     // becomes
-    %r0 = func.call @__gptq_matmul(%a, %b, %empty, %false, %true, %true)
-        : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1)
-        -> tensor<?x?x?xf32>
+    // (flags: transA, transB, zeroC, lowerC, lowerA; then the quantized
+    // weight's operands, empty here)
+    %r0 = func.call @__gptq_matmul(%a, %b, %empty, %false, %true, %true,
+        %false, %false, %false, ...) -> tensor<?x?x?xf32>
     ```
   }];
   let options = [

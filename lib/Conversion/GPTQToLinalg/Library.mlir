@@ -208,7 +208,7 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
     %nqwd = tensor.cast %nqw : tensor<0x0xi32> to tensor<?x?xi32>
     %nqfd = tensor.cast %nqf : tensor<0x0xf32> to tensor<?x?xf32>
     %nqgd = tensor.cast %nqg : tensor<0xi32> to tensor<?xi32>
-    %rp = func.call @__gptq_gemm_panel(%p, %ap, %b, %j, %lowerC, %lowerB, %zeroC, %false, %false, %nqwd, %nqfd, %nqfd, %nqgd, %nq) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
+    %rp = func.call @__gptq_gemm_panel(%p, %ap, %b, %j, %c0, %lowerC, %lowerB, %false, %zeroC, %false, %false, %nqwd, %nqfd, %nqfd, %nqgd, %nq) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %rp into %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     }
@@ -225,7 +225,10 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
 // computed chunk by chunk while B is packed (the
 // same operations as __gptq_unpack and __gptq_dequantize, so the same
 // values), never stored whole; %b is not read.
-func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %b: tensor<?x?xf32>, %j: index, %lowerC: i1, %lowerB: i1, %zeroC: i1, %transB: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?xf32> {
+// The panel's rows are rows %rowoff .. of C: %lowerC skips the tiles above
+// column j's diagonal, %lowerA (A zero past the diagonal) stops each tile's
+// K loop at its last row, %lowerB starts the panel at row j of B.
+func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %b: tensor<?x?xf32>, %j: index, %rowoff: index, %lowerC: i1, %lowerB: i1, %lowerA: i1, %zeroC: i1, %transB: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?xf32> {
   // With %zeroC, C's initial contents are ignored (C = -A @ B).
   %panel = scf.if %zeroC -> (tensor<?x?xf32>) {
     %z0 = arith.constant 0.0 : f32
@@ -251,13 +254,20 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
   %pn = tensor.dim %panel, %c1 : tensor<?x?xf32>
   %mlast = arith.subi %pm, %c1 : index
   %nlast = arith.subi %pn, %c1 : index
-  %jfloor = arith.divui %j, %c6 : index
+  // The panel's rows are rows %rowoff .. of C (and of A).
+  %jrel0 = arith.subi %j, %rowoff : index
+  %jrel = arith.maxsi %jrel0, %c0 : index
+  %jfloor = arith.divui %jrel, %c6 : index
   %i0 = arith.select %lowerC, %jfloor, %c0 : index
   %k0 = arith.select %lowerB, %j, %c0 : index
   %k0c = arith.minsi %k0, %k : index
+  // With %lowerA, A is zero past column row: the panel's last row bounds K.
+  %kendA0 = arith.addi %rowoff, %pm : index
+  %kendA = arith.minsi %kendA0, %k : index
+  %kend = arith.select %lowerA, %kendA, %k : index
   // K in chunks of 128 rows: a chunk of packed B (32 KiB) stays in L1
   // while the tiles of the panel go by.
-  %res = scf.for %kb = %k0c to %k step %kc iter_args(%pc = %panel) -> (tensor<?x?xf32>) {
+  %res = scf.for %kb = %k0c to %kend step %kc iter_args(%pc = %panel) -> (tensor<?x?xf32>) {
     %kleft = arith.subi %k, %kb : index
     %kn = arith.minsi %kleft, %kc : index
     %bpe = tensor.empty(%kn) : tensor<?x64xf32>
@@ -291,8 +301,20 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
     }
     scf.yield %bpf : tensor<?x64xf32>
     }
-    %ri = scf.for %it = %i0 to %mt step %c1 iter_args(%ci = %pc) -> (tensor<?x?xf32>) {
+    // With %lowerA, tiles whose rows all lie before the chunk are skipped
+    // and each tile stops at its last row's column.
+    %kbrel0 = arith.subi %kb, %rowoff : index
+    %kbrel = arith.maxsi %kbrel0, %c0 : index
+    %ia0 = arith.divui %kbrel, %c6 : index
+    %ia1 = arith.maxsi %ia0, %i0 : index
+    %ia = arith.select %lowerA, %ia1, %i0 : index
+    %ri = scf.for %it = %ia to %mt step %c1 iter_args(%ci = %pc) -> (tensor<?x?xf32>) {
       %i = arith.muli %it, %c6 : index
+      %rowend0 = arith.addi %rowoff, %i : index
+      %rowend1 = arith.addi %rowend0, %c6 : index
+      %kendt0 = arith.subi %rowend1, %kb : index
+      %kendt1 = arith.minsi %kendt0, %kn : index
+      %kendt = arith.select %lowerA, %kendt1, %kn : index
       // C is read from memory once per tile, in rows far apart: fetch the
       // next tile's cache lines while this one computes.
       %cm = bufferization.to_buffer %ci read_only : tensor<?x?xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
@@ -306,7 +328,7 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
         }
       }
       %cv = vector.transfer_read %ci[%i, %c0], %zero : tensor<?x?xf32>, vector<6x64xf32>
-      %acc = scf.for %kk = %c0 to %kn step %c1 iter_args(%acc = %cv) -> (vector<6x64xf32>) {
+      %acc = scf.for %kk = %c0 to %kendt step %c1 iter_args(%acc = %cv) -> (vector<6x64xf32>) {
         %ka = arith.addi %kk, %kb : index
         %bv = vector.transfer_read %bp[%kk, %c0], %zero {in_bounds = [true]} : tensor<?x64xf32>, vector<64xf32>
         // Each element of A broadcast straight from memory (one load each,
@@ -362,7 +384,12 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
 // With %quant (one batch), B is given as the packed codes and grids of a
 // quantized weight, as gptq.unpack and gptq.dequantize take them (scales
 // and zeros N x groups; see __gptq_gemm_panel), and %bm is not read.
-func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?x?xf32> {
+// A causal mask's triangles (the normal form's gptq.lower_result and
+// gptq.lower_lhs): with %lowerC only tiles that reach C[b, m, n] with
+// n <= m are computed (the others keep C's contents, or zeros with
+// %zeroC); with %lowerA, A[b, m, k] is zero for k > m, and each tile's
+// K loop stops at its last row.
+func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1, %lowerC: i1, %lowerA: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -472,7 +499,7 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
     %at0 = arith.addi %bt0, %t0 : index
     %apb = tensor.extract_slice %ap[%at0, 0, 0] [%tiles, %k, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x?x6xf32>
     %bb = tensor.extract_slice %bm[%bi, 0, 0] [1, %kb1, %kb2] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %rp = func.call @__gptq_gemm_panel(%p, %apb, %bb, %j, %false, %false, %zeroC, %transB, %quant, %qw, %qst, %qzt, %qg, %qbits) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
+    %rp = func.call @__gptq_gemm_panel(%p, %apb, %bb, %j, %r0, %lowerC, %false, %lowerA, %zeroC, %transB, %quant, %qw, %qst, %qzt, %qg, %qbits) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %rp into %cc[%bi, %r0, %j] [1, %rows, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
     }

@@ -151,8 +151,17 @@ struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
                arith::ConstantOp::create(rewriter, loc,
                                          rewriter.getI64IntegerAttr(0))};
     }
-    SmallVector<Value> operands{
-        a, b, c, flag(transA), flag(transB), flag(zeroed != nullptr)};
+    // The triangles a causal mask leaves (gptq-normalize-contractions).
+    bool lowerC = op->hasAttr(gptq::kLowerResultAttr);
+    bool lowerA = op->hasAttr(gptq::kLowerLhsAttr);
+    SmallVector<Value> operands{a,
+                                b,
+                                c,
+                                flag(transA),
+                                flag(transB),
+                                flag(zeroed != nullptr),
+                                flag(lowerC),
+                                flag(lowerA)};
     operands.append(quant);
     // One instance of the kernel for the whole module, not one per call
     // site: it is large, and its settings are cheap run-time branches.

@@ -12,7 +12,8 @@
 // CHECK-DAG: %[[AD:.*]] = tensor.cast %[[A]] : tensor<1x?x64xf32> to tensor<?x?x?xf32>
 // CHECK-DAG: %[[BD:.*]] = tensor.cast %[[B]] : tensor<1x32x64xf32> to tensor<?x?x?xf32>
 // CHECK-DAG: %[[ED:.*]] = tensor.cast %[[E]] : tensor<1x?x32xf32> to tensor<?x?x?xf32>
-// CHECK: %[[R:.*]] = call @__gptq_matmul(%[[AD]], %[[BD]], %[[ED]], %[[F]], %[[T]], %[[T]], %[[F]], %{{.*}}) {no_inline}
+// Flags: transA, transB, zeroC, lowerC, lowerA, quant.
+// CHECK: %[[R:.*]] = call @__gptq_matmul(%[[AD]], %[[BD]], %[[ED]], %[[F]], %[[T]], %[[T]], %[[F]], %[[F]], %[[F]], %{{.*}}) {no_inline}
 // CHECK: tensor.cast %[[R]] : tensor<?x?x?xf32> to tensor<1x?x32xf32>
 func.func @zero_init(%a: tensor<1x?x64xf32>, %b: tensor<1x32x64xf32>, %e: tensor<1x?x32xf32>) -> tensor<1x?x32xf32> {
   %z = arith.constant 0.0 : f32
@@ -27,10 +28,10 @@ func.func @zero_init(%a: tensor<1x?x64xf32>, %b: tensor<1x32x64xf32>, %e: tensor
 // CHECK-LABEL: func.func @accumulate
 // CHECK-DAG: %[[F:.*]] = arith.constant false
 // CHECK-DAG: %[[T:.*]] = arith.constant true
-// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[F]], %[[F]], %[[F]],
+// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[F]], %[[F]], %[[F]], %[[F]], %[[F]],
 // CHECK: %[[ONES:.*]] = linalg.fill
 // CHECK: %[[OD:.*]] = tensor.cast %[[ONES]]
-// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %[[OD]], %[[F]], %[[F]], %[[F]], %[[F]],
+// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %[[OD]], %[[F]], %[[F]], %[[F]], %[[F]], %[[F]], %[[F]],
 func.func @accumulate(%at: tensor<2x9x4xf32>, %b: tensor<2x9x6xf32>, %c: tensor<2x4x6xf32>, %a: tensor<2x4x9xf32>) -> (tensor<2x4x6xf32>, tensor<2x4x6xf32>) {
   %r = linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
       ins(%at, %b : tensor<2x9x4xf32>, tensor<2x9x6xf32>) outs(%c : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
@@ -49,19 +50,20 @@ func.func @accumulate(%at: tensor<2x9x4xf32>, %b: tensor<2x9x6xf32>, %c: tensor<
 // CHECK-SAME: (%[[A:.*]]: tensor<1x?x64xf32>, %[[W:.*]]: tensor<32x6xi32>, %[[S:.*]]: tensor<32x2xf32>, %[[Z:.*]]: tensor<32x2xf32>, %[[G:.*]]: tensor<64xi32>
 // CHECK-NOT: gptq.dequantize
 // CHECK-NOT: gptq.unpack
+// CHECK-DAG: %[[F:.*]] = arith.constant false
 // CHECK-DAG: %[[T:.*]] = arith.constant true
 // CHECK-DAG: %[[BITS:.*]] = arith.constant 3 : i64
 // CHECK-DAG: %[[WD:.*]] = tensor.cast %[[W]] : tensor<32x6xi32> to tensor<?x?xi32>
 // CHECK-DAG: %[[SD:.*]] = tensor.cast %[[S]] : tensor<32x2xf32> to tensor<?x?xf32>
 // CHECK-DAG: %[[ZD:.*]] = tensor.cast %[[Z]] : tensor<32x2xf32> to tensor<?x?xf32>
 // CHECK-DAG: %[[GD:.*]] = tensor.cast %[[G]] : tensor<64xi32> to tensor<?xi32>
-// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[T]], %[[T]], %[[WD]], %[[SD]], %[[ZD]], %[[GD]], %[[BITS]])
+// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %[[F]], %[[T]], %[[T]], %[[F]], %[[F]], %[[T]], %[[WD]], %[[SD]], %[[ZD]], %[[GD]], %[[BITS]])
 // With fuse-dequantize=false, the weight is dequantized first and read like a float one.
 // UNFUSED-LABEL: func.func @quantized
 // UNFUSED: %[[W:.*]] = gptq.dequantize
 // UNFUSED: %[[W3:.*]] = tensor.expand_shape %[[W]]
 // UNFUSED: %[[WD:.*]] = tensor.cast %[[W3]]
-// UNFUSED: call @__gptq_matmul(%{{.*}}, %[[WD]], %{{.*}}, %false, %true, %true, %false,
+// UNFUSED: call @__gptq_matmul(%{{.*}}, %[[WD]], %{{.*}}, %false, %true, %true, %false, %false, %false,
 func.func @quantized(%a: tensor<1x?x64xf32>, %words: tensor<32x6xi32>, %s: tensor<32x2xf32>, %z: tensor<32x2xf32>, %g: tensor<64xi32>, %e: tensor<1x?x32xf32>) -> tensor<1x?x32xf32> {
   %c64 = arith.constant 64 : index
   %codes = gptq.unpack %words columns %c64 bits 3 : tensor<32x6xi32> -> tensor<32x64xi8>
@@ -72,6 +74,20 @@ func.func @quantized(%a: tensor<1x?x64xf32>, %words: tensor<32x6xi32>, %s: tenso
   %r = linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
       ins(%a, %w3 : tensor<1x?x64xf32>, tensor<1x32x64xf32>) outs(%f : tensor<1x?x32xf32>) -> tensor<1x?x32xf32>
   return %r : tensor<1x?x32xf32>
+}
+
+// The triangles of a causal mask, as gptq-normalize-contractions marks
+// them: lowerC for a result read only on and below the diagonal, lowerA
+// for a left operand that is zero above it.
+// CHECK-LABEL: func.func @causal
+// CHECK-DAG: %[[F:.*]] = arith.constant false
+// CHECK-DAG: %[[T:.*]] = arith.constant true
+// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %[[F]], %[[F]], %[[F]], %[[T]], %[[F]], %[[F]],
+// CHECK: call @__gptq_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %[[F]], %[[F]], %[[F]], %[[F]], %[[T]], %[[F]],
+func.func @causal(%a: tensor<2x5x4xf32>, %b: tensor<2x4x5xf32>, %c: tensor<2x5x5xf32>, %p: tensor<2x5x5xf32>, %v: tensor<2x5x4xf32>, %o: tensor<2x5x4xf32>) -> (tensor<2x5x5xf32>, tensor<2x5x4xf32>) {
+  %s = linalg.batch_matmul {gptq.lower_result} ins(%a, %b : tensor<2x5x4xf32>, tensor<2x4x5xf32>) outs(%c : tensor<2x5x5xf32>) -> tensor<2x5x5xf32>
+  %m = linalg.batch_matmul {gptq.lower_lhs} ins(%p, %v : tensor<2x5x5xf32>, tensor<2x5x4xf32>) outs(%o : tensor<2x5x4xf32>) -> tensor<2x5x4xf32>
+  return %s, %m : tensor<2x5x5xf32>, tensor<2x5x4xf32>
 }
 
 // Not in the normal form (A broadcast over the batch) or not float32: left

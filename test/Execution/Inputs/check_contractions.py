@@ -40,6 +40,16 @@ def dequantized(words, scales, zeros, g_idx, bits, cols):
     return (s * (codes.astype(np.float32) - z)).astype(np.float64)
 
 
+def causal_attention(q, k, v):
+    """softmax(0.25 q k^T, keys t <= query s) v per batch and head."""
+    scores = 0.25 * np.einsum("bshd,bthd->bhst", q, k)
+    future = np.arange(q.shape[1])[None, :] > np.arange(q.shape[1])[:, None]
+    scores = np.where(future, -np.inf, scores)
+    p = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    return np.einsum("bhst,bthd->bshd", p, v)
+
+
 DTYPES = {"q3": [np.float32, np.int32, np.float32, np.float32, np.int32]}
 DTYPES["q4"] = DTYPES["q8"] = DTYPES["q3"]
 
@@ -64,6 +74,12 @@ CASES = {
         lambda r: [r.standard_normal((200, 131)), r.standard_normal((200, 65)),
                    r.standard_normal((131, 65))],
         lambda at, b, c: c + at.T @ b,
+    ),
+    # Causal attention over 150 positions: key panels cross the diagonal
+    # mid-tile, and the mixing's 150 keys span two of the kernel's chunks.
+    "attention": (
+        lambda r: [r.standard_normal((2, 150, 3, 20)) for _ in range(3)],
+        causal_attention,
     ),
     "q3": (
         lambda r: packed_weight(r, 3),

@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -51,6 +53,158 @@ SmallVector<unsigned> sortedBy(ArrayRef<unsigned> loops,
     if (llvm::is_contained(loops, l))
       sorted.push_back(l);
   return sorted;
+}
+
+//===----------------------------------------------------------------------===//
+// Causal masks
+//===----------------------------------------------------------------------===//
+//
+// Attention's scores are read only through a mask that keeps key t <= query
+// s, and the probabilities are zero past it. Both are facts about loops of
+// the ops that consume or produce a contraction: a consumer's `linalg.index`
+// of the loops that read the query and key dimensions, compared by
+// `arith.cmpi`, selects the value.
+
+/// Whether `cond` is false wherever loop `t` > loop `s`: `t <= s`, `t < s`,
+/// `s >= t` or `s > t` on the loops' `linalg.index`.
+bool isCausalCondition(Value cond, unsigned s, unsigned t) {
+  auto cmp = cond.getDefiningOp<arith::CmpIOp>();
+  if (!cmp)
+    return false;
+  auto loopOf = [](Value v) -> std::optional<unsigned> {
+    if (auto index = v.getDefiningOp<linalg::IndexOp>())
+      return index.getDim();
+    return std::nullopt;
+  };
+  std::optional<unsigned> lhs = loopOf(cmp.getLhs()), rhs = loopOf(cmp.getRhs());
+  if (!lhs || !rhs)
+    return false;
+  using P = arith::CmpIPredicate;
+  switch (cmp.getPredicate()) {
+  case P::ule:
+  case P::ult:
+  case P::sle:
+  case P::slt:
+    return *lhs == t && *rhs == s;
+  case P::uge:
+  case P::ugt:
+  case P::sge:
+  case P::sgt:
+    return *lhs == s && *rhs == t;
+  default:
+    return false;
+  }
+}
+
+/// The loop of `op` that its operand's map reads in dimension `dim`.
+std::optional<unsigned> loopOfDim(linalg::LinalgOp op, OpOperand *operand,
+                                  unsigned dim) {
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  if (dim >= map.getNumResults())
+    return std::nullopt;
+  if (auto d = dyn_cast<AffineDimExpr>(map.getResult(dim)))
+    return d.getPosition();
+  return std::nullopt;
+}
+
+/// Whether every use of `v` (inside a body, depth-limited) feeds only the
+/// value a causal select keeps: through single-result arithmetic to the
+/// true operand of an `arith.select` whose condition is causal.
+bool onlyKeptByMask(Value v, unsigned s, unsigned t, int depth = 0) {
+  if (depth > 8)
+    return false;
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto select = dyn_cast<arith::SelectOp>(user)) {
+      if (use.getOperandNumber() == 1 && select.getFalseValue() != v &&
+          isCausalCondition(select.getCondition(), s, t))
+        continue;
+      return false;
+    }
+    if (user->getNumResults() != 1 || user->getNumRegions() != 0 ||
+        !isa<arith::ArithDialect, math::MathDialect>(user->getDialect()) ||
+        !isPure(user))
+      return false;
+    if (!onlyKeptByMask(user->getResult(0), s, t, depth + 1))
+      return false;
+  }
+  return true;
+}
+
+/// Whether elements of `tensor` with index `tDim` > index `sDim` are never
+/// read: its only uses are shape queries and inputs of linalg ops that
+/// keep them only under a causal mask on the loops reading those dimensions.
+bool unreadAbove(Value tensor, unsigned sDim, unsigned tDim) {
+  for (OpOperand &use : tensor.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<tensor::DimOp>(user))
+      continue;
+    auto consumer = dyn_cast<linalg::GenericOp>(user);
+    if (!consumer || !consumer.isDpsInput(&use))
+      return false;
+    std::optional<unsigned> s = loopOfDim(consumer, &use, sDim);
+    std::optional<unsigned> t = loopOfDim(consumer, &use, tDim);
+    if (!s || !t ||
+        !onlyKeptByMask(consumer.getMatchingBlockArgument(&use), *s, *t))
+      return false;
+  }
+  return true;
+}
+
+bool zeroAbove(Value tensor, unsigned sDim, unsigned tDim, int depth = 0);
+
+/// Whether `v`, computed in the body of `op`, is +0.0 wherever loop `t` >
+/// loop `s`: a causal select of zero, a quotient of such a value (a row
+/// whose divisor is zero or NaN is not finite in any case), or an input
+/// that is zero past the same loops.
+bool zeroWhere(linalg::GenericOp op, Value v, unsigned s, unsigned t,
+               int depth) {
+  if (depth > 8)
+    return false;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() != op.getBody())
+      return false;
+    OpOperand *operand = op.getMatchingOpOperand(arg);
+    if (!op.isDpsInput(operand))
+      return false;
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    std::optional<unsigned> sDim, tDim;
+    for (auto [d, e] : llvm::enumerate(map.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      if (dim && dim.getPosition() == s)
+        sDim = d;
+      if (dim && dim.getPosition() == t)
+        tDim = d;
+    }
+    return sDim && tDim && zeroAbove(operand->get(), *sDim, *tDim, depth + 1);
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  FloatAttr constant;
+  if (matchPattern(v, m_Constant(&constant)))
+    return constant.getValue().isPosZero();
+  if (auto select = dyn_cast<arith::SelectOp>(def)) {
+    if (isCausalCondition(select.getCondition(), s, t))
+      return zeroWhere(op, select.getFalseValue(), s, t, depth + 1);
+    return zeroWhere(op, select.getTrueValue(), s, t, depth + 1) &&
+           zeroWhere(op, select.getFalseValue(), s, t, depth + 1);
+  }
+  if (auto div = dyn_cast<arith::DivFOp>(def))
+    return zeroWhere(op, div.getLhs(), s, t, depth + 1);
+  return false;
+}
+
+bool zeroAbove(Value tensor, unsigned sDim, unsigned tDim, int depth) {
+  auto op = tensor.getDefiningOp<linalg::GenericOp>();
+  if (!op || depth > 8 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return false;
+  OpOperand *init = op.getDpsInitOperand(0);
+  std::optional<unsigned> s = loopOfDim(op, init, sDim);
+  std::optional<unsigned> t = loopOfDim(op, init, tDim);
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  return s && t && zeroWhere(op, yield.getOperand(0), *s, *t, depth);
 }
 
 struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
@@ -268,6 +422,27 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
                                       ValueRange{lhs, rhs}, ValueRange{out});
     bmm.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(
         gptq::batchMatmulMaps(op->getContext(), transA, transB)));
+    // A causal mask: the row of the normal form merges M loops with the
+    // query loop among them, so its index is at least the query's; with
+    // the key the only N (or K) loop, the triangle column <= row holds every
+    // element the mask keeps.
+    auto position = [](ArrayRef<unsigned> loops, unsigned l) {
+      return (unsigned)(llvm::find(loops, l) - loops.begin());
+    };
+    if (n.size() == 1)
+      for (unsigned s : m)
+        if (unreadAbove(op->getResult(0), position(outLoops, s),
+                        position(outLoops, n[0]))) {
+          bmm->setAttr(gptq::kLowerResultAttr, rewriter.getUnitAttr());
+          break;
+        }
+    if (k.size() == 1)
+      for (unsigned s : m)
+        if (zeroAbove(op->getOperand(0), position(lhsLoops, s),
+                      position(lhsLoops, k[0]))) {
+          bmm->setAttr(gptq::kLowerLhsAttr, rewriter.getUnitAttr());
+          break;
+        }
 
     // Back to the op's layout: [B, M, N] expanded to the loops of each
     // class, then transposed to the output's order.

@@ -15,6 +15,12 @@
 namespace mlir {
 namespace gptq {
 
+/// Unit attributes of the normal form that a causal mask justifies (see
+/// gptq-normalize-contractions): only the elements C[b, m, n] with n <= m
+/// of the result are read, or A[b, m, k] is zero wherever k > m.
+inline constexpr llvm::StringLiteral kLowerResultAttr = "gptq.lower_result";
+inline constexpr llvm::StringLiteral kLowerLhsAttr = "gptq.lower_lhs";
+
 /// A map of the normal form's loops (b, m, n, k) to `dims`.
 inline AffineMap batchMatmulMap(MLIRContext *ctx, ArrayRef<unsigned> dims) {
   SmallVector<AffineExpr> results;

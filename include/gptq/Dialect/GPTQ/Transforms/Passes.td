@@ -89,6 +89,27 @@ def GPTQNormalizeContractions
     transpose that moves only loops of static size 1 becomes a
     `tensor.collapse_shape` and `tensor.expand_shape`, not a copy.
 
+    Causal masks are recognized on the original op, from the ops around it,
+    and recorded as unit attributes of the `linalg.batch_matmul` for the
+    per-target schedule (`gptq-matmul-to-kernel`):
+    - `gptq.lower_result` when N is one loop t and some M loop s is such
+      that every reader of the result is a `linalg.generic` input whose
+      value (through single-result arithmetic) reaches only the true side
+      of an `arith.select` on `t <= s` (or `t < s`, `s >= t`, `s > t`) of
+      the `linalg.index` of the loops that read those dimensions; shape
+      queries are allowed. Attention's scores, read by the row maximum and
+      the exponentials under the mask, are marked. Since the normal form's
+      row index is at least s, the result's elements column <= row hold
+      all that is read.
+    - `gptq.lower_lhs` when K is one loop t and the left operand is zero
+      wherever t > s for an M loop s: it is a `linalg.generic` (all loops
+      parallel) that yields a causal select of +0.0, a quotient whose
+      numerator is such a value, or an input that is zero past the same
+      loops. Attention's probabilities (exponentials selected under the
+      mask, divided by their sums) are marked. A row whose divisor is zero
+      or NaN is not finite either way; a key past the mask with a value
+      that is Inf or NaN no longer turns an earlier query's output to NaN.
+
     The importers' linear layers (`y[b, s, n] = sum_k x[b, s, k] W[n, k]`),
     attention scores and the mixing of values all take this form; so do
     `linalg.matmul` and `linalg.batch_matmul` with any of their maps.
