@@ -14,8 +14,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -76,7 +76,8 @@ bool isCausalCondition(Value cond, unsigned s, unsigned t) {
       return index.getDim();
     return std::nullopt;
   };
-  std::optional<unsigned> lhs = loopOf(cmp.getLhs()), rhs = loopOf(cmp.getRhs());
+  std::optional<unsigned> lhs = loopOf(cmp.getLhs()),
+                          rhs = loopOf(cmp.getRhs());
   if (!lhs || !rhs)
     return false;
   using P = arith::CmpIPredicate;
@@ -286,8 +287,6 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
       return size;
     };
 
-    // `value`, whose dimensions are the loops `from`, transposed so that
-    // they are the loops `to`.
     // A transpose that moves only loops of size 1 is a reshape: collapsed
     // to the other loops (each unit loop joins the next one, or the last),
     // then expanded.
@@ -309,6 +308,8 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
         groups.back().append(pending.begin(), pending.end());
       return groups;
     };
+    // `value`, whose dimensions are the loops `from`, transposed so that
+    // they are the loops `to`.
     auto transposeLoops = [&](Value value, ArrayRef<unsigned> from,
                               ArrayRef<unsigned> to) -> Value {
       SmallVector<int64_t> perm;
@@ -318,13 +319,13 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
         shape.push_back(sizes[l]);
       }
       auto nonUnit = [&](ArrayRef<unsigned> loops) {
-        return llvm::to_vector(
-            llvm::make_filter_range(loops, [&](unsigned l) { return !isUnit(l); }));
+        return llvm::to_vector(llvm::make_filter_range(
+            loops, [&](unsigned l) { return !isUnit(l); }));
       };
       SmallVector<unsigned> kept = nonUnit(from);
       if (!kept.empty() && kept == nonUnit(to)) {
-        Value collapsed = tensor::CollapseShapeOp::create(
-            rewriter, loc, value, unitGroups(from));
+        Value collapsed = tensor::CollapseShapeOp::create(rewriter, loc, value,
+                                                          unitGroups(from));
         SmallVector<int64_t> staticShape;
         for (OpFoldResult size : shape) {
           std::optional<int64_t> c = getConstantIntValue(size);
