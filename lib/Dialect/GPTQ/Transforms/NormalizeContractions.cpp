@@ -45,6 +45,11 @@ SmallVector<unsigned> concat(ArrayRef<ArrayRef<unsigned>> parts) {
   return all;
 }
 
+/// Where loop `l` is in `loops`.
+unsigned position(ArrayRef<unsigned> loops, unsigned l) {
+  return llvm::find(loops, l) - loops.begin();
+}
+
 /// `loops` in the order they appear in `order`.
 SmallVector<unsigned> sortedBy(ArrayRef<unsigned> loops,
                                ArrayRef<unsigned> order) {
@@ -169,19 +174,14 @@ bool zeroWhere(linalg::GenericOp op, Value v, unsigned s, unsigned t,
     if (!op.isDpsInput(operand))
       return false;
     AffineMap map = op.getMatchingIndexingMap(operand);
-    std::optional<unsigned> sDim, tDim;
-    for (auto [d, e] : llvm::enumerate(map.getResults())) {
-      auto dim = dyn_cast<AffineDimExpr>(e);
-      if (dim && dim.getPosition() == s)
-        sDim = d;
-      if (dim && dim.getPosition() == t)
-        tDim = d;
-    }
+    MLIRContext *ctx = op.getContext();
+    std::optional<unsigned> sDim =
+        map.getResultPosition(getAffineDimExpr(s, ctx));
+    std::optional<unsigned> tDim =
+        map.getResultPosition(getAffineDimExpr(t, ctx));
     return sDim && tDim && zeroAbove(operand->get(), *sDim, *tDim, depth + 1);
   }
   Operation *def = v.getDefiningOp();
-  if (!def)
-    return false;
   FloatAttr constant;
   if (matchPattern(v, m_Constant(&constant)))
     return constant.getValue().isPosZero();
@@ -315,7 +315,7 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
       SmallVector<int64_t> perm;
       SmallVector<OpFoldResult> shape;
       for (unsigned l : to) {
-        perm.push_back(llvm::find(from, l) - from.begin());
+        perm.push_back(position(from, l));
         shape.push_back(sizes[l]);
       }
       auto nonUnit = [&](ArrayRef<unsigned> loops) {
@@ -427,23 +427,16 @@ struct NormalizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
     // query loop among them, so its index is at least the query's; with
     // the key the only N (or K) loop, the triangle column <= row holds every
     // element the mask keeps.
-    auto position = [](ArrayRef<unsigned> loops, unsigned l) {
-      return (unsigned)(llvm::find(loops, l) - loops.begin());
-    };
-    if (n.size() == 1)
-      for (unsigned s : m)
-        if (unreadAbove(op->getResult(0), position(outLoops, s),
-                        position(outLoops, n[0]))) {
-          bmm->setAttr(gptq::kLowerResultAttr, rewriter.getUnitAttr());
-          break;
-        }
-    if (k.size() == 1)
-      for (unsigned s : m)
-        if (zeroAbove(op->getOperand(0), position(lhsLoops, s),
-                      position(lhsLoops, k[0]))) {
-          bmm->setAttr(gptq::kLowerLhsAttr, rewriter.getUnitAttr());
-          break;
-        }
+    if (n.size() == 1 && llvm::any_of(m, [&](unsigned s) {
+          return unreadAbove(op->getResult(0), position(outLoops, s),
+                             position(outLoops, n[0]));
+        }))
+      bmm->setAttr(gptq::kLowerResultAttr, rewriter.getUnitAttr());
+    if (k.size() == 1 && llvm::any_of(m, [&](unsigned s) {
+          return zeroAbove(op->getOperand(0), position(lhsLoops, s),
+                           position(lhsLoops, k[0]));
+        }))
+      bmm->setAttr(gptq::kLowerLhsAttr, rewriter.getUnitAttr());
 
     // Back to the op's layout: [B, M, N] expanded to the loops of each
     // class, then transposed to the output's order.
