@@ -60,3 +60,35 @@ func.func @nested(%a: memref<8x4xf32>, %b: memref<8x4xf32>) {
   }
   return
 }
+
+// -----
+
+// A short innermost loop (rotary embedding's pairs of 2): the loop around
+// it joins the sequential ones, so that the two together span 64 elements
+// (LLVM unrolls the pair and vectorizes the 32); only the outer loops are
+// in parallel. A dynamic innermost loop is never joined.
+// CHECK-LABEL: func.func @pairs
+// CHECK: scf.parallel (%[[B:.*]], %[[H:.*]]) =
+// CHECK-NEXT: scf.for %[[I:.*]] = %{{.*}} to %{{.*}}
+// CHECK-NEXT: scf.for %[[P:.*]] = %{{.*}} to %{{.*}}
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[I]], %[[P]]]
+// CHECK-LABEL: func.func @dynamic_inner
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) =
+// CHECK-NEXT: scf.for
+// CHECK-NOT: scf.for
+func.func @pairs(%x: memref<?x12x32x2xf32>, %y: memref<?x12x32x2xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, p) -> (b, h, i, p)>, affine_map<(b, h, i, p) -> (b, h, i, p)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<?x12x32x2xf32>) outs(%y : memref<?x12x32x2xf32>) {
+  ^bb0(%e: f32, %o: f32):
+    %n = arith.negf %e : f32
+    linalg.yield %n : f32
+  }
+  return
+}
+func.func @dynamic_inner(%x: memref<?x12x2x?xf32>, %y: memref<?x12x2x?xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, p) -> (b, h, i, p)>, affine_map<(b, h, i, p) -> (b, h, i, p)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<?x12x2x?xf32>) outs(%y : memref<?x12x2x?xf32>) {
+  ^bb0(%e: f32, %o: f32):
+    %n = arith.negf %e : f32
+    linalg.yield %n : f32
+  }
+  return
+}

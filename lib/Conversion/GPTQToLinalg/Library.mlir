@@ -412,8 +412,13 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
     %ti = arith.remui %t, %mt : index
     %t6 = arith.muli %ti, %c6 : index
     %slab0 = tensor.extract_slice %pa[%t, 0, 0] [1, %k, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x6xf32>
+    // With %lowerA the tile's sums stop at its last row's column, and so
+    // does its packing.
+    %t6end = arith.addi %t6, %c6 : index
+    %kpackA = arith.minsi %t6end, %k : index
+    %kpack = arith.select %lowerA, %kpackA, %k : index
     %slab = scf.if %transA -> (tensor<?x6xf32>) {
-      %st = scf.for %kk = %c0 to %k step %c1 iter_args(%pb = %slab0) -> (tensor<?x6xf32>) {
+      %st = scf.for %kk = %c0 to %kpack step %c1 iter_args(%pb = %slab0) -> (tensor<?x6xf32>) {
         %v = vector.transfer_read %a[%bi, %kk, %t6], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d2)>} : tensor<?x?x?xf32>, vector<6xf32>
         %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<6xf32>, tensor<?x6xf32>
         scf.yield %pb2 : tensor<?x6xf32>
@@ -428,7 +433,7 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
       %sn = scf.for %r = %c0 to %c6 step %c1 iter_args(%pr = %slab0) -> (tensor<?x6xf32>) {
         %row0 = arith.addi %t6, %r : index
         %row = arith.minsi %row0, %mlast : index
-        %sr = scf.for %kk = %c0 to %k step %c16 iter_args(%pb = %pr) -> (tensor<?x6xf32>) {
+        %sr = scf.for %kk = %c0 to %kpack step %c16 iter_args(%pb = %pr) -> (tensor<?x6xf32>) {
           %v = vector.transfer_read %a[%bi, %row, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d2)>} : tensor<?x?x?xf32>, vector<16xf32>
           %pb2 = vector.transfer_write %v, %pb[%kk, %r] {permutation_map = affine_map<(d0, d1) -> (d0)>} : vector<16xf32>, tensor<?x6xf32>
           scf.yield %pb2 : tensor<?x6xf32>

@@ -175,7 +175,19 @@ void lowerWithRegisterAccumulators(IRRewriter &b, linalg::LinalgOp op) {
   // ones: it runs along contiguous memory, and LLVM vectorizes it only as a
   // loop of its own (threads share a collapsed loop by division of one
   // index, which a vectorized row must not pay per element).
+  // A short innermost loop (rotary embedding's pairs) is not worth
+  // vectorizing alone: loops join it, outermost last, until the sequential
+  // ones span at least 16 elements, so that LLVM unrolls the short one and
+  // vectorizes the loop around it.
   unsigned numThreaded = numParallel > 1 ? numParallel - 1 : numParallel;
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  int64_t span = numThreaded < numParallel ? extents[numThreaded] : 0;
+  while (numThreaded > 1 && !ShapedType::isDynamic(span) && span < 16) {
+    --numThreaded;
+    span = ShapedType::isDynamic(extents[numThreaded])
+               ? ShapedType::kDynamic
+               : span * extents[numThreaded];
+  }
   std::function<void(OpBuilder &, unsigned, SmallVector<Value>)> sequential =
       [&](OpBuilder &sb, unsigned loop, SmallVector<Value> ivs) {
         if (loop == numParallel) {

