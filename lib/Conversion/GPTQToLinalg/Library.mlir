@@ -425,21 +425,34 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
       }
       scf.yield %st : tensor<?x6xf32>
     } else {
-      // Each of the six rows of A read along the row, 16 columns at a
-      // time, and stored down a column of the panel. Rows past M repeat
-      // row M - 1 (only the read along the row is masked; a row index past
-      // the end would read outside A): their results are never stored.
-      %mlast = arith.subi %m, %c1 : index
-      %sn = scf.for %r = %c0 to %c6 step %c1 iter_args(%pr = %slab0) -> (tensor<?x6xf32>) {
-        %row0 = arith.addi %t6, %r : index
-        %row = arith.minsi %row0, %mlast : index
-        %sr = scf.for %kk = %c0 to %kpack step %c16 iter_args(%pb = %pr) -> (tensor<?x6xf32>) {
-          %v = vector.transfer_read %a[%bi, %row, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d2)>} : tensor<?x?x?xf32>, vector<16xf32>
-          %pb2 = vector.transfer_write %v, %pb[%kk, %r] {permutation_map = affine_map<(d0, d1) -> (d0)>} : vector<16xf32>, tensor<?x6xf32>
-          scf.yield %pb2 : tensor<?x6xf32>
+      // The six rows of A, 16 columns at a time, transposed in registers
+      // into 16 consecutive rows of the panel: 96 contiguous floats. Rows
+      // past M and columns past K read as zero (masked reads); the results
+      // of such rows are never stored.
+      %flat0 = tensor.collapse_shape %slab0 [[0, 1]] : tensor<?x6xf32> into tensor<?xf32>
+      // Whole blocks (inside A and the panel) read and write unmasked.
+      %rowsin = arith.cmpi ule, %t6end, %m : index
+      %flat = scf.for %kk = %c0 to %kpack step %c16 iter_args(%pb = %flat0) -> (tensor<?xf32>) {
+        %off = arith.muli %kk, %c6 : index
+        %kkend = arith.addi %kk, %c16 : index
+        %colsin = arith.cmpi ule, %kkend, %k : index
+        %whole = arith.andi %rowsin, %colsin : i1
+        %pb2 = scf.if %whole -> (tensor<?xf32>) {
+          %blk = vector.transfer_read %a[%bi, %t6, %kk], %zero {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<6x16xf32>
+          %blkt = vector.transpose %blk, [1, 0] : vector<6x16xf32> to vector<16x6xf32>
+          %v96 = vector.shape_cast %blkt : vector<16x6xf32> to vector<96xf32>
+          %w = vector.transfer_write %v96, %pb[%off] {in_bounds = [true]} : vector<96xf32>, tensor<?xf32>
+          scf.yield %w : tensor<?xf32>
+        } else {
+          %blk = vector.transfer_read %a[%bi, %t6, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<6x16xf32>
+          %blkt = vector.transpose %blk, [1, 0] : vector<6x16xf32> to vector<16x6xf32>
+          %v96 = vector.shape_cast %blkt : vector<16x6xf32> to vector<96xf32>
+          %w = vector.transfer_write %v96, %pb[%off] : vector<96xf32>, tensor<?xf32>
+          scf.yield %w : tensor<?xf32>
         }
-        scf.yield %sr : tensor<?x6xf32>
+        scf.yield %pb2 : tensor<?xf32>
       }
+      %sn = tensor.expand_shape %flat [[0, 1]] output_shape [%k, 6] : tensor<?xf32> into tensor<?x6xf32>
       scf.yield %sn : tensor<?x6xf32>
     }
     scf.forall.in_parallel {
