@@ -2,6 +2,7 @@
 """lit configuration of the gptq-mlir regression tests."""
 
 import os
+import shutil
 import subprocess
 
 import lit.formats
@@ -62,3 +63,8 @@ if subprocess.run([config.python_executable, "-c", "import torch"],
                   stdout=subprocess.DEVNULL,
                   stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("torch")
+
+# The CUDA toolkit's assembler, which gpu-module-to-binary runs to make
+# cubin (the toolkit at /usr/local/cuda, or ptxas on the PATH).
+if os.access("/usr/local/cuda/bin/ptxas", os.X_OK) or shutil.which("ptxas"):
+    config.available_features.add("ptxas")

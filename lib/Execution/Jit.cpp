@@ -20,6 +20,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
@@ -102,6 +103,10 @@ int mlir::gptq::runTool(const char *toolName, llvm::function_ref<int()> body) {
 void mlir::gptq::registerToolDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // Translations to LLVM IR of every dialect, the GPU and NVVM ones among
+  // them, so that gpu-module-to-binary can serialize GPU kernels (PTX, cubin
+  // through ptxas) in gptq-opt.
+  registerAllToLLVMIRTranslations(registry);
   registry.insert<GPTQDialect>();
 }
 
