@@ -11,6 +11,7 @@
 #ifndef GPTQ_EXECUTION_JIT_H
 #define GPTQ_EXECUTION_JIT_H
 
+#include "gptq/Execution/Call.h"
 #include "gptq/Execution/Npy.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -42,18 +43,6 @@ std::optional<DType> dtypeOfElementType(Type type);
 /// `dense_resource` blob; none for a splat, a resource without its blob, or
 /// another attribute.
 std::optional<llvm::ArrayRef<char>> rawElementData(ElementsAttr attr);
-
-/// One argument or result of an entry function.
-struct ArgSpec {
-  DType dtype;
-  /// Sizes; ShapedType::kDynamic where dynamic. Empty for scalars.
-  std::vector<int64_t> shape;
-  /// A scalar (not a tensor or memref); only arguments may be scalars.
-  bool scalar = false;
-  /// A memref, which the function may write (tensors are read-only).
-  bool isMemRef = false;
-  std::string describe() const;
-};
 
 struct JitOptions {
   /// Fills the pass manager that lowers a module to the LLVM dialect. Empty:

@@ -1,0 +1,72 @@
+//===- Call.h - Call compiled entry functions on arrays ---------*- C++ -*-===//
+//
+// The calling convention of compiled entries, shared by the JIT
+// (CompiledFunction) and ahead-of-time executables (gptq-compile): arrays
+// become memref descriptors passed through the entry's packed interface
+// (`_mlir__mlir_ciface_<entry>`), and returned buffers become arrays. It
+// depends on nothing of MLIR, so that executables need no MLIR library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPTQ_EXECUTION_CALL_H
+#define GPTQ_EXECUTION_CALL_H
+
+#include "gptq/Execution/Npy.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace gptq {
+
+/// A dynamic size in an ArgSpec (the value of MLIR's ShapedType::kDynamic).
+constexpr int64_t kDynamicSize = std::numeric_limits<int64_t>::min();
+
+/// One argument or result of an entry function.
+struct ArgSpec {
+  DType dtype;
+  /// Sizes; kDynamicSize where dynamic. Empty for scalars.
+  std::vector<int64_t> shape;
+  /// A scalar (not a tensor or memref); only arguments may be scalars.
+  bool scalar = false;
+  /// A memref, which the function may write (tensors are read-only).
+  bool isMemRef = false;
+  std::string describe() const;
+};
+
+/// A weight that travels as a hidden trailing argument of an entry.
+struct EntryWeight {
+  const char *data;
+  std::vector<int64_t> shape;
+};
+
+/// A compiled entry and what its packed interface takes and returns.
+struct PackedEntry {
+  std::string name;
+  void (*function)(void **) = nullptr;
+  std::vector<ArgSpec> inputs, results;
+  /// Whether the code allocates through the gptq runtime (results are freed
+  /// there) rather than with malloc.
+  bool runtimeAllocator = false;
+};
+
+/// Calls `entry` on `args`, checked against its inputs (dtype, rank, static
+/// sizes, byte counts), with `weights` after them; memref arguments are
+/// copied first, since the code may write them. A failed run-time check of
+/// the code comes back as the error. `names` (optional) label the inputs in
+/// diagnostics.
+llvm::Expected<std::vector<NpyArray>>
+callPackedEntry(const PackedEntry &entry, llvm::ArrayRef<EntryWeight> weights,
+                const std::vector<NpyArray> &args,
+                const std::vector<std::string> &names = {});
+
+} // namespace gptq
+} // namespace mlir
+
+#endif // GPTQ_EXECUTION_CALL_H

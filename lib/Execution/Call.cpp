@@ -1,0 +1,220 @@
+//===- Call.cpp - Call compiled entry functions on arrays -----------------===//
+
+#include "gptq/Execution/Call.h"
+
+#include "gptq/Runtime/Allocator.h"
+#include "gptq/Runtime/Checks.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir::gptq;
+using llvm::ArrayRef;
+
+namespace {
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+} // namespace
+
+std::string ArgSpec::describe() const {
+  std::string s = dtypeName(dtype).str();
+  if (scalar)
+    return s + " scalar";
+  s += " [";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += shape[i] == kDynamicSize ? "?" : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+namespace {
+/// The memref descriptor of a C-order array at `data`: allocated and
+/// aligned pointers, offset, sizes, strides.
+std::vector<int64_t> contiguousDescriptor(const char *data,
+                                          ArrayRef<int64_t> shape) {
+  size_t rank = shape.size();
+  std::vector<int64_t> desc(3 + 2 * rank, 0);
+  desc[0] = desc[1] = reinterpret_cast<int64_t>(data);
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    desc[3 + d] = shape[d];
+    desc[3 + rank + d] = stride;
+    stride *= shape[d];
+  }
+  return desc;
+}
+} // namespace
+
+llvm::Expected<std::vector<NpyArray>> mlir::gptq::callPackedEntry(
+    const PackedEntry &entry, llvm::ArrayRef<EntryWeight> weights,
+    const std::vector<NpyArray> &args, const std::vector<std::string> &names) {
+  const std::vector<ArgSpec> &inputSpecs = entry.inputs;
+  const std::vector<ArgSpec> &resultSpecs = entry.results;
+  const std::string &entryName = entry.name;
+  if (args.size() != inputSpecs.size())
+    return error("'" + entryName + "' takes " + llvm::Twine(inputSpecs.size()) +
+                 " argument(s), " + llvm::Twine(args.size()) + " given");
+  // Each argument travels as a pointer to its descriptor (or its value),
+  // after the pointer to the results. Tensor arguments are never written
+  // (gptq-export-entry-points marks them read-only); memref arguments may
+  // be, so those are copied.
+  std::vector<NpyArray> copies;
+  copies.reserve(args.size());
+  std::vector<std::vector<int64_t>> descriptors(args.size());
+  std::vector<void *> argPointers(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ArgSpec &spec = inputSpecs[i];
+    const NpyArray *source = &args[i];
+    if (spec.isMemRef) {
+      copies.push_back(args[i]);
+      source = &copies.back();
+    }
+    const NpyArray &a = *source;
+    std::string label = "argument #" + std::to_string(i) +
+                        (i < names.size() ? " (" + names[i] + ")" : "");
+    bool dtypeOk = a.dtype == spec.dtype ||
+                   (spec.dtype == DType::I8 && a.dtype == DType::U8);
+    bool rankOk =
+        spec.scalar ? a.shape.empty() : a.shape.size() == spec.shape.size();
+    bool sizesOk = rankOk;
+    for (size_t d = 0; sizesOk && !spec.scalar && d < spec.shape.size(); ++d)
+      sizesOk = spec.shape[d] == kDynamicSize || spec.shape[d] == a.shape[d];
+    if (!dtypeOk || !sizesOk)
+      return error(label + ": expected " + spec.describe() + ", found " +
+                   a.describe());
+    std::optional<int64_t> bytes =
+        checkedByteCount(a.shape, dtypeSize(a.dtype));
+    if (!bytes)
+      return error(label + ": " + a.describe() +
+                   " has a negative dimension or a size that overflows");
+    if (a.data.size() != static_cast<uint64_t>(*bytes))
+      return error(label + ": " + a.describe() + " holds " +
+                   llvm::Twine(a.data.size()) + " bytes of data, not " +
+                   llvm::Twine(*bytes));
+    std::vector<int64_t> &desc = descriptors[i];
+    if (spec.scalar) {
+      desc.assign(1, 0);
+      std::memcpy(desc.data(), a.data.data(), dtypeSize(a.dtype));
+    } else {
+      desc = contiguousDescriptor(a.data.data(), a.shape);
+    }
+    argPointers[i] = desc.data();
+  }
+  // The weights, in place, after the caller's arguments.
+  std::vector<std::vector<int64_t>> weightDescriptors(weights.size());
+  std::vector<void *> weightPointers(weights.size());
+  for (size_t i = 0; i < weights.size(); ++i) {
+    weightDescriptors[i] =
+        contiguousDescriptor(weights[i].data, weights[i].shape);
+    weightPointers[i] = weightDescriptors[i].data();
+  }
+  size_t resultWords = 0;
+  for (const ArgSpec &r : resultSpecs)
+    resultWords += 3 + 2 * r.shape.size();
+  std::vector<int64_t> resultBuffer(std::max<size_t>(resultWords, 1), 0);
+  void *resultPointer = resultBuffer.data();
+
+  std::vector<void *> packed;
+  if (!resultSpecs.empty())
+    packed.push_back(&resultPointer);
+  for (size_t i = 0; i < args.size(); ++i) {
+    // Scalars are passed by value: point at the value itself.
+    if (inputSpecs[i].scalar)
+      packed.push_back(descriptors[i].data());
+    else
+      packed.push_back(&argPointers[i]);
+  }
+  for (void *&pointer : weightPointers)
+    packed.push_back(&pointer);
+  // A failed run-time check (a dynamic size or an index the verifiers could
+  // not check) returns here with its message, before any result exists.
+  if (const char *failure =
+          gptq_runtime_call_checked(entry.function, packed.data()))
+    return error(failure);
+
+  // The deallocation pipeline makes every returned buffer a fresh
+  // allocation owned by the caller (it clones arguments and constants). The
+  // first contiguous result of each allocation takes it over without a
+  // copy; the others are copied, and allocations no result took over are
+  // freed once, after every copy.
+  void (*freeFn)(void *) =
+      entry.runtimeAllocator ? _mlir_memref_to_llvm_free : std::free;
+  // The shapes the code returned are checked before any is used: a
+  // negative or overflowing one is an error (each allocation freed once).
+  for (size_t i = 0, at = 0; i < resultSpecs.size(); ++i) {
+    size_t rank = resultSpecs[i].shape.size();
+    const int64_t *desc = resultBuffer.data() + at;
+    at += 3 + 2 * rank;
+    ArrayRef<int64_t> shape(desc + 3, rank);
+    if (checkedByteCount(shape, dtypeSize(resultSpecs[i].dtype)))
+      continue;
+    llvm::SmallPtrSet<void *, 8> allocations;
+    for (size_t j = 0, at2 = 0; j < resultSpecs.size(); ++j) {
+      allocations.insert(reinterpret_cast<void *>(resultBuffer[at2]));
+      at2 += 3 + 2 * resultSpecs[j].shape.size();
+    }
+    for (void *allocation : allocations)
+      if (allocation)
+        freeFn(allocation);
+    std::string dims;
+    llvm::raw_string_ostream os(dims);
+    llvm::interleaveComma(shape, os);
+    return error("result #" + llvm::Twine(i) + " of '" + entryName +
+                 "' has the shape [" + dims +
+                 "], which has a negative dimension or a size that "
+                 "overflows");
+  }
+  std::vector<NpyArray> results;
+  llvm::SmallPtrSet<void *, 8> seen, adopted;
+  size_t at = 0;
+  for (const ArgSpec &spec : resultSpecs) {
+    size_t rank = spec.shape.size();
+    const int64_t *desc = resultBuffer.data() + at;
+    at += 3 + 2 * rank;
+    NpyArray out;
+    out.dtype = spec.dtype;
+    out.shape.assign(desc + 3, desc + 3 + rank);
+    size_t elem = dtypeSize(spec.dtype);
+    int64_t n = out.numElements();
+    char *base = reinterpret_cast<char *>(desc[1]) + desc[2] * elem;
+    auto *allocation = reinterpret_cast<void *>(desc[0]);
+    bool contiguous = true;
+    for (int64_t d = rank, stride = 1; d-- > 0; stride *= out.shape[d])
+      contiguous &= out.shape[d] == 1 || desc[3 + rank + d] == stride;
+    bool first = allocation && seen.insert(allocation).second;
+    if (contiguous && first) {
+      adopted.insert(allocation);
+      out.data = NpyBuffer::adopt(base, n * elem, allocation, freeFn);
+    } else if (contiguous) {
+      out.data.assign(base, base + n * elem);
+    } else {
+      out.data = NpyBuffer(n * elem);
+      std::vector<int64_t> index(rank, 0);
+      for (int64_t k = 0; k < n; ++k) {
+        int64_t offset = 0;
+        for (size_t d = 0; d < rank; ++d)
+          offset += index[d] * desc[3 + rank + d];
+        std::memcpy(out.data.data() + k * elem, base + offset * elem, elem);
+        for (size_t d = rank; d-- > 0;) {
+          if (++index[d] < out.shape[d])
+            break;
+          index[d] = 0;
+        }
+      }
+    }
+    results.push_back(std::move(out));
+  }
+  for (void *allocation : seen)
+    if (!adopted.contains(allocation))
+      freeFn(allocation);
+  return results;
+}
