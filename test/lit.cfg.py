@@ -36,7 +36,7 @@ config.substitutions.append(
     ("%golden", os.path.join(config.test_source_root, "golden")))
 
 tool_dirs = [config.gptq_tools_dir, config.llvm_tools_dir]
-tools = ["gptq-opt", "gptq-run", "gptq-quantize-layer"]
+tools = ["gptq-opt", "gptq-run", "gptq-quantize-layer", "gptq-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # A small, full file system on demand: a tmpfs mounted in a private mount

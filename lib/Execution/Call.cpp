@@ -1,13 +1,17 @@
 //===- Call.cpp - Call compiled entry functions on arrays -----------------===//
 
 #include "gptq/Execution/Call.h"
+#include "gptq/Execution/Output.h"
 
 #include "gptq/Runtime/Allocator.h"
 #include "gptq/Runtime/Checks.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -217,4 +221,42 @@ llvm::Expected<std::vector<NpyArray>> mlir::gptq::callPackedEntry(
     if (!adopted.contains(allocation))
       freeFn(allocation);
   return results;
+}
+
+std::string mlir::gptq::resultPath(llvm::StringRef dir, size_t index) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, std::to_string(index) + ".npy");
+  return std::string(path);
+}
+
+llvm::Error mlir::gptq::checkResultFiles(llvm::StringRef dir, size_t numResults,
+                                         llvm::ArrayRef<std::string> inputs,
+                                         llvm::StringRef entry) {
+  for (size_t i = 0; i < numResults; ++i)
+    if (llvm::Error err = checkNotAnInput(resultPath(dir, i), inputs))
+      return error(llvm::toString(std::move(err)) + " (--output-dir)");
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    size_t index;
+    if (name.consume_back(".npy") && !name.getAsInteger(10, index) &&
+        index >= numResults)
+      return error("'" + it->path() + "' is left from another run: '" + entry +
+                   "' has " + llvm::Twine(numResults) +
+                   " result(s), so it would look like a result of this one; "
+                   "remove it or choose another --output-dir");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error mlir::gptq::writeResults(llvm::StringRef dir,
+                                     llvm::ArrayRef<NpyArray> results) {
+  if (llvm::Error err = createOutputDirectory(dir))
+    return err;
+  PendingOutputs outputs;
+  for (size_t i = 0; i < results.size(); ++i)
+    if (llvm::Error err = writeNpy(outputs, resultPath(dir, i), results[i]))
+      return err;
+  return outputs.commit();
 }

@@ -19,7 +19,9 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -36,6 +38,7 @@
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Signals.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/thread.h"
 #include "llvm/Target/TargetMachine.h"
@@ -98,6 +101,20 @@ int mlir::gptq::runTool(const char *toolName, llvm::function_ref<int()> body) {
                       [&] { result = body(); });
   worker.join();
   return result;
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+mlir::gptq::parseModuleFile(llvm::StringRef path, MLIRContext &context,
+                            llvm::SourceMgr &sourceMgr) {
+  std::string message;
+  auto file = openInputFile(path, &message);
+  if (!file)
+    return llvm::createStringError(message);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return llvm::createStringError("cannot parse '" + path + "'");
+  return module;
 }
 
 static_assert(kDynamicSize == ShapedType::kDynamic,
@@ -330,10 +347,7 @@ bool isCompleteEntry(StringRef path) {
 /// object is linked into a shared library in the cache directory, and the
 /// library with its trailer is renamed into place, so concurrent runs never
 /// see half an entry. Temporary files are removed whatever happens.
-llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path) {
-  StringRef dir = llvm::sys::path::parent_path(path);
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return error("cannot create '" + dir + "': " + ec.message());
+llvm::Expected<std::string> compiledObject(ExecutionEngine &engine) {
   // The engine writes its object only to a named file, and fails hard when
   // that write fails: an in-memory file receives it, so that a full disk
   // meets our own, checked writes instead.
@@ -351,6 +365,17 @@ llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path) {
   }
   if (object.empty())
     return error("the compiled object could not be kept");
+  return object;
+}
+
+llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path) {
+  StringRef dir = llvm::sys::path::parent_path(path);
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return error("cannot create '" + dir + "': " + ec.message());
+  auto compiled = compiledObject(engine);
+  if (!compiled)
+    return compiled.takeError();
+  std::string object = std::move(*compiled);
 
   std::string tag = "." + std::to_string(::getpid()) + ".tmp";
   std::string objectPath = (path + tag + ".o").str();
@@ -509,7 +534,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
       " " GPTQ_RUNTIME_LIBRARY;
   llvm::SmallString<256> cachePath;
-  if (!options.cacheDir.empty()) {
+  if (!options.cacheDir.empty() && !options.object) {
     std::string text;
     llvm::raw_string_ostream os(text);
     os << LLVM_VERSION_STRING << "\n"
@@ -562,7 +587,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   };
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
-  engineOptions.enableObjectDump = !cachePath.empty();
+  engineOptions.enableObjectDump = !cachePath.empty() || options.object;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   SmallVector<StringRef> libs;
   for (const char *lib :
@@ -581,6 +606,12 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     return packed.takeError();
   fn->entryPoint = *packed;
 
+  if (options.object) {
+    auto object = compiledObject(*fn->engine);
+    if (!object)
+      return object.takeError();
+    *options.object = std::move(*object);
+  }
   // Keep the object as a shared library for later runs.
   if (!cachePath.empty())
     if (llvm::Error err = writeCacheEntry(*fn->engine, cachePath))

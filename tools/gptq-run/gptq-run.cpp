@@ -205,14 +205,10 @@ static int run(int argc, char **argv) {
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  std::string errorMessage;
-  auto file = openInputFile(inputFile, &errorMessage);
-  if (!file)
-    return fail(errorMessage);
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return fail("cannot parse '" + inputFile + "'");
+  auto parsed = parseModuleFile(inputFile, context, sourceMgr);
+  if (!parsed)
+    return fail(llvm::toString(parsed.takeError()));
+  OwningOpRef<ModuleOp> module = std::move(*parsed);
 
   if (describe) {
     auto text = describeModule(*module);
@@ -244,27 +240,9 @@ static int run(int argc, char **argv) {
 
   // The result files: none may be an input, and no numbered file may be
   // left beside them from a run with more results, to be mistaken for one.
-  size_t numResults = (*fn)->results().size();
-  auto resultPath = [&](size_t i) {
-    llvm::SmallString<256> path(outputDir);
-    llvm::sys::path::append(path, std::to_string(i) + ".npy");
-    return std::string(path);
-  };
-  for (size_t i = 0; i < numResults; ++i)
-    if (llvm::Error err = checkNotAnInput(resultPath(i), inputs))
-      return fail(llvm::toString(std::move(err)) + " (--output-dir)");
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(outputDir, ec), end;
-       !ec && it != end; it.increment(ec)) {
-    llvm::StringRef name = llvm::sys::path::filename(it->path());
-    size_t index;
-    if (name.consume_back(".npy") && !name.getAsInteger(10, index) &&
-        index >= numResults)
-      return fail("'" + it->path() + "' is left from another run: '" + entry +
-                  "' has " + llvm::Twine(numResults) +
-                  " result(s), so it would look like a result of this one; "
-                  "remove it or choose another --output-dir");
-  }
+  if (llvm::Error err =
+          checkResultFiles(outputDir, (*fn)->results().size(), inputs, entry))
+    return fail(llvm::toString(std::move(err)));
   std::vector<double> runSeconds;
   llvm::Expected<std::vector<NpyArray>> results = std::vector<NpyArray>();
   for (unsigned r = 0; r < repeat; ++r) {
@@ -277,13 +255,7 @@ static int run(int argc, char **argv) {
             .count());
   }
 
-  if (llvm::Error err = createOutputDirectory(outputDir))
-    return fail(llvm::toString(std::move(err)));
-  PendingOutputs outputs;
-  for (size_t i = 0; i < results->size(); ++i)
-    if (llvm::Error err = writeNpy(outputs, resultPath(i), (*results)[i]))
-      return fail(llvm::toString(std::move(err)));
-  if (llvm::Error err = outputs.commit())
+  if (llvm::Error err = writeResults(outputDir, *results))
     return fail(llvm::toString(std::move(err)));
   if (timing) {
     llvm::errs() << "cached " << ((*fn)->fromCache() ? "yes" : "no")

@@ -66,6 +66,21 @@ callPackedEntry(const PackedEntry &entry, llvm::ArrayRef<EntryWeight> weights,
                 const std::vector<NpyArray> &args,
                 const std::vector<std::string> &names = {});
 
+/// Where result `index` of a call is written: DIR/<index>.npy.
+std::string resultPath(llvm::StringRef dir, size_t index);
+
+/// Checks, before a call of `entry`, that its `numResults` results can be
+/// written into `dir`: none of them is one of `inputs`, and no numbered
+/// file past them is left there by a run of a function with more results,
+/// to be mistaken for one of this run's.
+llvm::Error checkResultFiles(llvm::StringRef dir, size_t numResults,
+                             llvm::ArrayRef<std::string> inputs,
+                             llvm::StringRef entry);
+
+/// Writes `results` as DIR/0.npy, DIR/1.npy, ... (the directory created if
+/// missing), all of them or none.
+llvm::Error writeResults(llvm::StringRef dir, llvm::ArrayRef<NpyArray> results);
+
 } // namespace gptq
 } // namespace mlir
 

@@ -27,6 +27,10 @@
 #include <string>
 #include <vector>
 
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
 namespace mlir {
 class ExecutionEngine;
 class DialectRegistry;
@@ -65,6 +69,10 @@ struct JitOptions {
   /// (see CompiledFunction::compile) rather than code and data compiled
   /// into the function.
   bool hoistWeights = true;
+  /// When set, the compiled code is also stored here as a position-
+  /// independent object file for the host, to be linked ahead of time
+  /// (gptq-compile); the cache is neither read nor written then.
+  std::string *object = nullptr;
 };
 
 /// The least size in bytes of a dense (not dense_resource) constant that
@@ -101,6 +109,15 @@ int runTool(const char *toolName, llvm::function_ref<int()> body);
 
 /// Adds every dialect and extension the gptq tools parse and lower.
 void registerToolDialects(DialectRegistry &registry);
+
+/// Parses the MLIR file `path` into `context`, whose diagnostics must go to
+/// a handler of `sourceMgr` (a SourceMgrDiagnosticHandler) so that the
+/// parser's errors point into the file; `sourceMgr` holds the text for the
+/// module's locations. A file that cannot be read, or does not parse, is
+/// the error.
+llvm::Expected<OwningOpRef<ModuleOp>>
+parseModuleFile(llvm::StringRef path, MLIRContext &context,
+                llvm::SourceMgr &sourceMgr);
 
 /// The signature of a function that CompiledFunction can call.
 struct EntrySignature {
@@ -160,6 +177,9 @@ public:
   /// Whether the code came from the cache.
   bool fromCache() const { return library != nullptr; }
 
+  /// Whether the code allocates through the gptq runtime (its results are
+  /// freed there) rather than with malloc.
+  bool allocatesThroughRuntime() const { return runtimeAllocator; }
   /// How many weights became hidden arguments.
   size_t numHoistedWeights() const { return weights.size(); }
 

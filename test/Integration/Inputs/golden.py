@@ -79,21 +79,17 @@ def expected_g_idx(case, cols, h):
     return (invperm // gs).astype(np.int32)
 
 
-def check_case(tool, case_dir, work, block_size=None):
-    case = json.load(open(os.path.join(case_dir, "case.json")))
-    name = os.path.basename(case_dir.rstrip("/"))
-    out, report = run_tool(tool, case_dir, os.path.join(work, name), case,
-                           block_size)
-    ref = np.load(os.path.join(case_dir, "Q_ref.npy"))
-    h = np.load(os.path.join(case_dir, "H.npy"))
+def check_outputs(name, case, out, loss, ref, h, extra_problems=()):
+    """Applies the golden checks to a tool's outputs (a dict of codes, scales,
+    zeros, g_idx and dequantized) and loss, prints the case's line and
+    returns whether it passed."""
     q = out["dequantized"]
-    problems = []
-    frac, rel, _ = criterion(q, ref, report["loss"], case["reference_loss"])
+    problems = list(extra_problems)
+    frac, rel, _ = criterion(q, ref, loss, case["reference_loss"])
     if frac < MIN_MATCH:
         problems.append("only %.5f of entries match Q_ref" % frac)
     if rel > LOSS_RTOL:
-        problems.append("loss %r vs reference %r" % (report["loss"],
-                                                     case["reference_loss"]))
+        problems.append("loss %r vs reference %r" % (loss, case["reference_loss"]))
     codes = out["codes"]
     if codes.dtype != np.uint8 or codes.shape != ref.shape:
         problems.append("codes are %s %s" % (codes.dtype, codes.shape))
@@ -112,6 +108,16 @@ def check_case(tool, case_dir, work, block_size=None):
     print("%-34s match %.5f  loss rel %.1e  %s" % (
         name, frac, rel, "ok" if not problems else "FAIL: " + "; ".join(problems)))
     return not problems
+
+
+def check_case(tool, case_dir, work, block_size=None):
+    case = json.load(open(os.path.join(case_dir, "case.json")))
+    name = os.path.basename(case_dir.rstrip("/"))
+    out, report = run_tool(tool, case_dir, os.path.join(work, name), case,
+                           block_size)
+    ref = np.load(os.path.join(case_dir, "Q_ref.npy"))
+    h = np.load(os.path.join(case_dir, "H.npy"))
+    return check_outputs(name, case, out, report["loss"], ref, h)
 
 
 def main():

@@ -1,0 +1,84 @@
+"""Checks executables made by gptq-compile against the reference's golden cases.
+
+Usage: golden_aot.py GPTQ_COMPILE GOLDEN_DIR WORK_DIR
+
+For every case, writes a module whose entry runs gptq.quantize_layer with
+the case's settings on dynamically sized W and H and returns the codes,
+grids, g_idx, dequantized weights, loss and success flag; compiles it with
+gptq-compile into an executable; runs that (no MLIR involved) on the case's
+W.npy and H.npy; and checks the golden criterion of golden.py, that the
+factorization succeeded, and that codes, scales, zeros and g_idx
+reconstruct the dequantized weights exactly (golden.check_outputs). Prints one line per case and
+exits non-zero on any failure.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import golden  # noqa: E402
+
+MODULE = """\
+func.func @quantize(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>)
+    -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>,
+        tensor<?x?xf32>, tensor<1xf32>, tensor<1xi8>) {
+  %codes, %s, %z, %g, %loss, %ok = gptq.quantize_layer %w, %h
+      {config = #gptq.config<CONFIG>}
+      : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xi32>
+  %q = gptq.dequantize %codes, %s, %z, %g
+      : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xi32> -> tensor<?x?xf32>
+  %l = tensor.from_elements %loss : tensor<1xf32>
+  %ok8 = arith.extui %ok : i1 to i8
+  %o = tensor.from_elements %ok8 : tensor<1xi8>
+  return %codes, %s, %z, %g, %q, %l, %o
+      : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>,
+        tensor<?x?xf32>, tensor<1xf32>, tensor<1xi8>
+}
+"""
+
+
+def config_text(case):
+    keys = ["bits = %d" % case["bits"], "group_size = %d" % case["group_size"],
+            "percdamp = %r" % case["percdamp"], "block_size = %d" % case["block_size"]]
+    keys += ["%s = true" % k for k in ("sym", "act_order", "static_groups") if case[k]]
+    return ", ".join(keys)
+
+
+def check_case(compiler, case_dir, work):
+    case = json.load(open(os.path.join(case_dir, "case.json")))
+    name = os.path.basename(case_dir.rstrip("/"))
+    folder = os.path.join(work, name)
+    os.makedirs(folder, exist_ok=True)
+    module = os.path.join(folder, "layer.mlir")
+    with open(module, "w") as f:
+        f.write(MODULE.replace("CONFIG", config_text(case)))
+    exe = os.path.join(folder, "quantize")
+    subprocess.run([compiler, module, "--entry", "quantize", "-o", exe], check=True)
+    out = os.path.join(folder, "out")
+    subprocess.run([exe, "--input", os.path.join(case_dir, "W.npy"),
+                    "--input", os.path.join(case_dir, "H.npy"), "--output-dir", out],
+                   check=True)
+    codes, scales, zeros, g, q, loss, ok = [np.load(os.path.join(out, "%d.npy" % i))
+                                            for i in range(7)]
+    outputs = {"codes": codes.view(np.uint8), "scales": scales, "zeros": zeros,
+               "g_idx": g, "dequantized": q}
+    ref = np.load(os.path.join(case_dir, "Q_ref.npy"))
+    h = np.load(os.path.join(case_dir, "H.npy"))
+    failed = [] if ok[0] == 1 else ["the factorization failed"]
+    return golden.check_outputs(name, case, outputs, float(loss[0]), ref, h, failed)
+
+
+def main():
+    compiler, golden_dir, work = sys.argv[1:4]
+    cases = golden.list_cases(golden_dir)
+    ok = all([check_case(compiler, os.path.join(golden_dir, c), work) for c in cases])
+    print("golden-aot: %d cases, %s" % (len(cases), "all passed" if ok else "FAILED"))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
