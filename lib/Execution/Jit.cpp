@@ -103,15 +103,23 @@ int mlir::gptq::runTool(const char *toolName, llvm::function_ref<int()> body) {
   return result;
 }
 
-llvm::Expected<OwningOpRef<ModuleOp>>
-mlir::gptq::parseModuleFile(llvm::StringRef path, MLIRContext &context,
-                            llvm::SourceMgr &sourceMgr) {
+static DialectRegistry toolRegistry() {
+  DialectRegistry registry;
+  registerToolDialects(registry);
+  return registry;
+}
+
+ToolInput::ToolInput() : ctx(toolRegistry()), handler(sourceMgr, &ctx) {
+  ctx.loadAllAvailableDialects();
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> ToolInput::parse(llvm::StringRef path) {
   std::string message;
   auto file = openInputFile(path, &message);
   if (!file)
     return llvm::createStringError(message);
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
   if (!module)
     return llvm::createStringError("cannot parse '" + path + "'");
   return module;

@@ -155,13 +155,8 @@ static int run(int argc, char **argv) {
       "only when compiling and linking succeeded.\n");
   if (choleskyBlock < 1)
     return fail("--cholesky-block must be >= 1");
-  DialectRegistry registry;
-  registerToolDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  auto parsed = parseModuleFile(inputFile, context, sourceMgr);
+  ToolInput input;
+  auto parsed = input.parse(inputFile);
   if (!parsed)
     return fail(llvm::toString(parsed.takeError()));
   OwningOpRef<ModuleOp> module = std::move(*parsed);
@@ -180,7 +175,7 @@ static int run(int argc, char **argv) {
       return fail(inputFile + ": the module already has a symbol '" +
                   kEntrySymbol + "'");
     if (failed(SymbolTable::replaceAllSymbolUses(
-            f, StringAttr::get(&context, kEntrySymbol), *module)))
+            f, StringAttr::get(&input.context(), kEntrySymbol), *module)))
       return fail(inputFile + ": cannot rename '" + entry + "'");
     SymbolTable::setSymbolName(f, kEntrySymbol);
   }

@@ -199,13 +199,8 @@ static int run(int argc, char **argv) {
     names.push_back(path);
   }
 
-  DialectRegistry registry;
-  registerToolDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  auto parsed = parseModuleFile(inputFile, context, sourceMgr);
+  ToolInput input;
+  auto parsed = input.parse(inputFile);
   if (!parsed)
     return fail(llvm::toString(parsed.takeError()));
   OwningOpRef<ModuleOp> module = std::move(*parsed);

@@ -15,10 +15,13 @@
 #include "gptq/Execution/Npy.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <cstdlib>
 #include <functional>
@@ -26,10 +29,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-namespace llvm {
-class SourceMgr;
-} // namespace llvm
 
 namespace mlir {
 class ExecutionEngine;
@@ -110,14 +109,22 @@ int runTool(const char *toolName, llvm::function_ref<int()> body);
 /// Adds every dialect and extension the gptq tools parse and lower.
 void registerToolDialects(DialectRegistry &registry);
 
-/// Parses the MLIR file `path` into `context`, whose diagnostics must go to
-/// a handler of `sourceMgr` (a SourceMgrDiagnosticHandler) so that the
-/// parser's errors point into the file; `sourceMgr` holds the text for the
-/// module's locations. A file that cannot be read, or does not parse, is
-/// the error.
-llvm::Expected<OwningOpRef<ModuleOp>>
-parseModuleFile(llvm::StringRef path, MLIRContext &context,
-                llvm::SourceMgr &sourceMgr);
+/// The MLIR file a tool reads: a context with every dialect the tools parse
+/// and lower (registerToolDialects, all loaded), whose diagnostics are
+/// printed to stderr against the file's text.
+class ToolInput {
+public:
+  ToolInput();
+  /// Parses the file `path`; one that cannot be read, or does not parse,
+  /// is the error (the parser's own diagnostics printed first).
+  llvm::Expected<OwningOpRef<ModuleOp>> parse(llvm::StringRef path);
+  MLIRContext &context() { return ctx; }
+
+private:
+  MLIRContext ctx;
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler;
+};
 
 /// The signature of a function that CompiledFunction can call.
 struct EntrySignature {
