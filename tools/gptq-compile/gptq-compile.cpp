@@ -5,7 +5,8 @@
 // generation as gptq-run, and links it into an executable that needs no
 // MLIR or LLVM library: the function's weights are compiled in, and it runs
 // on .npy files like gptq-run. The executable needs only the C library,
-// the C++ runtime, the OpenMP runtime and MLIR's small C runner utilities.
+// the C++ runtime and the OpenMP runtime (with --portable, a copy beside
+// it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -46,6 +48,12 @@ static cl::opt<std::string> outputFile("o", cl::Required,
                                        cl::desc("The executable to write"),
                                        cl::value_desc("file"),
                                        cl::cat(category));
+static cl::opt<bool> portable(
+    "portable",
+    cl::desc("Copy the OpenMP runtime (libomp.so.5) beside the executable "
+             "and load it from there, so that the two files run on a "
+             "machine without LLVM"),
+    cl::init(false), cl::cat(category));
 static cl::opt<int64_t>
     choleskyBlock("cholesky-block",
                   cl::desc("Block size of the blocked Cholesky (default 128)"),
@@ -94,7 +102,7 @@ static std::string tableSource(const CompiledFunction &fn,
 
 /// Links `object` and the table `table` into the executable `output`.
 static llvm::Error link(llvm::StringRef object, llvm::StringRef table,
-                        llvm::StringRef output) {
+                        llvm::StringRef output, bool portable) {
   auto cc = llvm::sys::findProgramByName("cc");
   if (!cc)
     return llvm::createStringError(
@@ -111,11 +119,16 @@ static llvm::Error link(llvm::StringRef object, llvm::StringRef table,
                                          GPTQ_AOT_MAIN_LIBRARY,
                                          GPTQ_LLVM_SUPPORT_LIBRARY,
                                          GPTQ_LLVM_DEMANGLE_LIBRARY};
-  for (const char *runtime : {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME}) {
-    args.push_back(runtime);
+  // The OpenMP runtime is the only shared library beyond the C and C++
+  // runtimes. MLIR's C runner utilities are not linked: they need libMLIR,
+  // and code that calls them fails to link here, naming the symbol.
+  args.push_back(GPTQ_OPENMP_RUNTIME);
+  if (portable)
+    args.push_back("-Wl,-rpath,$ORIGIN");
+  else
     args.push_back(
-        ("-Wl,-rpath," + llvm::sys::path::parent_path(runtime)).str());
-  }
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(GPTQ_OPENMP_RUNTIME))
+            .str());
   for (const char *lib : {"-lstdc++", "-lm", "-lpthread", "-ldl"})
     args.push_back(lib);
   llvm::SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());
@@ -211,8 +224,22 @@ static int run(int argc, char **argv) {
   if (llvm::Error err =
           writeFileAtomically(tablePath, tableSource(**fn, entry)))
     return fail(llvm::toString(std::move(err)));
-  if (llvm::Error err = link(objectPath, tablePath, linked))
+  if (llvm::Error err = link(objectPath, tablePath, linked, portable))
     return fail(llvm::toString(std::move(err)));
+  if (portable) {
+    // The runtime first: an executable beside no runtime would not start.
+    llvm::SmallString<256> runtime(llvm::sys::path::parent_path(outputFile));
+    llvm::sys::path::append(runtime, "libomp.so.5");
+    auto bytes = llvm::MemoryBuffer::getFile(GPTQ_OPENMP_RUNTIME,
+                                             /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
+    if (!bytes)
+      return fail("cannot read '" GPTQ_OPENMP_RUNTIME "': " +
+                  bytes.getError().message());
+    if (llvm::Error err = writeFileAtomically(runtime, (*bytes)->getBuffer()))
+      return fail(llvm::toString(std::move(err)));
+    llvm::sys::fs::setPermissions(runtime, llvm::sys::fs::perms(0755));
+  }
   if (std::error_code ec = llvm::sys::fs::rename(linked, outputFile))
     return fail("cannot write '" + outputFile + "': " + ec.message());
   return 0;
