@@ -464,13 +464,13 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   auto start = std::chrono::steady_clock::now();
   MLIRContext *ctx = module->getContext();
   std::unique_ptr<CompiledFunction> fn(new CompiledFunction());
-  fn->entryName = entry.str();
+  fn->packed.name = entry.str();
 
   auto signature = entrySignature(*module, entry);
   if (!signature)
     return signature.takeError();
-  fn->inputSpecs = std::move(signature->inputs);
-  fn->resultSpecs = std::move(signature->results);
+  fn->packed.inputs = std::move(signature->inputs);
+  fn->packed.results = std::move(signature->results);
   // gptq-export-entry-points (the pipeline's first pass) adds the C
   // interface to public functions and makes their tensor arguments
   // read-only, so calls need not copy the caller's arrays.
@@ -496,7 +496,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   }
 
   // Results are released with the allocator that made them.
-  fn->runtimeAllocator =
+  fn->packed.runtimeAllocator =
       module->lookupSymbol("_mlir_memref_to_llvm_alloc") ||
       module->lookupSymbol("_mlir_memref_to_llvm_aligned_alloc");
 
@@ -532,7 +532,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
 
   // The C interface of the entry, and the packed wrapper the
   // ExecutionEngine (and the cached library) exports for it.
-  std::string cifaceName = "_mlir_ciface_" + fn->entryName;
+  std::string cifaceName = "_mlir_ciface_" + fn->packed.name;
   std::string packedName = "_mlir_" + cifaceName;
   // The cache key: the entry, the lowered module, the host CPU, the options
   // that shape code generation and kCodeGeneration, which names what this
@@ -550,11 +550,11 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
        << llvm::sys::getHostCPUName() << "\n"
        << tmBuilder->getFeatures().getString() << "\nO" << options.optLevel
        << "\n"
-       << fn->entryName << "\n";
+       << fn->packed.name << "\n";
     module->print(os);
     uint64_t key = llvm::xxh3_64bits(text);
     // The entry's name in the file name is for people; the key decides.
-    std::string readable = fn->entryName;
+    std::string readable = fn->packed.name;
     for (char &c : readable)
       if (!llvm::isAlnum(c) && c != '_')
         c = '_';
@@ -566,7 +566,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       if (void *handle = dlopen(cachePath.c_str(), RTLD_NOW | RTLD_LOCAL)) {
         if (void *sym = dlsym(handle, packedName.c_str())) {
           fn->library = handle;
-          fn->entryPoint = reinterpret_cast<void (*)(void **)>(sym);
+          fn->packed.function = reinterpret_cast<void (*)(void **)>(sym);
           fn->compileTime = std::chrono::duration<double>(
                                 std::chrono::steady_clock::now() - start)
                                 .count();
@@ -612,7 +612,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   auto packed = fn->engine->lookupPacked(cifaceName);
   if (!packed)
     return packed.takeError();
-  fn->entryPoint = *packed;
+  fn->packed.function = *packed;
 
   if (options.object) {
     auto object = compiledObject(*fn->engine);
@@ -631,7 +631,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
 }
 
 llvm::Error CompiledFunction::hoistWeights(ModuleOp module) {
-  auto func = module.lookupSymbol<func::FuncOp>(entryName);
+  auto func = module.lookupSymbol<func::FuncOp>(packed.name);
   // A call of the entry would not pass the new arguments.
   if (!func || func.isExternal() ||
       !SymbolTable::symbolKnownUseEmpty(func, module))
@@ -690,18 +690,20 @@ llvm::Error CompiledFunction::hoistWeights(ModuleOp module) {
     op.replaceAllUsesWith(it->second);
     op.erase();
   }
+  for (const Weight &w : weights)
+    hiddenWeights.push_back({w.data, w.shape});
   return llvm::Error::success();
 }
 
 void CompiledFunction::markWeightsReadOnly(ModuleOp module) {
-  auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(entryName);
+  auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(packed.name);
   if (weights.empty() || !func)
     return;
   // The lowered entry takes each memref as its descriptor's fields
   // (allocated and aligned pointers, offset, sizes, strides) and each scalar
   // as itself; the weights come last.
   unsigned expected = 0;
-  for (const ArgSpec &spec : inputSpecs)
+  for (const ArgSpec &spec : packed.inputs)
     expected += spec.scalar ? 1 : 3 + 2 * spec.shape.size();
   unsigned first = expected;
   for (const Weight &w : weights)
@@ -725,17 +727,7 @@ void CompiledFunction::markWeightsReadOnly(ModuleOp module) {
 llvm::Expected<std::vector<NpyArray>>
 CompiledFunction::call(const std::vector<NpyArray> &args,
                        const std::vector<std::string> &names) const {
-  PackedEntry packed;
-  packed.name = entryName;
-  packed.function = entryPoint;
-  packed.inputs = inputSpecs;
-  packed.results = resultSpecs;
-  packed.runtimeAllocator = runtimeAllocator;
-  std::vector<EntryWeight> hidden;
-  hidden.reserve(weights.size());
-  for (const Weight &w : weights)
-    hidden.push_back({w.data, w.shape});
-  return callPackedEntry(packed, hidden, args, names);
+  return callPackedEntry(packed, hiddenWeights, args, names);
 }
 
 llvm::Expected<EntrySignature>

@@ -171,8 +171,10 @@ public:
   compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
           const JitOptions &options = {});
 
-  const std::vector<ArgSpec> &inputs() const { return inputSpecs; }
-  const std::vector<ArgSpec> &results() const { return resultSpecs; }
+  const std::vector<ArgSpec> &inputs() const { return packed.inputs; }
+  const std::vector<ArgSpec> &results() const { return packed.results; }
+  /// The compiled entry as callPackedEntry calls it.
+  const PackedEntry &entry() const { return packed; }
 
   /// Calls the function. `names` (optional) label inputs in diagnostics.
   llvm::Expected<std::vector<NpyArray>>
@@ -184,9 +186,6 @@ public:
   /// Whether the code came from the cache.
   bool fromCache() const { return library != nullptr; }
 
-  /// Whether the code allocates through the gptq runtime (its results are
-  /// freed there) rather than with malloc.
-  bool allocatesThroughRuntime() const { return runtimeAllocator; }
   /// How many weights became hidden arguments.
   size_t numHoistedWeights() const { return weights.size(); }
 
@@ -204,14 +203,11 @@ private:
   llvm::Error hoistWeights(ModuleOp module);
   void markWeightsReadOnly(ModuleOp module);
   std::vector<Weight> weights;
+  /// The weights as every call passes them, after the caller's arguments.
+  std::vector<EntryWeight> hiddenWeights;
   std::unique_ptr<ExecutionEngine> engine;
   void *library = nullptr;
-  /// Whether the code allocates through the gptq runtime (so results are
-  /// freed there) rather than with malloc.
-  bool runtimeAllocator = false;
-  std::string entryName;
-  void (*entryPoint)(void **) = nullptr;
-  std::vector<ArgSpec> inputSpecs, resultSpecs;
+  PackedEntry packed;
   double compileTime = 0;
 };
 
