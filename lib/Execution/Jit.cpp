@@ -433,6 +433,14 @@ struct JitCommandLine {
                      "~/.cache/gptq-mlir; GPTQ_MLIR_CACHE_DIR=off disables "
                      "the cache)"),
       llvm::cl::cat(category)};
+  llvm::cl::opt<std::string> kernels{
+      "kernels",
+      llvm::cl::desc("Kernels of the gptq ops' lowering: cpu (default), the "
+                     "CPU schedule's tuned ones; portable, the plain linalg "
+                     "kernels that the GPU pipeline maps, here run on the "
+                     "CPU (much slower: for checking them against the "
+                     "reference)"),
+      llvm::cl::init("cpu"), llvm::cl::cat(category)};
 };
 
 JitCommandLine &jitCommandLine() {
@@ -450,6 +458,7 @@ JitOptions mlir::gptq::jitOptionsFromCommandLine(llvm::StringRef toolName) {
   options.toolName = toolName.str();
   if (!jitCommandLine().noCache)
     options.cacheDir = defaultCacheDir();
+  options.kernels = jitCommandLine().kernels;
   return options;
 }
 
@@ -475,6 +484,9 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // interface to public functions and makes their tensor arguments
   // read-only, so calls need not copy the caller's arrays.
 
+  if (options.kernels != "cpu" && options.kernels != "portable")
+    return error("unknown kernels '" + options.kernels +
+                 "' (expected cpu or portable)");
   if (llvm::Error err = checkTypeSizes(*module))
     return std::move(err);
   if (options.hoistWeights && !isLLVMModule(*module))
@@ -488,6 +500,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     } else {
       CPUPipelineOptions pipelineOptions;
       pipelineOptions.choleskyBlock = options.choleskyBlock;
+      pipelineOptions.kernels = options.kernels;
       buildCPUPipeline(pm, pipelineOptions);
     }
     if (failed(pm.run(*module)))

@@ -38,6 +38,7 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createGPTQDecomposeQuantizeLayer());
   ConvertGPTQToLinalgOptions convert;
   convert.choleskyBlock = options.choleskyBlock;
+  convert.kernels = options.kernels;
   pm.addPass(createConvertGPTQToLinalg(convert));
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());

@@ -20,6 +20,15 @@ def ConvertGPTQToLinalg : Pass<"convert-gptq-to-linalg", "ModuleOp"> {
     trailing updates are matrix products, with the inverse of the factor
     built block row by block row; quantize-and-compensate is the block loop
     of the reference with the lazy batch update as one matrix product.
+
+    The algorithms are written once; the kernels they call (matrix
+    products, transposes, gathers, and the rows per task of the parallel
+    loops) come in two sets. `kernels=cpu` (the default) takes the CPU
+    schedule's: register-tiled products on AVX-512 vectors, cache-blocked
+    transposes, tasks of 32 or 64 rows. `kernels=portable` writes each
+    kernel as one plain linalg op and makes every row its own task, for a
+    target to tile and map (`gptq-lower-to-nvvm-pipeline` uses it); the
+    results are the same up to the order of floating-point sums.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
@@ -28,7 +37,12 @@ def ConvertGPTQToLinalg : Pass<"convert-gptq-to-linalg", "ModuleOp"> {
   ];
   let options = [
     Option<"choleskyBlock", "cholesky-block", "int64_t", /*default=*/"128",
-           "Block size of the blocked Cholesky factorization">
+           "Block size of the blocked Cholesky factorization">,
+    Option<"kernels", "kernels", "std::string", /*default=*/"\"cpu\"",
+           "The library's kernels: 'cpu', the CPU schedule's register-tiled "
+           "matrix products, blocked transposes and task sizes; or "
+           "'portable', each kernel one plain linalg op, for a target's own "
+           "schedule (the GPU pipeline's)">
   ];
 }
 

@@ -54,6 +54,9 @@ struct JitOptions {
   /// Block size of the blocked Cholesky factorization (the default
   /// pipeline's option).
   int64_t choleskyBlock = 128;
+  /// The default pipeline's kernels: "cpu" or "portable" (see
+  /// convert-gptq-to-linalg).
+  std::string kernels = "cpu";
   /// LLVM optimization level of the generated code.
   unsigned optLevel = 3;
   /// Where compiled code is kept between runs, as shared libraries named by

@@ -29,6 +29,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
           "instead of forming each float weight first (false: form it, as "
           "gptq.unpack and gptq.dequantize alone lower)"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> kernels{
+      *this, "kernels",
+      llvm::cl::desc("Kernels of the gptq ops' lowering: cpu (the CPU "
+                     "schedule's) or portable (plain linalg, as the GPU "
+                     "pipeline maps them; slower here)"),
+      llvm::cl::init("cpu")};
 };
 
 /// gptq ops (and linalg/tensor/arith/math/scf on tensors) to the LLVM

@@ -30,6 +30,8 @@ namespace gptq {
 } // namespace gptq
 } // namespace mlir
 
+#include "GPTQKernelsCPU.inc"
+#include "GPTQKernelsPortable.inc"
 #include "GPTQLibrary.inc"
 
 using namespace mlir;
@@ -434,6 +436,11 @@ struct ConvertGPTQToLinalgPass
                          << static_cast<int64_t>(choleskyBlock);
       return signalPassFailure();
     }
+    if (!parseLibraryKernels(kernels)) {
+      module.emitError() << "kernels must be 'cpu' or 'portable', found '"
+                         << kernels << "'";
+      return signalPassFailure();
+    }
     fuseDataMovement(module, choleskyBlock);
     RewritePatternSet patterns(ctx);
     patterns.add<LowerHessianAccumulate, LowerPermute, LowerGrid,
@@ -456,15 +463,25 @@ struct ConvertGPTQToLinalgPass
     });
     if (leftover)
       return signalPassFailure();
-    if (failed(gptq::addLibraryFunctions(module)))
+    if (failed(gptq::addLibraryFunctions(module, *parseLibraryKernels(kernels))))
       return signalPassFailure();
   }
 };
 } // namespace
 
+std::optional<LibraryKernels> gptq::parseLibraryKernels(StringRef name) {
+  if (name == "cpu")
+    return LibraryKernels::CPU;
+  if (name == "portable")
+    return LibraryKernels::Portable;
+  return std::nullopt;
+}
+
 /// Copies the library functions that the module calls, and those they
-/// call, into the module as private functions.
-LogicalResult gptq::addLibraryFunctions(ModuleOp module) {
+/// call, into the module as private functions: each from the chosen kernel
+/// file when it defines it, else from the algorithms.
+LogicalResult gptq::addLibraryFunctions(ModuleOp module,
+                                        LibraryKernels kernels) {
   llvm::SetVector<StringRef> wanted;
   auto collect = [&](Operation *root) {
     root->walk([&](func::CallOp call) {
@@ -475,21 +492,32 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module) {
   collect(module);
   if (wanted.empty())
     return success();
-  ParserConfig parserConfig(module.getContext());
+  // The two files call each other's functions: each is verified as part of
+  // the module it is copied into, not alone.
+  ParserConfig parserConfig(module.getContext(), /*verifyAfterParse=*/false);
   OwningOpRef<ModuleOp> library = parseSourceString<ModuleOp>(
       kGPTQLibrarySource, parserConfig, "gptq-library");
-  if (!library)
+  bool cpu = kernels == LibraryKernels::CPU;
+  OwningOpRef<ModuleOp> kernelLibrary = parseSourceString<ModuleOp>(
+      cpu ? kGPTQKernelsCPUSource : kGPTQKernelsPortableSource, parserConfig,
+      cpu ? "gptq-kernels-cpu" : "gptq-kernels-portable");
+  if (!library || !kernelLibrary)
     return module.emitError("internal error: the gptq implementation "
                             "library does not parse");
   SymbolTable libraryTable(library->getOperation());
+  SymbolTable kernelTable(kernelLibrary->getOperation());
   SymbolTable moduleTable(module);
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   for (size_t i = 0; i < wanted.size(); ++i) {
     StringRef name = wanted[i];
-    auto fn = libraryTable.lookup<func::FuncOp>(name);
+    auto fn = kernelTable.lookup<func::FuncOp>(name);
     if (!fn)
-      return module.emitError() << "internal error: no implementation '" << name
-                                << "' in the gptq library";
+      fn = libraryTable.lookup<func::FuncOp>(name);
+    if (!fn)
+      return module.emitError()
+             << "internal error: no implementation '" << name
+             << "' in the gptq library with the "
+             << (cpu ? "cpu" : "portable") << " kernels";
     if (Operation *existing = moduleTable.lookup(name)) {
       // A previous run of the pass added it; anything else is a clash.
       auto prior = dyn_cast<func::FuncOp>(existing);

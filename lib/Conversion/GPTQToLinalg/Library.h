@@ -11,6 +11,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
+
 namespace mlir {
 namespace gptq {
 
@@ -21,10 +23,19 @@ SmallVector<Value> callLibrary(OpBuilder &b, Location loc, StringRef name,
                                ValueRange operands, TypeRange resultTypes,
                                bool noInline = false);
 
+/// Which kernel file completes the library's algorithms: the CPU schedule's
+/// tuned kernels (KernelsCPU.mlir) or one plain linalg op per kernel
+/// (KernelsPortable.mlir).
+enum class LibraryKernels { CPU, Portable };
+
+/// "cpu" or "portable"; nothing for any other name.
+std::optional<LibraryKernels> parseLibraryKernels(StringRef name);
+
 /// Copies the library functions that `module` calls, and those they call,
-/// into the module as private functions. A symbol of the library's prefix
-/// that is not one of its functions is an error.
-LogicalResult addLibraryFunctions(ModuleOp module);
+/// into the module as private functions, with the given kernels. A symbol
+/// of the library's prefix that is not one of its functions is an error.
+LogicalResult addLibraryFunctions(ModuleOp module,
+                                  LibraryKernels kernels = LibraryKernels::CPU);
 
 } // namespace gptq
 } // namespace mlir

@@ -3,6 +3,15 @@
 // settings as scalar arguments, which become constants once the call is
 // inlined. Functions are named `__gptq_<what>`; the pass copies only those it
 // calls into the module, as private functions.
+//
+// This file holds the algorithms, once for every target: the loops that
+// carry GPTQ's dependences (the column loop of a block, the diagonal blocks
+// of the factorization) as scf.for, the independent work as linalg ops and
+// scf.forall. What a target tunes lives in a kernel file of the same
+// functions: the matrix products (__gptq_gemm_sub), transposes and gathers,
+// and the rows per task of the parallel loops (__gptq_chunk_*).
+// KernelsCPU.mlir is the CPU schedule; KernelsPortable.mlir writes each
+// kernel as one plain linalg op, for the GPU pipeline.
 
 #id1 = affine_map<(d0) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
@@ -10,604 +19,6 @@
 #col = affine_map<(d0, d1) -> (d1)>
 
 module {
-
-//===--------------------------------------------------------------------===//
-// Matrix kernels
-//===--------------------------------------------------------------------===//
-
-// Transpose of a matrix, in 32 x 32 tiles so that both sides stay in cache;
-// column blocks of the result are independent (scf.forall).
-func.func private @__gptq_transpose(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c32 = arith.constant 32 : index
-  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
-  %n = tensor.dim %a, %c1 : tensor<?x?xf32>
-  %e = tensor.empty(%n, %m) : tensor<?x?xf32>
-  %mt = arith.ceildivsi %m, %c32 : index
-  %t = scf.forall (%it) in (%mt) shared_outs(%o = %e) -> (tensor<?x?xf32>) {
-    %i = arith.muli %it, %c32 : index
-    %mi = arith.subi %m, %i : index
-    %ti = arith.minsi %mi, %c32 : index
-    %cols = tensor.extract_slice %o[0, %i] [%n, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %filled = scf.for %j = %c0 to %n step %c32 iter_args(%oo = %cols) -> (tensor<?x?xf32>) {
-      %nj = arith.subi %n, %j : index
-      %tj = arith.minsi %nj, %c32 : index
-      %src = tensor.extract_slice %a[%i, %j] [%ti, %tj] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %dst = tensor.extract_slice %oo[%j, 0] [%tj, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %tile = linalg.transpose ins(%src : tensor<?x?xf32>) outs(%dst : tensor<?x?xf32>) permutation = [1, 0]
-      %oo2 = tensor.insert_slice %tile into %oo[%j, 0] [%tj, %ti] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-      scf.yield %oo2 : tensor<?x?xf32>
-    }
-    scf.forall.in_parallel {
-      tensor.parallel_insert_slice %filled into %o[0, %i] [%n, %ti] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-    }
-  }
-  return %t : tensor<?x?xf32>
-}
-
-// The transpose of a matrix whose columns are gathered and masked:
-// result[j, i] = (dead(p(j)) ? 0 : a[i, p(j)]), p(j) = %perm[j] with
-// %useperm (else j), dead(c) = %usemask and %h[c, c] == 0: gptq.permute of
-// gptq.mask_dead_inputs, transposed, in one pass. Blocks of 32 rows of %a
-// (columns of the result) in parallel: the block's rows stay in cache while
-// the gather reads them in any column order. Without a permutation or mask,
-// use __gptq_transpose.
-func.func private @__gptq_transpose_gather(%a: tensor<?x?xf32>, %perm: tensor<?xi64>, %useperm: i1, %h: tensor<?x?xf32>, %usemask: i1) -> tensor<?x?xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c32 = arith.constant 32 : index
-  %zero = arith.constant 0.0 : f32
-  %one = arith.constant 1.0 : f32
-  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
-  %n = tensor.dim %a, %c1 : tensor<?x?xf32>
-  %de = tensor.empty(%n) : tensor<?xf32>
-  %diag = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%de : tensor<?xf32>) {
-  ^bb0(%o: f32):
-    %j = linalg.index 0 : index
-    %pj = func.call @__gptq_perm_index(%perm, %useperm, %j) : (tensor<?xi64>, i1, index) -> index
-    %d = scf.if %usemask -> (f32) {
-      %hv = tensor.extract %h[%pj, %pj] : tensor<?x?xf32>
-      scf.yield %hv : f32
-    } else {
-      scf.yield %one : f32
-    }
-    linalg.yield %d : f32
-  } -> tensor<?xf32>
-  %e = tensor.empty(%n, %m) : tensor<?x?xf32>
-  %mt = arith.ceildivsi %m, %c32 : index
-  %t = scf.forall (%it) in (%mt) shared_outs(%o = %e) -> (tensor<?x?xf32>) {
-    %i = arith.muli %it, %c32 : index
-    %mi = arith.subi %m, %i : index
-    %ti = arith.minsi %mi, %c32 : index
-    %cols = tensor.extract_slice %o[0, %i] [%n, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    // Output row j (column p(j) of %a) in 32-element pieces: its source
-    // column and mask are read once per row, not once per element.
-    %filled = scf.for %j = %c0 to %n step %c1 iter_args(%oo = %cols) -> (tensor<?x?xf32>) {
-      %pj = func.call @__gptq_perm_index(%perm, %useperm, %j) : (tensor<?xi64>, i1, index) -> index
-      %d = tensor.extract %diag[%j] : tensor<?xf32>
-      %dead = arith.cmpf oeq, %d, %zero : f32
-      %row0 = tensor.extract_slice %oo[%j, 0] [1, %ti] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-      %row = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%row0 : tensor<?xf32>) {
-      ^bb0(%x: f32):
-        %ii = linalg.index 0 : index
-        %ig = arith.addi %i, %ii : index
-        %v = tensor.extract %a[%ig, %pj] : tensor<?x?xf32>
-        %r = arith.select %dead, %zero, %v : f32
-        linalg.yield %r : f32
-      } -> tensor<?xf32>
-      %oo2 = tensor.insert_slice %row into %oo[%j, 0] [1, %ti] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
-      scf.yield %oo2 : tensor<?x?xf32>
-    }
-    scf.forall.in_parallel {
-      tensor.parallel_insert_slice %filled into %o[0, %i] [%n, %ti] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-    }
-  }
-  return %t : tensor<?x?xf32>
-}
-
-// The transpose of codes with the result's columns gathered:
-// result[r, c] = %ct[q(c), r], q(c) = %q[c] with %useq (else c). Blocks of
-// 32 result rows in parallel, in 32 x 32 tiles: a tile reads 32 bytes of
-// each of 32 rows of %ct, which stay in cache (and in the TLB) while the
-// tile is written.
-func.func private @__gptq_transpose_gather_i8(%ct: tensor<?x?xi8>, %q: tensor<?xi64>, %useq: i1) -> tensor<?x?xi8> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c32 = arith.constant 32 : index
-  %cols = tensor.dim %ct, %c0 : tensor<?x?xi8>
-  %rows = tensor.dim %ct, %c1 : tensor<?x?xi8>
-  %e = tensor.empty(%rows, %cols) : tensor<?x?xi8>
-  %nrb = arith.ceildivsi %rows, %c32 : index
-  %t = scf.forall (%rb) in (%nrb) shared_outs(%o = %e) -> (tensor<?x?xi8>) {
-    %r0 = arith.muli %rb, %c32 : index
-    %rleft = arith.subi %rows, %r0 : index
-    %rn = arith.minsi %rleft, %c32 : index
-    %dst = tensor.extract_slice %o[%r0, 0] [%rn, %cols] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
-    %filled = scf.for %c0t = %c0 to %cols step %c32 iter_args(%oo = %dst) -> (tensor<?x?xi8>) {
-      %cleft = arith.subi %cols, %c0t : index
-      %cn = arith.minsi %cleft, %c32 : index
-      %tile0 = tensor.extract_slice %oo[0, %c0t] [%rn, %cn] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
-      %tile = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%tile0 : tensor<?x?xi8>) {
-      ^bb0(%x: i8):
-        %rr = linalg.index 0 : index
-        %cc = linalg.index 1 : index
-        %r = arith.addi %r0, %rr : index
-        %c = arith.addi %c0t, %cc : index
-        %qc = func.call @__gptq_perm_index(%q, %useq, %c) : (tensor<?xi64>, i1, index) -> index
-        %v = tensor.extract %ct[%qc, %r] : tensor<?x?xi8>
-        linalg.yield %v : i8
-      } -> tensor<?x?xi8>
-      %oo2 = tensor.insert_slice %tile into %oo[0, %c0t] [%rn, %cn] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
-      scf.yield %oo2 : tensor<?x?xi8>
-    }
-    scf.forall.in_parallel {
-      tensor.parallel_insert_slice %filled into %o[%r0, 0] [%rn, %cols] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
-    }
-  }
-  return %t : tensor<?x?xi8>
-}
-
-// C - A @ B for A given transposed (%at is K x M, %b is K x N, %c is M x N);
-// C + A @ B with %plus; with %zeroC, C's contents are not read (the result
-// is -A @ B, or A @ B).
-// Register tiles of 6 x 64 (24 512-bit accumulators on AVX-512) start from
-// C and accumulate outer products of a column of -A and a row of B. A is
-// first packed, negated, into 6-row panels (M/6 x K x 6), and each 64-column
-// panel of B into a K x 64 block, so that the inner loop reads both operands
-// contiguously; partial tiles read zero padding and write masked. Column panels are independent (scf.forall). With %lowerC only
-// tiles that reach the lower triangle of C are computed (the others are left
-// as they are); with %lowerB, B is lower triangular and each panel starts at
-// row j of B.
-func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b: tensor<?x?xf32>, %plus: i1, %lowerC: i1, %lowerB: i1, %zeroC: i1) -> tensor<?x?xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
-  %c6 = arith.constant 6 : index
-  %c64 = arith.constant 64 : index
-  %zero = arith.constant 0.0 : f32
-  %k = tensor.dim %at, %c0 : tensor<?x?xf32>
-  %m = tensor.dim %at, %c1 : tensor<?x?xf32>
-  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
-  %mt = arith.ceildivsi %m, %c6 : index
-  %ape = tensor.empty(%mt, %k) : tensor<?x?x6xf32>
-  %ap = scf.forall (%t) in (%mt) shared_outs(%pa = %ape) -> (tensor<?x?x6xf32>) {
-    %t6 = arith.muli %t, %c6 : index
-    %slab0 = tensor.extract_slice %pa[%t, 0, 0] [1, %k, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x6xf32>
-    %slab = scf.for %kk = %c0 to %k step %c1 iter_args(%pb = %slab0) -> (tensor<?x6xf32>) {
-      %v = vector.transfer_read %at[%kk, %t6], %zero : tensor<?x?xf32>, vector<6xf32>
-      %nv0 = arith.negf %v : vector<6xf32>
-      %nv = arith.select %plus, %v, %nv0 : vector<6xf32>
-      %pb2 = vector.transfer_write %nv, %pb[%kk, %c0] {in_bounds = [true]} : vector<6xf32>, tensor<?x6xf32>
-      scf.yield %pb2 : tensor<?x6xf32>
-    }
-    scf.forall.in_parallel {
-      tensor.parallel_insert_slice %slab into %pa[%t, 0, 0] [1, %k, 6] [1, 1, 1] : tensor<?x6xf32> into tensor<?x?x6xf32>
-    }
-  }
-  %nt = arith.ceildivsi %n, %c64 : index
-  %r = scf.forall (%q) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?xf32>) {
-    // Panels in the order 0, nt-1, 1, nt-2, ...: with triangular C or B the
-    // work of a panel falls linearly with its index, and contiguous chunks
-    // of this order (how worksharing loops split) carry equal work.
-    %half = arith.divui %q, %c2 : index
-    %odd = arith.remui %q, %c2 : index
-    %isodd = arith.cmpi ne, %odd, %c0 : index
-    %back0 = arith.subi %nt, %half : index
-    %back = arith.subi %back0, %c1 : index
-    %jt = arith.select %isodd, %back, %half : index
-    %j = arith.muli %jt, %c64 : index
-    %left = arith.subi %n, %j : index
-    %jn = arith.minsi %left, %c64 : index
-    %p = tensor.extract_slice %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %false = arith.constant false
-    %nq = arith.constant 0 : i64
-    %nqw = tensor.empty() : tensor<0x0xi32>
-    %nqf = tensor.empty() : tensor<0x0xf32>
-    %nqg = tensor.empty() : tensor<0xi32>
-    %nqwd = tensor.cast %nqw : tensor<0x0xi32> to tensor<?x?xi32>
-    %nqfd = tensor.cast %nqf : tensor<0x0xf32> to tensor<?x?xf32>
-    %nqgd = tensor.cast %nqg : tensor<0xi32> to tensor<?xi32>
-    %rp = func.call @__gptq_gemm_panel(%p, %ap, %b, %j, %c0, %lowerC, %lowerB, %false, %zeroC, %false, %false, %nqwd, %nqfd, %nqfd, %nqgd, %nq) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
-    scf.forall.in_parallel {
-      tensor.parallel_insert_slice %rp into %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-    }
-  }
-  return %r : tensor<?x?xf32>
-}
-
-// One 64-column panel of __gptq_gemm_sub and __gptq_matmul: %panel is
-// C[:, j : j + 64] (or fewer columns), %ap the packed (-)A. With %transB, %b
-// is given transposed (N x K) and the panel's chunks of B are gathered from
-// its rows. With %quant, B^T is the weight that gptq.dequantize of
-// gptq.unpack gives for packed codes %qw (%qbits bits), scales and zeros
-// given transposed (%qs and %qz are groups x N) and group map %qg,
-// computed chunk by chunk while B is packed (the
-// same operations as __gptq_unpack and __gptq_dequantize, so the same
-// values), never stored whole; %b is not read.
-// The panel's rows are rows %rowoff .. of C: %lowerC skips the tiles above
-// column j's diagonal, %lowerA (A zero past the diagonal) stops each tile's
-// K loop at its last row, %lowerB starts the panel at row j of B.
-func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %b: tensor<?x?xf32>, %j: index, %rowoff: index, %lowerC: i1, %lowerB: i1, %lowerA: i1, %zeroC: i1, %transB: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?xf32> {
-  // With %zeroC, C's initial contents are ignored (C = -A @ B).
-  %panel = scf.if %zeroC -> (tensor<?x?xf32>) {
-    %z0 = arith.constant 0.0 : f32
-    %pz = linalg.fill ins(%z0 : f32) outs(%panel0 : tensor<?x?xf32>) -> tensor<?x?xf32>
-    scf.yield %pz : tensor<?x?xf32>
-  } else {
-    scf.yield %panel0 : tensor<?x?xf32>
-  }
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
-  %c3 = arith.constant 3 : index
-  %c4 = arith.constant 4 : index
-  %c5 = arith.constant 5 : index
-  %c6 = arith.constant 6 : index
-  %kc = arith.constant 128 : index
-  %zero = arith.constant 0.0 : f32
-  %mt = tensor.dim %ap, %c0 : tensor<?x?x6xf32>
-  %k = tensor.dim %ap, %c1 : tensor<?x?x6xf32>
-  %c16 = arith.constant 16 : index
-  %c64 = arith.constant 64 : index
-  %pm = tensor.dim %panel, %c0 : tensor<?x?xf32>
-  %pn = tensor.dim %panel, %c1 : tensor<?x?xf32>
-  %mlast = arith.subi %pm, %c1 : index
-  %nlast = arith.subi %pn, %c1 : index
-  // The panel's rows are rows %rowoff .. of C (and of A).
-  %jrel0 = arith.subi %j, %rowoff : index
-  %jrel = arith.maxsi %jrel0, %c0 : index
-  %jfloor = arith.divui %jrel, %c6 : index
-  %i0 = arith.select %lowerC, %jfloor, %c0 : index
-  %k0 = arith.select %lowerB, %j, %c0 : index
-  %k0c = arith.minsi %k0, %k : index
-  // With %lowerA, A is zero past column row: the panel's last row bounds K.
-  %kendA0 = arith.addi %rowoff, %pm : index
-  %kendA = arith.minsi %kendA0, %k : index
-  %kend = arith.select %lowerA, %kendA, %k : index
-  // K in chunks of 128 rows: a chunk of packed B (32 KiB) stays in L1
-  // while the tiles of the panel go by.
-  %res = scf.for %kb = %k0c to %kend step %kc iter_args(%pc = %panel) -> (tensor<?x?xf32>) {
-    %kleft = arith.subi %k, %kb : index
-    %kn = arith.minsi %kleft, %kc : index
-    %bpe = tensor.empty(%kn) : tensor<?x64xf32>
-    %bp = scf.if %quant -> (tensor<?x64xf32>) {
-      %bpq = func.call @__gptq_pack_dequantized(%bpe, %qw, %qs, %qz, %qg, %qbits, %j, %kb) : (tensor<?x64xf32>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, index, index) -> tensor<?x64xf32>
-      scf.yield %bpq : tensor<?x64xf32>
-    } else {
-    %bpf = scf.if %transB -> (tensor<?x64xf32>) {
-      // B^T's rows j .. j + 63 in 16 x 16 blocks, each transposed in
-      // registers: reads along contiguous rows of B^T.
-      %bpt = scf.for %kk = %c0 to %kn step %c16 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
-        %krow = arith.addi %kk, %kb : index
-        %pb3 = scf.for %cc = %c0 to %c64 step %c16 iter_args(%pbc = %pb) -> (tensor<?x64xf32>) {
-          %brow = arith.addi %j, %cc : index
-          %blk = vector.transfer_read %b[%brow, %krow], %zero : tensor<?x?xf32>, vector<16x16xf32>
-          %blkt = vector.transpose %blk, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
-          %pbw = vector.transfer_write %blkt, %pbc[%kk, %cc] {in_bounds = [false, true]} : vector<16x16xf32>, tensor<?x64xf32>
-          scf.yield %pbw : tensor<?x64xf32>
-        }
-        scf.yield %pb3 : tensor<?x64xf32>
-      }
-      scf.yield %bpt : tensor<?x64xf32>
-    } else {
-      %bpn = scf.for %kk = %c0 to %kn step %c1 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
-        %krow = arith.addi %kk, %kb : index
-        %v = vector.transfer_read %b[%krow, %j], %zero : tensor<?x?xf32>, vector<64xf32>
-        %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<64xf32>, tensor<?x64xf32>
-        scf.yield %pb2 : tensor<?x64xf32>
-      }
-      scf.yield %bpn : tensor<?x64xf32>
-    }
-    scf.yield %bpf : tensor<?x64xf32>
-    }
-    // With %lowerA, tiles whose rows all lie before the chunk are skipped
-    // and each tile stops at its last row's column.
-    %kbrel0 = arith.subi %kb, %rowoff : index
-    %kbrel = arith.maxsi %kbrel0, %c0 : index
-    %ia0 = arith.divui %kbrel, %c6 : index
-    %ia1 = arith.maxsi %ia0, %i0 : index
-    %ia = arith.select %lowerA, %ia1, %i0 : index
-    %ri = scf.for %it = %ia to %mt step %c1 iter_args(%ci = %pc) -> (tensor<?x?xf32>) {
-      %i = arith.muli %it, %c6 : index
-      %rowend0 = arith.addi %rowoff, %i : index
-      %rowend1 = arith.addi %rowend0, %c6 : index
-      %kendt0 = arith.subi %rowend1, %kb : index
-      %kendt1 = arith.minsi %kendt0, %kn : index
-      %kendt = arith.select %lowerA, %kendt1, %kn : index
-      // C is read from memory once per tile, in rows far apart: fetch the
-      // next tile's cache lines while this one computes.
-      %cm = bufferization.to_buffer %ci read_only : tensor<?x?xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
-      scf.for %pr = %c0 to %c6 step %c1 {
-        %row0 = arith.addi %i, %c6 : index
-        %row1 = arith.addi %row0, %pr : index
-        %row = arith.minsi %row1, %mlast : index
-        scf.for %pcol = %c0 to %c64 step %c16 {
-          %col = arith.minsi %pcol, %nlast : index
-          memref.prefetch %cm[%row, %col], read, locality<3>, data : memref<?x?xf32, strided<[?, ?], offset: ?>>
-        }
-      }
-      %cv = vector.transfer_read %ci[%i, %c0], %zero : tensor<?x?xf32>, vector<6x64xf32>
-      %acc = scf.for %kk = %c0 to %kendt step %c1 iter_args(%acc = %cv) -> (vector<6x64xf32>) {
-        %ka = arith.addi %kk, %kb : index
-        %bv = vector.transfer_read %bp[%kk, %c0], %zero {in_bounds = [true]} : tensor<?x64xf32>, vector<64xf32>
-        // Each element of A broadcast straight from memory (one load each,
-        // no shuffles competing with the multiply-adds).
-        %a0 = tensor.extract %ap[%it, %ka, %c0] : tensor<?x?x6xf32>
-        %a1 = tensor.extract %ap[%it, %ka, %c1] : tensor<?x?x6xf32>
-        %a2 = tensor.extract %ap[%it, %ka, %c2] : tensor<?x?x6xf32>
-        %a3 = tensor.extract %ap[%it, %ka, %c3] : tensor<?x?x6xf32>
-        %a4 = tensor.extract %ap[%it, %ka, %c4] : tensor<?x?x6xf32>
-        %a5 = tensor.extract %ap[%it, %ka, %c5] : tensor<?x?x6xf32>
-        %b0 = vector.broadcast %a0 : f32 to vector<64xf32>
-        %b1 = vector.broadcast %a1 : f32 to vector<64xf32>
-        %b2 = vector.broadcast %a2 : f32 to vector<64xf32>
-        %b3 = vector.broadcast %a3 : f32 to vector<64xf32>
-        %b4 = vector.broadcast %a4 : f32 to vector<64xf32>
-        %b5 = vector.broadcast %a5 : f32 to vector<64xf32>
-        %r0 = vector.extract %acc[0] : vector<64xf32> from vector<6x64xf32>
-        %r1 = vector.extract %acc[1] : vector<64xf32> from vector<6x64xf32>
-        %r2 = vector.extract %acc[2] : vector<64xf32> from vector<6x64xf32>
-        %r3 = vector.extract %acc[3] : vector<64xf32> from vector<6x64xf32>
-        %r4 = vector.extract %acc[4] : vector<64xf32> from vector<6x64xf32>
-        %r5 = vector.extract %acc[5] : vector<64xf32> from vector<6x64xf32>
-        %f0 = vector.fma %b0, %bv, %r0 : vector<64xf32>
-        %f1 = vector.fma %b1, %bv, %r1 : vector<64xf32>
-        %f2 = vector.fma %b2, %bv, %r2 : vector<64xf32>
-        %f3 = vector.fma %b3, %bv, %r3 : vector<64xf32>
-        %f4 = vector.fma %b4, %bv, %r4 : vector<64xf32>
-        %f5 = vector.fma %b5, %bv, %r5 : vector<64xf32>
-        %o0 = vector.insert %f0, %acc [0] : vector<64xf32> into vector<6x64xf32>
-        %o1 = vector.insert %f1, %o0 [1] : vector<64xf32> into vector<6x64xf32>
-        %o2 = vector.insert %f2, %o1 [2] : vector<64xf32> into vector<6x64xf32>
-        %o3 = vector.insert %f3, %o2 [3] : vector<64xf32> into vector<6x64xf32>
-        %o4 = vector.insert %f4, %o3 [4] : vector<64xf32> into vector<6x64xf32>
-        %o = vector.insert %f5, %o4 [5] : vector<64xf32> into vector<6x64xf32>
-        scf.yield %o : vector<6x64xf32>
-      }
-      %w = vector.transfer_write %acc, %ci[%i, %c0] : vector<6x64xf32>, tensor<?x?xf32>
-      scf.yield %w : tensor<?x?xf32>
-    }
-    scf.yield %ri : tensor<?x?xf32>
-  }
-  return %res : tensor<?x?xf32>
-}
-
-// Batched matrix product for the model's contractions (linalg.batch_matmul
-// in the normal form of gptq-normalize-contractions): C[b] = A[b] @ B[b],
-// or A[b] @ B[b] + C[b] without %zeroC. %a is B x M x K (B x K x M with
-// %transA), %bm is B x K x N (B x N x K with %transB), %c is B x M x N. The
-// register tiles, packing and K chunks are those of __gptq_gemm_sub: all of
-// A is packed into 6-row panels first; then each task computes a 64-column
-// panel of C over a range of its rows. Rows are split only as far as needed
-// for about 16 tasks, so that a few wide panels still keep every core busy.
-// With %quant (one batch), B is given as the packed codes and grids of a
-// quantized weight, as gptq.unpack and gptq.dequantize take them (scales
-// and zeros N x groups; see __gptq_gemm_panel), and %bm is not read.
-// A causal mask's triangles (the normal form's gptq.lower_result and
-// gptq.lower_lhs): with %lowerC only tiles that reach C[b, m, n] with
-// n <= m are computed (the others keep C's contents, or zeros with
-// %zeroC); with %lowerA, A[b, m, k] is zero for k > m, and each tile's
-// K loop stops at its last row.
-func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1, %lowerC: i1, %lowerA: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?x?xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
-  %c6 = arith.constant 6 : index
-  %c16 = arith.constant 16 : index
-  %c64 = arith.constant 64 : index
-  %false = arith.constant false
-  %zero = arith.constant 0.0 : f32
-  %nb = tensor.dim %c, %c0 : tensor<?x?x?xf32>
-  %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
-  %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
-  %ka1 = tensor.dim %a, %c1 : tensor<?x?x?xf32>
-  %ka2 = tensor.dim %a, %c2 : tensor<?x?x?xf32>
-  %k = arith.select %transA, %ka1, %ka2 : index
-  %mt = arith.ceildivsi %m, %c6 : index
-  %nbmt = arith.muli %nb, %mt : index
-  %ape = tensor.empty(%nbmt, %k) : tensor<?x?x6xf32>
-  %ap = scf.forall (%t) in (%nbmt) shared_outs(%pa = %ape) -> (tensor<?x?x6xf32>) {
-    %bi = arith.divui %t, %mt : index
-    %ti = arith.remui %t, %mt : index
-    %t6 = arith.muli %ti, %c6 : index
-    %slab0 = tensor.extract_slice %pa[%t, 0, 0] [1, %k, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x6xf32>
-    // With %lowerA the tile's sums stop at its last row's column, and so
-    // does its packing.
-    %t6end = arith.addi %t6, %c6 : index
-    %kpackA = arith.minsi %t6end, %k : index
-    %kpack = arith.select %lowerA, %kpackA, %k : index
-    %slab = scf.if %transA -> (tensor<?x6xf32>) {
-      %st = scf.for %kk = %c0 to %kpack step %c1 iter_args(%pb = %slab0) -> (tensor<?x6xf32>) {
-        %v = vector.transfer_read %a[%bi, %kk, %t6], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d2)>} : tensor<?x?x?xf32>, vector<6xf32>
-        %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<6xf32>, tensor<?x6xf32>
-        scf.yield %pb2 : tensor<?x6xf32>
-      }
-      scf.yield %st : tensor<?x6xf32>
-    } else {
-      // The six rows of A, 16 columns at a time, transposed in registers
-      // into 16 consecutive rows of the panel: 96 contiguous floats. Rows
-      // past M and columns past K read as zero (masked reads); the results
-      // of such rows are never stored.
-      %flat0 = tensor.collapse_shape %slab0 [[0, 1]] : tensor<?x6xf32> into tensor<?xf32>
-      // Whole blocks (inside A and the panel) read and write unmasked.
-      %rowsin = arith.cmpi ule, %t6end, %m : index
-      %flat = scf.for %kk = %c0 to %kpack step %c16 iter_args(%pb = %flat0) -> (tensor<?xf32>) {
-        %off = arith.muli %kk, %c6 : index
-        %kkend = arith.addi %kk, %c16 : index
-        %colsin = arith.cmpi ule, %kkend, %k : index
-        %whole = arith.andi %rowsin, %colsin : i1
-        %pb2 = scf.if %whole -> (tensor<?xf32>) {
-          %blk = vector.transfer_read %a[%bi, %t6, %kk], %zero {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<6x16xf32>
-          %blkt = vector.transpose %blk, [1, 0] : vector<6x16xf32> to vector<16x6xf32>
-          %v96 = vector.shape_cast %blkt : vector<16x6xf32> to vector<96xf32>
-          %w = vector.transfer_write %v96, %pb[%off] {in_bounds = [true]} : vector<96xf32>, tensor<?xf32>
-          scf.yield %w : tensor<?xf32>
-        } else {
-          %blk = vector.transfer_read %a[%bi, %t6, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<6x16xf32>
-          %blkt = vector.transpose %blk, [1, 0] : vector<6x16xf32> to vector<16x6xf32>
-          %v96 = vector.shape_cast %blkt : vector<16x6xf32> to vector<96xf32>
-          %w = vector.transfer_write %v96, %pb[%off] : vector<96xf32>, tensor<?xf32>
-          scf.yield %w : tensor<?xf32>
-        }
-        scf.yield %pb2 : tensor<?xf32>
-      }
-      %sn = tensor.expand_shape %flat [[0, 1]] output_shape [%k, 6] : tensor<?xf32> into tensor<?x6xf32>
-      scf.yield %sn : tensor<?x6xf32>
-    }
-    scf.forall.in_parallel {
-      tensor.parallel_insert_slice %slab into %pa[%t, 0, 0] [1, %k, 6] [1, 1, 1] : tensor<?x6xf32> into tensor<?x?x6xf32>
-    }
-  }
-  // Tasks: (batch, column panel, range of row tiles). Ranges hold at least
-  // 16 tiles (96 rows), so that a task's packing of B stays cheap.
-  %nt = arith.ceildivsi %n, %c64 : index
-  %panels = arith.muli %nb, %nt : index
-  %panels1 = arith.maxsi %panels, %c1 : index
-  %want = arith.ceildivsi %c16, %panels1 : index
-  %most0 = arith.divui %mt, %c16 : index
-  %most = arith.maxsi %most0, %c1 : index
-  %split0 = arith.minsi %want, %most : index
-  %per0 = arith.ceildivsi %mt, %split0 : index
-  %per = arith.maxsi %per0, %c1 : index
-  %split = arith.ceildivsi %mt, %per : index
-  %bstride = arith.muli %nt, %split : index
-  %tasks = arith.muli %panels, %split : index
-  // A quantized weight's grids, transposed once (groups x N), so that a
-  // row of scales or zeros for 16 columns of B is one contiguous read.
-  // They are small (N x K / group size): one thread, no parallel region.
-  %qst, %qzt = scf.if %quant -> (tensor<?x?xf32>, tensor<?x?xf32>) {
-    %gn = tensor.dim %qs, %c0 : tensor<?x?xf32>
-    %gg = tensor.dim %qs, %c1 : tensor<?x?xf32>
-    %ste = tensor.empty(%gg, %gn) : tensor<?x?xf32>
-    %zte = tensor.empty(%gg, %gn) : tensor<?x?xf32>
-    %t:2 = scf.for %gi = %c0 to %gg step %c1 iter_args(%st0 = %ste, %zt0 = %zte) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
-      %rows:2 = scf.for %ni = %c0 to %gn step %c1 iter_args(%st1 = %st0, %zt1 = %zt0) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
-        %sv = tensor.extract %qs[%ni, %gi] : tensor<?x?xf32>
-        %zv = tensor.extract %qz[%ni, %gi] : tensor<?x?xf32>
-        %st2 = tensor.insert %sv into %st1[%gi, %ni] : tensor<?x?xf32>
-        %zt2 = tensor.insert %zv into %zt1[%gi, %ni] : tensor<?x?xf32>
-        scf.yield %st2, %zt2 : tensor<?x?xf32>, tensor<?x?xf32>
-      }
-      scf.yield %rows#0, %rows#1 : tensor<?x?xf32>, tensor<?x?xf32>
-    }
-    scf.yield %t#0, %t#1 : tensor<?x?xf32>, tensor<?x?xf32>
-  } else {
-    scf.yield %qs, %qz : tensor<?x?xf32>, tensor<?x?xf32>
-  }
-  %kb1 = tensor.dim %bm, %c1 : tensor<?x?x?xf32>
-  %kb2 = tensor.dim %bm, %c2 : tensor<?x?x?xf32>
-  %r = scf.forall (%q) in (%tasks) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
-    %bi = arith.divui %q, %bstride : index
-    %rest = arith.remui %q, %bstride : index
-    %pi = arith.divui %rest, %split : index
-    %si = arith.remui %rest, %split : index
-    %j = arith.muli %pi, %c64 : index
-    %left = arith.subi %n, %j : index
-    %jn = arith.minsi %left, %c64 : index
-    %t0 = arith.muli %si, %per : index
-    %tleft = arith.subi %mt, %t0 : index
-    %tiles = arith.minsi %tleft, %per : index
-    %r0 = arith.muli %t0, %c6 : index
-    %rleft = arith.subi %m, %r0 : index
-    %rows6 = arith.muli %tiles, %c6 : index
-    %rows = arith.minsi %rleft, %rows6 : index
-    %p = tensor.extract_slice %cc[%bi, %r0, %j] [1, %rows, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %bt0 = arith.muli %bi, %mt : index
-    %at0 = arith.addi %bt0, %t0 : index
-    %apb = tensor.extract_slice %ap[%at0, 0, 0] [%tiles, %k, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x?x6xf32>
-    %bb = tensor.extract_slice %bm[%bi, 0, 0] [1, %kb1, %kb2] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %rp = func.call @__gptq_gemm_panel(%p, %apb, %bb, %j, %r0, %lowerC, %false, %lowerA, %zeroC, %transB, %quant, %qw, %qst, %qzt, %qg, %qbits) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
-    scf.forall.in_parallel {
-      tensor.parallel_insert_slice %rp into %cc[%bi, %r0, %j] [1, %rows, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
-    }
-  }
-  return %r : tensor<?x?x?xf32>
-}
-
-// A chunk of 128 (or fewer) rows k = kb .. of B = W^T, 64 columns
-// n = j .. j + 63, for the weight W = dequantize(unpack(%qw)) with its grids
-// given transposed (%st and %zt are groups x N): W[n, k] = st[g, n] *
-// (code[n, k] - zt[g, n]), g = %qg[k], the code's bits read from row n's
-// little-endian bit stream as __gptq_unpack reads them (the next word only
-// when the code straddles into it). Rows past N are zero.
-// For each block of 16 columns n, the words that hold the chunk's codes
-// (4 * bits of them for 128 rows k) are transposed in 16 x 16 blocks, so
-// that word w of the 16 rows n is one vector: every code of the chunk is
-// then a shift and mask of one or two such vectors, the same for all 16
-// lanes, and its scale and zero are contiguous in the transposed grids.
-// No gathers, no float transposes.
-func.func private @__gptq_pack_dequantized(%bpe: tensor<?x64xf32>, %qw: tensor<?x?xi32>, %st: tensor<?x?xf32>, %zt: tensor<?x?xf32>, %qg: tensor<?xi32>, %bits: i64, %j: index, %kb: index) -> tensor<?x64xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c5 = arith.constant 5 : index
-  %c16 = arith.constant 16 : index
-  %c31 = arith.constant 31 : index
-  %c32 = arith.constant 32 : index
-  %c64 = arith.constant 64 : index
-  %zero = arith.constant 0.0 : f32
-  %zw = arith.constant 0 : i32
-  %one = arith.constant 1 : i32
-  %w32 = arith.constant 32 : i32
-  %kn = tensor.dim %bpe, %c0 : tensor<?x64xf32>
-  %b = arith.index_cast %bits : i64 to index
-  %b32 = arith.trunci %bits : i64 to i32
-  %m0 = arith.shli %one, %b32 : i32
-  %mask = arith.subi %m0, %one : i32
-  %maskv = vector.broadcast %mask : i32 to vector<16xi32>
-  // The chunk's codes start at a word boundary (kb is a multiple of 128).
-  %bit0 = arith.muli %kb, %b : index
-  %w0 = arith.shrui %bit0, %c5 : index
-  %cbits = arith.muli %kn, %b : index
-  %nwc = arith.ceildivui %cbits, %c32 : index
-  %scr0 = tensor.empty() : tensor<32x16xi32>
-  %res:2 = scf.for %cc = %c0 to %c64 step %c16 iter_args(%pb = %bpe, %scr = %scr0) -> (tensor<?x64xf32>, tensor<32x16xi32>) {
-    %n0 = arith.addi %j, %cc : index
-    // scr[w, l] = word w0 + w of row n0 + l (zero past the row's end).
-    %scr1 = scf.for %wb = %c0 to %nwc step %c16 iter_args(%s = %scr) -> (tensor<32x16xi32>) {
-      %wc = arith.addi %w0, %wb : index
-      %blk = vector.transfer_read %qw[%n0, %wc], %zw : tensor<?x?xi32>, vector<16x16xi32>
-      %blkt = vector.transpose %blk, [1, 0] : vector<16x16xi32> to vector<16x16xi32>
-      %s2 = vector.transfer_write %blkt, %s[%wb, %c0] {in_bounds = [true, true]} : vector<16x16xi32>, tensor<32x16xi32>
-      scf.yield %s2 : tensor<32x16xi32>
-    }
-    %pb2 = scf.for %kk = %c0 to %kn step %c1 iter_args(%p = %pb) -> (tensor<?x64xf32>) {
-      %bit = arith.muli %kk, %b : index
-      %w = arith.shrui %bit, %c5 : index
-      %off = arith.andi %bit, %c31 : index
-      %lo = vector.transfer_read %scr1[%w, %c0], %zw {in_bounds = [true]} : tensor<32x16xi32>, vector<16xi32>
-      %offi = arith.index_cast %off : index to i32
-      %offv = vector.broadcast %offi : i32 to vector<16xi32>
-      %sh = arith.shrui %lo, %offv : vector<16xi32>
-      %end = arith.addi %off, %b : index
-      %straddles = arith.cmpi ugt, %end, %c32 : index
-      %both = scf.if %straddles -> (vector<16xi32>) {
-        %w1 = arith.addi %w, %c1 : index
-        %hi = vector.transfer_read %scr1[%w1, %c0], %zw {in_bounds = [true]} : tensor<32x16xi32>, vector<16xi32>
-        %up = arith.subi %w32, %offi : i32
-        %upv = vector.broadcast %up : i32 to vector<16xi32>
-        %hs = arith.shli %hi, %upv : vector<16xi32>
-        %o = arith.ori %sh, %hs : vector<16xi32>
-        scf.yield %o : vector<16xi32>
-      } else {
-        scf.yield %sh : vector<16xi32>
-      }
-      %code = arith.andi %both, %maskv : vector<16xi32>
-      %qf = arith.uitofp %code : vector<16xi32> to vector<16xf32>
-      %k = arith.addi %kb, %kk : index
-      %gi = tensor.extract %qg[%k] : tensor<?xi32>
-      %g = arith.index_cast %gi : i32 to index
-      %sc = vector.transfer_read %st[%g, %n0], %zero : tensor<?x?xf32>, vector<16xf32>
-      %zp = vector.transfer_read %zt[%g, %n0], %zero : tensor<?x?xf32>, vector<16xf32>
-      %d = arith.subf %qf, %zp : vector<16xf32>
-      %v = arith.mulf %sc, %d : vector<16xf32>
-      %p2 = vector.transfer_write %v, %p[%kk, %cc] {in_bounds = [true]} : vector<16xf32>, tensor<?x64xf32>
-      scf.yield %p2 : tensor<?x64xf32>
-    }
-    scf.yield %pb2, %scr1 : tensor<?x64xf32>, tensor<32x16xi32>
-  }
-  return %res#0 : tensor<?x64xf32>
-}
 
 //===--------------------------------------------------------------------===//
 // gptq.hessian_accumulate
@@ -792,13 +203,7 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
   %mean = arith.divf %sum, %nf : f32
   %damp = arith.mulf %percdamp, %mean : f32
   // A = J (P H P^T + damp I) J, dead inputs set to 1 first: A[i, j] =
-  // H[q(i), q(j)] with q(k) = P(n-1-k). Blocks of 32 rows in parallel; each
-  // row is gathered from row q(i) of H 16 elements at a time, then its
-  // diagonal element is fixed.
-  %c16 = arith.constant 16 : index
-  %c32 = arith.constant 32 : index
-  %zi32 = arith.constant 0 : i32
-  %zv16 = arith.constant dense<0.0> : vector<16xf32>
+  // H[q(i), q(j)] with q(k) = P(n-1-k).
   %qe = tensor.empty(%n) : tensor<?xi32>
   %qidx = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%qe : tensor<?xi32>) {
   ^bb0(%o: i32):
@@ -808,36 +213,7 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
     %pki = arith.index_cast %pk : index to i32
     linalg.yield %pki : i32
   } -> tensor<?xi32>
-  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
-  %nrb = arith.ceildivsi %n, %c32 : index
-  %rev = scf.forall (%rb) in (%nrb) shared_outs(%ro = %e) -> (tensor<?x?xf32>) {
-    %r0 = arith.muli %rb, %c32 : index
-    %rleft = arith.subi %n, %r0 : index
-    %rn = arith.minsi %rleft, %c32 : index
-    %rows = tensor.extract_slice %ro[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %filled = scf.for %il = %c0 to %rn step %c1 iter_args(%rr = %rows) -> (tensor<?x?xf32>) {
-      %i = arith.addi %r0, %il : index
-      %qi32 = tensor.extract %qidx[%i] : tensor<?xi32>
-      %qi = arith.index_cast %qi32 : i32 to index
-      %row = scf.for %j0 = %c0 to %n step %c16 iter_args(%r2 = %rr) -> (tensor<?x?xf32>) {
-        %jleft = arith.subi %n, %j0 : index
-        %mask = vector.create_mask %jleft : vector<16xi1>
-        %iv = vector.transfer_read %qidx[%j0], %zi32 : tensor<?xi32>, vector<16xi32>
-        %g = vector.gather %h[%qi, %c0] [%iv], %mask, %zv16 : tensor<?x?xf32>, vector<16xi32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
-        %w = vector.transfer_write %g, %r2[%il, %j0] : vector<16xf32>, tensor<?x?xf32>
-        scf.yield %w : tensor<?x?xf32>
-      }
-      %v = tensor.extract %row[%il, %i] : tensor<?x?xf32>
-      %dead = arith.cmpf oeq, %v, %zero : f32
-      %v1 = arith.select %dead, %one, %v : f32
-      %vd = arith.addf %v1, %damp : f32
-      %row2 = tensor.insert %vd into %row[%il, %i] : tensor<?x?xf32>
-      scf.yield %row2 : tensor<?x?xf32>
-    }
-    scf.forall.in_parallel {
-      tensor.parallel_insert_slice %filled into %ro[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-    }
-  }
+  %rev = func.call @__gptq_reversed_hessian(%h, %qidx, %damp) : (tensor<?x?xf32>, tensor<?xi32>, f32) -> tensor<?x?xf32>
   // Right-looking blocked Cholesky of A, with the block rows of M = L^-1
   // written over those of L once they are no longer needed:
   // L[K,K] = chol(A[K,K]); M[K,K] = L[K,K]^-1;
@@ -955,13 +331,13 @@ func.func private @__gptq_act_order(%h: tensor<?x?xf32>) -> tensor<?xi64> {
   } -> tensor<?xf32>
   // rank[j] = #{i : d[i] > d[j]} + #{i < j : d[i] == d[j]}, for blocks of
   // 64 columns j in parallel.
-  %c64 = arith.constant 64 : index
+  %chunk = func.call @__gptq_chunk_columns() : () -> index
   %re = tensor.empty(%n) : tensor<?xi64>
-  %nb = arith.ceildivsi %n, %c64 : index
+  %nb = arith.ceildivsi %n, %chunk : index
   %rank = scf.forall (%b) in (%nb) shared_outs(%ro = %re) -> (tensor<?xi64>) {
-    %j0 = arith.muli %b, %c64 : index
+    %j0 = arith.muli %b, %chunk : index
     %jleft = arith.subi %n, %j0 : index
-    %jn = arith.minsi %jleft, %c64 : index
+    %jn = arith.minsi %jleft, %chunk : index
     %dj = tensor.extract_slice %d[%j0] [%jn] [1] : tensor<?xf32> to tensor<?xf32>
     %rs = tensor.extract_slice %ro[%j0] [%jn] [1] : tensor<?xi64> to tensor<?xi64>
     %rz = linalg.fill ins(%z64 : i64) outs(%rs : tensor<?xi64>) -> tensor<?xi64>
@@ -1015,7 +391,7 @@ func.func private @__gptq_invert_permutation(%perm: tensor<?xi64>) -> tensor<?xi
 func.func private @__gptq_mask_dead_inputs(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c32 = arith.constant 32 : index
+  %chunk = func.call @__gptq_chunk_rows() : () -> index
   %zero = arith.constant 0.0 : f32
   %r = tensor.dim %w, %c0 : tensor<?x?xf32>
   %c = tensor.dim %w, %c1 : tensor<?x?xf32>
@@ -1027,11 +403,11 @@ func.func private @__gptq_mask_dead_inputs(%w: tensor<?x?xf32>, %h: tensor<?x?xf
     linalg.yield %d : f32
   } -> tensor<?xf32>
   %e = tensor.empty(%r, %c) : tensor<?x?xf32>
-  %nrb = arith.ceildivsi %r, %c32 : index
+  %nrb = arith.ceildivsi %r, %chunk : index
   %m = scf.forall (%rb) in (%nrb) shared_outs(%o = %e) -> (tensor<?x?xf32>) {
-    %r0 = arith.muli %rb, %c32 : index
+    %r0 = arith.muli %rb, %chunk : index
     %rleft = arith.subi %r, %r0 : index
-    %rn = arith.minsi %rleft, %c32 : index
+    %rn = arith.minsi %rleft, %chunk : index
     %src = tensor.extract_slice %w[%r0, 0] [%rn, %c] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
     %dst = tensor.extract_slice %o[%r0, 0] [%rn, %c] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
     %blk = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}
@@ -1053,15 +429,15 @@ func.func private @__gptq_mask_dead_inputs(%w: tensor<?x?xf32>, %h: tensor<?x?xf
 func.func private @__gptq_gather_f32(%src: tensor<?x?xf32>, %rows: tensor<?xi64>, %cols: tensor<?xi64>, %userows: i1, %usecols: i1) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c32 = arith.constant 32 : index
+  %chunk = func.call @__gptq_chunk_rows() : () -> index
   %m = tensor.dim %src, %c0 : tensor<?x?xf32>
   %n = tensor.dim %src, %c1 : tensor<?x?xf32>
   %e = tensor.empty(%m, %n) : tensor<?x?xf32>
-  %nrb = arith.ceildivsi %m, %c32 : index
+  %nrb = arith.ceildivsi %m, %chunk : index
   %g = scf.forall (%rb) in (%nrb) shared_outs(%o = %e) -> (tensor<?x?xf32>) {
-    %r0 = arith.muli %rb, %c32 : index
+    %r0 = arith.muli %rb, %chunk : index
     %rleft = arith.subi %m, %r0 : index
-    %rn = arith.minsi %rleft, %c32 : index
+    %rn = arith.minsi %rleft, %chunk : index
     %dst = tensor.extract_slice %o[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
     %blk = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%dst : tensor<?x?xf32>) {
     ^bb0(%out: f32):
@@ -1096,15 +472,15 @@ func.func private @__gptq_gather_f32(%src: tensor<?x?xf32>, %rows: tensor<?xi64>
 func.func private @__gptq_gather_i8(%src: tensor<?x?xi8>, %rows: tensor<?xi64>, %cols: tensor<?xi64>, %userows: i1, %usecols: i1) -> tensor<?x?xi8> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c32 = arith.constant 32 : index
+  %chunk = func.call @__gptq_chunk_rows() : () -> index
   %m = tensor.dim %src, %c0 : tensor<?x?xi8>
   %n = tensor.dim %src, %c1 : tensor<?x?xi8>
   %e = tensor.empty(%m, %n) : tensor<?x?xi8>
-  %nrb = arith.ceildivsi %m, %c32 : index
+  %nrb = arith.ceildivsi %m, %chunk : index
   %g = scf.forall (%rb) in (%nrb) shared_outs(%o = %e) -> (tensor<?x?xi8>) {
-    %r0 = arith.muli %rb, %c32 : index
+    %r0 = arith.muli %rb, %chunk : index
     %rleft = arith.subi %m, %r0 : index
-    %rn = arith.minsi %rleft, %c32 : index
+    %rn = arith.minsi %rleft, %chunk : index
     %dst = tensor.extract_slice %o[%r0, 0] [%rn, %n] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
     %blk = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%dst : tensor<?x?xi8>) {
     ^bb0(%out: i8):
@@ -1285,7 +661,8 @@ func.func private @__gptq_grid(%w: tensor<?x?xf32>, %gs: index, %maxq: f32, %sym
 //
 // The loop works on W^T (cols x rows): a column of W, its error and its
 // codes are contiguous rows. Rows of W are independent once U is known, so
-// each block is processed in chunks of 64 rows of W (scf.forall): a chunk's
+// each block is processed in chunks of __gptq_chunk_quantize() rows of W
+// (scf.forall): a chunk's
 // part of the block (block x 64) stays in cache for the whole column loop.
 // The lazy batch update W[:, i2:] -= Err1 U[i1:i2, i2:] is the kernel's
 // W^T[i2:, :] -= U[i1:i2, i2:]^T Err1^T, with U's block as the transposed
@@ -1293,7 +670,7 @@ func.func private @__gptq_grid(%w: tensor<?x?xf32>, %gs: index, %maxq: f32, %sym
 func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>, %sin: tensor<?x?xf32>, %zin: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64, %perm: tensor<?xi64>, %permw: i1, %hmask: tensor<?x?xf32>, %usemask: i1, %permcodes: i1) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c64 = arith.constant 64 : index
+  %chunk = func.call @__gptq_chunk_quantize() : () -> index
   %zero = arith.constant 0.0 : f32
   %zerod = arith.constant 0.0 : f64
   %halfd = arith.constant 0.5 : f64
@@ -1323,16 +700,16 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
   %codes0 = tensor.empty(%c, %r) : tensor<?x?xi8>
   %le = tensor.empty(%r) : tensor<?xf64>
   %loss0 = linalg.fill ins(%zerod : f64) outs(%le : tensor<?xf64>) -> tensor<?xf64>
-  %nch = arith.ceildivsi %r, %c64 : index
+  %nch = arith.ceildivsi %r, %chunk : index
   %out:5 = scf.for %i1 = %c0 to %c step %bsz iter_args(%wo = %wt0, %codes = %codes0, %sg = %s0, %zg = %z0, %loss = %loss0) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
     %left = arith.subi %c, %i1 : index
     %cnt = arith.minsi %bsz, %left : index
     %i2 = arith.addi %i1, %cnt : index
     %erre = tensor.empty(%cnt, %r) : tensor<?x?xf32>
     %blk:5 = scf.forall (%ch) in (%nch) shared_outs(%err = %erre, %cd = %codes, %st = %sg, %zt = %zg, %ls = %loss) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
-      %r0 = arith.muli %ch, %c64 : index
+      %r0 = arith.muli %ch, %chunk : index
       %rleft = arith.subi %r, %r0 : index
-      %rc = arith.minsi %rleft, %c64 : index
+      %rc = arith.minsi %rleft, %chunk : index
       %w1init = tensor.extract_slice %wo[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %errc0 = tensor.extract_slice %err[0, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %cdc0 = tensor.extract_slice %cd[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
@@ -1497,15 +874,15 @@ func.func private @__gptq_group_index(%cols: index, %perm: tensor<?xi64>, %mode:
 func.func private @__gptq_dequantize(%codes: tensor<?x?xi8>, %s: tensor<?x?xf32>, %z: tensor<?x?xf32>, %g: tensor<?xi32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c32 = arith.constant 32 : index
+  %chunk = func.call @__gptq_chunk_rows() : () -> index
   %r = tensor.dim %codes, %c0 : tensor<?x?xi8>
   %c = tensor.dim %codes, %c1 : tensor<?x?xi8>
   %e = tensor.empty(%r, %c) : tensor<?x?xf32>
-  %nrb = arith.ceildivsi %r, %c32 : index
+  %nrb = arith.ceildivsi %r, %chunk : index
   %w = scf.forall (%rb) in (%nrb) shared_outs(%o = %e) -> (tensor<?x?xf32>) {
-    %r0 = arith.muli %rb, %c32 : index
+    %r0 = arith.muli %rb, %chunk : index
     %rleft = arith.subi %r, %r0 : index
-    %rn = arith.minsi %rleft, %c32 : index
+    %rn = arith.minsi %rleft, %chunk : index
     %src = tensor.extract_slice %codes[%r0, 0] [%rn, %c] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
     %dst = tensor.extract_slice %o[%r0, 0] [%rn, %c] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
     %blk = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}

@@ -1,5 +1,24 @@
 // RUN: gptq-opt %s --convert-gptq-to-linalg=cholesky-block=32 | FileCheck %s
 // RUN: gptq-opt %s --convert-gptq-to-linalg | FileCheck %s --check-prefix=DEFAULT
+// RUN: gptq-opt %s --convert-gptq-to-linalg=kernels=portable | FileCheck %s --check-prefix=PORTABLE
+// RUN: not gptq-opt %s --convert-gptq-to-linalg=kernels=gpu 2>&1 | FileCheck %s --check-prefix=BADKERNELS
+
+// The same algorithm with the portable kernels: J H J as one gather, the
+// products as one linalg.generic each, no vector ops.
+// PORTABLE-LABEL: func.func private @__gptq_damped_cholesky
+// PORTABLE: call @__gptq_reversed_hessian
+// PORTABLE: call @__gptq_chol_unblocked
+// PORTABLE: call @__gptq_gemm_sub
+// PORTABLE-LABEL: func.func private @__gptq_reversed_hessian
+// PORTABLE-NOT: vector.
+// PORTABLE: linalg.generic
+// PORTABLE: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<?x?xf32>
+// PORTABLE-LABEL: func.func private @__gptq_gemm_sub
+// PORTABLE-NOT: vector.
+// PORTABLE: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// PORTABLE-NOT: vector.
+// PORTABLE: return
+// BADKERNELS: error: kernels must be 'cpu' or 'portable', found 'gpu'
 
 // CHECK-LABEL: func.func @chol
 // CHECK-SAME: (%[[H:.*]]: tensor<?x?xf32>, %[[P:.*]]: f32)
@@ -33,8 +52,7 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 // triangle), then the reversal in place.
 // CHECK-LABEL: func.func private @__gptq_damped_cholesky
 // CHECK: call @__gptq_perm_index
-// CHECK: scf.forall
-// CHECK: vector.gather {{.*}} : tensor<?x?xf32>, vector<16xi32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK: call @__gptq_reversed_hessian
 // CHECK: scf.for
 // CHECK: call @__gptq_chol_unblocked
 // CHECK: call @__gptq_trinv_unblocked
@@ -43,6 +61,11 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 // CHECK: call @__gptq_gemm_sub({{.*}}, %false, %true, %true)
 // CHECK: scf.forall
 // CHECK: tensor.extract_slice {{.*}} [2, %{{.*}}] [%{{.*}}, 1] : tensor<?x?xf32> to tensor<2x?xf32>
+
+// The CPU kernels gather J H J by rows, 16 elements at a time.
+// CHECK-LABEL: func.func private @__gptq_reversed_hessian
+// CHECK: scf.forall
+// CHECK: vector.gather {{.*}} : tensor<?x?xf32>, vector<16xi32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 
 // A pivot that is not positive (or NaN) clears the success flag.
 // CHECK-LABEL: func.func private @__gptq_chol_unblocked

@@ -1,6 +1,7 @@
 """Checks gptq-quantize-layer against the reference's golden layer cases.
 
 Usage: golden.py TOOL GOLDEN_DIR WORK_DIR [--block-size B] [--case NAME]
+                 [--kernels cpu|portable]
 
 For every case (or one), runs the tool with the case's settings and checks:
 - at least 99.9% of entries satisfy |Q - Q_ref| <= 1e-5 |Q_ref| + 1e-7;
@@ -52,8 +53,9 @@ def run_quantize_layer(tool, weight_path, hessian_path, out_dir, flags):
     return json.load(open(os.path.join(out_dir, "report.json")))
 
 
-def run_tool(tool, case_dir, out_dir, case, block_size=None):
-    flags = ["--bits", str(case["bits"]), "--group-size", str(case["group_size"]),
+def run_tool(tool, case_dir, out_dir, case, block_size=None, kernels=None):
+    flags = ["--kernels", kernels] if kernels else []
+    flags += ["--bits", str(case["bits"]), "--group-size", str(case["group_size"]),
              "--percdamp", str(case["percdamp"]),
              "--block-size", str(block_size or case["block_size"])]
     for flag in ("sym", "act_order", "static_groups"):
@@ -110,11 +112,11 @@ def check_outputs(name, case, out, loss, ref, h, extra_problems=()):
     return not problems
 
 
-def check_case(tool, case_dir, work, block_size=None):
+def check_case(tool, case_dir, work, block_size=None, kernels=None):
     case = json.load(open(os.path.join(case_dir, "case.json")))
     name = os.path.basename(case_dir.rstrip("/"))
     out, report = run_tool(tool, case_dir, os.path.join(work, name), case,
-                           block_size)
+                           block_size, kernels)
     ref = np.load(os.path.join(case_dir, "Q_ref.npy"))
     h = np.load(os.path.join(case_dir, "H.npy"))
     return check_outputs(name, case, out, report["loss"], ref, h)
@@ -127,11 +129,13 @@ def main():
     p.add_argument("work")
     p.add_argument("--block-size", type=int)
     p.add_argument("--case")
+    p.add_argument("--kernels", choices=("cpu", "portable"))
     a = p.parse_args()
     cases = list_cases(a.golden)
     if a.case:
         cases = [a.case]
-    ok = all([check_case(a.tool, os.path.join(a.golden, c), a.work, a.block_size)
+    ok = all([check_case(a.tool, os.path.join(a.golden, c), a.work, a.block_size,
+                         a.kernels)
               for c in cases])
     print("golden: %d cases, %s" % (len(cases), "all passed" if ok else "FAILED"))
     sys.exit(0 if ok else 1)
