@@ -10,6 +10,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -101,7 +103,80 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+void gptq::buildNVVMPipeline(OpPassManager &pm,
+                             const NVVMPipelineOptions &options) {
+  // The target-independent stages of the CPU pipeline.
+  pm.addPass(createGPTQExportEntryPoints());
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addPass(createGPTQInsertRuntimeChecks());
+  pm.addNestedPass<func::FuncOp>(createGPTQNormalizeContractions());
+  pm.addPass(createGPTQDecomposeQuantizeLayer());
+  ConvertGPTQToLinalgOptions convert;
+  convert.choleskyBlock = options.choleskyBlock;
+  convert.kernels = "portable";
+  pm.addPass(createConvertGPTQToLinalg(convert));
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createGPTQHoistDeallocs());
+
+  // The GPU schedule: every copy and every linalg op a parallel loop, each
+  // outermost one tiled into blocks and threads, and a kernel.
+  GPTQExpandStridedCopiesOptions copies;
+  copies.identity = true;
+  pm.addPass(createGPTQExpandStridedCopies(copies));
+  pm.addPass(createForallToParallelLoopPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createGPTQMapParallelLoopsToGPU());
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createGPTQManagedMemory());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Kernels to NVVM, host code to LLVM, kernels to binaries.
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addPass(createGPTQAssertToRuntime());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
 void gptq::registerPipelines() {
+  PassPipelineRegistration<NVVMPipelineOptions>(
+      "gptq-lower-to-nvvm-pipeline",
+      "Lower gptq ops and linalg on tensors to host code in the LLVM dialect "
+      "with kernels for NVIDIA GPUs (the portable kernels of "
+      "convert-gptq-to-linalg, bufferize, deallocate, outermost parallel "
+      "loops tiled into blocks and threads, gpu-kernel-outlining, host "
+      "buffers in managed memory, NVVM, gpu-to-llvm, gpu-module-to-binary)",
+      buildNVVMPipeline);
   PassPipelineRegistration<CPUPipelineOptions>(
       "gptq-lower-to-cpu-pipeline",
       "Lower gptq ops and linalg on tensors to the LLVM dialect for the host "

@@ -37,6 +37,40 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init("cpu")};
 };
 
+struct NVVMPipelineOptions
+    : public PassPipelineOptions<NVVMPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("The GPU's architecture (default sm_90)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features of the target (default +ptx80, which "
+                     "sm_90 needs)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What the kernels become: bin (cubin, through the CUDA "
+                     "toolkit's ptxas; the default), isa (PTX text, compiled "
+                     "by the driver when loaded) or fatbin"),
+      llvm::cl::init("bin")};
+  PassOptions::Option<int64_t> choleskyBlock{
+      *this, "cholesky-block",
+      llvm::cl::desc("Block size of the blocked Cholesky factorization"),
+      llvm::cl::init(128)};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("Optimization level of the kernels' NVPTX code "
+                     "generation (default 3)"),
+      llvm::cl::init(3)};
+};
+
+/// gptq ops (and linalg/tensor/arith/math/scf on tensors) to the LLVM
+/// dialect for the host, with the parallel work as kernels for NVIDIA GPUs
+/// embedded as binaries: the portable kernels, bufferized, outermost
+/// parallel loops tiled into blocks and threads and outlined, host buffers
+/// in managed memory, kernels to NVVM and through ptxas.
+void buildNVVMPipeline(OpPassManager &pm, const NVVMPipelineOptions &options);
+
 /// gptq ops (and linalg/tensor/arith/math/scf on tensors) to the LLVM
 /// dialect for the host CPU: decompose, convert-gptq-to-linalg, inline,
 /// bufferize, deallocate, lower to loops and to LLVM.

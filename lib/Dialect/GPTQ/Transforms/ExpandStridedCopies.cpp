@@ -17,15 +17,17 @@ using namespace mlir;
 namespace {
 struct GPTQExpandStridedCopiesPass
     : gptq::impl::GPTQExpandStridedCopiesBase<GPTQExpandStridedCopiesPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation()->walk([&](memref::CopyOp op) {
       auto source = dyn_cast<MemRefType>(op.getSource().getType());
       auto target = dyn_cast<MemRefType>(op.getTarget().getType());
       // Ranked memrefs of rank >= 1 only; those with identity layouts on
-      // both sides become memcpy anyway.
+      // both sides become memcpy anyway (unless `identity`).
       if (!source || !target || source.getRank() == 0 ||
-          (source.getLayout().isIdentity() && target.getLayout().isIdentity()))
+          (!identity && source.getLayout().isIdentity() &&
+           target.getLayout().isIdentity()))
         return;
       copies.push_back(op);
     });

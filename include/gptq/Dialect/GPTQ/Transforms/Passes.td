@@ -238,6 +238,71 @@ def GPTQExpandStridedCopies : Pass<"gptq-expand-strided-copies"> {
     ```
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let options = [
+    Option<"identity", "identity", "bool", /*default=*/"false",
+           "Also rewrite copies between identity layouts">
+  ];
+}
+
+def GPTQMapParallelLoopsToGPU
+    : Pass<"gptq-map-parallel-loops-to-gpu", "func::FuncOp"> {
+  let summary = "Tile the outermost parallel loops into GPU blocks and threads";
+  let description = [{
+    The GPU schedule of the loops that linalg and `scf.forall` become. Every
+    outermost `scf.parallel` of the function (one not nested in another, nor
+    already on the GPU) becomes one kernel launch:
+
+    - parallel loops nested in it, at any depth, run sequentially in each
+      thread (`scf.for` nests): with the portable kernels every row is a
+      task of its own, so the outer loop carries the parallelism;
+    - it is tiled (`scf::tileParallelLoop`, constant tile bounds with a guard
+      for the partial tiles): 256 iterations per block for one dimension;
+      for more, 8 x 32 over the last two dimensions and 1 over the others;
+    - the tile loop is mapped to the grid and the loop in a tile to the
+      threads of a block, the last dimension to `x` (consecutive threads take
+      consecutive elements of a row), the one before to `y`, the third last
+      to `z`, the others sequential.
+
+    `convert-parallel-loops-to-gpu` then makes each mapped loop a
+    `gpu.launch`. Parallel loops with reductions (results) are left alone
+    and run on the host.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+  let options = [
+    Option<"threads1D", "threads-1d", "int64_t", /*default=*/"256",
+           "Threads per block of a one-dimensional loop">,
+    Option<"threadsX", "threads-x", "int64_t", /*default=*/"32",
+           "Threads along the last dimension of a loop of two or more">,
+    Option<"threadsY", "threads-y", "int64_t", /*default=*/"8",
+           "Threads along the dimension before the last">
+  ];
+}
+
+def GPTQManagedMemory : Pass<"gptq-managed-memory", "ModuleOp"> {
+  let summary = "Put the host code's buffers in CUDA managed memory";
+  let description = [{
+    The GPU pipeline's memory placement, after kernel outlining: every
+    buffer that host code makes or reads is one that both the host and the
+    device can address, so kernels may read anything and host code (the
+    scalar steps between kernels, the results) sees what kernels wrote.
+
+    - `memref.alloc` in host functions becomes `gpu.alloc host_shared`
+      (CUDA managed memory, `mgpuMemAlloc` with `isHostShared`), and
+      `memref.dealloc` becomes `gpu.dealloc` on a stream that is then
+      synchronized.
+    - The memref arguments of public functions, and the `memref.get_global`
+      constants of every host function, are copied into such buffers once
+      at the function's entry (the constants are hoisted there first), and
+      those copies are freed before each return.
+
+    Results are therefore managed memory that the caller owns: it frees
+    them with `mgpuMemFree` (the tools' CUDA calling convention does).
+    Allocations inside kernels are left as they are.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def GPTQForwardArgumentResults
