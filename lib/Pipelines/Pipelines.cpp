@@ -18,6 +18,11 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -103,6 +108,20 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+std::string gptq::defaultCudaToolkit() {
+  for (const char *name : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+    if (const char *value = std::getenv(name); value && *value)
+      return value;
+  if (llvm::ErrorOr<std::string> ptxas = llvm::sys::findProgramByName("ptxas")) {
+    // <toolkit>/bin/ptxas
+    llvm::SmallString<256> path(*ptxas);
+    llvm::sys::path::remove_filename(path);
+    llvm::sys::path::remove_filename(path);
+    return std::string(path);
+  }
+  return "/usr/local/cuda";
+}
+
 void gptq::buildNVVMPipeline(OpPassManager &pm,
                              const NVVMPipelineOptions &options) {
   // The target-independent stages of the CPU pipeline.
@@ -142,6 +161,9 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createGPTQMapParallelLoopsToGPU());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  // Constant launch sizes, which outlining records on the kernels
+  // (known_block_size) for the NVVM lowering.
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createGPTQManagedMemory());
   pm.addPass(createLowerAffinePass());
@@ -164,7 +186,19 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
   GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.format;
+  switch (options.format) {
+  case KernelFormat::Cubin:
+    binary.compilationTarget = "bin";
+    break;
+  case KernelFormat::PTX:
+    binary.compilationTarget = "isa";
+    break;
+  case KernelFormat::Fatbin:
+    binary.compilationTarget = "fatbin";
+    break;
+  }
+  binary.toolkitPath =
+      options.toolkit.empty() ? defaultCudaToolkit() : options.toolkit.getValue();
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 

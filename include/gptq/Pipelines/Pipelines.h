@@ -37,6 +37,9 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init("cpu")};
 };
 
+/// What gptq-lower-to-nvvm-pipeline makes of the kernels.
+enum class KernelFormat { Cubin, PTX, Fatbin };
+
 struct NVVMPipelineOptions
     : public PassPipelineOptions<NVVMPipelineOptions> {
   PassOptions::Option<std::string> chip{
@@ -47,16 +50,28 @@ struct NVVMPipelineOptions
       llvm::cl::desc("PTX features of the target (default +ptx80, which "
                      "sm_90 needs)"),
       llvm::cl::init("+ptx80")};
-  PassOptions::Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("What the kernels become: bin (cubin, through the CUDA "
-                     "toolkit's ptxas; the default), isa (PTX text, compiled "
-                     "by the driver when loaded) or fatbin"),
-      llvm::cl::init("bin")};
+  PassOptions::Option<KernelFormat> format{
+      *this, "format", llvm::cl::desc("What the kernels become"),
+      llvm::cl::init(KernelFormat::Cubin),
+      llvm::cl::values(
+          clEnumValN(KernelFormat::Cubin, "bin",
+                     "cubin, assembled by the CUDA toolkit's ptxas (default)"),
+          clEnumValN(KernelFormat::PTX, "isa",
+                     "PTX text, compiled by the driver when loaded"),
+          clEnumValN(KernelFormat::Fatbin, "fatbin",
+                     "a fat binary of cubin and PTX (needs the toolkit's "
+                     "fatbinary)"))};
   PassOptions::Option<int64_t> choleskyBlock{
       *this, "cholesky-block",
       llvm::cl::desc("Block size of the blocked Cholesky factorization"),
       llvm::cl::init(128)};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("The CUDA toolkit (ptxas, libdevice for math "
+                     "functions); default: $CUDA_HOME, $CUDA_PATH or "
+                     "$CUDA_ROOT, else the toolkit of the ptxas on PATH, else "
+                     "/usr/local/cuda"),
+      llvm::cl::init("")};
   PassOptions::Option<unsigned> optLevel{
       *this, "opt-level",
       llvm::cl::desc("Optimization level of the kernels' NVPTX code "
@@ -70,6 +85,9 @@ struct NVVMPipelineOptions
 /// parallel loops tiled into blocks and threads and outlined, host buffers
 /// in managed memory, kernels to NVVM and through ptxas.
 void buildNVVMPipeline(OpPassManager &pm, const NVVMPipelineOptions &options);
+
+/// The CUDA toolkit that buildNVVMPipeline uses without a `toolkit` option.
+std::string defaultCudaToolkit();
 
 /// gptq ops (and linalg/tensor/arith/math/scf on tensors) to the LLVM
 /// dialect for the host CPU: decompose, convert-gptq-to-linalg, inline,

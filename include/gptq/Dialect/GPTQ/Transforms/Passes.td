@@ -264,8 +264,10 @@ def GPTQMapParallelLoopsToGPU
       to `z`, the others sequential.
 
     `convert-parallel-loops-to-gpu` then makes each mapped loop a
-    `gpu.launch`. Parallel loops with reductions (results) are left alone
-    and run on the host.
+    `gpu.launch`; run it right after this pass (canonicalization in between
+    would merge the two loops of a tiling and drop their mapping). Parallel
+    loops with reductions (results), or with such loops inside, are left
+    alone and run on the host.
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",

@@ -1,0 +1,90 @@
+// RUN: gptq-opt %s --gptq-map-parallel-loops-to-gpu --split-input-file | FileCheck %s
+// RUN: not gptq-opt %s --gptq-map-parallel-loops-to-gpu="threads-x=64 threads-y=32" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOOMANY
+
+// A 2-D loop: tiles of 8 x 32, the tile loop on blocks and the loop in a
+// tile on threads, the last dimension on x; the nested loop runs
+// sequentially in each thread.
+// CHECK-LABEL: func.func @two_d
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[S8:.*]] = arith.muli %{{.*}}, %[[C8]] : index
+// CHECK-DAG: %[[S32:.*]] = arith.muli %{{.*}}, %[[C32]] : index
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to ({{.*}}) step (%[[S8]], %[[S32]])
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%[[S8]], %[[S32]])
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK-NOT: scf.parallel
+// CHECK: memref.store
+// CHECK: {mapping = [#gpu.loop_dim_map<processor = thread_y, {{.*}}>, #gpu.loop_dim_map<processor = thread_x, {{.*}}>]}
+// CHECK: {mapping = [#gpu.loop_dim_map<processor = block_y, {{.*}}>, #gpu.loop_dim_map<processor = block_x, {{.*}}>]}
+func.func @two_d(%m: memref<?x?x?xf32>, %a: index, %b: index, %c: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%a, %b) step (%c1, %c1) {
+    scf.parallel (%k) = (%c0) to (%c) step (%c1) {
+      memref.store %f, %m[%i, %j, %k] : memref<?x?x?xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A 1-D loop: 256 threads per block. Three dimensions or more: the last
+// three on x, y, z; the others sequential.
+// CHECK-LABEL: func.func @one_d
+// CHECK: %[[C256:.*]] = arith.constant 256 : index
+// CHECK: %[[S:.*]] = arith.muli %{{.*}}, %[[C256]] : index
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to ({{.*}}) step (%[[S]])
+// CHECK: {mapping = [#gpu.loop_dim_map<processor = thread_x, {{.*}}>]}
+// CHECK: {mapping = [#gpu.loop_dim_map<processor = block_x, {{.*}}>]}
+// CHECK-LABEL: func.func @four_d
+// CHECK: {mapping = [#gpu.loop_dim_map<processor = sequential, {{.*}}>, #gpu.loop_dim_map<processor = thread_z, {{.*}}>, #gpu.loop_dim_map<processor = thread_y, {{.*}}>, #gpu.loop_dim_map<processor = thread_x, {{.*}}>]}
+// CHECK: {mapping = [#gpu.loop_dim_map<processor = sequential, {{.*}}>, #gpu.loop_dim_map<processor = block_z, {{.*}}>, #gpu.loop_dim_map<processor = block_y, {{.*}}>, #gpu.loop_dim_map<processor = block_x, {{.*}}>]}
+func.func @one_d(%m: memref<?xf32>, %a: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%a) step (%c1) {
+    memref.store %f, %m[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @four_d(%m: memref<?x?x?x?xf32>, %a: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i, %j, %k, %l) = (%c0, %c0, %c0, %c0) to (%a, %a, %a, %a) step (%c1, %c1, %c1, %c1) {
+    memref.store %f, %m[%i, %j, %k, %l] : memref<?x?x?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A loop with a reduction (results) stays on the host, untouched.
+// CHECK-LABEL: func.func @reduction
+// CHECK: scf.parallel
+// CHECK-NOT: mapping
+// CHECK: return
+func.func @reduction(%m: memref<?xf32>, %a: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %r = scf.parallel (%i) = (%c0) to (%a) step (%c1) init (%z) -> f32 {
+    %v = memref.load %m[%i] : memref<?xf32>
+    scf.reduce(%v : f32) {
+    ^bb0(%x: f32, %y: f32):
+      %s = arith.addf %x, %y : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  return %r : f32
+}
+
+// TOOMANY: threads per block must be between 1 and 1024
