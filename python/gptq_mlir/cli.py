@@ -72,6 +72,25 @@ def _import_llama2c(args: argparse.Namespace) -> None:
     )
 
 
+def _import_hf(args: argparse.Namespace) -> None:
+    from . import hf
+
+    checkpoint = hf.read_checkpoint(args.folder)
+    importer.write_module(checkpoint, args.output, external_weights=args.external_weights)
+    cfg = checkpoint.config
+    weights = ""
+    if args.external_weights:
+        weights = f" and {Path(args.output).parent / importer.weights_file_name(args.output)}"
+    dtypes = ", ".join(sorted(set(checkpoint.dtypes.values())))
+    print(
+        f"import-hf: wrote {args.output}{weights} ({dtypes}, "
+        f"dim {cfg.dim}, {cfg.n_layers} layers, {cfg.n_heads}/{cfg.n_kv_heads} heads, "
+        f"vocab {cfg.vocab_size}, seq_len {cfg.seq_len}, "
+        f"{'tied' if cfg.shared_classifier else 'separate'} lm_head)",
+        file=sys.stderr,
+    )
+
+
 def _import_torch(args: argparse.Namespace) -> None:
     from . import torch_import
 
@@ -194,6 +213,15 @@ def build_parser() -> argparse.ArgumentParser:
         "for large models",
     )
     sub.set_defaults(handler=_import_llama2c)
+
+    sub = commands.add_parser("import-hf", help="Hugging Face Llama checkpoint -> linalg-on-tensors MLIR")
+    sub.add_argument("folder", help="folder with config.json and model.safetensors (or a sharded index)")
+    sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
+    sub.add_argument(
+        "--external-weights", action="store_true",
+        help="write the weights to an uncompressed .npz beside the module, as import-llama2c does",
+    )
+    sub.set_defaults(handler=_import_hf)
 
     sub = commands.add_parser(
         "import-torch", help="llama2.c checkpoint -> PyTorch module -> torch-mlir linalg-on-tensors MLIR"

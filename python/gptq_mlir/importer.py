@@ -45,13 +45,13 @@ import os
 import struct
 import zipfile
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 
 from .fileio import StagedOutputs, atomic_output
 from .errors import GPTQError
-from .llama2c import RMS_NORM_EPS, Llama2cCheckpoint, Llama2cConfig
+from .llama2c import Llama2cConfig
 
 #: Module attribute holding the model's hyper-parameters, which the drivers
 #: read (``seq_len`` bounds the sequence length, ``vocab_size`` the token ids).
@@ -65,6 +65,23 @@ def model_attribute(cfg: Llama2cConfig) -> str:
     """The value of the ``gptq.model`` attribute: ``{dim = 64 : i64, ...}``."""
     fields = ("dim", "hidden_dim", "n_heads", "n_kv_heads", "n_layers", "seq_len", "vocab_size")
     return "{" + ", ".join(f"{key} = {getattr(cfg, key)} : i64" for key in fields) + "}"
+
+
+class Checkpoint(Protocol):
+    """What the emitter reads of a checkpoint: llama2.c's reader
+    (:class:`gptq_mlir.llama2c.Llama2cCheckpoint`) and Hugging Face's
+    (:class:`gptq_mlir.hf.HfCheckpoint`) both provide it."""
+
+    config: Llama2cConfig
+    #: float32 arrays by llama2.c name, rotary tables included.
+    weights: Dict[str, np.ndarray]
+    rms_norm_eps: float
+
+    @property
+    def classifier_name(self) -> str: ...
+
+    def module_attributes(self) -> Dict[str, str]:
+        """Further module attributes, name -> MLIR attribute text."""
 
 
 Dim = Union[int, str]  # a static size, or the SSA name of a dynamic one
@@ -213,7 +230,7 @@ class _FunctionBuilder:
 class _LlamaEmitter:
     """Builds the forward function of one checkpoint."""
 
-    def __init__(self, checkpoint: Llama2cCheckpoint):
+    def __init__(self, checkpoint: Checkpoint):
         self.ckpt = checkpoint
         self.cfg = checkpoint.config
         self.b = _FunctionBuilder()
@@ -229,7 +246,7 @@ class _LlamaEmitter:
         self.zero = b.scalar("cst", _f32(0.0), "f32")
         self.neg_inf = b.scalar("cst", "0xFF800000", "f32")
         self.one = b.scalar("cst", _f32(1.0), "f32")
-        self.eps = b.scalar("cst", _f32(RMS_NORM_EPS), "f32")
+        self.eps = b.scalar("cst", _f32(self.ckpt.rms_norm_eps), "f32")
         self.width = b.scalar("cst", _f32(float(self.cfg.dim)), "f32")
         self.scale = b.scalar("cst", _f32(1.0 / np.sqrt(self.cfg.head_size)), "f32")
 
@@ -561,6 +578,8 @@ class _LlamaEmitter:
         b.emit(f"{result} = tensor.cast {logits.name} : {logits.type} to tensor<?x?x?xf32>")
         b.emit(f"return {result} : tensor<?x?x?xf32>")
         attributes = f"{MODEL_ATTRIBUTE} = {model_attribute(cfg)}"
+        for name, value in self.ckpt.module_attributes().items():
+            attributes += f", {name} = {value}"
         if parameters is not None:
             attributes += f', {PARAMETERS_ATTRIBUTE} = "{parameters}"'
         return "\n".join(
@@ -584,14 +603,14 @@ def _write_resources(handle, resources: Dict[str, np.ndarray]) -> None:
     handle.write(b"    }\n  }\n#-}\n")
 
 
-def emit_module(checkpoint: Llama2cCheckpoint, handle) -> None:
+def emit_module(checkpoint: Checkpoint, handle) -> None:
     """Write the MLIR module for ``checkpoint`` to the binary stream ``handle``."""
     emitter = _LlamaEmitter(checkpoint)
     handle.write(emitter.build().encode())
     _write_resources(handle, emitter.b.resources)
 
 
-def module_text(checkpoint: Llama2cCheckpoint) -> str:
+def module_text(checkpoint: Checkpoint) -> str:
     """The MLIR module for ``checkpoint`` as a string."""
     buffer = io.BytesIO()
     emit_module(checkpoint, buffer)
@@ -636,7 +655,7 @@ def weights_file_name(path: Union[str, os.PathLike]) -> str:
 
 
 def write_module(
-    checkpoint: Llama2cCheckpoint, path: Union[str, os.PathLike], external_weights: bool = False
+    checkpoint: Checkpoint, path: Union[str, os.PathLike], external_weights: bool = False
 ) -> None:
     """Write the MLIR module for ``checkpoint`` to ``path`` atomically.
 
