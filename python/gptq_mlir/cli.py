@@ -91,6 +91,30 @@ def _import_hf(args: argparse.Namespace) -> None:
     )
 
 
+def _export_gptq(args: argparse.Namespace) -> None:
+    from . import gptq_checkpoint
+
+    quantization = gptq_checkpoint.export_gptq(args.model, args.out)
+    print(
+        f"export-gptq: wrote {Path(args.out) / 'model.safetensors'}, config.json and "
+        f"quantize_config.json ({quantization['bits']} bits, group_size {quantization['group_size']}, "
+        f"desc_act {str(quantization['desc_act']).lower()}, sym {str(quantization['sym']).lower()})",
+        file=sys.stderr,
+    )
+
+
+def _import_gptq(args: argparse.Namespace) -> None:
+    from . import gptq_checkpoint
+
+    checkpoint = gptq_checkpoint.read_gptq_checkpoint(args.folder)
+    importer.write_module(checkpoint, args.output, external_weights=args.external_weights)
+    print(
+        f"import-gptq: wrote {args.output} ({len(checkpoint.quantized)} quantized layers, "
+        f"{checkpoint.hf_config['quantization_config']['bits']} bits)",
+        file=sys.stderr,
+    )
+
+
 def _import_torch(args: argparse.Namespace) -> None:
     from . import torch_import
 
@@ -222,6 +246,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the weights to an uncompressed .npz beside the module, as import-llama2c does",
     )
     sub.set_defaults(handler=_import_hf)
+
+    sub = commands.add_parser(
+        "export-gptq", help="model rewritten by --gptq-quantize-model -> GPTQ checkpoint (safetensors)"
+    )
+    sub.add_argument("model", help="MLIR module (text or bytecode) written by gptq-opt --gptq-quantize-model")
+    sub.add_argument("--out", required=True, help="folder for model.safetensors, config.json, quantize_config.json")
+    sub.set_defaults(handler=_export_gptq)
+
+    sub = commands.add_parser("import-gptq", help="GPTQ checkpoint (safetensors) -> quantized MLIR model")
+    sub.add_argument("folder", help="folder with config.json (with quantization_config) and model.safetensors")
+    sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
+    sub.add_argument(
+        "--external-weights", action="store_true",
+        help="write the weights to an uncompressed .npz beside the module, as import-llama2c does",
+    )
+    sub.set_defaults(handler=_import_gptq)
 
     sub = commands.add_parser(
         "import-torch", help="llama2.c checkpoint -> PyTorch module -> torch-mlir linalg-on-tensors MLIR"

@@ -108,6 +108,9 @@ class HfCheckpoint:
     def classifier_name(self) -> str:
         return "tok_embeddings" if self.config.shared_classifier else "output"
 
+    def quantized_weights(self) -> dict:
+        return {}
+
     def module_attributes(self) -> Dict[str, str]:
         """The module attributes that record where each weight came from."""
         return {

@@ -40,6 +40,7 @@ whose weight constant is ``tok_embeddings`` (shared with the embedding
 lookup) unless the checkpoint has an untied classifier ``output``.
 """
 
+import dataclasses
 import io
 import os
 import struct
@@ -67,6 +68,20 @@ def model_attribute(cfg: Llama2cConfig) -> str:
     return "{" + ", ".join(f"{key} = {getattr(cfg, key)} : i64" for key in fields) + "}"
 
 
+@dataclasses.dataclass
+class QuantizedWeight:
+    """A linear layer's weight as a rewritten model holds it (see
+    docs/model-quantization.md, "The rewritten model"): ``gptq.pack``'s
+    int32 words ``[out, ceil(in * bits / 32)]``, float32 ``scales`` and
+    ``zeros`` ``[out, groups]``, int32 ``g_idx`` ``[in]``."""
+
+    bits: int
+    qweight: np.ndarray
+    scales: np.ndarray
+    zeros: np.ndarray
+    g_idx: np.ndarray
+
+
 class Checkpoint(Protocol):
     """What the emitter reads of a checkpoint: llama2.c's reader
     (:class:`gptq_mlir.llama2c.Llama2cCheckpoint`) and Hugging Face's
@@ -82,6 +97,10 @@ class Checkpoint(Protocol):
 
     def module_attributes(self) -> Dict[str, str]:
         """Further module attributes, name -> MLIR attribute text."""
+
+    def quantized_weights(self) -> Dict[str, QuantizedWeight]:
+        """The weights, by name, that are quantized (emitted as
+        ``gptq.unpack`` and ``gptq.dequantize`` of their constants)."""
 
 
 Dim = Union[int, str]  # a static size, or the SSA name of a dynamic one
@@ -152,6 +171,44 @@ class _FunctionBuilder:
             )
             self.resources[name] = np.ascontiguousarray(array, dtype="<f4")
             self._constants[name] = value
+        return self._constants[name]
+
+    def quantized(self, name: str, weight: QuantizedWeight) -> _Value:
+        """The float weight ``name`` from its quantized form (emitted once):
+        the constants ``<name>.qweight``, ``.scales``, ``.zeros``, ``.g_idx``,
+        then ``gptq.unpack`` and ``gptq.dequantize``, as gptq-opt's rewrite
+        writes them."""
+        if name not in self._constants:
+            parts = {}
+            for suffix, array, element in (
+                ("qweight", weight.qweight, "i32"),
+                ("scales", weight.scales, "f32"),
+                ("zeros", weight.zeros, "f32"),
+                ("g_idx", weight.g_idx, "i32"),
+            ):
+                value = _Value(self.fresh("q"), array.shape, element)
+                self.emit(
+                    f'{value.name} = arith.constant dense_resource<{name}.{suffix}> : {value.type} loc("{name}")'
+                )
+                self.resources[f"{name}.{suffix}"] = np.ascontiguousarray(
+                    array, dtype="<i4" if element == "i32" else "<f4"
+                )
+                parts[suffix] = value
+            out, columns = weight.qweight.shape[0], weight.g_idx.size
+            count = self.scalar("columns", str(columns), "index")
+            codes = self.fresh("codes")
+            codes_type = _tensor([out, columns], "i8")
+            self.emit(
+                f"{codes} = gptq.unpack {parts['qweight'].name} columns {count} bits {weight.bits} : "
+                f"{parts['qweight'].type} -> {codes_type}"
+            )
+            result = _Value(self.fresh("w"), [out, columns])
+            self.emit(
+                f"{result.name} = gptq.dequantize {codes}, {parts['scales'].name}, {parts['zeros'].name}, "
+                f"{parts['g_idx'].name} : {codes_type}, {parts['scales'].type}, {parts['g_idx'].type} "
+                f'-> {result.type} loc("{name}")'
+            )
+            self._constants[name] = result
         return self._constants[name]
 
     def empty(self, shape: Sequence[Dim], element: str = "f32") -> _Value:
@@ -234,6 +291,7 @@ class _LlamaEmitter:
         self.ckpt = checkpoint
         self.cfg = checkpoint.config
         self.b = _FunctionBuilder()
+        self.quantized = checkpoint.quantized_weights()
         # Dynamic sizes, defined by tensor.dim at the top of the function.
         self.batch, self.seq = "%batch", "%seq"
 
@@ -251,6 +309,9 @@ class _LlamaEmitter:
         self.scale = b.scalar("cst", _f32(1.0 / np.sqrt(self.cfg.head_size)), "f32")
 
     def _weight(self, name: str) -> _Value:
+        quantized = self.quantized.get(name)
+        if quantized is not None:
+            return self.b.quantized(name, quantized)
         return self.b.weight(name, self.ckpt.weights[name])
 
     def check_tokens(self, tokens: _Value) -> None:

@@ -111,6 +111,10 @@ class Llama2cCheckpoint:
         """No module attributes besides the ones every import has."""
         return {}
 
+    def quantized_weights(self) -> dict:
+        """None: every weight is float."""
+        return {}
+
 
 def rope_tables(head_size: int, seq_len: int, theta: float = ROPE_THETA) -> Tuple[np.ndarray, np.ndarray]:
     """Rotary cos/sin tables ``[seq_len, head_size / 2]`` as llama2.c computes them.
