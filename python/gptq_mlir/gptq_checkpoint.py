@@ -556,119 +556,95 @@ def _quantization_config(config: Dict[str, Any], path: Path) -> Tuple[int, int]:
     return bits, group_size
 
 
-def _read_tensor(handle, path: Path, name: str, dtypes: Tuple[str, ...], shape: Tuple[int, ...]) -> np.ndarray:
-    view = handle.get_slice(name)
-    dtype, found = view.get_dtype(), tuple(view.get_shape())
-    if dtype not in dtypes:
-        raise GPTQError(f"{path}: tensor {name} has dtype {dtype}, expected {' or '.join(dtypes)}")
-    if found != shape:
-        raise GPTQError(f"{path}: tensor {name} has shape {list(found)}, expected {list(shape)}")
-    return np.asarray(handle.get_tensor(name))
-
-
 def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
-    """Read the GPTQ checkpoint in ``folder`` (a single model.safetensors)."""
-    from safetensors import SafetensorError, safe_open
-
+    """Read the GPTQ checkpoint in ``folder`` (``model.safetensors`` or
+    shards, as :class:`gptq_mlir.hf.TensorFiles` reads them); GPTQError
+    naming the file, tensor or field for what it cannot read."""
     folder = Path(folder)
     if not folder.is_dir():
         raise GPTQError(f"{folder} is not a folder")
     config_path = folder / hf.CONFIG_FILE
-    config = hf._load_json(config_path, "config")
+    config = hf.load_json(config_path, "config")
     if not isinstance(config, dict):
         raise GPTQError(f"{config_path}: expected a JSON object")
     bits, group_size = _quantization_config(config, config_path)
     plain = {key: value for key, value in config.items() if key != "quantization_config"}
     cfg, eps, theta = hf.parse_config(plain, config_path)
-    path = folder / hf.SINGLE_FILE
-    try:
-        handle = safe_open(str(path), framework="np")
-    except (OSError, SafetensorError) as error:
-        raise GPTQError(f"cannot read {path}: {error}") from None
-    # The classifier is separate when lm_head is stored, quantized or not.
-    with handle:
-        keys = set(handle.keys())
-        separate = bool({"lm_head.weight", "lm_head.qweight"} & keys)
+    with hf.TensorFiles(folder) as files:
+        # The classifier is separate when lm_head is stored, quantized or not.
+        separate = "lm_head.weight" in files or "lm_head.qweight" in files
         if separate and cfg.shared_classifier:
-            raise GPTQError(f"{path}: lm_head present but config.json has tie_word_embeddings = true")
+            raise GPTQError(f"{config_path}: tie_word_embeddings is true but the checkpoint stores lm_head")
         cfg = dataclasses.replace(cfg, shared_classifier=not separate)
         names = hf.hf_names(cfg.n_layers, cfg.shared_classifier)
-        shapes = hf._shapes(cfg)
+        shapes = hf.weight_shapes(cfg)
         weights: Dict[str, np.ndarray] = {}
         quantized: Dict[str, importer.QuantizedWeight] = {}
         dtypes: Dict[str, str] = {}
         consumed = set()
         for ours, theirs in names.items():
-            prefix = theirs[: -len(".weight")]
-            shape = shapes[ours]
-            if len(shape) == 2 and f"{prefix}.qweight" in keys:
-                quantized[ours] = _read_quantized(handle, path, prefix, shape, bits, group_size, hf.rotary_rows(cfg, ours))
+            prefix, shape = theirs[: -len(".weight")], shapes[ours]
+            if len(shape) == 2 and f"{prefix}.qweight" in files:
+                quantized[ours] = _read_quantized(files, prefix, shape, bits, group_size, hf.rotary_rows(cfg, ours))
                 consumed.update(f"{prefix}.{suffix}" for suffix in QUANTIZED_TENSORS)
                 bias = f"{prefix}.bias"
-                if bias in keys:
-                    if np.any(np.asarray(handle.get_tensor(bias), dtype=np.float32) != 0):
-                        raise GPTQError(f"{path}: tensor {bias}: the model has no biases")
+                if bias in files:
+                    if np.any(files.read(bias, hf.FLOAT_DTYPES, (shape[0],)) != 0):
+                        raise GPTQError(f"{files.path(bias)}: tensor {bias} is not zero, and the model has no biases")
                     consumed.add(bias)
                 continue
-            if theirs not in keys:
-                raise GPTQError(f"{path}: missing tensor {theirs} (or {prefix}.qweight)" if len(shape) == 2
-                                else f"{path}: missing tensor {theirs}")
-            dtype = handle.get_slice(theirs).get_dtype()
-            if dtype not in hf.FLOAT_DTYPES:
-                raise GPTQError(f"{path}: tensor {theirs} has dtype {dtype}, expected F32, F16 or BF16")
-            found = tuple(handle.get_slice(theirs).get_shape())
-            if found != shape:
-                raise GPTQError(f"{path}: tensor {theirs} has shape {list(found)}, expected {list(shape)}")
-            array = hf._as_float32(handle, path, theirs, dtype)
-            if not np.all(np.isfinite(array)):
-                raise GPTQError(f"{path}: tensor {theirs} holds non-finite values")
+            if theirs not in files:
+                alternative = f" (or {prefix}.qweight)" if len(shape) == 2 else ""
+                raise GPTQError(f"{folder}: missing tensor {theirs}{alternative}")
+            array = files.read_finite(theirs, shape)
             rows = hf.rotary_rows(cfg, ours)
             weights[ours] = np.ascontiguousarray(array if rows is None else array[np.argsort(rows)])
-            dtypes[ours] = dtype
+            dtypes[ours] = files.dtype(theirs)
             consumed.add(theirs)
-        for name in sorted(keys - consumed):
-            if not hf._is_ignored(name):
-                raise GPTQError(f"{path}: unexpected tensor {name}")
+        for name in files.names():
+            if name not in consumed and not hf.is_ignored(name):
+                raise GPTQError(f"{files.path(name)}: unexpected tensor {name}")
     if not quantized:
-        raise GPTQError(f"{path}: no quantized layer (no tensor named *.qweight)")
+        raise GPTQError(f"{folder}: no quantized layer (no tensor named *.qweight)")
     weights["freq_cis_real"], weights["freq_cis_imag"] = rope_tables(cfg.head_size, cfg.seq_len, theta)
     return GptqCheckpoint(cfg, weights, quantized, eps, names, dtypes, config)
 
 
-def _read_quantized(handle, path: Path, prefix: str, shape: Tuple[int, int], bits: int, group_size: int,
+def _read_quantized(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int], bits: int, group_size: int,
                     rows: Optional[np.ndarray]) -> importer.QuantizedWeight:
+    """One quantized layer's tensors, checked, in the rewrite's layout;
+    ``rows`` is the layer's Hugging Face row permutation."""
     out, columns = shape
     if columns * bits % 32 or out * bits % 32:
-        raise GPTQError(f"{path}: layer {prefix} of {out} x {columns} cannot be packed in {bits} bits")
+        raise GPTQError(f"layer {prefix}: {out} x {columns} cannot be stored in {bits} bits (need multiples of 32 bits)")
     groups = 1 if group_size == -1 else -(-columns // group_size)
-    tensors = {}
     expected = {
         "qweight": (columns * bits // 32, out),
         "qzeros": (groups, out * bits // 32),
         "scales": (groups, out),
         "g_idx": (columns,),
     }
+    tensors = {}
     for suffix, dtypes in QUANTIZED_TENSORS.items():
         name = f"{prefix}.{suffix}"
-        if name not in handle.keys():
-            raise GPTQError(f"{path}: missing tensor {name}")
-        tensors[suffix] = _read_tensor(handle, path, name, dtypes, expected[suffix])
+        if name not in files:
+            raise GPTQError(f"{files.path(prefix + '.qweight')}: missing tensor {name}")
+        tensors[suffix] = files.read(name, dtypes, expected[suffix])
     g_idx = tensors["g_idx"].astype(np.int32)
     if g_idx.min() < 0 or g_idx.max() >= groups:
-        raise GPTQError(f"{path}: tensor {prefix}.g_idx has groups outside [0, {groups})")
-    scales = tensors["scales"].astype(np.float32)
-    if not np.all(np.isfinite(scales)):
-        raise GPTQError(f"{path}: tensor {prefix}.scales holds non-finite values")
+        raise GPTQError(f"{files.path(prefix + '.g_idx')}: tensor {prefix}.g_idx has groups outside [0, {groups})")
+    if not np.all(np.isfinite(tensors["scales"])):
+        raise GPTQError(f"{files.path(prefix + '.scales')}: tensor {prefix}.scales holds non-finite values")
     codes = unpack_stream(np.ascontiguousarray(tensors["qweight"].T), columns, bits)
     zeros = unpack_stream(tensors["qzeros"], out, bits).T.astype(np.float32) + 1
-    scales = scales.T
+    scales = tensors["scales"].T
     if rows is not None:
         inverse = np.argsort(rows)
         codes, zeros, scales = codes[inverse], zeros[inverse], scales[inverse]
     return importer.QuantizedWeight(
         bits=bits,
         qweight=pack_stream(codes, bits).view(np.int32),
-        scales=np.ascontiguousarray(scales),
+        scales=np.ascontiguousarray(scales, dtype=np.float32),
         zeros=np.ascontiguousarray(zeros),
         g_idx=g_idx,
     )

@@ -145,7 +145,7 @@ def mlir_dictionary(mapping: Dict[str, str]) -> str:
     return "{" + ", ".join(f"{mlir_string(k)} = {mlir_string(v)}" for k, v in sorted(mapping.items())) + "}"
 
 
-def _load_json(path: Path, what: str) -> Any:
+def load_json(path: Path, what: str) -> Any:
     try:
         with open(path, "rb") as handle:
             return json.loads(handle.read().decode("utf-8"))
@@ -227,7 +227,7 @@ def _tensor_files(folder: Path) -> Dict[str, List[str]]:
         return {SINGLE_FILE: None}
     if not index.is_file():
         raise GPTQError(f"{folder}: neither {SINGLE_FILE} nor {INDEX_FILE}")
-    content = _load_json(index, "index")
+    content = load_json(index, "index")
     weight_map = content.get("weight_map") if isinstance(content, dict) else None
     if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
         raise GPTQError(f"{index}: expected a weight_map object of tensor name -> file name")
@@ -239,9 +239,88 @@ def _tensor_files(folder: Path) -> Dict[str, List[str]]:
     return files
 
 
-def _is_ignored(name: str) -> bool:
+def is_ignored(name: str) -> bool:
     """Tensors that are not weights: older checkpoints store rotary frequencies."""
     return name.endswith(".self_attn.rotary_emb.inv_freq")
+
+
+class TensorFiles:
+    """The tensors of a checkpoint folder: ``model.safetensors``, or the
+    shards ``model.safetensors.index.json`` names, opened with the
+    safetensors package (which maps the files) and read one at a time.
+
+    GPTQError naming the file for one that cannot be read, a tensor the
+    index puts in a file that lacks it, or a tensor stored twice."""
+
+    def __init__(self, folder: Path):
+        from safetensors import SafetensorError, safe_open
+
+        self._handles: Dict[Path, Any] = {}
+        self._where: Dict[str, Path] = {}
+        for file_name, listed in _tensor_files(folder).items():
+            path = folder / file_name
+            try:
+                handle = safe_open(str(path), framework="np")
+            except (OSError, SafetensorError) as error:
+                raise GPTQError(f"cannot read {path}: {error}") from None
+            self._handles[path] = handle
+            keys = set(handle.keys())
+            for tensor in listed if listed is not None else sorted(keys):
+                if tensor not in keys:
+                    raise GPTQError(f"{path}: missing tensor {tensor} (the index puts it there)")
+                if tensor in self._where:
+                    raise GPTQError(f"{path}: tensor {tensor} is stored twice")
+                self._where[tensor] = path
+
+    def names(self) -> List[str]:
+        return sorted(self._where)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._where
+
+    def path(self, name: str) -> Path:
+        """The file that holds tensor ``name``."""
+        return self._where[name]
+
+    def dtype(self, name: str) -> str:
+        return self._handles[self._where[name]].get_slice(name).get_dtype()
+
+    def shape(self, name: str) -> Tuple[int, ...]:
+        return tuple(self._handles[self._where[name]].get_slice(name).get_shape())
+
+    def read(self, name: str, dtypes: Tuple[str, ...], shape: Tuple[int, ...]) -> np.ndarray:
+        """Tensor ``name``, float ones as float32; GPTQError naming it unless
+        its dtype is one of ``dtypes`` and its shape ``shape``."""
+        dtype, found = self.dtype(name), self.shape(name)
+        path = self.path(name)
+        if dtype not in dtypes:
+            expected = " or ".join(filter(None, [", ".join(dtypes[:-1]), dtypes[-1]]))
+            raise GPTQError(f"{path}: tensor {name} has dtype {dtype}, expected {expected}")
+        if found != shape:
+            raise GPTQError(f"{path}: tensor {name} has shape {list(found)}, expected {list(shape)}")
+        if dtype == "BF16":
+            # numpy has no bfloat16; torch (a dependency of the package) reads it.
+            from safetensors import safe_open
+            import torch
+
+            with safe_open(str(path), framework="pt") as handle:
+                return handle.get_tensor(name).to(torch.float32).numpy()
+        array = np.asarray(self._handles[path].get_tensor(name))
+        return array.astype(np.float32) if dtype in FLOAT_DTYPES else array
+
+    def read_finite(self, name: str, shape: Tuple[int, ...]) -> np.ndarray:
+        """A float32/float16/bfloat16 tensor as float32, checked finite."""
+        array = self.read(name, FLOAT_DTYPES, shape)
+        if not np.all(np.isfinite(array)):
+            raise GPTQError(f"{self.path(name)}: tensor {name} holds non-finite values")
+        return array
+
+    def __enter__(self) -> "TensorFiles":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for handle in self._handles.values():
+            handle.__exit__(None, None, None)
 
 
 def read_checkpoint(folder: Union[str, os.PathLike]) -> HfCheckpoint:
@@ -252,79 +331,42 @@ def read_checkpoint(folder: Union[str, os.PathLike]) -> HfCheckpoint:
     other than float32/float16/bfloat16, non-finite values, or tensors that
     contradict ``tie_word_embeddings``.
     """
-    from safetensors import SafetensorError, safe_open
-
     folder = Path(folder)
     if not folder.is_dir():
         raise GPTQError(f"{folder} is not a folder")
     config_path = folder / CONFIG_FILE
-    hf_config = _load_json(config_path, "config")
+    hf_config = load_json(config_path, "config")
     cfg, eps, theta = parse_config(hf_config, config_path)
     names = hf_names(cfg.n_layers, cfg.shared_classifier)
     ours_of = {theirs: ours for ours, theirs in names.items()}
-    shapes = _shapes(cfg)
+    shapes = weight_shapes(cfg)
 
     weights: Dict[str, np.ndarray] = {}
     dtypes: Dict[str, str] = {}
-    for file_name, listed in _tensor_files(folder).items():
-        path = folder / file_name
-        try:
-            handle = safe_open(str(path), framework="np")
-        except (OSError, SafetensorError) as error:
-            raise GPTQError(f"cannot read {path}: {error}") from None
-        with handle:
-            keys = set(handle.keys())
-            for tensor in listed if listed is not None else sorted(keys):
-                if tensor not in keys:
-                    raise GPTQError(f"{path}: missing tensor {tensor} (the index puts it there)")
-                if _is_ignored(tensor):
-                    continue
-                ours = ours_of.get(tensor)
-                if ours is None:
-                    if tensor == "lm_head.weight":
-                        raise GPTQError(
-                            f"{path}: tensor lm_head.weight present but config.json has "
-                            "tie_word_embeddings = true"
-                        )
-                    raise GPTQError(f"{path}: unexpected tensor {tensor}")
-                if ours in weights:
-                    raise GPTQError(f"{path}: tensor {tensor} is stored twice")
-                view = handle.get_slice(tensor)
-                dtype, shape = view.get_dtype(), tuple(view.get_shape())
-                if dtype not in FLOAT_DTYPES:
-                    raise GPTQError(f"{path}: tensor {tensor} has dtype {dtype}, expected F32, F16 or BF16")
-                if shape != shapes[ours]:
-                    raise GPTQError(f"{path}: tensor {tensor} has shape {list(shape)}, expected {list(shapes[ours])}")
-                weights[ours] = _as_float32(handle, path, tensor, dtype)
-                dtypes[ours] = dtype
-    for ours, theirs in names.items():
-        if ours not in weights:
-            hint = " (config.json has tie_word_embeddings = false)" if ours == "output" else ""
-            raise GPTQError(f"{folder}: missing tensor {theirs}{hint}")
-    for ours, array in weights.items():
-        if not np.all(np.isfinite(array)):
-            raise GPTQError(f"{folder}: tensor {names[ours]} holds non-finite values")
-        rows = rotary_rows(cfg, ours)
-        if rows is not None:
-            weights[ours] = np.ascontiguousarray(array[np.argsort(rows)])
+    with TensorFiles(folder) as files:
+        for tensor in files.names():
+            if is_ignored(tensor):
+                continue
+            if tensor not in ours_of:
+                if tensor == "lm_head.weight":
+                    raise GPTQError(
+                        f"{files.path(tensor)}: tensor lm_head.weight present but config.json has "
+                        "tie_word_embeddings = true"
+                    )
+                raise GPTQError(f"{files.path(tensor)}: unexpected tensor {tensor}")
+        for ours, theirs in names.items():
+            if theirs not in files:
+                hint = " (config.json has tie_word_embeddings = false)" if ours == "output" else ""
+                raise GPTQError(f"{folder}: missing tensor {theirs}{hint}")
+            array = files.read_finite(theirs, shapes[ours])
+            rows = rotary_rows(cfg, ours)
+            weights[ours] = np.ascontiguousarray(array if rows is None else array[np.argsort(rows)])
+            dtypes[ours] = files.dtype(theirs)
     weights["freq_cis_real"], weights["freq_cis_imag"] = rope_tables(cfg.head_size, cfg.seq_len, theta)
     return HfCheckpoint(cfg, weights, eps, theta, names, dtypes, hf_config)
 
 
-def _as_float32(handle, path: Path, tensor: str, dtype: str) -> np.ndarray:
-    """One tensor as a float32 array (numpy has no bfloat16: its 16 bits are
-    the high half of a float32's)."""
-    if dtype != "BF16":
-        return np.asarray(handle.get_tensor(tensor), dtype=np.float32)
-    from safetensors import safe_open
-
-    with safe_open(str(path), framework="pt") as torch_handle:
-        import torch
-
-        return torch_handle.get_tensor(tensor).to(torch.float32).numpy()
-
-
-def _shapes(cfg: Llama2cConfig) -> Dict[str, Tuple[int, ...]]:
+def weight_shapes(cfg: Llama2cConfig) -> Dict[str, Tuple[int, ...]]:
     """The shape of each weight, by llama2.c name."""
     shapes: Dict[str, Tuple[int, ...]] = {
         "tok_embeddings": (cfg.vocab_size, cfg.dim),

@@ -7,7 +7,10 @@ q and k projection permuted per head for the half-rotation convention
 (``hf.hf_rows``), the rotary tables dropped (they follow from
 ``rope_theta``), and a ``config.json`` for ``LlamaForCausalLM``. Written
 with the safetensors package; ``shards > 1`` splits the tensors over that
-many files named by ``model.safetensors.index.json``.
+many files named by ``model.safetensors.index.json``. As a script::
+
+    PYTHONPATH=python .venv/bin/python python/tests/hf_convert.py \
+        data/stories260K/stories260K.bin /tmp/stories260K-hf [--dtype F16] [--shards 2]
 """
 
 import json
@@ -100,3 +103,17 @@ def write_hf_checkpoint(
     index = {"metadata": {"total_size": sum(t.nbytes for t in tensors.values())}, "weight_map": weight_map}
     (folder / "model.safetensors.index.json").write_text(json.dumps(index, indent=2))
     return folder
+
+
+if __name__ == "__main__":
+    import argparse
+
+    from gptq_mlir import llama2c
+
+    parser = argparse.ArgumentParser(description="llama2.c checkpoint -> Hugging Face Llama folder")
+    parser.add_argument("checkpoint")
+    parser.add_argument("folder")
+    parser.add_argument("--dtype", choices=("F32", "F16", "BF16"), default="F32")
+    parser.add_argument("--shards", type=int, default=1)
+    args = parser.parse_args()
+    write_hf_checkpoint(llama2c.read_checkpoint(args.checkpoint), Path(args.folder), args.dtype, args.shards)

@@ -269,3 +269,22 @@ def test_export_of_a_hugging_face_import(tmp_path, stories_mlir, checkpoint_path
             assert array.dtype == np.float16, name
             np.testing.assert_array_equal(array, originals[name].astype(np.float16), err_msg=name)
     assert len([n for n in tensors if n.endswith(".weight")]) == len(originals) - 2
+
+
+def test_import_gptq_sharded(tmp_path, round_trip):
+    """The same checkpoint split into shards named by an index imports to
+    the same module."""
+    from safetensors.numpy import load_file, save_file
+
+    tensors = load_file(str(round_trip[1] / "model.safetensors"))
+    folder = tmp_path / "sharded"
+    folder.mkdir()
+    shutil.copy(round_trip[1] / "config.json", folder)
+    weight_map = {}
+    for shard, names in enumerate([sorted(tensors)[0::2], sorted(tensors)[1::2]]):
+        file_name = f"model-{shard + 1:05d}-of-00002.safetensors"
+        save_file({name: tensors[name] for name in names}, str(folder / file_name))
+        weight_map.update({name: file_name for name in names})
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    assert main(["import-gptq", str(folder), "-o", str(tmp_path / "sharded.mlir")]) == 0
+    assert (tmp_path / "sharded.mlir").read_text() == round_trip[2].read_text()
