@@ -371,11 +371,11 @@ def _llama2c_config(model_attribute: Dict[str, int], tied: bool) -> Dict[str, An
     }
 
 
-def _model_config(model: RewrittenModel, path: Path) -> Llama2cConfig:
+def _model_config(model: RewrittenModel) -> Llama2cConfig:
     text = model.attributes.get(importer.MODEL_ATTRIBUTE)
     if text is None:
         raise GPTQError(
-            f"{path} has no {importer.MODEL_ATTRIBUTE} attribute: export-gptq needs a model "
+            f"no {importer.MODEL_ATTRIBUTE} attribute: export-gptq needs a model "
             "imported by import-llama2c, import-hf or import-gptq"
         )
     fields = {key: int(value.split(":")[0]) for key, value in _string_dictionary(text, importer.MODEL_ATTRIBUTE).items()}
@@ -437,13 +437,10 @@ def _save_safetensors(tensors: Dict[str, np.ndarray], dtypes: Dict[str, str], pa
 _DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 
 
-def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike]) -> Dict[str, Any]:
-    """Write the GPTQ checkpoint of the rewritten model ``module`` into
-    ``out_dir``; all three files appear together or none. Returns the
-    quantization_config."""
-    module = Path(module)
-    model = read_rewritten_model(module)
-    cfg = _model_config(model, module)
+def _checkpoint_tensors(model: RewrittenModel) -> Tuple[_Scheme, Dict[str, Any], Dict[str, np.ndarray], Dict[str, str]]:
+    """(scheme, config.json as imported, tensors by Hugging Face name,
+    their dtypes) of a rewritten model."""
+    cfg = _model_config(model)
     scheme = _scheme(model.layers)
     names_text = model.attributes.get(hf.NAMES_ATTRIBUTE)
     if names_text is not None:
@@ -462,7 +459,7 @@ def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike
     tensor_dtypes: Dict[str, str] = {}
     for name, layer in model.layers.items():
         if name not in names or not names[name].endswith(".weight"):
-            raise GPTQError(f"{module}: layer {name} has no Hugging Face name")
+            raise GPTQError(f"layer {name} has no Hugging Face name")
         prefix = names[name][: -len(".weight")]
         for suffix, array in _pack_layer(layer, scheme.bits, hf.rotary_rows(cfg, name)).items():
             tensors[f"{prefix}.{suffix}"] = array
@@ -470,13 +467,26 @@ def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike
         if name.startswith("freq_cis_"):
             continue  # Hugging Face computes the rotary tables from rope_theta.
         if name not in names:
-            raise GPTQError(f"{module}: weight {name} has no Hugging Face name")
+            raise GPTQError(f"weight {name} has no Hugging Face name")
         rows = hf.rotary_rows(cfg, name)
         dtype = dtypes.get(name, "F32")
         value = array if rows is None else array[rows]
         tensors[names[name]] = np.ascontiguousarray(value.astype(np.float16 if dtype == "F16" else np.float32))
         tensor_dtypes[names[name]] = dtype
 
+    return scheme, config, tensors, tensor_dtypes
+
+
+def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike]) -> Dict[str, Any]:
+    """Write the GPTQ checkpoint of the rewritten model ``module`` into
+    ``out_dir``; all three files appear together or none. Returns the
+    quantization_config."""
+    module = Path(module)
+    model = read_rewritten_model(module)
+    try:
+        scheme, config, tensors, tensor_dtypes = _checkpoint_tensors(model)
+    except GPTQError as error:
+        raise GPTQError(f"{module}: {error}") from None
     lm_head = "output" in model.layers
     quantization = {
         "quant_method": "gptq",
