@@ -167,6 +167,8 @@ def _parse_dictionary(text: str, start: int) -> Tuple[Dict[str, str], int]:
         depth, position = 0, value_start
         while position < len(text):
             match = _TOKEN.match(text, position)
+            if match is None:
+                raise GPTQError("malformed module attributes")
             token = match.group(1)
             if token in ",}" and depth == 0:
                 break
@@ -177,10 +179,10 @@ def _parse_dictionary(text: str, start: int) -> Tuple[Dict[str, str], int]:
 
 
 def _string_dictionary(text: str, what: str) -> Dict[str, str]:
+    """A module attribute's dictionary (its text), as key -> value text."""
     if not text.startswith("{"):
         raise GPTQError(f"module attribute {what} is not a dictionary")
-    values, _ = _parse_dictionary(text, 0)
-    return {key: _unescape(value) if value.startswith('"') else value for key, value in values.items()}
+    return _parse_dictionary(text, 0)[0]
 
 
 _CONSTANT = re.compile(
