@@ -218,6 +218,16 @@ def _add_fraction_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_external_weights(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--external-weights",
+        action="store_true",
+        help="write the weights to an uncompressed .npz beside the module (OUTPUT minus .mlir, "
+        "plus .weights.npz), which the module names, rather than as hexadecimal text in it; "
+        "for large models",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m gptq_mlir``."""
     parser = _Parser(
@@ -229,22 +239,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = commands.add_parser("import-llama2c", help="llama2.c checkpoint -> linalg-on-tensors MLIR")
     sub.add_argument("checkpoint", help="llama2.c .bin checkpoint (legacy or version 1)")
     sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
-    sub.add_argument(
-        "--external-weights",
-        action="store_true",
-        help="write the weights to an uncompressed .npz beside the module (OUTPUT minus .mlir, "
-        "plus .weights.npz), which the module names, rather than as hexadecimal text in it; "
-        "for large models",
-    )
+    _add_external_weights(sub)
     sub.set_defaults(handler=_import_llama2c)
 
     sub = commands.add_parser("import-hf", help="Hugging Face Llama checkpoint -> linalg-on-tensors MLIR")
     sub.add_argument("folder", help="folder with config.json and model.safetensors (or a sharded index)")
     sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
-    sub.add_argument(
-        "--external-weights", action="store_true",
-        help="write the weights to an uncompressed .npz beside the module, as import-llama2c does",
-    )
+    _add_external_weights(sub)
     sub.set_defaults(handler=_import_hf)
 
     sub = commands.add_parser(
@@ -257,10 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = commands.add_parser("import-gptq", help="GPTQ checkpoint (safetensors) -> quantized MLIR model")
     sub.add_argument("folder", help="folder with config.json (with quantization_config) and model.safetensors")
     sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
-    sub.add_argument(
-        "--external-weights", action="store_true",
-        help="write the weights to an uncompressed .npz beside the module, as import-llama2c does",
-    )
+    _add_external_weights(sub)
     sub.set_defaults(handler=_import_gptq)
 
     sub = commands.add_parser(

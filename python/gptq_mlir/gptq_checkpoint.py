@@ -516,32 +516,15 @@ def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike
 
 
 @dataclasses.dataclass
-class GptqCheckpoint:
+class GptqCheckpoint(hf.HfCheckpoint):
     """A GPTQ checkpoint in llama2.c's names and layout, for the emitter:
     float weights in ``weights``, quantized layers in ``quantized`` (by
     llama2.c weight name; the classifier, when quantized, as ``output``)."""
 
-    config: Llama2cConfig
-    weights: Dict[str, np.ndarray]
-    quantized: Dict[str, importer.QuantizedWeight]
-    rms_norm_eps: float
-    names: Dict[str, str]
-    dtypes: Dict[str, str]
-    hf_config: Dict[str, Any]
-
-    @property
-    def classifier_name(self) -> str:
-        return "tok_embeddings" if self.config.shared_classifier else "output"
+    quantized: Dict[str, importer.QuantizedWeight] = dataclasses.field(default_factory=dict)
 
     def quantized_weights(self) -> Dict[str, importer.QuantizedWeight]:
         return self.quantized
-
-    def module_attributes(self) -> Dict[str, str]:
-        return {
-            hf.NAMES_ATTRIBUTE: hf.mlir_dictionary(self.names),
-            hf.DTYPES_ATTRIBUTE: hf.mlir_dictionary(self.dtypes),
-            hf.CONFIG_ATTRIBUTE: hf.mlir_string(json.dumps(self.hf_config, sort_keys=True)),
-        }
 
 
 def _quantization_config(config: Dict[str, Any], path: Path) -> Tuple[int, int]:
@@ -619,7 +602,7 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
     if not quantized:
         raise GPTQError(f"{folder}: no quantized layer (no tensor named *.qweight)")
     weights["freq_cis_real"], weights["freq_cis_imag"] = rope_tables(cfg.head_size, cfg.seq_len, theta)
-    return GptqCheckpoint(cfg, weights, quantized, eps, names, dtypes, config)
+    return GptqCheckpoint(cfg, weights, eps, theta, names, dtypes, config, quantized)
 
 
 def _read_quantized(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int], bits: int, group_size: int,

@@ -83,9 +83,10 @@ class QuantizedWeight:
 
 
 class Checkpoint(Protocol):
-    """What the emitter reads of a checkpoint: llama2.c's reader
-    (:class:`gptq_mlir.llama2c.Llama2cCheckpoint`) and Hugging Face's
-    (:class:`gptq_mlir.hf.HfCheckpoint`) both provide it."""
+    """What the emitter reads of a checkpoint: the llama2.c reader's
+    (:class:`gptq_mlir.llama2c.Llama2cCheckpoint`), Hugging Face's
+    (:class:`gptq_mlir.hf.HfCheckpoint`) and a GPTQ checkpoint's
+    (:class:`gptq_mlir.gptq_checkpoint.GptqCheckpoint`) all provide it."""
 
     config: Llama2cConfig
     #: float32 arrays by llama2.c name, rotary tables included.
