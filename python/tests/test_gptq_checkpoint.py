@@ -288,3 +288,23 @@ def test_import_gptq_sharded(tmp_path, round_trip):
     (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
     assert main(["import-gptq", str(folder), "-o", str(tmp_path / "sharded.mlir")]) == 0
     assert (tmp_path / "sharded.mlir").read_text() == round_trip[2].read_text()
+
+
+def test_quantized_classifier(tmp_path, stories_mlir):
+    """classifier=true: the tied classifier's quantized copy is exported as
+    lm_head (tie_word_embeddings false, lm_head true) and comes back as a
+    quantized untied classifier, the embeddings float."""
+    quantized = tmp_path / "q.mlir"
+    runner.run_opt(stories_mlir, quantized, ["--gptq-quantize-model=method=rtn bits=4 classifier=true include=^output$"])
+    assert main(["export-gptq", str(quantized), "--out", str(tmp_path / "ckpt")]) == 0
+    config = json.loads((tmp_path / "ckpt/config.json").read_text())
+    assert config["tie_word_embeddings"] is False and config["quantization_config"]["lm_head"] is True
+    tensors = read_safetensors(tmp_path / "ckpt/model.safetensors")
+    assert "lm_head.qweight" in tensors and "lm_head.weight" not in tensors
+    assert "model.embed_tokens.weight" in tensors
+    imported = tmp_path / "imported.mlir"
+    assert main(["import-gptq", str(tmp_path / "ckpt"), "-o", str(imported)]) == 0
+    before = gptq_checkpoint.read_rewritten_model(quantized).layers["output"]
+    after = gptq_checkpoint.read_rewritten_model(imported).layers["output"]
+    np.testing.assert_array_equal(before.codes, after.codes)
+    np.testing.assert_array_equal(before.zeros, after.zeros)
