@@ -72,6 +72,49 @@ def _import_llama2c(args: argparse.Namespace) -> None:
     )
 
 
+def _import_hf(args: argparse.Namespace) -> None:
+    from . import hf
+
+    checkpoint = hf.read_checkpoint(args.folder)
+    importer.write_module(checkpoint, args.output, external_weights=args.external_weights)
+    cfg = checkpoint.config
+    weights = ""
+    if args.external_weights:
+        weights = f" and {Path(args.output).parent / importer.weights_file_name(args.output)}"
+    dtypes = ", ".join(sorted(set(checkpoint.dtypes.values())))
+    print(
+        f"import-hf: wrote {args.output}{weights} ({dtypes}, "
+        f"dim {cfg.dim}, {cfg.n_layers} layers, {cfg.n_heads}/{cfg.n_kv_heads} heads, "
+        f"vocab {cfg.vocab_size}, seq_len {cfg.seq_len}, "
+        f"{'tied' if cfg.shared_classifier else 'separate'} lm_head)",
+        file=sys.stderr,
+    )
+
+
+def _export_gptq(args: argparse.Namespace) -> None:
+    from . import gptq_checkpoint
+
+    quantization = gptq_checkpoint.export_gptq(args.model, args.out)
+    print(
+        f"export-gptq: wrote {Path(args.out) / 'model.safetensors'}, config.json and "
+        f"quantize_config.json ({quantization['bits']} bits, group_size {quantization['group_size']}, "
+        f"desc_act {str(quantization['desc_act']).lower()}, sym {str(quantization['sym']).lower()})",
+        file=sys.stderr,
+    )
+
+
+def _import_gptq(args: argparse.Namespace) -> None:
+    from . import gptq_checkpoint
+
+    checkpoint = gptq_checkpoint.read_gptq_checkpoint(args.folder)
+    importer.write_module(checkpoint, args.output, external_weights=args.external_weights)
+    print(
+        f"import-gptq: wrote {args.output} ({len(checkpoint.quantized)} quantized layers, "
+        f"{checkpoint.hf_config['quantization_config']['bits']} bits)",
+        file=sys.stderr,
+    )
+
+
 def _import_torch(args: argparse.Namespace) -> None:
     from . import torch_import
 
@@ -175,6 +218,16 @@ def _add_fraction_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_external_weights(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--external-weights",
+        action="store_true",
+        help="write the weights to an uncompressed .npz beside the module (OUTPUT minus .mlir, "
+        "plus .weights.npz), which the module names, rather than as hexadecimal text in it; "
+        "for large models",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m gptq_mlir``."""
     parser = _Parser(
@@ -186,14 +239,27 @@ def build_parser() -> argparse.ArgumentParser:
     sub = commands.add_parser("import-llama2c", help="llama2.c checkpoint -> linalg-on-tensors MLIR")
     sub.add_argument("checkpoint", help="llama2.c .bin checkpoint (legacy or version 1)")
     sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
-    sub.add_argument(
-        "--external-weights",
-        action="store_true",
-        help="write the weights to an uncompressed .npz beside the module (OUTPUT minus .mlir, "
-        "plus .weights.npz), which the module names, rather than as hexadecimal text in it; "
-        "for large models",
-    )
+    _add_external_weights(sub)
     sub.set_defaults(handler=_import_llama2c)
+
+    sub = commands.add_parser("import-hf", help="Hugging Face Llama checkpoint -> linalg-on-tensors MLIR")
+    sub.add_argument("folder", help="folder with config.json and model.safetensors (or a sharded index)")
+    sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
+    _add_external_weights(sub)
+    sub.set_defaults(handler=_import_hf)
+
+    sub = commands.add_parser(
+        "export-gptq", help="model rewritten by --gptq-quantize-model -> GPTQ checkpoint (safetensors)"
+    )
+    sub.add_argument("model", help="MLIR module (text or bytecode) written by gptq-opt --gptq-quantize-model")
+    sub.add_argument("--out", required=True, help="folder for model.safetensors, config.json, quantize_config.json")
+    sub.set_defaults(handler=_export_gptq)
+
+    sub = commands.add_parser("import-gptq", help="GPTQ checkpoint (safetensors) -> quantized MLIR model")
+    sub.add_argument("folder", help="folder with config.json (with quantization_config) and model.safetensors")
+    sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
+    _add_external_weights(sub)
+    sub.set_defaults(handler=_import_gptq)
 
     sub = commands.add_parser(
         "import-torch", help="llama2.c checkpoint -> PyTorch module -> torch-mlir linalg-on-tensors MLIR"

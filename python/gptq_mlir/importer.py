@@ -40,18 +40,19 @@ whose weight constant is ``tok_embeddings`` (shared with the embedding
 lookup) unless the checkpoint has an untied classifier ``output``.
 """
 
+import dataclasses
 import io
 import os
 import struct
 import zipfile
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 
 from .fileio import StagedOutputs, atomic_output
 from .errors import GPTQError
-from .llama2c import RMS_NORM_EPS, Llama2cCheckpoint, Llama2cConfig
+from .llama2c import Llama2cConfig
 
 #: Module attribute holding the model's hyper-parameters, which the drivers
 #: read (``seq_len`` bounds the sequence length, ``vocab_size`` the token ids).
@@ -65,6 +66,42 @@ def model_attribute(cfg: Llama2cConfig) -> str:
     """The value of the ``gptq.model`` attribute: ``{dim = 64 : i64, ...}``."""
     fields = ("dim", "hidden_dim", "n_heads", "n_kv_heads", "n_layers", "seq_len", "vocab_size")
     return "{" + ", ".join(f"{key} = {getattr(cfg, key)} : i64" for key in fields) + "}"
+
+
+@dataclasses.dataclass
+class QuantizedWeight:
+    """A linear layer's weight as a rewritten model holds it (see
+    docs/model-quantization.md, "The rewritten model"): ``gptq.pack``'s
+    int32 words ``[out, ceil(in * bits / 32)]``, float32 ``scales`` and
+    ``zeros`` ``[out, groups]``, int32 ``g_idx`` ``[in]``."""
+
+    bits: int
+    qweight: np.ndarray
+    scales: np.ndarray
+    zeros: np.ndarray
+    g_idx: np.ndarray
+
+
+class Checkpoint(Protocol):
+    """What the emitter reads of a checkpoint: the llama2.c reader's
+    (:class:`gptq_mlir.llama2c.Llama2cCheckpoint`), Hugging Face's
+    (:class:`gptq_mlir.hf.HfCheckpoint`) and a GPTQ checkpoint's
+    (:class:`gptq_mlir.gptq_checkpoint.GptqCheckpoint`) all provide it."""
+
+    config: Llama2cConfig
+    #: float32 arrays by llama2.c name, rotary tables included.
+    weights: Dict[str, np.ndarray]
+    rms_norm_eps: float
+
+    @property
+    def classifier_name(self) -> str: ...
+
+    def module_attributes(self) -> Dict[str, str]:
+        """Further module attributes, name -> MLIR attribute text."""
+
+    def quantized_weights(self) -> Dict[str, QuantizedWeight]:
+        """The weights, by name, that are quantized (emitted as
+        ``gptq.unpack`` and ``gptq.dequantize`` of their constants)."""
 
 
 Dim = Union[int, str]  # a static size, or the SSA name of a dynamic one
@@ -135,6 +172,44 @@ class _FunctionBuilder:
             )
             self.resources[name] = np.ascontiguousarray(array, dtype="<f4")
             self._constants[name] = value
+        return self._constants[name]
+
+    def quantized(self, name: str, weight: QuantizedWeight) -> _Value:
+        """The float weight ``name`` from its quantized form (emitted once):
+        the constants ``<name>.qweight``, ``.scales``, ``.zeros``, ``.g_idx``,
+        then ``gptq.unpack`` and ``gptq.dequantize``, as gptq-opt's rewrite
+        writes them."""
+        if name not in self._constants:
+            parts = {}
+            for suffix, array, element in (
+                ("qweight", weight.qweight, "i32"),
+                ("scales", weight.scales, "f32"),
+                ("zeros", weight.zeros, "f32"),
+                ("g_idx", weight.g_idx, "i32"),
+            ):
+                value = _Value(self.fresh("q"), array.shape, element)
+                self.emit(
+                    f'{value.name} = arith.constant dense_resource<{name}.{suffix}> : {value.type} loc("{name}")'
+                )
+                self.resources[f"{name}.{suffix}"] = np.ascontiguousarray(
+                    array, dtype="<i4" if element == "i32" else "<f4"
+                )
+                parts[suffix] = value
+            out, columns = weight.qweight.shape[0], weight.g_idx.size
+            count = self.scalar("columns", str(columns), "index")
+            codes = self.fresh("codes")
+            codes_type = _tensor([out, columns], "i8")
+            self.emit(
+                f"{codes} = gptq.unpack {parts['qweight'].name} columns {count} bits {weight.bits} : "
+                f"{parts['qweight'].type} -> {codes_type}"
+            )
+            result = _Value(self.fresh("w"), [out, columns])
+            self.emit(
+                f"{result.name} = gptq.dequantize {codes}, {parts['scales'].name}, {parts['zeros'].name}, "
+                f"{parts['g_idx'].name} : {codes_type}, {parts['scales'].type}, {parts['g_idx'].type} "
+                f'-> {result.type} loc("{name}")'
+            )
+            self._constants[name] = result
         return self._constants[name]
 
     def empty(self, shape: Sequence[Dim], element: str = "f32") -> _Value:
@@ -213,10 +288,11 @@ class _FunctionBuilder:
 class _LlamaEmitter:
     """Builds the forward function of one checkpoint."""
 
-    def __init__(self, checkpoint: Llama2cCheckpoint):
+    def __init__(self, checkpoint: Checkpoint):
         self.ckpt = checkpoint
         self.cfg = checkpoint.config
         self.b = _FunctionBuilder()
+        self.quantized = checkpoint.quantized_weights()
         # Dynamic sizes, defined by tensor.dim at the top of the function.
         self.batch, self.seq = "%batch", "%seq"
 
@@ -229,11 +305,14 @@ class _LlamaEmitter:
         self.zero = b.scalar("cst", _f32(0.0), "f32")
         self.neg_inf = b.scalar("cst", "0xFF800000", "f32")
         self.one = b.scalar("cst", _f32(1.0), "f32")
-        self.eps = b.scalar("cst", _f32(RMS_NORM_EPS), "f32")
+        self.eps = b.scalar("cst", _f32(self.ckpt.rms_norm_eps), "f32")
         self.width = b.scalar("cst", _f32(float(self.cfg.dim)), "f32")
         self.scale = b.scalar("cst", _f32(1.0 / np.sqrt(self.cfg.head_size)), "f32")
 
     def _weight(self, name: str) -> _Value:
+        quantized = self.quantized.get(name)
+        if quantized is not None:
+            return self.b.quantized(name, quantized)
         return self.b.weight(name, self.ckpt.weights[name])
 
     def check_tokens(self, tokens: _Value) -> None:
@@ -561,6 +640,8 @@ class _LlamaEmitter:
         b.emit(f"{result} = tensor.cast {logits.name} : {logits.type} to tensor<?x?x?xf32>")
         b.emit(f"return {result} : tensor<?x?x?xf32>")
         attributes = f"{MODEL_ATTRIBUTE} = {model_attribute(cfg)}"
+        for name, value in self.ckpt.module_attributes().items():
+            attributes += f", {name} = {value}"
         if parameters is not None:
             attributes += f', {PARAMETERS_ATTRIBUTE} = "{parameters}"'
         return "\n".join(
@@ -584,14 +665,14 @@ def _write_resources(handle, resources: Dict[str, np.ndarray]) -> None:
     handle.write(b"    }\n  }\n#-}\n")
 
 
-def emit_module(checkpoint: Llama2cCheckpoint, handle) -> None:
+def emit_module(checkpoint: Checkpoint, handle) -> None:
     """Write the MLIR module for ``checkpoint`` to the binary stream ``handle``."""
     emitter = _LlamaEmitter(checkpoint)
     handle.write(emitter.build().encode())
     _write_resources(handle, emitter.b.resources)
 
 
-def module_text(checkpoint: Llama2cCheckpoint) -> str:
+def module_text(checkpoint: Checkpoint) -> str:
     """The MLIR module for ``checkpoint`` as a string."""
     buffer = io.BytesIO()
     emit_module(checkpoint, buffer)
@@ -636,7 +717,7 @@ def weights_file_name(path: Union[str, os.PathLike]) -> str:
 
 
 def write_module(
-    checkpoint: Llama2cCheckpoint, path: Union[str, os.PathLike], external_weights: bool = False
+    checkpoint: Checkpoint, path: Union[str, os.PathLike], external_weights: bool = False
 ) -> None:
     """Write the MLIR module for ``checkpoint`` to ``path`` atomically.
 

@@ -103,6 +103,18 @@ class Llama2cCheckpoint:
         """Name of the weight the output classifier multiplies with."""
         return "tok_embeddings" if self.config.shared_classifier else "output"
 
+    @property
+    def rms_norm_eps(self) -> float:
+        return RMS_NORM_EPS
+
+    def module_attributes(self) -> Dict[str, str]:
+        """No module attributes besides the ones every import has."""
+        return {}
+
+    def quantized_weights(self) -> dict:
+        """None: every weight is float."""
+        return {}
+
 
 def rope_tables(head_size: int, seq_len: int, theta: float = ROPE_THETA) -> Tuple[np.ndarray, np.ndarray]:
     """Rotary cos/sin tables ``[seq_len, head_size / 2]`` as llama2.c computes them.

@@ -1,0 +1,645 @@
+"""GPTQ checkpoints in the layout inference engines load (``export-gptq``,
+``import-gptq``); see docs/gptq-checkpoints.md.
+
+A checkpoint is a folder with ``config.json`` (a ``LlamaForCausalLM``
+config with ``quantization_config``), ``quantize_config.json`` and
+``model.safetensors``. Per quantized linear layer ``P`` (Hugging Face's
+module name, ``model.layers.0.self_attn.q_proj``):
+
+* ``P.qweight``, int32 ``[in * bits / 32, out]``: column ``o`` is output
+  ``o``'s codes in input order as one little-endian bit stream of 32-bit
+  words (code ``j`` in bits ``[j * bits, (j + 1) * bits)``); for 2, 4 and 8
+  bits, ``32 / bits`` whole codes per word, for 3 bits 32 codes in 3 words,
+  codes 10 and 21 crossing words;
+* ``P.qzeros``, int32 ``[groups, out * bits / 32]``: each group's zero
+  points minus one (the original "v1" convention), packed the same way
+  along the output dimension;
+* ``P.scales``, float16 ``[groups, out]``;
+* ``P.g_idx``, int32 ``[in]``: each input's group.
+
+Weight ``W[o, j] = scales[g, o] * (q[j, o] - (qzeros[g, o] + 1))`` with
+``g = g_idx[j]``. The other tensors are stored as they were, under their
+Hugging Face names. q and k projections are stored in Hugging Face's row
+order (:func:`gptq_mlir.hf.hf_rows`), so every array indexed by output
+row (qweight's columns, scales, qzeros) is permuted on the way out and
+back on the way in.
+
+The rewritten model (``gptq-opt --gptq-quantize-model``) holds per layer
+``L`` the constants ``L.qweight`` (``gptq.pack``'s layout: int32
+``[out, ceil(in * bits / 32)]``, each output row one little-endian bit
+stream), ``L.scales`` and ``L.zeros`` (float32 ``[out, groups]``) and
+``L.g_idx``, then ``gptq.unpack`` and ``gptq.dequantize``:
+``W[o, j] = scales[o, g] * (codes[o, j] - zeros[o, g])``.
+"""
+
+import dataclasses
+import json
+import math
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import numpy as np
+
+from . import hf, importer, runner
+from .errors import GPTQError
+from .fileio import StagedOutputs
+from .llama2c import RMS_NORM_EPS, ROPE_THETA, Llama2cConfig, rope_tables
+
+SUPPORTED_BITS = (2, 3, 4, 8)
+CHECKPOINT_FORMAT = "gptq"
+QUANTIZE_CONFIG_FILE = "quantize_config.json"
+#: The tensors of a quantized layer, with their safetensors dtypes.
+QUANTIZED_TENSORS = {"qweight": ("I32",), "qzeros": ("I32",), "scales": ("F16", "F32"), "g_idx": ("I32",)}
+_NUMPY_DTYPES = {"F32": np.float32, "F16": np.float16, "I32": np.int32}
+
+
+# Bit streams ------------------------------------------------------------------
+
+
+def pack_stream(codes: np.ndarray, bits: int) -> np.ndarray:
+    """Pack each row of unsigned ``codes`` ``[n, m]`` (values below
+    ``2 ** bits``) as a little-endian bit stream of 32-bit words: code ``j``
+    in bits ``[j * bits, (j + 1) * bits)``. Returns uint32
+    ``[n, ceil(m * bits / 32)]``; unused high bits of the last word are 0."""
+    n, m = codes.shape
+    padded = np.zeros((n, -(-m // 32) * 32), dtype=np.uint64)
+    padded[:, :m] = codes
+    # Every 32 codes fill exactly ``bits`` words.
+    runs = padded.reshape(n, -1, 32)
+    words = np.zeros((n, runs.shape[1], bits), dtype=np.uint64)
+    for k in range(32):
+        word, shift = divmod(k * bits, 32)
+        words[:, :, word] |= runs[:, :, k] << np.uint64(shift)
+        if shift + bits > 32:
+            words[:, :, word + 1] |= runs[:, :, k] >> np.uint64(32 - shift)
+    flat = (words & np.uint64(0xFFFFFFFF)).astype(np.uint32).reshape(n, -1)
+    return np.ascontiguousarray(flat[:, : -(-m * bits // 32)])
+
+
+def unpack_stream(words: np.ndarray, count: int, bits: int) -> np.ndarray:
+    """The inverse of :func:`pack_stream`: ``count`` codes of ``bits`` bits
+    from each row of 32-bit ``words``, as uint8 ``[n, count]``."""
+    words = words.view(np.uint32).astype(np.uint64)
+    wide = np.concatenate([words, np.zeros((words.shape[0], 1), dtype=np.uint64)], axis=1)
+    offsets = np.arange(count, dtype=np.int64) * bits
+    index, shift = offsets // 32, (offsets % 32).astype(np.uint64)
+    pairs = wide[:, index] | (wide[:, index + 1] << np.uint64(32))
+    return ((pairs >> shift) & np.uint64((1 << bits) - 1)).astype(np.uint8)
+
+
+# The rewritten model ----------------------------------------------------------
+
+
+@dataclasses.dataclass
+class QuantizedLayer:
+    """One layer of a rewritten model, as its constants hold it."""
+
+    name: str
+    bits: int
+    codes: np.ndarray  # uint8 [out, in]
+    scales: np.ndarray  # float32 [out, groups]
+    zeros: np.ndarray  # float32 [out, groups]
+    g_idx: np.ndarray  # int32 [in]
+
+
+@dataclasses.dataclass
+class RewrittenModel:
+    """What export reads of a module: its attributes, its float weights by
+    resource name, and its quantized layers by layer name."""
+
+    attributes: Dict[str, str]
+    weights: Dict[str, np.ndarray]
+    layers: Dict[str, QuantizedLayer]
+
+
+def _unescape(literal: str) -> str:
+    """The value of an MLIR string literal (with its quotes)."""
+    body, out, i = literal[1:-1], bytearray(), 0
+    while i < len(body):
+        char = body[i]
+        if char != "\\":
+            out += char.encode()
+            i += 1
+            continue
+        following = body[i + 1]
+        if following in '"\\':
+            out += following.encode()
+            i += 2
+        elif following in "nt":
+            out += b"\n" if following == "n" else b"\t"
+            i += 2
+        else:
+            out.append(int(body[i + 1 : i + 3], 16))
+            i += 3
+    return out.decode("utf-8")
+
+
+_STRING = r'"(?:[^"\\]|\\.)*"'
+_TOKEN = re.compile(rf'\s*({_STRING}|[{{}}=,]|[^\s{{}}=,"]+)')
+
+
+def _parse_dictionary(text: str, start: int) -> Tuple[Dict[str, str], int]:
+    """An MLIR dictionary attribute at ``text[start] == "{"``: key -> the text
+    of its value (string literals unescaped, nested dictionaries as text).
+    Returns it and the index after its closing brace."""
+    result: Dict[str, str] = {}
+    position = start + 1
+    while True:
+        match = _TOKEN.match(text, position)
+        if match is None:
+            raise GPTQError("malformed module attributes")
+        token, position = match.group(1), match.end()
+        if token == "}":
+            return result, position
+        if token == ",":
+            continue
+        key = _unescape(token) if token.startswith('"') else token
+        match = _TOKEN.match(text, position)
+        if match is None or match.group(1) != "=":
+            result[key] = ""  # a unit attribute
+            continue
+        position = match.end()
+        value_start = len(text) - len(text[position:].lstrip())
+        depth, position = 0, value_start
+        while position < len(text):
+            match = _TOKEN.match(text, position)
+            if match is None:
+                raise GPTQError("malformed module attributes")
+            token = match.group(1)
+            if token in ",}" and depth == 0:
+                break
+            depth += {"{": 1, "}": -1}.get(token, 0)
+            position = match.end()
+        value = text[value_start:position].strip()
+        result[key] = _unescape(value) if re.fullmatch(_STRING, value) else value
+
+
+def _string_dictionary(text: str, what: str) -> Dict[str, str]:
+    """A module attribute's dictionary (its text), as key -> value text."""
+    if not text.startswith("{"):
+        raise GPTQError(f"module attribute {what} is not a dictionary")
+    return _parse_dictionary(text, 0)[0]
+
+
+_CONSTANT = re.compile(
+    r'(%[\w$.-]+) = arith\.constant dense_resource<([^>]+)> : tensor<((?:\d+x)*)(f32|i32|f16|i8)>'
+)
+_UNPACK = re.compile(
+    r"(%[\w$.-]+) = gptq\.unpack (%[\w$.-]+) columns %[\w$.-]+ bits (\d+) : "
+    r"tensor<(\d+)x(\d+)xi32> -> tensor<(\d+)x(\d+)xi8>"
+)
+_DEQUANTIZE = re.compile(
+    r"(%[\w$.-]+) = gptq\.dequantize (%[\w$.-]+), (%[\w$.-]+), (%[\w$.-]+), (%[\w$.-]+) :"
+)
+_RESOURCE = re.compile(rf'^\s*({_STRING}|[^\s:"]+)\s*:\s*"0x([0-9A-Fa-f]*)"', re.MULTILINE)
+_RESOURCE_DTYPES = {"f32": "<f4", "i32": "<i4", "f16": "<f2", "i8": "i1"}
+
+
+def _module_text(path: Path) -> str:
+    """The module at ``path`` as text; bytecode is printed by gptq-opt."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise GPTQError(f"cannot read model {path}: {error.strerror or error}") from error
+    if not data.startswith(b"ML\xefR"):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise GPTQError(f"{path}: neither MLIR text nor bytecode") from None
+    with tempfile.TemporaryDirectory(prefix="gptq-export-") as scratch:
+        text_path = Path(scratch) / "model.mlir"
+        completed = subprocess.run(
+            [str(runner.require_opt()), str(path), "-o", str(text_path)], capture_output=True, text=True
+        )
+        if completed.returncode != 0:
+            raise GPTQError(f"gptq-opt could not read {path}: {completed.stderr.strip()}")
+        return text_path.read_text()
+
+
+def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
+    """The quantized layers and float weights of a module that
+    ``gptq-opt --gptq-quantize-model`` wrote (text or bytecode)."""
+    path = Path(path)
+    text = _module_text(path)
+    header = re.search(r"^module attributes \{", text, re.MULTILINE)
+    attributes: Dict[str, str] = {}
+    if header is not None:
+        attributes, _ = _parse_dictionary(text, header.end() - 1)
+    resources_at = text.find("{-#")
+    body, resources_text = (text, "") if resources_at < 0 else (text[:resources_at], text[resources_at:])
+    blobs = {}
+    for match in _RESOURCE.finditer(resources_text):
+        key = _unescape(match.group(1)) if match.group(1).startswith('"') else match.group(1)
+        blobs[key] = bytes.fromhex(match.group(2))[4:]  # after the alignment word
+    external = None
+    if importer.PARAMETERS_ATTRIBUTE in attributes:
+        archive = path.parent / attributes[importer.PARAMETERS_ATTRIBUTE]
+        try:
+            external = np.load(archive)
+        except (OSError, ValueError) as error:
+            raise GPTQError(f"cannot read the weights of {path}, {archive}: {error}") from None
+
+    constants: Dict[str, Tuple[str, np.ndarray]] = {}
+    for ssa, name, dims, element in _CONSTANT.findall(body):
+        shape = tuple(int(d) for d in dims.split("x") if d)
+        if name in blobs:
+            array = np.frombuffer(blobs[name], dtype=_RESOURCE_DTYPES[element])
+            if array.size != math.prod(shape):
+                raise GPTQError(f"{path}: resource {name} holds {array.size} values, its type {shape}")
+            array = array.reshape(shape)
+        elif external is not None and name in external.files:
+            array = external[name]
+        else:
+            raise GPTQError(f"{path}: no data for resource {name}")
+        constants[ssa] = (name, array)
+    unpacks = {m[0]: m for m in _UNPACK.findall(body)}
+    layers: Dict[str, QuantizedLayer] = {}
+    used = set()
+    for _, codes, scales, zeros, g_idx in _DEQUANTIZE.findall(body):
+        unpack = unpacks.get(codes)
+        if unpack is None or unpack[1] not in constants:
+            raise GPTQError(f"{path}: a gptq.dequantize whose codes are not gptq.unpack of a constant")
+        qweight_name, qweight = constants[unpack[1]]
+        if not qweight_name.endswith(".qweight"):
+            raise GPTQError(f"{path}: packed weights {qweight_name} are not named <layer>.qweight")
+        name = qweight_name[: -len(".qweight")]
+        bits, out, columns = int(unpack[2]), int(unpack[5]), int(unpack[6])
+        parts = []
+        for ssa in (scales, zeros, g_idx):
+            if ssa not in constants:
+                raise GPTQError(f"{path}: layer {name}: gptq.dequantize operand {ssa} is not a constant")
+            parts.append(constants[ssa][1])
+            used.add(constants[ssa][0])
+        used.add(qweight_name)
+        layers[name] = QuantizedLayer(
+            name, bits, unpack_stream(qweight, columns, bits), parts[0].astype(np.float32),
+            parts[1].astype(np.float32), parts[2].astype(np.int32),
+        )
+    weights = {name: array for name, array in constants.values() if name not in used}
+    return RewrittenModel(attributes, weights, layers)
+
+
+# Export -------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Scheme:
+    bits: int
+    group_size: int
+    desc_act: bool
+    sym: bool
+
+
+def _group_size_of(layer: QuantizedLayer) -> Optional[int]:
+    """The group size the layer's g_idx describes (None: one group, any size
+    at least ``in`` fits); GPTQError unless its groups are runs of one size
+    (the last one shorter) or, with act-order, sets of that size."""
+    groups, columns = layer.scales.shape[1], layer.g_idx.size
+    if groups == 1:
+        if np.any(layer.g_idx != 0):
+            raise GPTQError(f"layer {layer.name}: g_idx names groups beyond its one group of scales")
+        return None
+    if layer.g_idx.min() < 0 or layer.g_idx.max() >= groups:
+        raise GPTQError(f"layer {layer.name}: g_idx outside [0, {groups})")
+    size = int(np.count_nonzero(layer.g_idx == 0))
+    counts = np.bincount(layer.g_idx, minlength=groups)
+    expected = np.full(groups, size)
+    expected[-1] = columns - size * (groups - 1)
+    if expected[-1] <= 0 or expected[-1] > size or not np.array_equal(counts, expected):
+        raise GPTQError(
+            f"layer {layer.name}: its g_idx does not describe groups of one size "
+            f"(group sizes {counts.tolist()}), which the checkpoint format cannot express"
+        )
+    return size
+
+
+def _scheme(layers: Dict[str, QuantizedLayer]) -> _Scheme:
+    """The checkpoint's one quantization_config for all quantized layers;
+    GPTQError naming the layers where they differ or the format cannot
+    store one."""
+    if not layers:
+        raise GPTQError("the model has no quantized layer (gptq.unpack and gptq.dequantize of constants)")
+    first = next(iter(layers.values()))
+    for layer in layers.values():
+        if layer.bits != first.bits:
+            raise GPTQError(
+                f"mixed bit widths: layer {first.name} has {first.bits} bits, layer {layer.name} "
+                f"{layer.bits}; a GPTQ checkpoint has one"
+            )
+    if first.bits not in SUPPORTED_BITS:
+        raise GPTQError(f"bits {first.bits}: the GPTQ checkpoint format stores 2, 3, 4 or 8 bits")
+    sizes = {name: _group_size_of(layer) for name, layer in layers.items()}
+    grouped = {size for size in sizes.values() if size is not None}
+    if len(grouped) > 1:
+        described = ", ".join(f"{name} {size}" for name, size in sizes.items() if size is not None)
+        raise GPTQError(f"mixed group sizes ({described}); a GPTQ checkpoint has one")
+    group_size = grouped.pop() if grouped else -1
+    desc_act = False
+    for name, layer in layers.items():
+        columns = layer.g_idx.size
+        if group_size > 0 and sizes[name] is None and columns > group_size:
+            raise GPTQError(
+                f"layer {name} has one group of {columns} columns but the others groups of "
+                f"{group_size}; a GPTQ checkpoint has one group size"
+            )
+        if group_size > 0 and sizes[name] is not None:
+            desc_act |= not np.array_equal(layer.g_idx, np.arange(columns) // group_size)
+    maxq = (1 << first.bits) - 1
+    sym = all(np.all(layer.zeros == (maxq + 1) // 2) for layer in layers.values())
+    return _Scheme(first.bits, group_size, desc_act, sym)
+
+
+def _llama2c_config(model_attribute: Dict[str, int], tied: bool) -> Dict[str, Any]:
+    """config.json for a llama2.c import (llama2.c's epsilon and theta)."""
+    return {
+        "architectures": [hf.ARCHITECTURE],
+        "model_type": "llama",
+        "hidden_size": model_attribute["dim"],
+        "intermediate_size": model_attribute["hidden_dim"],
+        "num_hidden_layers": model_attribute["n_layers"],
+        "num_attention_heads": model_attribute["n_heads"],
+        "num_key_value_heads": model_attribute["n_kv_heads"],
+        "vocab_size": model_attribute["vocab_size"],
+        "max_position_embeddings": model_attribute["seq_len"],
+        "rms_norm_eps": RMS_NORM_EPS,
+        "rope_theta": ROPE_THETA,
+        "hidden_act": "silu",
+        "tie_word_embeddings": tied,
+        "torch_dtype": "float32",
+    }
+
+
+def _model_config(model: RewrittenModel) -> Llama2cConfig:
+    text = model.attributes.get(importer.MODEL_ATTRIBUTE)
+    if text is None:
+        raise GPTQError(
+            f"no {importer.MODEL_ATTRIBUTE} attribute: export-gptq needs a model "
+            "imported by import-llama2c, import-hf or import-gptq"
+        )
+    fields = {key: int(value.split(":")[0]) for key, value in _string_dictionary(text, importer.MODEL_ATTRIBUTE).items()}
+    return Llama2cConfig(
+        fields["dim"], fields["hidden_dim"], fields["n_layers"], fields["n_heads"], fields["n_kv_heads"],
+        fields["vocab_size"], fields["seq_len"], shared_classifier="output" not in model.weights,
+    )
+
+
+def _pack_layer(layer: QuantizedLayer, bits: int, rows: Optional[np.ndarray]) -> Dict[str, np.ndarray]:
+    """A layer's four checkpoint tensors; ``rows`` permutes its outputs."""
+    out, columns = layer.codes.shape
+    for what, extent in (("in", columns), ("out", out)):
+        if extent * bits % 32:
+            raise GPTQError(
+                f"layer {layer.name}: {what} features {extent} x {bits} bits is not a multiple of 32, "
+                "which the GPTQ checkpoint format needs (leave the layer float: exclude it from quantization)"
+            )
+    maxq = (1 << bits) - 1
+    zeros = layer.zeros
+    if not np.array_equal(zeros, np.round(zeros)) or zeros.min() < 1 or zeros.max() > maxq:
+        row, group = np.argwhere((zeros != np.round(zeros)) | (zeros < 1) | (zeros > maxq))[0]
+        raise GPTQError(
+            f"layer {layer.name}: zero point {zeros[row, group]} (row {row}, group {group}) is not an "
+            f"integer in [1, {maxq}], which the v1 format (zero - 1 in {bits} bits) can store"
+        )
+    scales16 = layer.scales.astype(np.float16)
+    if not np.all(np.isfinite(scales16)) or np.any((scales16 == 0) & (layer.scales != 0)):
+        raise GPTQError(f"layer {layer.name}: a scale does not fit float16")
+    codes, zeros = layer.codes, zeros.astype(np.int64)
+    if rows is not None:
+        codes, zeros, scales16 = codes[rows], zeros[rows], scales16[rows]
+    return {
+        "qweight": pack_stream(codes, bits).T.copy().view(np.int32),
+        "qzeros": pack_stream((zeros - 1).T, bits).view(np.int32),
+        "scales": np.ascontiguousarray(scales16.T),
+        "g_idx": layer.g_idx.astype(np.int32),
+    }
+
+
+def _save_safetensors(tensors: Dict[str, np.ndarray], dtypes: Dict[str, str], path: Path) -> None:
+    """Write ``tensors`` to ``path``; those whose entry in ``dtypes`` is BF16
+    (float32 arrays) as bfloat16, which numpy lacks, through torch."""
+    if "BF16" not in dtypes.values():
+        from safetensors.numpy import save_file
+
+        save_file(tensors, str(path))
+        return
+    import torch
+    from safetensors.torch import save_file as save_torch
+
+    converted = {}
+    for name, array in tensors.items():
+        tensor = torch.from_numpy(np.ascontiguousarray(array))
+        converted[name] = tensor.to(torch.bfloat16) if dtypes.get(name) == "BF16" else tensor
+    save_torch(converted, str(path))
+
+
+_DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
+
+
+def _checkpoint_tensors(model: RewrittenModel) -> Tuple[_Scheme, Dict[str, Any], Dict[str, np.ndarray], Dict[str, str]]:
+    """(scheme, config.json as imported, tensors by Hugging Face name,
+    their dtypes) of a rewritten model."""
+    cfg = _model_config(model)
+    scheme = _scheme(model.layers)
+    names_text = model.attributes.get(hf.NAMES_ATTRIBUTE)
+    if names_text is not None:
+        names = _string_dictionary(names_text, hf.NAMES_ATTRIBUTE)
+        dtypes = _string_dictionary(model.attributes.get(hf.DTYPES_ATTRIBUTE, "{}"), hf.DTYPES_ATTRIBUTE)
+        config = json.loads(model.attributes.get(hf.CONFIG_ATTRIBUTE, "{}")) or _llama2c_config(
+            dataclasses.asdict(cfg), cfg.shared_classifier
+        )
+    else:
+        names = hf.hf_names(cfg.n_layers, cfg.shared_classifier)
+        dtypes = {}
+        config = _llama2c_config(dataclasses.asdict(cfg), cfg.shared_classifier)
+    names.setdefault("output", "lm_head.weight")
+
+    tensors: Dict[str, np.ndarray] = {}
+    tensor_dtypes: Dict[str, str] = {}
+    for name, layer in model.layers.items():
+        if name not in names or not names[name].endswith(".weight"):
+            raise GPTQError(f"layer {name} has no Hugging Face name")
+        prefix = names[name][: -len(".weight")]
+        for suffix, array in _pack_layer(layer, scheme.bits, hf.rotary_rows(cfg, name)).items():
+            tensors[f"{prefix}.{suffix}"] = array
+    for name, array in model.weights.items():
+        if name.startswith("freq_cis_"):
+            continue  # Hugging Face computes the rotary tables from rope_theta.
+        if name not in names:
+            raise GPTQError(f"weight {name} has no Hugging Face name")
+        rows = hf.rotary_rows(cfg, name)
+        dtype = dtypes.get(name, "F32")
+        value = array if rows is None else array[rows]
+        tensors[names[name]] = np.ascontiguousarray(value.astype(np.float16 if dtype == "F16" else np.float32))
+        tensor_dtypes[names[name]] = dtype
+
+    return scheme, config, tensors, tensor_dtypes
+
+
+def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike]) -> Dict[str, Any]:
+    """Write the GPTQ checkpoint of the rewritten model ``module`` into
+    ``out_dir``; all three files appear together or none. Returns the
+    quantization_config."""
+    module = Path(module)
+    model = read_rewritten_model(module)
+    try:
+        scheme, config, tensors, tensor_dtypes = _checkpoint_tensors(model)
+    except GPTQError as error:
+        raise GPTQError(f"{module}: {error}") from None
+    lm_head = "output" in model.layers
+    quantization = {
+        "quant_method": "gptq",
+        "bits": scheme.bits,
+        "group_size": scheme.group_size,
+        "desc_act": scheme.desc_act,
+        "sym": scheme.sym,
+        "checkpoint_format": CHECKPOINT_FORMAT,
+        "true_sequential": True,
+        "lm_head": lm_head,
+    }
+    config = dict(config)
+    if lm_head or "output" in model.weights:
+        config["tie_word_embeddings"] = False
+    config["quantization_config"] = quantization
+    with StagedOutputs(out_dir) as outputs:
+        _save_safetensors(tensors, tensor_dtypes, outputs.path(hf.SINGLE_FILE))
+        outputs.path(hf.CONFIG_FILE).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+        outputs.path(QUANTIZE_CONFIG_FILE).write_text(json.dumps(quantization, indent=2) + "\n")
+        outputs.commit()
+    return quantization
+
+
+# Import -------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class GptqCheckpoint(hf.HfCheckpoint):
+    """A GPTQ checkpoint in llama2.c's names and layout, for the emitter:
+    float weights in ``weights``, quantized layers in ``quantized`` (by
+    llama2.c weight name; the classifier, when quantized, as ``output``)."""
+
+    quantized: Dict[str, importer.QuantizedWeight] = dataclasses.field(default_factory=dict)
+
+    def quantized_weights(self) -> Dict[str, importer.QuantizedWeight]:
+        return self.quantized
+
+
+def _quantization_config(config: Dict[str, Any], path: Path) -> Tuple[int, int]:
+    """(bits, group_size) of a checkpoint's quantization_config; GPTQError
+    naming the field for what import-gptq cannot read."""
+    quantization = config.get("quantization_config")
+    if not isinstance(quantization, dict):
+        raise GPTQError(f"{path}: missing field quantization_config (not a quantized checkpoint: use import-hf)")
+    method = quantization.get("quant_method", "gptq")
+    if method != "gptq":
+        raise GPTQError(f"{path}: unsupported quantization_config.quant_method = {json.dumps(method)}, expected \"gptq\"")
+    checkpoint_format = quantization.get("checkpoint_format", CHECKPOINT_FORMAT)
+    if checkpoint_format != CHECKPOINT_FORMAT:
+        raise GPTQError(
+            f"{path}: unsupported quantization_config.checkpoint_format = {json.dumps(checkpoint_format)}, "
+            f"expected \"{CHECKPOINT_FORMAT}\""
+        )
+    bits = quantization.get("bits")
+    if bits not in SUPPORTED_BITS or isinstance(bits, bool):
+        raise GPTQError(f"{path}: unsupported quantization_config.bits = {json.dumps(bits)}, expected 2, 3, 4 or 8")
+    group_size = quantization.get("group_size", -1)
+    if isinstance(group_size, bool) or not isinstance(group_size, int) or (group_size <= 0 and group_size != -1):
+        raise GPTQError(f"{path}: quantization_config.group_size = {json.dumps(group_size)}, expected -1 or > 0")
+    return bits, group_size
+
+
+def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
+    """Read the GPTQ checkpoint in ``folder`` (``model.safetensors`` or
+    shards, as :class:`gptq_mlir.hf.TensorFiles` reads them); GPTQError
+    naming the file, tensor or field for what it cannot read."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise GPTQError(f"{folder} is not a folder")
+    config_path = folder / hf.CONFIG_FILE
+    config = hf.load_json(config_path, "config")
+    if not isinstance(config, dict):
+        raise GPTQError(f"{config_path}: expected a JSON object")
+    bits, group_size = _quantization_config(config, config_path)
+    plain = {key: value for key, value in config.items() if key != "quantization_config"}
+    cfg, eps, theta = hf.parse_config(plain, config_path)
+    with hf.TensorFiles(folder) as files:
+        # The classifier is separate when lm_head is stored, quantized or not.
+        separate = "lm_head.weight" in files or "lm_head.qweight" in files
+        if separate and cfg.shared_classifier:
+            raise GPTQError(f"{config_path}: tie_word_embeddings is true but the checkpoint stores lm_head")
+        cfg = dataclasses.replace(cfg, shared_classifier=not separate)
+        names = hf.hf_names(cfg.n_layers, cfg.shared_classifier)
+        shapes = hf.weight_shapes(cfg)
+        weights: Dict[str, np.ndarray] = {}
+        quantized: Dict[str, importer.QuantizedWeight] = {}
+        dtypes: Dict[str, str] = {}
+        consumed = set()
+        for ours, theirs in names.items():
+            prefix, shape = theirs[: -len(".weight")], shapes[ours]
+            if len(shape) == 2 and f"{prefix}.qweight" in files:
+                quantized[ours] = _read_quantized(files, prefix, shape, bits, group_size, hf.rotary_rows(cfg, ours))
+                consumed.update(f"{prefix}.{suffix}" for suffix in QUANTIZED_TENSORS)
+                bias = f"{prefix}.bias"
+                if bias in files:
+                    if np.any(files.read(bias, hf.FLOAT_DTYPES, (shape[0],)) != 0):
+                        raise GPTQError(f"{files.path(bias)}: tensor {bias} is not zero, and the model has no biases")
+                    consumed.add(bias)
+                continue
+            if theirs not in files:
+                alternative = f" (or {prefix}.qweight)" if len(shape) == 2 else ""
+                raise GPTQError(f"{folder}: missing tensor {theirs}{alternative}")
+            array = files.read_finite(theirs, shape)
+            rows = hf.rotary_rows(cfg, ours)
+            weights[ours] = np.ascontiguousarray(array if rows is None else array[np.argsort(rows)])
+            dtypes[ours] = files.dtype(theirs)
+            consumed.add(theirs)
+        for name in files.names():
+            if name not in consumed and not hf.is_ignored(name):
+                raise GPTQError(f"{files.path(name)}: unexpected tensor {name}")
+    if not quantized:
+        raise GPTQError(f"{folder}: no quantized layer (no tensor named *.qweight)")
+    weights["freq_cis_real"], weights["freq_cis_imag"] = rope_tables(cfg.head_size, cfg.seq_len, theta)
+    return GptqCheckpoint(cfg, weights, eps, theta, names, dtypes, config, quantized)
+
+
+def _read_quantized(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int], bits: int, group_size: int,
+                    rows: Optional[np.ndarray]) -> importer.QuantizedWeight:
+    """One quantized layer's tensors, checked, in the rewrite's layout;
+    ``rows`` is the layer's Hugging Face row permutation."""
+    out, columns = shape
+    if columns * bits % 32 or out * bits % 32:
+        raise GPTQError(f"layer {prefix}: {out} x {columns} cannot be stored in {bits} bits (need multiples of 32 bits)")
+    groups = 1 if group_size == -1 else -(-columns // group_size)
+    expected = {
+        "qweight": (columns * bits // 32, out),
+        "qzeros": (groups, out * bits // 32),
+        "scales": (groups, out),
+        "g_idx": (columns,),
+    }
+    tensors = {}
+    for suffix, dtypes in QUANTIZED_TENSORS.items():
+        name = f"{prefix}.{suffix}"
+        if name not in files:
+            raise GPTQError(f"{files.path(prefix + '.qweight')}: missing tensor {name}")
+        tensors[suffix] = files.read(name, dtypes, expected[suffix])
+    g_idx = tensors["g_idx"].astype(np.int32)
+    if g_idx.min() < 0 or g_idx.max() >= groups:
+        raise GPTQError(f"{files.path(prefix + '.g_idx')}: tensor {prefix}.g_idx has groups outside [0, {groups})")
+    if not np.all(np.isfinite(tensors["scales"])):
+        raise GPTQError(f"{files.path(prefix + '.scales')}: tensor {prefix}.scales holds non-finite values")
+    codes = unpack_stream(np.ascontiguousarray(tensors["qweight"].T), columns, bits)
+    zeros = unpack_stream(tensors["qzeros"], out, bits).T.astype(np.float32) + 1
+    scales = tensors["scales"].T
+    if rows is not None:
+        inverse = np.argsort(rows)
+        codes, zeros, scales = codes[inverse], zeros[inverse], scales[inverse]
+    return importer.QuantizedWeight(
+        bits=bits,
+        qweight=pack_stream(codes, bits).view(np.int32),
+        scales=np.ascontiguousarray(scales, dtype=np.float32),
+        zeros=np.ascontiguousarray(zeros),
+        g_idx=g_idx,
+    )
