@@ -68,3 +68,19 @@ if subprocess.run([config.python_executable, "-c", "import torch"],
 # cubin (the toolkit at /usr/local/cuda, or ptxas on the PATH).
 if os.access("/usr/local/cuda/bin/ptxas", os.X_OK) or shutil.which("ptxas"):
     config.available_features.add("ptxas")
+
+# A CUDA device that answers: the driver loads, initializes and counts at
+# least one device. Tests that run on the GPU require it; tests of what the
+# tools say without one are skipped where it is set.
+def _cuda_device():
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    count = ctypes.c_int(0)
+    return cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 \
+        and count.value > 0
+
+if _cuda_device():
+    config.available_features.add("cuda-device")

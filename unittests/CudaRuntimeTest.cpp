@@ -93,7 +93,25 @@ TEST(CudaRuntimeTest, FailedCallsReturnToTheCheckedCaller) {
 constexpr char kBadImage[] = "\x7f"
                              "not a module";
 
-void loadBadImage(void **) { mgpuModuleLoad(const_cast<char *>(kBadImage), 0); }
+/// Loading is deferred to the first lookup, which fails: the module is
+/// unloaded again (it never reached the driver).
+void loadBadImage(void **) {
+  void *module = mgpuModuleLoad(const_cast<char *>(kBadImage), 0);
+  mgpuModuleGetFunction(module, "f");
+}
+
+TEST(CudaRuntimeTest, ModulesLoadOnFirstUseSoStartingNeedsNoDriver) {
+  // No driver call: this succeeds with or without a GPU.
+  const char *message = gptq_runtime_call_checked(
+      [](void **) {
+        void *module = mgpuModuleLoad(const_cast<char *>(kBadImage), 0);
+        void *jit = mgpuModuleLoadJIT(const_cast<char *>(kBadImage), 2);
+        mgpuModuleUnload(module);
+        mgpuModuleUnload(jit);
+      },
+      nullptr);
+  EXPECT_EQ(message, nullptr) << message;
+}
 
 TEST(CudaRuntimeTest, FailedDriverCallsNameTheCallAndTheError) {
   std::string reason;

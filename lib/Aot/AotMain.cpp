@@ -21,7 +21,9 @@
 #include <vector>
 
 // The table gptq-compile generates for the entry: its name and packed
-// interface; whether its buffers come from the runtime allocator; for each
+// interface; whether its buffers come from the runtime allocator, and the
+// function that frees results when it is another (compiled GPU code's
+// managed memory); for each
 // input, then each result, four ints (dtype, rank, scalar, memref) in
 // gptq_aot_specs and the rank's sizes (kDynamicSize where dynamic) in
 // gptq_aot_sizes.
@@ -29,6 +31,7 @@ extern "C" {
 extern const char gptq_aot_entry_name[];
 extern void (*const gptq_aot_function)(void **);
 extern const int gptq_aot_runtime_allocator;
+extern void (*const gptq_aot_free_result)(void *);
 extern const int gptq_aot_num_inputs;
 extern const int gptq_aot_num_results;
 extern const int gptq_aot_specs[];
@@ -51,6 +54,7 @@ PackedEntry tableEntry() {
   entry.name = gptq_aot_entry_name;
   entry.function = gptq_aot_function;
   entry.runtimeAllocator = gptq_aot_runtime_allocator != 0;
+  entry.freeResult = gptq_aot_free_result;
   const int *spec = gptq_aot_specs;
   const long long *sizes = gptq_aot_sizes;
   for (int i = 0; i < gptq_aot_num_inputs + gptq_aot_num_results; ++i) {

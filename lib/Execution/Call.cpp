@@ -151,7 +151,9 @@ llvm::Expected<std::vector<NpyArray>> mlir::gptq::callPackedEntry(
   // copy; the others are copied, and allocations no result took over are
   // freed once, after every copy.
   void (*freeFn)(void *) =
-      entry.runtimeAllocator ? _mlir_memref_to_llvm_free : std::free;
+      entry.freeResult         ? entry.freeResult
+      : entry.runtimeAllocator ? _mlir_memref_to_llvm_free
+                               : std::free;
   // The shapes the code returned are checked before any is used: a
   // negative or overflowing one is an error (each allocation freed once).
   for (size_t i = 0, at = 0; i < resultSpecs.size(); ++i) {

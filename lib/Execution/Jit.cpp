@@ -7,6 +7,7 @@
 #include "gptq/Pipelines/Pipelines.h"
 #include "gptq/Runtime/Allocator.h"
 #include "gptq/Runtime/Checks.h"
+#include "gptq/Runtime/CudaRuntime.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,6 +25,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
@@ -487,6 +490,19 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   if (options.kernels != "cpu" && options.kernels != "portable")
     return error("unknown kernels '" + options.kernels +
                  "' (expected cpu or portable)");
+  if (options.device != "cpu" && options.device != "cuda")
+    return error("unknown device '" + options.device +
+                 "' (expected cpu or cuda)");
+  bool cuda = options.device == "cuda";
+  // Without a usable GPU nothing is compiled: the driver's reason is the
+  // error.
+  std::string chip = options.chip;
+  if (cuda && chip.empty()) {
+    char text[512];
+    if (gptq_cuda_chip(text, sizeof(text)) != 0)
+      return error(llvm::Twine("--device cuda: no usable GPU: ") + text);
+    chip = text;
+  }
   if (llvm::Error err = checkTypeSizes(*module))
     return std::move(err);
   if (options.hoistWeights && !isLLVMModule(*module))
@@ -497,6 +513,11 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     PassManager pm(ctx);
     if (options.pipeline) {
       options.pipeline(pm);
+    } else if (cuda) {
+      NVVMPipelineOptions pipelineOptions;
+      pipelineOptions.choleskyBlock = options.choleskyBlock;
+      pipelineOptions.chip = chip;
+      buildNVVMPipeline(pm, pipelineOptions);
     } else {
       CPUPipelineOptions pipelineOptions;
       pipelineOptions.choleskyBlock = options.choleskyBlock;
@@ -512,6 +533,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   fn->packed.runtimeAllocator =
       module->lookupSymbol("_mlir_memref_to_llvm_alloc") ||
       module->lookupSymbol("_mlir_memref_to_llvm_aligned_alloc");
+  if (module->lookupSymbol("mgpuMemAlloc"))
+    fn->packed.freeResult = gptq_cuda_free_managed;
 
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
@@ -522,6 +545,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
   registerOpenMPDialectTranslation(*ctx);
+  registerGPUDialectTranslation(*ctx);
+  registerNVVMDialectTranslation(*ctx);
   // A pipeline given by the caller may stop short of what translates to
   // LLVM IR.
   Operation *untranslatable = nullptr;
@@ -563,7 +588,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
        << llvm::sys::getHostCPUName() << "\n"
        << tmBuilder->getFeatures().getString() << "\nO" << options.optLevel
        << "\n"
-       << fn->packed.name << "\n";
+       << fn->packed.name << "\n"
+       << (cuda ? "cuda " GPTQ_CUDA_RUNTIME_LIBRARY "\n" : "");
     module->print(os);
     uint64_t key = llvm::xxh3_64bits(text);
     // The entry's name in the file name is for people; the key decides.
@@ -615,6 +641,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
        {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME, GPTQ_RUNTIME_LIBRARY})
     if (std::strlen(lib))
       libs.push_back(lib);
+  if (cuda)
+    libs.push_back(GPTQ_CUDA_RUNTIME_LIBRARY);
   engineOptions.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
   if (!engine)

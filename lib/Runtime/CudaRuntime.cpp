@@ -333,7 +333,7 @@ bool mlir::gptq::runtime::getMemRefSpan(int64_t rank, const void *descriptor,
 
 /// What gptq_cuda_probe says: 0 and the default device's description in
 /// `text`, or non-zero and the reason.
-static int probe(char (&text)[512]) {
+static int probe(char (&text)[512], int &major, int &minor) {
   Driver &driver = getDriver();
   if (driver.error[0]) {
     std::snprintf(text, sizeof(text), "%s", driver.error);
@@ -348,7 +348,6 @@ static int probe(char (&text)[512]) {
   }
   CUdevice handle;
   char name[256];
-  int major = 0, minor = 0;
   size_t totalBytes = 0;
   const char *call = "cuDeviceGet";
   CUresult result = driver.deviceGet(&handle, device);
@@ -381,46 +380,94 @@ static int probe(char (&text)[512]) {
 
 extern "C" int gptq_cuda_probe(char *message, size_t capacity) {
   char text[512];
-  int status = probe(text);
+  int major = 0, minor = 0;
+  int status = probe(text, major, minor);
   if (message && capacity)
     std::snprintf(message, capacity, "%s", text);
   return status;
 }
 
-extern "C" void *mgpuModuleLoad(void *data, size_t /*size*/) {
-  const Driver &driver = enter();
+extern "C" int gptq_cuda_chip(char *chip, size_t capacity) {
+  char text[512];
+  int major = 0, minor = 0;
+  int status = probe(text, major, minor);
+  if (chip && capacity)
+    std::snprintf(chip, capacity, "%s", text);
+  if (status == 0 && chip && capacity)
+    std::snprintf(chip, capacity, "sm_%d%d", major, minor);
+  return status;
+}
+
+extern "C" void gptq_cuda_free_managed(void *ptr) {
+  mgpuMemFree(ptr, nullptr);
+}
+
+namespace {
+/// What mgpuModuleLoad(JIT) returns: the image, loaded into the driver on
+/// the first function lookup. Code lowered by gpu-to-llvm loads every
+/// kernel module from a global constructor, when a program or library
+/// starts: loading there would make a program that never launches a kernel
+/// (asked for --help, or run without a GPU to print an error) need the
+/// driver, and fail outside any checked call.
+struct LazyModule {
+  const void *image;
+  bool jit;
+  int optLevel;
+  std::mutex mutex;
   CUmodule module = nullptr;
-  check(driver, driver.moduleLoadData(&module, data), "cuModuleLoadData");
+};
+
+CUmodule loadNow(const Driver &driver, LazyModule &lazy) {
+  std::lock_guard<std::mutex> lock(lazy.mutex);
+  if (lazy.module)
+    return lazy.module;
+  CUmodule module = nullptr;
+  if (!lazy.jit) {
+    check(driver, driver.moduleLoadData(&module, lazy.image),
+          "cuModuleLoadData");
+  } else {
+    char log[1024] = {};
+    // Integer option values are passed in place of the pointers.
+    int options[] = {kJitOptimizationLevel, kJitErrorLogBuffer,
+                     kJitErrorLogBufferSizeBytes};
+    void *values[] = {
+        reinterpret_cast<void *>(static_cast<intptr_t>(lazy.optLevel)), log,
+        reinterpret_cast<void *>(sizeof(log))};
+    if (CUresult result =
+            driver.moduleLoadDataEx(&module, lazy.image, 3, options, values);
+        result != kSuccess)
+      failCall(driver, "cuModuleLoadDataEx", result, log);
+  }
+  lazy.module = module;
   return module;
+}
+} // namespace
+
+extern "C" void *mgpuModuleLoad(void *data, size_t /*size*/) {
+  return new LazyModule{data, /*jit=*/false, 0};
 }
 
 extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel) {
-  const Driver &driver = enter();
-  char log[1024] = {};
-  // Integer option values are passed in place of the pointers.
-  int options[] = {kJitOptimizationLevel, kJitErrorLogBuffer,
-                   kJitErrorLogBufferSizeBytes};
-  void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel)),
-                    log, reinterpret_cast<void *>(sizeof(log))};
-  CUmodule module = nullptr;
-  if (CUresult result =
-          driver.moduleLoadDataEx(&module, data, 3, options, values);
-      result != kSuccess)
-    failCall(driver, "cuModuleLoadDataEx", result, log);
-  return module;
+  return new LazyModule{data, /*jit=*/true, optLevel};
 }
 
 extern "C" void mgpuModuleUnload(void *module) {
-  const Driver &driver = enter();
-  check(driver, driver.moduleUnload(static_cast<CUmodule>(module)),
-        "cuModuleUnload");
+  auto *lazy = static_cast<LazyModule *>(module);
+  if (!lazy)
+    return;
+  CUmodule loaded = lazy->module;
+  delete lazy;
+  if (loaded) {
+    const Driver &driver = enter();
+    check(driver, driver.moduleUnload(loaded), "cuModuleUnload");
+  }
 }
 
 extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   const Driver &driver = enter();
+  CUmodule loaded = loadNow(driver, *static_cast<LazyModule *>(module));
   CUfunction function = nullptr;
-  if (CUresult result = driver.moduleGetFunction(
-          &function, static_cast<CUmodule>(module), name);
+  if (CUresult result = driver.moduleGetFunction(&function, loaded, name);
       result != kSuccess)
     failCall(driver, "cuModuleGetFunction", result, name);
   return function;

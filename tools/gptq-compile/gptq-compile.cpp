@@ -26,6 +26,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -54,6 +55,17 @@ static cl::opt<bool> portable(
              "and load it from there, so that the two files run on a "
              "machine without LLVM"),
     cl::init(false), cl::cat(category));
+static cl::opt<std::string> device(
+    "device",
+    cl::desc("Where the executable runs: cpu (default), or cuda: host code "
+             "with the kernels of gptq-lower-to-nvvm-pipeline embedded as "
+             "cubin and the CUDA runtime library linked in; it loads only "
+             "libcuda.so.1, when it first launches a kernel"),
+    cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    chip("chip",
+         cl::desc("With --device cuda: the GPU architecture (default sm_90)"),
+         cl::init("sm_90"), cl::cat(category));
 static cl::opt<int64_t>
     choleskyBlock("cholesky-block",
                   cl::desc("Block size of the blocked Cholesky (default 128)"),
@@ -80,6 +92,13 @@ static std::string tableSource(const PackedEntry &entry, llvm::StringRef name) {
      << kEntrySymbol << ";\n";
   os << "const int gptq_aot_runtime_allocator = "
      << (entry.runtimeAllocator ? 1 : 0) << ";\n";
+  // Compiled GPU code returns CUDA managed memory.
+  if (entry.freeResult)
+    os << "void gptq_cuda_free_managed(void *);\n"
+          "void (*const gptq_aot_free_result)(void *) = "
+          "gptq_cuda_free_managed;\n";
+  else
+    os << "void (*const gptq_aot_free_result)(void *) = 0;\n";
   os << "const int gptq_aot_num_inputs = " << entry.inputs.size() << ";\n";
   os << "const int gptq_aot_num_results = " << entry.results.size() << ";\n";
   std::string specs, sizes;
@@ -103,7 +122,7 @@ static std::string tableSource(const PackedEntry &entry, llvm::StringRef name) {
 /// linker's messages go to the file `log`.
 static llvm::Error link(llvm::StringRef object, llvm::StringRef table,
                         llvm::StringRef output, llvm::StringRef log,
-                        bool portable) {
+                        bool portable, bool cuda) {
   auto cc = llvm::sys::findProgramByName("cc");
   if (!cc)
     return llvm::createStringError(
@@ -117,9 +136,12 @@ static llvm::Error link(llvm::StringRef object, llvm::StringRef table,
                                          "-x",
                                          "none",
                                          object.str(),
-                                         GPTQ_AOT_MAIN_LIBRARY,
-                                         GPTQ_LLVM_SUPPORT_LIBRARY,
-                                         GPTQ_LLVM_DEMANGLE_LIBRARY};
+                                         GPTQ_AOT_MAIN_LIBRARY};
+  // The CUDA runtime library, which loads the driver at run time.
+  if (cuda)
+    args.push_back(GPTQ_AOT_CUDA_RUNTIME_LIBRARY);
+  args.push_back(GPTQ_LLVM_SUPPORT_LIBRARY);
+  args.push_back(GPTQ_LLVM_DEMANGLE_LIBRARY);
   // The OpenMP runtime is the only shared library beyond the C and C++
   // runtimes. MLIR's C runner utilities are not linked: they need libMLIR,
   // and code that calls them fails to link here, naming the symbol.
@@ -166,6 +188,12 @@ static int run(int argc, char **argv) {
       "only when compiling and linking succeeded.\n");
   if (choleskyBlock < 1)
     return fail("--cholesky-block must be >= 1");
+  if (device != "cpu" && device != "cuda")
+    return fail("unknown --device '" + device + "' (expected cpu or cuda)");
+  if (device == "cuda" &&
+      !llvm::Regex("^sm_[0-9]+a?$").match(chip.getValue()))
+    return fail("--chip '" + chip + "' is not a GPU architecture such as "
+                "sm_90");
   ToolInput input;
   auto parsed = input.parse(inputFile);
   if (!parsed)
@@ -199,6 +227,8 @@ static int run(int argc, char **argv) {
   JitOptions options;
   options.toolName = "gptq-compile";
   options.choleskyBlock = choleskyBlock;
+  options.device = device;
+  options.chip = chip;
   // The executable carries its weights: nothing passes them in.
   options.hoistWeights = false;
   std::string object;
@@ -223,7 +253,8 @@ static int run(int argc, char **argv) {
   if (llvm::Error err =
           writeFileAtomically(tablePath, tableSource((*fn)->entry(), entry)))
     return fail(llvm::toString(std::move(err)));
-  if (llvm::Error err = link(objectPath, tablePath, linked, logPath, portable))
+  if (llvm::Error err = link(objectPath, tablePath, linked, logPath, portable,
+                             device == "cuda"))
     return fail(llvm::toString(std::move(err)));
   if (portable) {
     // The runtime first: an executable beside no runtime would not start.

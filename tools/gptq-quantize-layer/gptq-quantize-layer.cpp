@@ -73,9 +73,12 @@ static cl::opt<bool> mse("mse",
                          cl::desc("Search shrunken grids for the least "
                                   "2.4-norm error (reference parameters)"),
                          cl::cat(category));
-static cl::opt<std::string> device("device",
-                                   cl::desc("Where to run: cpu (default)"),
-                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> device(
+    "device",
+    cl::desc("Where to run: cpu (default), or cuda: the default NVIDIA GPU, "
+             "through gptq-lower-to-nvvm-pipeline; without a usable GPU "
+             "and driver, an error and no output"),
+    cl::init("cpu"), cl::cat(category));
 static cl::opt<double> dampStep(
     "damp-step",
     cl::desc("Added to percdamp for each retry when the Hessian is not "
@@ -110,16 +113,13 @@ static int run(int argc, char **argv) {
       "only when the whole run succeeded.\nA Hessian that is not positive "
       "definite is retried with more dampening.\n");
 
-  if (device != "cpu")
-    return fail(device == "cuda"
-                    ? llvm::Twine("--device cuda is not available in this "
-                                  "build; use --device cpu")
-                    : "unknown --device '" + device +
-                          "' (expected cpu or cuda)");
+  if (device != "cpu" && device != "cuda")
+    return fail("unknown --device '" + device + "' (expected cpu or cuda)");
   LayerQuantizerOptions quantizerOptions;
   quantizerOptions.dampStep = dampStep;
   quantizerOptions.maxAttempts = maxAttempts;
   quantizerOptions.jit = jitOptionsFromCommandLine("gptq-quantize-layer");
+  quantizerOptions.jit.device = device;
   if (llvm::Error err = checkEscalationOptions(percdamp, quantizerOptions))
     return fail(llvm::toString(std::move(err)));
 

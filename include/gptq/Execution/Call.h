@@ -54,6 +54,9 @@ struct PackedEntry {
   /// Whether the code allocates through the gptq runtime (results are freed
   /// there) rather than with malloc.
   bool runtimeAllocator = false;
+  /// When set, how results are freed instead (compiled GPU code returns
+  /// CUDA managed memory: gptq_cuda_free_managed).
+  void (*freeResult)(void *) = nullptr;
 };
 
 /// Calls `entry` on `args`, checked against its inputs (dtype, rank, static

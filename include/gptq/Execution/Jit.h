@@ -57,6 +57,14 @@ struct JitOptions {
   /// The default pipeline's kernels: "cpu" or "portable" (see
   /// convert-gptq-to-linalg).
   std::string kernels = "cpu";
+  /// Where the code runs: "cpu", or "cuda": the default pipeline is then
+  /// gptq-lower-to-nvvm-pipeline for the default GPU's architecture, the
+  /// code calls libGPTQCudaRuntime, and compiling fails with the driver's
+  /// reason when there is no usable GPU.
+  std::string device = "cpu";
+  /// With device "cuda": the GPU architecture to compile for ("sm_90");
+  /// empty: the default GPU's, which must then answer.
+  std::string chip;
   /// LLVM optimization level of the generated code.
   unsigned optLevel = 3;
   /// Where compiled code is kept between runs, as shared libraries named by

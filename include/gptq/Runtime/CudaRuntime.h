@@ -34,14 +34,28 @@ extern "C" {
 /// never fails as a check does: tools call it before compiling for a GPU.
 int gptq_cuda_probe(char *message, size_t capacity);
 
-/// Loads a cubin, fatbin or null-terminated PTX image. `size` is not needed:
-/// the driver reads the image's own headers.
+/// As gptq_cuda_probe, but writes the default device's architecture as a
+/// target name ("sm_90") on success.
+int gptq_cuda_chip(char *chip, size_t capacity);
+
+/// Frees memory of mgpuMemAlloc, as `free` does for malloc: what callers of
+/// compiled GPU code release results with.
+void gptq_cuda_free_managed(void *ptr);
+
+/// A module of a cubin, fatbin or null-terminated PTX image, loaded into the
+/// driver on its first mgpuModuleGetFunction (compiled code loads its
+/// modules from global constructors: a program that launches nothing never
+/// needs the driver). `size` is not needed: the driver reads the image's
+/// own headers. The image must outlive the module.
 void *mgpuModuleLoad(void *data, size_t size);
-/// JIT-compiles the null-terminated PTX `data` at `optLevel` (0 to 4). LLVM
-/// 22 passes no size here; a definition that expected one would read
-/// garbage.
+/// The same for null-terminated PTX `data`, JIT-compiled by the driver at
+/// `optLevel` (0 to 4) when loaded. LLVM 22 passes no size here; a
+/// definition that expected one would read garbage.
 void *mgpuModuleLoadJIT(void *data, int optLevel);
+/// Unloads a module (from the driver, if it was loaded).
 void mgpuModuleUnload(void *module);
+/// Loads `module` if it is not loaded yet (a failure to load is this
+/// call's), then looks up its function `name`.
 void *mgpuModuleGetFunction(void *module, const char *name);
 
 /// Launches `function` on `stream` with `smem` bytes of dynamic shared
