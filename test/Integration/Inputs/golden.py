@@ -1,7 +1,7 @@
 """Checks gptq-quantize-layer against the reference's golden layer cases.
 
 Usage: golden.py TOOL GOLDEN_DIR WORK_DIR [--block-size B] [--case NAME]
-                 [--kernels cpu|portable]
+                 [--kernels cpu|portable] [--device cpu|cuda]
 
 For every case (or one), runs the tool with the case's settings and checks:
 - at least 99.9% of entries satisfy |Q - Q_ref| <= 1e-5 |Q_ref| + 1e-7;
@@ -53,8 +53,10 @@ def run_quantize_layer(tool, weight_path, hessian_path, out_dir, flags):
     return json.load(open(os.path.join(out_dir, "report.json")))
 
 
-def run_tool(tool, case_dir, out_dir, case, block_size=None, kernels=None):
+def run_tool(tool, case_dir, out_dir, case, block_size=None, kernels=None,
+             device=None):
     flags = ["--kernels", kernels] if kernels else []
+    flags += ["--device", device] if device else []
     flags += ["--bits", str(case["bits"]), "--group-size", str(case["group_size"]),
              "--percdamp", str(case["percdamp"]),
              "--block-size", str(block_size or case["block_size"])]
@@ -112,11 +114,11 @@ def check_outputs(name, case, out, loss, ref, h, extra_problems=()):
     return not problems
 
 
-def check_case(tool, case_dir, work, block_size=None, kernels=None):
+def check_case(tool, case_dir, work, block_size=None, kernels=None, device=None):
     case = json.load(open(os.path.join(case_dir, "case.json")))
     name = os.path.basename(case_dir.rstrip("/"))
     out, report = run_tool(tool, case_dir, os.path.join(work, name), case,
-                           block_size, kernels)
+                           block_size, kernels, device)
     ref = np.load(os.path.join(case_dir, "Q_ref.npy"))
     h = np.load(os.path.join(case_dir, "H.npy"))
     return check_outputs(name, case, out, report["loss"], ref, h)
@@ -130,12 +132,13 @@ def main():
     p.add_argument("--block-size", type=int)
     p.add_argument("--case")
     p.add_argument("--kernels", choices=("cpu", "portable"))
+    p.add_argument("--device", choices=("cpu", "cuda"))
     a = p.parse_args()
     cases = list_cases(a.golden)
     if a.case:
         cases = [a.case]
     ok = all([check_case(a.tool, os.path.join(a.golden, c), a.work, a.block_size,
-                         a.kernels)
+                         a.kernels, a.device)
               for c in cases])
     print("golden: %d cases, %s" % (len(cases), "all passed" if ok else "FAILED"))
     sys.exit(0 if ok else 1)

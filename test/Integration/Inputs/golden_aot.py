@@ -1,6 +1,7 @@
 """Checks executables made by gptq-compile against the reference's golden cases.
 
-Usage: golden_aot.py GPTQ_COMPILE GOLDEN_DIR WORK_DIR
+Usage: golden_aot.py GPTQ_COMPILE GOLDEN_DIR WORK_DIR [--device cpu|cuda]
+                     [--build-only | --run-only]
 
 For every case, writes a module whose entry runs gptq.quantize_layer with
 the case's settings on dynamically sized W and H and returns the codes,
@@ -10,7 +11,14 @@ W.npy and H.npy; and checks the golden criterion of golden.py, that the
 factorization succeeded, and that codes, scales, zeros and g_idx
 reconstruct the dequantized weights exactly (golden.check_outputs). Prints one line per case and
 exits non-zero on any failure.
+
+--device cuda compiles for the GPU (gptq-compile --device cuda). The two
+halves also run apart, for a GPU machine without MLIR: --build-only writes
+WORK_DIR/<case>/quantize and stops; --run-only (GPTQ_COMPILE unused, give
+any word) runs and checks the executables already in WORK_DIR.
 """
+
+import argparse
 
 import json
 import os
@@ -48,16 +56,21 @@ def config_text(case):
     return ", ".join(keys)
 
 
-def check_case(compiler, case_dir, work):
+def check_case(compiler, case_dir, work, device="cpu", build=True, run=True):
     case = json.load(open(os.path.join(case_dir, "case.json")))
     name = os.path.basename(case_dir.rstrip("/"))
     folder = os.path.join(work, name)
     os.makedirs(folder, exist_ok=True)
-    module = os.path.join(folder, "layer.mlir")
-    with open(module, "w") as f:
-        f.write(MODULE.replace("CONFIG", config_text(case)))
     exe = os.path.join(folder, "quantize")
-    subprocess.run([compiler, module, "--entry", "quantize", "-o", exe], check=True)
+    if build:
+        module = os.path.join(folder, "layer.mlir")
+        with open(module, "w") as f:
+            f.write(MODULE.replace("CONFIG", config_text(case)))
+        subprocess.run([compiler, module, "--entry", "quantize", "--device", device,
+                        "-o", exe], check=True)
+    if not run:
+        print("%-34s built %s" % (name, exe))
+        return True
     out = os.path.join(folder, "out")
     subprocess.run([exe, "--input", os.path.join(case_dir, "W.npy"),
                     "--input", os.path.join(case_dir, "H.npy"), "--output-dir", out],
@@ -73,10 +86,21 @@ def check_case(compiler, case_dir, work):
 
 
 def main():
-    compiler, golden_dir, work = sys.argv[1:4]
-    cases = golden.list_cases(golden_dir)
-    ok = all([check_case(compiler, os.path.join(golden_dir, c), work) for c in cases])
-    print("golden-aot: %d cases, %s" % (len(cases), "all passed" if ok else "FAILED"))
+    p = argparse.ArgumentParser()
+    p.add_argument("compiler")
+    p.add_argument("golden")
+    p.add_argument("work")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--build-only", action="store_true")
+    mode.add_argument("--run-only", action="store_true")
+    a = p.parse_args()
+    cases = golden.list_cases(a.golden)
+    ok = all([check_case(a.compiler, os.path.join(a.golden, c), a.work, a.device,
+                         build=not a.run_only, run=not a.build_only)
+              for c in cases])
+    what = "built" if a.build_only else ("all passed" if ok else "FAILED")
+    print("golden-aot: %d cases, %s" % (len(cases), what))
     sys.exit(0 if ok else 1)
 
 
