@@ -104,7 +104,7 @@ def gptq_quantize(W, H, bits=4, group_size=-1, sym=False, act_order=False,
     perm = None
     if act_order:
         perm = torch.from_numpy(
-            np.argsort(-torch.diag(H).numpy(), kind="stable").copy())
+            np.argsort(-torch.diag(H).cpu().numpy(), kind="stable").copy()).to(W.device)
         W = W[:, perm]
         H = H[perm][:, perm]
         invperm = torch.argsort(perm)
@@ -114,7 +114,7 @@ def gptq_quantize(W, H, bits=4, group_size=-1, sym=False, act_order=False,
 
     # Step 5: damping relative to mean(diag(H)).
     damp = percdamp * torch.mean(torch.diag(H))
-    idx = torch.arange(cols)
+    idx = torch.arange(cols, device=H.device)
     H[idx, idx] += damp
 
     # Step 6: L = chol(H); Hinv = chol_inverse(L); U = chol(Hinv, upper).
@@ -178,21 +178,33 @@ def main():
     ap.add_argument("--threads", type=int, default=0,
                     help="torch.set_num_threads(N) (0: leave as is)")
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--device", default="cpu",
+                    help="torch device: cpu (default) or cuda (TF32 off, as "
+                         "the reference's float32; timed after a "
+                         "synchronize)")
     ap.add_argument("--json", action="store_true",
                     help="print one JSON line {seconds: [...], loss, threads}")
     a = ap.parse_args()
     if a.threads > 0:
         torch.set_num_threads(a.threads)
-    W = torch.from_numpy(np.load(a.weight).astype(np.float32))
-    H = torch.from_numpy(np.load(a.hessian).astype(np.float32))
+    cuda = a.device.startswith("cuda")
+    if cuda:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    W = torch.from_numpy(np.load(a.weight).astype(np.float32)).to(a.device)
+    H = torch.from_numpy(np.load(a.hessian).astype(np.float32)).to(a.device)
     times = []
     for _ in range(a.repeats):
+        if cuda:
+            torch.cuda.synchronize()
         t0 = time.perf_counter()
         Q, loss = gptq_quantize(W, H, a.bits, a.group_size, a.sym, a.act_order,
                                 a.static_groups, a.percdamp, a.block_size)
+        if cuda:
+            torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
     if a.out:
-        np.save(a.out, Q.numpy())
+        np.save(a.out, Q.cpu().numpy())
     if a.json:
         print(json.dumps({"seconds": times, "loss": loss,
                           "threads": torch.get_num_threads()}))

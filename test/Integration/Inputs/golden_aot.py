@@ -72,9 +72,13 @@ def check_case(compiler, case_dir, work, device="cpu", build=True, run=True):
         print("%-34s built %s" % (name, exe))
         return True
     out = os.path.join(folder, "out")
-    subprocess.run([exe, "--input", os.path.join(case_dir, "W.npy"),
-                    "--input", os.path.join(case_dir, "H.npy"), "--output-dir", out],
-                   check=True)
+    run = subprocess.run([exe, "--input", os.path.join(case_dir, "W.npy"),
+                          "--input", os.path.join(case_dir, "H.npy"), "--output-dir", out],
+                         stderr=subprocess.PIPE, text=True)
+    if run.returncode != 0:
+        print("%-34s FAIL: the executable exited with %d: %s"
+              % (name, run.returncode, run.stderr.strip()))
+        return False
     codes, scales, zeros, g, q, loss, ok = [np.load(os.path.join(out, "%d.npy" % i))
                                             for i in range(7)]
     outputs = {"codes": codes.view(np.uint8), "scales": scales, "zeros": zeros,

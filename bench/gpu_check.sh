@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The device check, run on a machine with an NVIDIA GPU, its driver, and
+# python3 with numpy and PyTorch (CUDA), but no LLVM or MLIR, from the
+# repository root, after bench/build_gpu_check.sh made build/gpu-check here
+# and it was carried there:
+#   1. every golden case through its executable, checked against the
+#      reference's outputs (golden_aot.py --run-only);
+#   2. the layer benchmark (bench/gpu_bench.py): 4096 x 4096, 4096 x 11008
+#      and 11008 x 4096 layers, ours against PyTorch on cuda in the same run.
+# Everything it prints also goes to $OUT (default build/gpu-check-out).
+# Each step has its own time limit, so the whole stays under 4 minutes.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+in=build/gpu-check
+out=${OUT:-build/gpu-check-out}
+mkdir -p "$out"
+status=0
+{
+  echo "== device"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || status=1
+  echo "== golden cases on the GPU"
+  timeout 60 python3 test/Integration/Inputs/golden_aot.py none test/golden "$in/golden" \
+    --run-only || status=1
+  echo "== layer benchmark"
+  timeout 150 python3 bench/gpu_bench.py --exe "$in/layer" --work /tmp/gpu-bench \
+    --json "$out/gpu-bench.json" || status=1
+  echo "== status $status"
+  exit "$status"
+} 2>&1 | tee "$out/gpu-check.txt"
+exit "${PIPESTATUS[0]}"
