@@ -156,6 +156,19 @@ TEST(CudaRuntimeTest, LaunchSizesThatDoNotFitAreRefused) {
                         "1 blocks of 0 x 1 x 1 threads");
 }
 
+TEST(CudaRuntimeTest, GridsWithoutBlocksLaunchNothing) {
+  // No driver call: this succeeds with or without a GPU.
+  const char *message = gptq_runtime_call_checked(
+      [](void **) {
+        mgpuLaunchKernel(nullptr, 0, 1, 1, 32, 1, 1, 0, nullptr, nullptr,
+                         nullptr, 0);
+        mgpuLaunchKernel(nullptr, 4, 1, 0, 32, 8, 1, 0, nullptr, nullptr,
+                         nullptr, 0);
+      },
+      nullptr);
+  EXPECT_EQ(message, nullptr) << message;
+}
+
 TEST(CudaRuntimeTest, EmptyAllocationsNeedNoDevice) {
   void *ptr = &ptr;
   void *args[] = {&ptr};

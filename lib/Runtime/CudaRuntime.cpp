@@ -50,6 +50,12 @@ constexpr unsigned kEventDisableTiming = 2;
 
 /// Dynamic shared memory that a launch may use without raising the limit.
 constexpr int32_t kDefaultSharedBytes = 48 << 10;
+/// CU_LIMIT_MALLOC_HEAP_SIZE, and the device heap this runtime asks for:
+/// kernels of the portable kernels allocate their per-row temporaries
+/// there (a few KiB per thread), over the driver's default 8 MiB for large
+/// layers.
+constexpr int kLimitMallocHeapSize = 2;
+constexpr size_t kDeviceHeapBytes = size_t(256) << 20;
 
 constexpr const char *kNeeded =
     "a CUDA device and its driver are needed for --device cuda";
@@ -74,6 +80,7 @@ struct Driver {
   CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*ctxGetCurrent)(CUcontext *);
   CUresult (*ctxSetCurrent)(CUcontext);
+  CUresult (*ctxSetLimit)(int, size_t);
   CUresult (*moduleLoadData)(CUmodule *, const void *);
   CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
                                void **);
@@ -153,6 +160,7 @@ void load(Driver &driver) {
   resolve(driver.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
   resolve(driver.ctxGetCurrent, "cuCtxGetCurrent");
   resolve(driver.ctxSetCurrent, "cuCtxSetCurrent");
+  resolve(driver.ctxSetLimit, "cuCtxSetLimit");
   resolve(driver.moduleLoadData, "cuModuleLoadData");
   resolve(driver.moduleLoadDataEx, "cuModuleLoadDataEx");
   resolve(driver.moduleUnload, "cuModuleUnload");
@@ -261,6 +269,16 @@ const Driver &enter() {
       return;
     context.call = "cuDevicePrimaryCtxRetain";
     context.result = driver.primaryCtxRetain(&context.context, handle);
+    if (context.result != kSuccess)
+      return;
+    // The heap must be sized before the first kernel that allocates runs.
+    context.call = "cuCtxSetCurrent";
+    context.result = driver.ctxSetCurrent(context.context);
+    if (context.result != kSuccess)
+      return;
+    context.call = "cuCtxSetLimit";
+    context.result =
+        driver.ctxSetLimit(kLimitMallocHeapSize, kDeviceHeapBytes);
   });
   check(driver, context.result, context.call);
   CUcontext current = nullptr;
@@ -478,6 +496,10 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  intptr_t blockY, intptr_t blockZ, int32_t smem,
                                  void *stream, void **params, void **extra,
                                  size_t /*paramsCount*/) {
+  // A grid without blocks is a loop without iterations: nothing to run.
+  if (blockX >= 1 && blockY >= 1 && blockZ >= 1 &&
+      (gridX == 0 || gridY == 0 || gridZ == 0))
+    return;
   // The driver takes 32-bit sizes: a larger one must not wrap to a smaller
   // launch.
   for (intptr_t size : {gridX, gridY, gridZ, blockX, blockY, blockZ})

@@ -9,7 +9,8 @@
 // The calls run in the primary context of the default device (device 0
 // unless mgpuSetDefaultDevice chose another), which is retained on first use
 // and made current on each calling thread; it stays current there, as with
-// the CUDA runtime API.
+// the CUDA runtime API. On first use the context's device heap (malloc in
+// kernels) is set to 256 MiB.
 //
 // A failing driver call, and a driver that cannot be loaded or has no device,
 // is a failed run-time check (Checks.h): through gptq_runtime_call_checked
@@ -59,7 +60,8 @@ void mgpuModuleUnload(void *module);
 void *mgpuModuleGetFunction(void *module, const char *name);
 
 /// Launches `function` on `stream` with `smem` bytes of dynamic shared
-/// memory, raising the function's limit first when `smem` is above the
+/// memory (a grid with no blocks in some dimension launches nothing: a
+/// parallel loop without iterations), raising the function's limit first when `smem` is above the
 /// default 48 KiB. `params` points to the kernel's arguments, as for
 /// cuLaunchKernel; the driver knows their count.
 void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
