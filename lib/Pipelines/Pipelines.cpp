@@ -180,6 +180,9 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   target.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  // The host's memref ops (memref.reshape among them, which the generic
+  // conversion leaves), as the CPU pipeline lowers them.
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createGPTQAssertToRuntime());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createGpuToLLVMConversionPass());

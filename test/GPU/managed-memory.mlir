@@ -20,10 +20,14 @@
 // CHECK: gpu.dealloc async [%{{.*}}] %[[GC]]
 // CHECK: gpu.dealloc async [%{{.*}}] %[[AC]]
 // CHECK: return %[[R]]
+// A buffer that only gives a memref.reshape its shape stays on the host.
+// CHECK-LABEL: func.func @shape
+// CHECK: %[[S:.*]] = memref.alloc() : memref<2xindex>
+// CHECK: memref.reshape %{{.*}}(%[[S]])
+// CHECK: memref.dealloc %[[S]]
 // CHECK: gpu.func @k
 // CHECK: memref.alloc() : memref<8xf32>
 module attributes {gpu.container_module} {
-  memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
   func.func @f(%a: memref<?xf32>, %n: index) -> memref<?xf32> {
     %c1 = arith.constant 1 : index
     %b = memref.alloc(%n) : memref<?xf32>
@@ -34,6 +38,19 @@ module attributes {gpu.container_module} {
         args(%a : memref<?xf32>, %g : memref<4xf32>, %r : memref<?xf32>)
     return %r : memref<?xf32>
   }
+  func.func @shape(%m: index, %n: index) -> memref<?x?xf32> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %mn = arith.muli %m, %n : index
+    %a = memref.alloc(%mn) : memref<?xf32>
+    %s = memref.alloc() : memref<2xindex>
+    memref.store %m, %s[%c0] : memref<2xindex>
+    memref.store %n, %s[%c1] : memref<2xindex>
+    %r = memref.reshape %a(%s) : (memref<?xf32>, memref<2xindex>) -> memref<?x?xf32>
+    memref.dealloc %s : memref<2xindex>
+    return %r : memref<?x?xf32>
+  }
+  memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
   gpu.module @k {
     gpu.func @k(%a: memref<?xf32>, %g: memref<4xf32>, %r: memref<?xf32>) kernel {
       %t = memref.alloc() : memref<8xf32>

@@ -10,6 +10,9 @@
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" -mlir-print-ir-after=gpu-kernel-outlining \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=OUTLINED
 // RUN: %if ptxas %{ gptq-opt %s --gptq-lower-to-nvvm-pipeline | FileCheck %s --check-prefix=CUBIN %}
+// Everything lowers: the result translates to LLVM IR, whose constructors
+// register the embedded kernels and whose host code launches them.
+// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
 // RUN: not gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=text" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADFORMAT
 
@@ -62,6 +65,12 @@
 // PTX: gpu.binary @quantize_kernel{{.*}}div.rn.f32
 // NOAPPROX-NOT: div.approx
 // NOAPPROX-NOT: div.full
+
+// LLVMIR: @llvm.global_ctors
+// LLVMIR: define {{.*}} @layer(
+// LLVMIR: call ptr @mgpuModuleGetFunction(
+// LLVMIR: call void @mgpuLaunchKernel(
+// LLVMIR: call ptr @mgpuModuleLoadJIT(
 
 // A cubin is an ELF image.
 // CUBIN: gpu.binary @hessian_kernel {{ *}}[#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, bin = "\7FELF

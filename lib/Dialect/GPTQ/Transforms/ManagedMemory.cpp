@@ -49,6 +49,26 @@ Value replaceByManagedCopy(OpBuilder &b, Location loc, Value value) {
   return alloc.getMemref();
 }
 
+/// A buffer that only host code reads and writes element by element and
+/// that gives a memref.reshape its shape: it stays in host memory, where
+/// the reshape's lowering reads it.
+bool isHostMetadata(memref::AllocOp op) {
+  bool shape = false;
+  for (OpOperand &use : op->getUses()) {
+    Operation *user = use.getOwner();
+    if (auto reshape = dyn_cast<memref::ReshapeOp>(user)) {
+      if (use.get() != reshape.getShape())
+        return false;
+      shape = true;
+    } else if (!isa<memref::StoreOp, memref::LoadOp, memref::DeallocOp>(user) ||
+               (isa<memref::StoreOp>(user) &&
+                cast<memref::StoreOp>(user).getValueToStore() == use.get())) {
+      return false;
+    }
+  }
+  return shape;
+}
+
 struct GPTQManagedMemoryPass
     : gptq::impl::GPTQManagedMemoryBase<GPTQManagedMemoryPass> {
   void runOnOperation() override {
@@ -100,6 +120,8 @@ struct GPTQManagedMemoryPass
         deallocs.push_back(dealloc);
     });
     for (memref::AllocOp op : allocs) {
+      if (isHostMetadata(op))
+        continue;
       b.setInsertionPoint(op);
       auto alloc = gpu::AllocOp::create(
           b, op.getLoc(), op.getType(), /*asyncToken=*/Type(), ValueRange{},
@@ -108,6 +130,8 @@ struct GPTQManagedMemoryPass
       op->erase();
     }
     for (memref::DeallocOp op : deallocs) {
+      if (auto alloc = op.getMemref().getDefiningOp<memref::AllocOp>())
+        continue; // a host metadata buffer, left on the host above
       b.setInsertionPoint(op);
       freeManaged(b, op.getLoc(), op.getMemref());
       op->erase();

@@ -294,15 +294,19 @@ def GPTQManagedMemory : Pass<"gptq-managed-memory", "ModuleOp"> {
     - `memref.alloc` in host functions becomes `gpu.alloc host_shared`
       (CUDA managed memory, `mgpuMemAlloc` with `isHostShared`), and
       `memref.dealloc` becomes `gpu.dealloc` on a stream that is then
-      synchronized.
+      synchronized; except buffers that only host code stores to and loads
+      from to give a `memref.reshape` its shape, which stay on the host.
     - The memref arguments of public functions, and the `memref.get_global`
       constants of every host function, are copied into such buffers once
       at the function's entry (the constants are hoisted there first), and
       those copies are freed before each return.
 
     Results are therefore managed memory that the caller owns: it frees
-    them with `mgpuMemFree` (the tools' CUDA calling convention does).
-    Allocations inside kernels are left as they are.
+    them with `mgpuMemFree` (the tools' CUDA calling convention does). The
+    pass expects what the buffer deallocation pipeline leaves: every result
+    an allocation of the function (arguments and constants are cloned
+    before they are returned). Allocations inside kernels are left as they
+    are.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
