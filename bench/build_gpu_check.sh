@@ -8,6 +8,11 @@
 #                           settings (test/Integration/Inputs/golden_aot.py)
 #   layer                   4 bits, group 128, act-order, H given: the
 #                           benchmark's layer quantizer (bench/gpu_bench.py)
+#   model/forward           stories260K rewritten with 4-bit codes (round to
+#                           nearest, groups of 32), its forward, with
+#                           model/tokens.npy (8 x 256, seed 0) and the
+#                           logits gptq-run computes here on the CPU
+#                           (model/logits.npy)
 # Usage: bash bench/build_gpu_check.sh [CHIP]   (CHIP default sm_90)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,4 +38,16 @@ func.func @layer(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>)
 }
 MLIR
 build/bin/gptq-compile "$out/layer.mlir" --entry layer --device cuda --chip "$chip" -o "$out/layer"
+mkdir -p "$out/model"
+PYTHONPATH=python .venv/bin/python -m gptq_mlir import-llama2c data/stories260K/stories260K.bin \
+  -o "$out/model/model.mlir" 2>/dev/null
+build/bin/gptq-opt "$out/model/model.mlir" --gptq-quantize-model="method=rtn bits=4 group-size=32" \
+  -o "$out/model/model.q.mlir" 2>/dev/null
+.venv/bin/python -c "import numpy as np; np.save('$out/model/tokens.npy', np.random.default_rng(0).integers(0, 512, size=(8, 256), dtype=np.int32))"
+build/bin/gptq-run "$out/model/model.q.mlir" --entry forward --input "$out/model/tokens.npy" \
+  --output-dir "$out/model/cpu"
+mv "$out/model/cpu/0.npy" "$out/model/logits.npy" && rmdir "$out/model/cpu"
+build/bin/gptq-compile "$out/model/model.q.mlir" --entry forward --device cuda --chip "$chip" \
+  -o "$out/model/forward"
+rm "$out/model/model.mlir"
 du -sh "$out" | awk '{print "build_gpu_check: " $1 " in '"$out"'"}'

@@ -5,7 +5,9 @@
 # and it was carried there:
 #   1. every golden case through its executable, checked against the
 #      reference's outputs (golden_aot.py --run-only);
-#   2. the layer benchmark (bench/gpu_bench.py): 4096 x 4096, 4096 x 11008
+#   2. stories260K's 4-bit forward on 8 x 256 tokens against the logits
+#      computed on the CPU when it was built;
+#   3. the layer benchmark (bench/gpu_bench.py): 4096 x 4096, 4096 x 11008
 #      and 11008 x 4096 layers, ours against PyTorch on cuda in the same run.
 # Everything it prints also goes to $OUT (default build/gpu-check-out).
 # Each step has its own time limit, so the whole stays under 4 minutes.
@@ -21,6 +23,19 @@ status=0
   echo "== golden cases on the GPU"
   timeout 60 python3 test/Integration/Inputs/golden_aot.py none test/golden "$in/golden" \
     --run-only || status=1
+  echo "== stories260K forward on the GPU against the CPU's logits"
+  rm -rf /tmp/gpu-check-model
+  if timeout 60 "$in/model/forward" --input "$in/model/tokens.npy" --output-dir /tmp/gpu-check-model \
+      --repeat 3 --time; then
+    python3 -c "
+import numpy as np
+cpu = np.load('$in/model/logits.npy'); gpu = np.load('/tmp/gpu-check-model/0.npy')
+rel = float(np.abs(gpu - cpu).max() / np.abs(cpu).max())
+print('logits %s, max |gpu - cpu| / max |cpu| = %.3g: %s' % (gpu.shape, rel, 'ok' if rel <= 1e-5 else 'FAIL'))
+raise SystemExit(0 if rel <= 1e-5 else 1)" || status=1
+  else
+    status=1
+  fi
   echo "== layer benchmark"
   timeout 150 python3 bench/gpu_bench.py --exe "$in/layer" --work /tmp/gpu-bench \
     --json "$out/gpu-bench.json" || status=1
