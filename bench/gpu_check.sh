@@ -21,11 +21,11 @@ status=0
   echo "== device"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || status=1
   echo "== golden cases on the GPU"
-  timeout 60 python3 test/Integration/Inputs/golden_aot.py none test/golden "$in/golden" \
+  timeout 45 python3 test/Integration/Inputs/golden_aot.py none test/golden "$in/golden" \
     --run-only || status=1
   echo "== stories260K forward on the GPU against the CPU's logits"
   rm -rf /tmp/gpu-check-model
-  if timeout 60 "$in/model/forward" --input "$in/model/tokens.npy" --output-dir /tmp/gpu-check-model \
+  if timeout 30 "$in/model/forward" --input "$in/model/tokens.npy" --output-dir /tmp/gpu-check-model \
       --repeat 3 --time; then
     python3 -c "
 import numpy as np
