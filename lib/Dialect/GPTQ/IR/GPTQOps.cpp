@@ -104,6 +104,16 @@ LogicalResult PermuteOp::verify() {
   return success();
 }
 
+OpFoldResult PermuteOp::fold(FoldAdaptor) {
+  // permute(permute(x, p, dims), p, dims, inverse) = x, either way round.
+  auto inner = getSource().getDefiningOp<PermuteOp>();
+  if (!inner || inner.getPerm() != getPerm() || inner.getDims() != getDims() ||
+      inner.getInverse() == getInverse() ||
+      inner.getSource().getType() != getType())
+    return {};
+  return inner.getSource();
+}
+
 LogicalResult MaskDeadInputsOp::verify() {
   if (failed(checkSquare(*this, "hessian", getHessian())))
     return failure();

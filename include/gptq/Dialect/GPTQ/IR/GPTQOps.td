@@ -107,6 +107,9 @@ def GPTQ_PermuteOp : GPTQ_Op<"permute",
     `result[.., j, ..] = source[.., perm[j], ..]`. With `inverse` it applies
     the inverse permutation, `result[.., perm[j], ..] = source[.., j, ..]`.
     Permuting both dimensions of a Hessian permutes its rows and columns.
+    `perm` must be a permutation of `[0, n)`: a permutation followed by its
+    inverse (the same `perm` and `dims`, one of them `inverse`) folds to the
+    original tensor.
 
     ```mlir
     %wp = gptq.permute %w by %perm dims [1] : tensor<?x?xf32>, tensor<?xi64>
@@ -118,6 +121,7 @@ def GPTQ_PermuteOp : GPTQ_Op<"permute",
   let arguments = (ins AnyRankedTensor:$source, GPTQ_Permutation:$perm,
                    DenseI64ArrayAttr:$dims, UnitAttr:$inverse);
   let results = (outs AnyRankedTensor:$result);
+  let hasFolder = 1;
   let assemblyFormat = [{
     $source `by` $perm (`inverse` $inverse^)? `dims` $dims attr-dict `:`
     type($source) `,` type($perm)
