@@ -2,6 +2,9 @@
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/StringMap.h"

@@ -2,6 +2,10 @@
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -233,3 +237,147 @@ LogicalResult QuantizeLayerOp::verify() {
 
 #define GET_OP_CLASSES
 #include "gptq/Dialect/GPTQ/IR/GPTQOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Result shapes (ReifyRankedShapedTypeOpInterface)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Size `d` of `v`: a constant when static, else tensor.dim.
+OpFoldResult sizeOf(OpBuilder &b, Location loc, Value v, int64_t d) {
+  return tensor::getMixedSize(b, loc, v, d);
+}
+
+/// ceil(size / divisor), folded when `size` is a constant.
+OpFoldResult ceilDiv(OpBuilder &b, Location loc, OpFoldResult size,
+                     int64_t divisor) {
+  if (std::optional<int64_t> c = getConstantIntValue(size))
+    return b.getIndexAttr((*c + divisor - 1) / divisor);
+  Value v = getValueOrCreateConstantIndexOp(b, loc, size);
+  return arith::CeilDivUIOp::create(
+             b, loc, v, arith::ConstantIndexOp::create(b, loc, divisor))
+      .getResult();
+}
+
+/// The grid count of `config` for `cols` columns: 1 for one group per row.
+OpFoldResult groupsOf(OpBuilder &b, Location loc, ConfigAttr config,
+                      OpFoldResult cols) {
+  if (config.getGroupSize() < 0)
+    return b.getIndexAttr(1);
+  return ceilDiv(b, loc, cols, config.getGroupSize());
+}
+
+/// The shape of each of `v`'s dimensions.
+SmallVector<OpFoldResult> shapeOf(OpBuilder &b, Location loc, Value v) {
+  return tensor::getMixedSizes(b, loc, v);
+}
+} // namespace
+
+LogicalResult HessianAccumulateOp::reifyResultShapes(
+    OpBuilder &b, ReifiedRankedShapedTypeDims &shapes) {
+  shapes = {shapeOf(b, getLoc(), getHessian()), {}};
+  return success();
+}
+
+LogicalResult DampedCholeskyOp::reifyResultShapes(
+    OpBuilder &b, ReifiedRankedShapedTypeDims &shapes) {
+  shapes = {shapeOf(b, getLoc(), getHessian()), {}};
+  return success();
+}
+
+LogicalResult
+ActOrderOp::reifyResultShapes(OpBuilder &b,
+                              ReifiedRankedShapedTypeDims &shapes) {
+  shapes = {{sizeOf(b, getLoc(), getHessian(), 0)}};
+  return success();
+}
+
+LogicalResult PermuteOp::reifyResultShapes(OpBuilder &b,
+                                           ReifiedRankedShapedTypeDims &shapes) {
+  shapes = {shapeOf(b, getLoc(), getSource())};
+  return success();
+}
+
+LogicalResult MaskDeadInputsOp::reifyResultShapes(
+    OpBuilder &b, ReifiedRankedShapedTypeDims &shapes) {
+  shapes = {shapeOf(b, getLoc(), getWeight())};
+  return success();
+}
+
+LogicalResult GridOp::reifyResultShapes(OpBuilder &b,
+                                        ReifiedRankedShapedTypeDims &shapes) {
+  Location loc = getLoc();
+  SmallVector<OpFoldResult> grid = {
+      sizeOf(b, loc, getWeight(), 0),
+      groupsOf(b, loc, getConfig(), sizeOf(b, loc, getWeight(), 1))};
+  shapes = {grid, grid};
+  return success();
+}
+
+LogicalResult QuantizeBlocksOp::reifyResultShapes(
+    OpBuilder &b, ReifiedRankedShapedTypeDims &shapes) {
+  Location loc = getLoc();
+  // Given grids come back as they were; otherwise rows x groups.
+  SmallVector<OpFoldResult> grid =
+      getScales() ? shapeOf(b, loc, getScales())
+                  : SmallVector<OpFoldResult>{
+                        sizeOf(b, loc, getWeight(), 0),
+                        groupsOf(b, loc, getConfig(),
+                                 sizeOf(b, loc, getWeight(), 1))};
+  shapes = {shapeOf(b, loc, getWeight()), grid, grid, {}};
+  return success();
+}
+
+LogicalResult
+GroupIndexOp::reifyResultShapes(OpBuilder &b,
+                                ReifiedRankedShapedTypeDims &shapes) {
+  shapes = {{OpFoldResult(getColumns())}};
+  if (std::optional<int64_t> c = getConstantIntValue(getColumns()))
+    shapes[0][0] = b.getIndexAttr(*c);
+  return success();
+}
+
+LogicalResult
+DequantizeOp::reifyResultShapes(OpBuilder &b,
+                                ReifiedRankedShapedTypeDims &shapes) {
+  shapes = {shapeOf(b, getLoc(), getCodes())};
+  return success();
+}
+
+LogicalResult PackOp::reifyResultShapes(OpBuilder &b,
+                                        ReifiedRankedShapedTypeDims &shapes) {
+  Location loc = getLoc();
+  OpFoldResult cols = sizeOf(b, loc, getCodes(), 1);
+  OpFoldResult words;
+  if (std::optional<int64_t> c = getConstantIntValue(cols)) {
+    words = b.getIndexAttr(wordsPerRow(*c, getBits()));
+  } else {
+    // ceil(cols * bits / 32).
+    Value bits = arith::MulIOp::create(
+        b, loc, getValueOrCreateConstantIndexOp(b, loc, cols),
+        arith::ConstantIndexOp::create(b, loc, getBits()));
+    words = ceilDiv(b, loc, OpFoldResult(bits), 32);
+  }
+  shapes = {{sizeOf(b, loc, getCodes(), 0), words}};
+  return success();
+}
+
+LogicalResult UnpackOp::reifyResultShapes(OpBuilder &b,
+                                          ReifiedRankedShapedTypeDims &shapes) {
+  OpFoldResult cols = getColumns();
+  if (std::optional<int64_t> c = getConstantIntValue(getColumns()))
+    cols = b.getIndexAttr(*c);
+  shapes = {{sizeOf(b, getLoc(), getPacked(), 0), cols}};
+  return success();
+}
+
+LogicalResult QuantizeLayerOp::reifyResultShapes(
+    OpBuilder &b, ReifiedRankedShapedTypeDims &shapes) {
+  Location loc = getLoc();
+  SmallVector<OpFoldResult> grid = {
+      sizeOf(b, loc, getWeight(), 0),
+      groupsOf(b, loc, getConfig(), sizeOf(b, loc, getWeight(), 1))};
+  shapes = {shapeOf(b, loc, getWeight()), grid, grid,
+            {sizeOf(b, loc, getWeight(), 1)}, {}, {}};
+  return success();
+}

@@ -8,6 +8,9 @@ include "mlir/IR/OpBase.td"
 def GPTQ_Dialect : Dialect {
   let name = "gptq";
   let cppNamespace = "::mlir::gptq";
+  // The result shapes the ops reify are tensor.dim and arith ops.
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
   let summary = "GPTQ post-training weight quantization as compiler operations";
   let description = [{
     The `gptq` dialect expresses the GPTQ algorithm (Frantar et al., 2022) as

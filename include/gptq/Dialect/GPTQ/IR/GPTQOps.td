@@ -7,6 +7,7 @@ include "gptq/Dialect/GPTQ/IR/GPTQDialect.td"
 include "gptq/Dialect/GPTQ/IR/GPTQAttrs.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def GPTQ_F32Matrix : 2DTensorOf<[F32]>;
@@ -21,7 +22,7 @@ def GPTQ_GroupIndex : 1DTensorOf<[I32]>;
 //===----------------------------------------------------------------------===//
 
 def GPTQ_HessianAccumulateOp : GPTQ_Op<"hessian_accumulate",
-    [Pure, AllTypesMatch<["hessian", "result"]>]> {
+    [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>, AllTypesMatch<["hessian", "result"]>]> {
   let summary = "Adds a batch of calibration inputs to a running Hessian";
   let description = [{
     Folds one batch of a linear layer's inputs into the running Hessian
@@ -55,7 +56,7 @@ def GPTQ_HessianAccumulateOp : GPTQ_Op<"hessian_accumulate",
 //===----------------------------------------------------------------------===//
 
 def GPTQ_DampedCholeskyOp : GPTQ_Op<"damped_cholesky",
-    [Pure, AllTypesMatch<["hessian", "factor"]>]> {
+    [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>, AllTypesMatch<["hessian", "factor"]>]> {
   let summary = "Upper Cholesky factor of the damped inverse Hessian";
   let description = [{
     The factorization step of GPTQ. Dead inputs (`H[i,i] == 0`) get
@@ -82,7 +83,7 @@ def GPTQ_DampedCholeskyOp : GPTQ_Op<"damped_cholesky",
   let hasVerifier = 1;
 }
 
-def GPTQ_ActOrderOp : GPTQ_Op<"act_order", [Pure]> {
+def GPTQ_ActOrderOp : GPTQ_Op<"act_order", [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "Column order by descending Hessian diagonal";
   let description = [{
     Returns `perm`, the columns sorted by descending `diag(H)` (act-order).
@@ -100,7 +101,7 @@ def GPTQ_ActOrderOp : GPTQ_Op<"act_order", [Pure]> {
 }
 
 def GPTQ_PermuteOp : GPTQ_Op<"permute",
-    [Pure, AllTypesMatch<["source", "result"]>]> {
+    [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>, AllTypesMatch<["source", "result"]>]> {
   let summary = "Permutes the given dimensions of a tensor";
   let description = [{
     Reorders each dimension in `dims` by `perm`:
@@ -130,7 +131,7 @@ def GPTQ_PermuteOp : GPTQ_Op<"permute",
 }
 
 def GPTQ_MaskDeadInputsOp : GPTQ_Op<"mask_dead_inputs",
-    [Pure, AllTypesMatch<["weight", "result"]>]> {
+    [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>, AllTypesMatch<["weight", "result"]>]> {
   let summary = "Zeroes the weight columns of inputs that never fired";
   let description = [{
     Sets `W[:, i] = 0` for every dead input, `H[i,i] == 0`, as the reference
@@ -153,7 +154,7 @@ def GPTQ_MaskDeadInputsOp : GPTQ_Op<"mask_dead_inputs",
 //===----------------------------------------------------------------------===//
 
 def GPTQ_GridOp : GPTQ_Op<"grid",
-    [Pure, AllTypesMatch<["scales", "zeros"]>]> {
+    [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>, AllTypesMatch<["scales", "zeros"]>]> {
   let summary = "Min-max (or MSE-searched) quantization grids of a weight";
   let description = [{
     The reference's `find_params` on every (row, group) of `weight`: groups
@@ -176,7 +177,7 @@ def GPTQ_GridOp : GPTQ_Op<"grid",
 }
 
 def GPTQ_QuantizeBlocksOp : GPTQ_Op<"quantize_blocks",
-    [Pure, AttrSizedOperandSegments,
+    [Pure, AttrSizedOperandSegments, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>,
      AllTypesMatch<["outScales", "outZeros"]>]> {
   let summary = "Blocked quantize-and-compensate over the columns of W";
   let description = [{
@@ -220,7 +221,7 @@ def GPTQ_QuantizeBlocksOp : GPTQ_Op<"quantize_blocks",
   let hasVerifier = 1;
 }
 
-def GPTQ_GroupIndexOp : GPTQ_Op<"group_index", [Pure]> {
+def GPTQ_GroupIndexOp : GPTQ_Op<"group_index", [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "The group of every original column (g_idx)";
   let description = [{
     `g_idx[j]`, the grid group of original column `j`, as a checkpoint
@@ -246,7 +247,7 @@ def GPTQ_GroupIndexOp : GPTQ_Op<"group_index", [Pure]> {
 }
 
 def GPTQ_DequantizeOp : GPTQ_Op<"dequantize",
-    [Pure, AllTypesMatch<["scales", "zeros"]>]> {
+    [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>, AllTypesMatch<["scales", "zeros"]>]> {
   let summary = "Weights from integer codes and their grids";
   let description = [{
     `W[r, j] = scales[r, g] * (codes[r, j] - zeros[r, g])` with
@@ -267,7 +268,7 @@ def GPTQ_DequantizeOp : GPTQ_Op<"dequantize",
   let hasVerifier = 1;
 }
 
-def GPTQ_PackOp : GPTQ_Op<"pack", [Pure]> {
+def GPTQ_PackOp : GPTQ_Op<"pack", [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "Packs unsigned codes of a row into 32-bit words";
   let description = [{
     Each row is one little-endian bit stream: code `j` takes bits
@@ -288,7 +289,7 @@ def GPTQ_PackOp : GPTQ_Op<"pack", [Pure]> {
   let hasVerifier = 1;
 }
 
-def GPTQ_UnpackOp : GPTQ_Op<"unpack", [Pure]> {
+def GPTQ_UnpackOp : GPTQ_Op<"unpack", [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "Unpacks 32-bit words into unsigned codes";
   let description = [{
     The inverse of `gptq.pack`: `columns` codes of `bits` bits per row.
@@ -308,7 +309,7 @@ def GPTQ_UnpackOp : GPTQ_Op<"unpack", [Pure]> {
 }
 
 def GPTQ_QuantizeLayerOp : GPTQ_Op<"quantize_layer",
-    [Pure, AllTypesMatch<["scales", "zeros"]>]> {
+    [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>, AllTypesMatch<["scales", "zeros"]>]> {
   let summary = "GPTQ of one linear layer, from weights and Hessian";
   let description = [{
     The whole reference procedure for one layer: grids, dead inputs,
