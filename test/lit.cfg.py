@@ -69,6 +69,21 @@ if subprocess.run([config.python_executable, "-c", "import torch"],
 if os.access("/usr/local/cuda/bin/ptxas", os.X_OK) or shutil.which("ptxas"):
     config.available_features.add("ptxas")
 
+# The CUDA toolkit's libdevice, which gptq-lower-to-nvvm-pipeline links into
+# kernels that call math functions (the toolkit as the pipeline finds it:
+# $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT, the ptxas on the PATH, /usr/local/cuda).
+def _cuda_toolkit():
+    for name in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"):
+        if os.environ.get(name):
+            return os.environ[name]
+    ptxas = shutil.which("ptxas")
+    if ptxas:
+        return os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))
+    return "/usr/local/cuda"
+
+if os.path.isdir(os.path.join(_cuda_toolkit(), "nvvm", "libdevice")):
+    config.available_features.add("cuda-toolkit")
+
 # A CUDA device that answers: the driver loads, initializes and counts at
 # least one device. Tests that run on the GPU require it; tests of what the
 # tools say without one are skipped where it is set.

@@ -124,6 +124,14 @@ std::string gptq::defaultCudaToolkit() {
 
 void gptq::buildNVVMPipeline(OpPassManager &pm,
                              const NVVMPipelineOptions &options) {
+  std::string toolkit =
+      options.toolkit.empty() ? defaultCudaToolkit() : options.toolkit.getValue();
+  GPTQCheckGPUTargetOptions check;
+  check.chip = options.chip;
+  check.features = options.features;
+  check.toolkit = toolkit;
+  check.needPtxas = options.format != KernelFormat::PTX;
+  pm.addPass(createGPTQCheckGPUTarget(check));
   // The target-independent stages of the CPU pipeline.
   pm.addPass(createGPTQExportEntryPoints());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -200,8 +208,7 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
     binary.compilationTarget = "fatbin";
     break;
   }
-  binary.toolkitPath =
-      options.toolkit.empty() ? defaultCudaToolkit() : options.toolkit.getValue();
+  binary.toolkitPath = toolkit;
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 

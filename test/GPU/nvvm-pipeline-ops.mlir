@@ -4,6 +4,7 @@
 // rounding (div.rn.f32): GPTQ's error step compounds across columns, so
 // approximate division is never used.
 
+// REQUIRES: cuda-toolkit
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefix=MEM
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefixes=PTX,NOAPPROX

@@ -283,6 +283,30 @@ def GPTQMapParallelLoopsToGPU
   ];
 }
 
+def GPTQCheckGPUTarget : Pass<"gptq-check-gpu-target", "ModuleOp"> {
+  let summary = "Refuse a GPU target that the NVVM pipeline cannot build for";
+  let description = [{
+    The first step of `gptq-lower-to-nvvm-pipeline`: fails, with one error
+    naming the option, when `chip` is not an NVIDIA architecture name
+    (`sm_<digits>`, optionally with an `a` or `f` suffix), when `features`
+    is not a list of `+ptx<digits>` features, or when the CUDA toolkit
+    (`toolkit`) lacks what the kernels need: `nvvm/libdevice` for the math
+    functions, and `bin/ptxas` when `format` is `bin` or `fatbin`. Without
+    it the later stages print warnings from LLVM, or an error and a module
+    compiled without libdevice, and succeed. It changes nothing.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The GPU architecture">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
+           "PTX features">,
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"\"",
+           "The CUDA toolkit directory">,
+    Option<"needPtxas", "need-ptxas", "bool", /*default=*/"true",
+           "Whether the kernels are assembled by ptxas (format bin or fatbin)">
+  ];
+}
+
 def GPTQManagedMemory : Pass<"gptq-managed-memory", "ModuleOp"> {
   let summary = "Put the host code's buffers in CUDA managed memory";
   let description = [{
