@@ -163,9 +163,16 @@ def work_flops(rows, cols, block=BLOCK):
 
 
 def make_layer(n, tokens_factor, seed, folder):
+    """An n x n layer: W.npy and H.npy in folder (see make_rect_layer)."""
+    return make_rect_layer(n, n, tokens_factor, seed + n, folder)
+
+
+def make_rect_layer(rows, cols, tokens_factor, seed, folder):
+    """W (rows x cols) ~ N(0, 0.02^2) and H = 2/tokens X^T X (cols x cols) of
+    tokens_factor * cols correlated activations, from the generator seed.
+    Returns the two paths and the token count."""
     import numpy as np
-    rng = np.random.default_rng(seed + n)
-    rows = cols = n
+    rng = np.random.default_rng(seed)
     tokens = tokens_factor * cols
     rank = max(cols // 8, 1)
     # Correlated activations: a low-rank mix plus independent noise, with a

@@ -43,9 +43,9 @@ def work_flops(rows, cols, block=BLOCK):
 
 
 def make_layer(rows, cols, seed, folder, tokens_factor=2):
-    """W (rows x cols) and H (cols x cols), as bench_quantize.make_layer for
-    non-square layers; on the GPU when PyTorch has one (X^T X of an
-    11008-column layer takes minutes on a CPU)."""
+    """W (rows x cols) and H (cols x cols) as bench_quantize.make_rect_layer
+    makes them, on the GPU when PyTorch has one (X^T X of an 11008-column
+    layer takes minutes on a CPU; the GPU's generator draws other numbers)."""
     try:
         import torch
         cuda = torch.cuda.is_available()
@@ -68,21 +68,8 @@ def make_layer(rows, cols, seed, folder, tokens_factor=2):
         np.save(wp, W.cpu().numpy().astype(np.float32))
         np.save(hp, H.cpu().numpy().astype(np.float32))
         return wp, hp
-    rng = np.random.default_rng(seed + rows * 7 + cols)
-    tokens = tokens_factor * cols
-    rank = max(cols // 8, 1)
-    Z = rng.standard_normal((tokens, rank), dtype=np.float32)
-    B = rng.standard_normal((rank, cols), dtype=np.float32) / np.float32(np.sqrt(rank))
-    X = Z @ B
-    X += np.float32(0.5) * rng.standard_normal((tokens, cols), dtype=np.float32)
-    out = rng.choice(cols, size=max(cols // 256, 1), replace=False)
-    X[:, out] *= np.float32(10.0)
-    H = (np.float32(2.0 / tokens) * (X.T @ X)).astype(np.float32)
-    H = ((H + H.T) * np.float32(0.5)).astype(np.float32)
-    W = np.float32(0.02) * rng.standard_normal((rows, cols), dtype=np.float32)
-    wp, hp = os.path.join(folder, "W.npy"), os.path.join(folder, "H.npy")
-    np.save(wp, W)
-    np.save(hp, H)
+    from bench_quantize import make_rect_layer
+    wp, hp, _ = make_rect_layer(rows, cols, tokens_factor, seed + rows * 7 + cols, folder)
     return wp, hp
 
 

@@ -26,8 +26,13 @@
 
 using namespace mlir;
 
-void gptq::buildCPUPipeline(OpPassManager &pm,
-                            const CPUPipelineOptions &options) {
+namespace {
+using namespace mlir::gptq;
+
+/// The target-independent front of both pipelines: entry points with C
+/// interfaces, elementwise ops as linalg, the run-time checks, and the
+/// contractions' normal form.
+void addFront(OpPassManager &pm) {
   pm.addPass(createGPTQExportEntryPoints());
   // Elementwise arith and math on tensors become linalg.generic.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -36,16 +41,19 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   // kernel, so that a failed check names the op the user wrote.
   pm.addPass(createGPTQInsertRuntimeChecks());
   // Contractions of the module's own linalg (models): the target-independent
-  // normal form, then the CPU schedule on the matrix kernel.
+  // normal form.
   pm.addNestedPass<func::FuncOp>(createGPTQNormalizeContractions());
-  pm.addNestedPass<func::FuncOp>(createGPTQReassociateReductions());
-  GPTQMatmulToKernelOptions kernel;
-  kernel.fuseDequantize = options.fuseDequantize;
-  pm.addPass(createGPTQMatmulToKernel(kernel));
+}
+
+/// The gptq ops decomposed and lowered to the library with `kernels`,
+/// inlined, bufferized and deallocated; `forwardArgumentResults` for the
+/// CPU's matrix kernel, whose output is its argument's buffer.
+void addLibraryAndBuffers(OpPassManager &pm, int64_t choleskyBlock,
+                          StringRef kernels, bool forwardArgumentResults) {
   pm.addPass(createGPTQDecomposeQuantizeLayer());
   ConvertGPTQToLinalgOptions convert;
-  convert.choleskyBlock = options.choleskyBlock;
-  convert.kernels = options.kernels;
+  convert.choleskyBlock = choleskyBlock;
+  convert.kernels = kernels.str();
   pm.addPass(createConvertGPTQToLinalg(convert));
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
@@ -63,13 +71,27 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   // The matrix kernel's output is its argument's buffer: no clone of it on
   // return.
-  pm.addPass(createGPTQForwardArgumentResults());
+  if (forwardArgumentResults)
+    pm.addPass(createGPTQForwardArgumentResults());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Temporaries die at their last use, not at the end of the function, so
   // that later allocations reuse their memory.
   pm.addPass(createGPTQHoistDeallocs());
+}
+} // namespace
+
+void gptq::buildCPUPipeline(OpPassManager &pm,
+                            const CPUPipelineOptions &options) {
+  addFront(pm);
+  // The CPU schedule of the contractions: the matrix kernel.
+  pm.addNestedPass<func::FuncOp>(createGPTQReassociateReductions());
+  GPTQMatmulToKernelOptions kernel;
+  kernel.fuseDequantize = options.fuseDequantize;
+  pm.addPass(createGPTQMatmulToKernel(kernel));
+  addLibraryAndBuffers(pm, options.choleskyBlock, options.kernels,
+                       /*forwardArgumentResults=*/true);
 
   // The model's elementwise ops and reductions as parallel loops; then
   // those and the kernels' independent column panels run on all cores.
@@ -132,32 +154,11 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   check.toolkit = toolkit;
   check.needPtxas = options.format != KernelFormat::PTX;
   pm.addPass(createGPTQCheckGPUTarget(check));
-  // The target-independent stages of the CPU pipeline.
-  pm.addPass(createGPTQExportEntryPoints());
-  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-  pm.addPass(createGPTQInsertRuntimeChecks());
-  pm.addNestedPass<func::FuncOp>(createGPTQNormalizeContractions());
-  pm.addPass(createGPTQDecomposeQuantizeLayer());
-  ConvertGPTQToLinalgOptions convert;
-  convert.choleskyBlock = options.choleskyBlock;
-  convert.kernels = "portable";
-  pm.addPass(createConvertGPTQToLinalg(convert));
-  pm.addPass(createInlinerPass());
-  pm.addPass(createSymbolDCEPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCSEPass());
-  pm.addPass(createCanonicalizerPass());
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
-  pm.addPass(createConvertBufferizationToMemRefPass());
-  pm.addPass(createGPTQHoistDeallocs());
+  // The target-independent stages of the CPU pipeline, with the portable
+  // kernels.
+  addFront(pm);
+  addLibraryAndBuffers(pm, options.choleskyBlock, "portable",
+                       /*forwardArgumentResults=*/false);
 
   // The GPU schedule: every copy and every linalg op a parallel loop, each
   // outermost one tiled into blocks and threads, and a kernel.

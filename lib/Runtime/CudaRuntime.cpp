@@ -396,24 +396,27 @@ static int probe(char (&text)[512], int &major, int &minor) {
   return 0;
 }
 
-extern "C" int gptq_cuda_probe(char *message, size_t capacity) {
+/// Writes what the probe found into `out`: its description (or reason), or
+/// with `chip` the device's architecture name on success.
+static int probeInto(char *out, size_t capacity, bool chip) {
   char text[512];
   int major = 0, minor = 0;
   int status = probe(text, major, minor);
-  if (message && capacity)
-    std::snprintf(message, capacity, "%s", text);
+  if (!out || !capacity)
+    return status;
+  if (status == 0 && chip)
+    std::snprintf(out, capacity, "sm_%d%d", major, minor);
+  else
+    std::snprintf(out, capacity, "%s", text);
   return status;
 }
 
+extern "C" int gptq_cuda_probe(char *message, size_t capacity) {
+  return probeInto(message, capacity, /*chip=*/false);
+}
+
 extern "C" int gptq_cuda_chip(char *chip, size_t capacity) {
-  char text[512];
-  int major = 0, minor = 0;
-  int status = probe(text, major, minor);
-  if (chip && capacity)
-    std::snprintf(chip, capacity, "%s", text);
-  if (status == 0 && chip && capacity)
-    std::snprintf(chip, capacity, "sm_%d%d", major, minor);
-  return status;
+  return probeInto(chip, capacity, /*chip=*/true);
 }
 
 extern "C" void gptq_cuda_free_managed(void *ptr) {

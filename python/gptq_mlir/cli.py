@@ -60,15 +60,23 @@ def _import_llama2c(args: argparse.Namespace) -> None:
     checkpoint = llama2c.read_checkpoint(args.checkpoint)
     importer.write_module(checkpoint, args.output, external_weights=args.external_weights)
     cfg = checkpoint.config
+    classifier = "shared classifier" if cfg.shared_classifier else "separate classifier"
+    print(
+        "import-llama2c: "
+        + _imported(args, cfg, f"format version {checkpoint.version}", classifier),
+        file=sys.stderr,
+    )
+
+
+def _imported(args: argparse.Namespace, cfg, source: str, classifier: str) -> str:
+    """The line an import prints: what it wrote and the model's shape."""
     weights = ""
     if args.external_weights:
         weights = f" and {Path(args.output).parent / importer.weights_file_name(args.output)}"
-    print(
-        f"import-llama2c: wrote {args.output}{weights} (format version {checkpoint.version}, "
+    return (
+        f"wrote {args.output}{weights} ({source}, "
         f"dim {cfg.dim}, {cfg.n_layers} layers, {cfg.n_heads}/{cfg.n_kv_heads} heads, "
-        f"vocab {cfg.vocab_size}, seq_len {cfg.seq_len}, "
-        f"{'shared' if cfg.shared_classifier else 'separate'} classifier)",
-        file=sys.stderr,
+        f"vocab {cfg.vocab_size}, seq_len {cfg.seq_len}, {classifier})"
     )
 
 
@@ -78,17 +86,9 @@ def _import_hf(args: argparse.Namespace) -> None:
     checkpoint = hf.read_checkpoint(args.folder)
     importer.write_module(checkpoint, args.output, external_weights=args.external_weights)
     cfg = checkpoint.config
-    weights = ""
-    if args.external_weights:
-        weights = f" and {Path(args.output).parent / importer.weights_file_name(args.output)}"
     dtypes = ", ".join(sorted(set(checkpoint.dtypes.values())))
-    print(
-        f"import-hf: wrote {args.output}{weights} ({dtypes}, "
-        f"dim {cfg.dim}, {cfg.n_layers} layers, {cfg.n_heads}/{cfg.n_kv_heads} heads, "
-        f"vocab {cfg.vocab_size}, seq_len {cfg.seq_len}, "
-        f"{'tied' if cfg.shared_classifier else 'separate'} lm_head)",
-        file=sys.stderr,
-    )
+    lm_head = "tied lm_head" if cfg.shared_classifier else "separate lm_head"
+    print("import-hf: " + _imported(args, cfg, dtypes, lm_head), file=sys.stderr)
 
 
 def _export_gptq(args: argparse.Namespace) -> None:
