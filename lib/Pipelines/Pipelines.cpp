@@ -14,6 +14,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Quant/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -29,6 +30,10 @@ using namespace mlir;
 void gptq::buildCPUPipeline(OpPassManager &pm,
                             const CPUPipelineOptions &options) {
   pm.addPass(createGPTQExportEntryPoints());
+  // Weights in upstream quant types (gptq-to-quant-types) dequantize in
+  // linalg; the storage casts left between constants and the arithmetic
+  // fold away in the first canonicalization.
+  pm.addNestedPass<func::FuncOp>(quant::createLowerQuantOps());
   // Elementwise arith and math on tensors become linalg.generic.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   // Dynamic sizes and index data are checked before gptq.quantize_layer is
@@ -126,6 +131,7 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
                              const NVVMPipelineOptions &options) {
   // The target-independent stages of the CPU pipeline.
   pm.addPass(createGPTQExportEntryPoints());
+  pm.addNestedPass<func::FuncOp>(quant::createLowerQuantOps());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createGPTQInsertRuntimeChecks());
   pm.addNestedPass<func::FuncOp>(createGPTQNormalizeContractions());
