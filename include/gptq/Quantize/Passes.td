@@ -193,7 +193,8 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     group of each input column), with `gptq.unpack` and `gptq.dequantize`
     (and a `linalg.transpose` for weights stored in x out) in front of the
     original contraction. `format=float` writes the dequantized weights as
-    float constants instead.
+    float constants instead, and `format=quant` the upstream quant form of
+    `gptq-to-quant-types` (no gptq op).
 
     **Report.** A line per layer on stderr (name, out x in, the GPTQ error,
     the round-to-nearest error, the dampening used, seconds), a summary of
@@ -272,13 +273,15 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     Option<"maxAttempts", "max-attempts", "unsigned", /*default=*/"100",
            "Attempts per layer at most, the first included (default 100)">,
     Option<"format", "format", "std::string", /*default=*/"\"packed\"",
-           "packed (default: integer codes, scales, zeros, g_idx) or float "
-           "(dequantized weights)">,
+           "packed (default: integer codes, scales, zeros, g_idx), float "
+           "(dequantized weights) or quant (upstream quant types, as "
+           "gptq-to-quant-types writes them)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::gptq::GPTQDialect",
                            "::mlir::linalg::LinalgDialect",
+                           "::mlir::quant::QuantDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 
