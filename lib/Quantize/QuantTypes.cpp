@@ -265,9 +265,11 @@ struct GPTQToQuantTypesPass
     std::optional<SmallVector<float>> z = valuesOf<float>(zeros);
     std::optional<SmallVector<int32_t>> g = valuesOf<int32_t>(gIdx);
     if (!words || !s || !z || !g)
-      return op.emitError() << "layer '" << layer
-                            << "': the data of a constant operand is missing "
-                               "(an elided or undefined dense_resource)";
+      return op.emitError()
+             << "layer '" << layer
+             << "': the data of a constant operand is missing or "
+                "does not fit its type (an elided, undefined or "
+                "short dense_resource)";
 
     QuantizedWeight w;
     w.rows = resultType.getDimSize(0);

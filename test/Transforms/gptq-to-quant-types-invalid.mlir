@@ -102,7 +102,7 @@ func.func @elided() -> tensor<1x8xf32> {
   %z = arith.constant dense<[[3.0]]> : tensor<1x1xf32>
   %g = arith.constant dense<0> : tensor<8xi32>
   %codes = gptq.unpack %w columns %c8 bits 4 : tensor<1x1xi32> -> tensor<1x8xi8>
-  // expected-error @+1 {{layer '__elided__': the data of a constant operand is missing (an elided or undefined dense_resource)}}
+  // expected-error @+1 {{layer '__elided__': the data of a constant operand is missing or does not fit its type (an elided, undefined or short dense_resource)}}
   %r = gptq.dequantize %codes, %s, %z, %g : tensor<1x8xi8>, tensor<1x1xf32>, tensor<8xi32> -> tensor<1x8xf32>
   return %r : tensor<1x8xf32>
 }
@@ -120,3 +120,27 @@ func.func @empty() -> tensor<0x8xf32> {
   %r = gptq.dequantize %codes, %s, %z, %g : tensor<0x8xi8>, tensor<0x1xf32>, tensor<8xi32> -> tensor<0x8xf32>
   return %r : tensor<0x8xf32>
 }
+
+// -----
+
+// A blob shorter than its type.
+func.func @short_blob() -> tensor<1x8xf32> {
+  %w = arith.constant dense_resource<x.qweight> : tensor<1x1xi32>
+  %c8 = arith.constant 8 : index
+  %s = arith.constant dense_resource<x.scales> : tensor<1x1xf32>
+  %z = arith.constant dense<[[3.0]]> : tensor<1x1xf32>
+  %g = arith.constant dense<0> : tensor<8xi32>
+  %codes = gptq.unpack %w columns %c8 bits 4 : tensor<1x1xi32> -> tensor<1x8xi8>
+  // expected-error @+1 {{layer 'x': the data of a constant operand is missing or does not fit its type}}
+  %r = gptq.dequantize %codes, %s, %z, %g : tensor<1x8xi8>, tensor<1x1xf32>, tensor<8xi32> -> tensor<1x8xf32>
+  return %r : tensor<1x8xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      x.qweight: "0x0400000010325476",
+      x.scales: "0x040000000000"
+    }
+  }
+#-}
