@@ -25,6 +25,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mlir {
@@ -102,14 +103,17 @@ FailureOr<Value> gptq::buildQuantTypesWeight(OpBuilder &b, Location loc,
     pos[j] += w.gIdx[j] * block;
     identity &= pos[j] == j;
   }
+  // Blocks of one size hold groups of different sizes only with padding;
+  // GPTQ's groups pad less than one group.
+  if (padded > 2 * cols)
+    return error() << groups << " groups of up to " << block
+                   << " columns would pad the " << cols
+                   << " input columns to " << padded
+                   << " (more than twice): the groups are too uneven for "
+                      "blocks of one size",
+           failure();
+  // One grid per row (the columns are then in their block's order).
   bool perAxis = groups == 1;
-  if (perAxis) {
-    // One grid per row: the columns are already in their block's order.
-    padded = cols;
-    for (int64_t j = 0; j < cols; ++j)
-      pos[j] = j;
-    identity = true;
-  }
 
   // Codes in block order; padding holds the row's zero point of its block,
   // which dequantizes to 0 and is never read.

@@ -144,3 +144,19 @@ func.func @short_blob() -> tensor<1x8xf32> {
     }
   }
 #-}
+
+// -----
+
+// Four columns in group 0 and one in each of groups 1 to 3: blocks of four
+// columns would take 16 for 7.
+func.func @uneven_groups() -> tensor<1x7xf32> {
+  %w = arith.constant dense<0> : tensor<1x1xi32>
+  %c7 = arith.constant 7 : index
+  %s = arith.constant dense<[[0.5, 0.5, 0.5, 0.5]]> : tensor<1x4xf32>
+  %z = arith.constant dense<[[3.0, 3.0, 3.0, 3.0]]> : tensor<1x4xf32>
+  %g = arith.constant dense<[0, 0, 0, 0, 1, 2, 3]> : tensor<7xi32>
+  %codes = gptq.unpack %w columns %c7 bits 4 : tensor<1x1xi32> -> tensor<1x7xi8>
+  // expected-error @+1 {{layer 'gptq.dequantize': 4 groups of up to 4 columns would pad the 7 input columns to 16 (more than twice): the groups are too uneven for blocks of one size}}
+  %r = gptq.dequantize %codes, %s, %z, %g : tensor<1x7xi8>, tensor<1x4xf32>, tensor<7xi32> -> tensor<1x7xf32>
+  return %r : tensor<1x7xf32>
+}

@@ -328,9 +328,11 @@ def GPTQToQuantTypes : Pass<"gptq-to-quant-types", "ModuleOp"> {
     A weight the types cannot express is an error naming the layer (the
     qweight resource's name without `.qweight`, else the op's location
     name): a scale that is not positive and finite, a zero point that is not
-    an integer in `[0, 2^bits - 1]`, a `g_idx` entry outside the groups, a
-    `dense_resource` without its data or shorter than its type, an empty
-    weight. The pass fails then, and gptq-opt writes no output.
+    an integer in `[0, 2^bits - 1]`, a `g_idx` entry outside the groups,
+    groups so uneven that blocks of the largest one's size would more than
+    double the columns, a `dense_resource` without its data or shorter than
+    its type, an empty weight. The pass fails then, and gptq-opt writes no
+    output.
     Dequantizations of non-constant operands, or of codes that do not come
     from `gptq.unpack`, are left as they are.
   }];
