@@ -14,6 +14,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Quant/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -30,10 +31,14 @@ namespace {
 using namespace mlir::gptq;
 
 /// The target-independent front of both pipelines: entry points with C
-/// interfaces, elementwise ops as linalg, the run-time checks, and the
-/// contractions' normal form.
+/// interfaces, upstream quant ops lowered, elementwise ops as linalg, the
+/// run-time checks, and the contractions' normal form.
 void addFront(OpPassManager &pm) {
   pm.addPass(createGPTQExportEntryPoints());
+  // Weights in upstream quant types (gptq-to-quant-types) dequantize in
+  // linalg; the storage casts left between constants and the arithmetic
+  // fold away in the first canonicalization.
+  pm.addNestedPass<func::FuncOp>(quant::createLowerQuantOps());
   // Elementwise arith and math on tensors become linalg.generic.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   // Dynamic sizes and index data are checked before gptq.quantize_layer is

@@ -20,6 +20,7 @@
 #include "gptq/Execution/Output.h"
 #include "gptq/Quantize/LinearLayers.h"
 #include "gptq/Quantize/Passes.h"
+#include "gptq/Quantize/QuantTypes.h"
 #include "gptq/Quantize/QuantizeLayer.h"
 #include "gptq/Runtime/Allocator.h"
 
@@ -27,6 +28,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
@@ -323,7 +325,7 @@ struct QuantizeModelPass
   void record(unsigned index, LayerResult result, StringRef method,
               double compiled, std::chrono::steady_clock::time_point start);
   const NpyArray *constantArray(Operation *op);
-  void rewrite(ConfigAttr config);
+  LogicalResult rewrite(ConfigAttr config);
   void printLayer(unsigned index);
 };
 
@@ -1219,7 +1221,7 @@ static DenseResourceElementsAttr resource(ShapedType type, StringRef name,
       HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(uint64_t)));
 }
 
-void QuantizeModelPass::rewrite(ConfigAttr config) {
+LogicalResult QuantizeModelPass::rewrite(ConfigAttr config) {
   // The uses to replace, found before any is replaced.
   std::vector<std::pair<unsigned, OpOperand *>> uses;
   for (auto [i, state] : llvm::enumerate(states))
@@ -1239,6 +1241,20 @@ void QuantizeModelPass::rewrite(ConfigAttr config) {
       weight = arith::ConstantOp::create(
           b, loc,
           resource(storedType, layer.name + ".dequantized", *state.stored));
+    } else if (format == "quant") {
+      QuantizedWeight w;
+      w.rows = layer.outFeatures;
+      w.cols = layer.inFeatures;
+      w.groups = r.scales.shape[1];
+      w.bits = config.getBits();
+      w.codes = ArrayRef(r.codes.as<uint8_t>(), w.rows * w.cols);
+      w.scales = ArrayRef(r.scales.as<float>(), w.rows * w.groups);
+      w.zeros = ArrayRef(r.zeros.as<float>(), w.rows * w.groups);
+      w.gIdx = ArrayRef(r.gIdx.as<int32_t>(), w.cols);
+      FailureOr<Value> built = buildQuantTypesWeight(b, loc, layer.name, w);
+      if (failed(built))
+        return failure();
+      weight = *built;
     } else {
       int64_t out = layer.outFeatures, in = layer.inFeatures;
       int64_t groups = r.scales.shape[1];
@@ -1262,12 +1278,13 @@ void QuantizeModelPass::rewrite(ConfigAttr config) {
       weight =
           DequantizeOp::create(b, loc, RankedTensorType::get({out, in}, f32),
                                codes, scales, zeros, gIdx);
-      if (layer.transposed) {
-        Value init = tensor::EmptyOp::create(b, loc, {in, out}, f32);
-        weight = linalg::TransposeOp::create(b, loc, weight, init,
-                                             ArrayRef<int64_t>{1, 0})
-                     ->getResult(0);
-      }
+    }
+    if (format != "float" && layer.transposed) {
+      Value init = tensor::EmptyOp::create(
+          b, loc, {layer.inFeatures, layer.outFeatures}, b.getF32Type());
+      weight = linalg::TransposeOp::create(b, loc, weight, init,
+                                           ArrayRef<int64_t>{1, 0})
+                   ->getResult(0);
     }
     use->set(weight);
     sources.push_back(layer.weightSource);
@@ -1283,6 +1300,7 @@ void QuantizeModelPass::rewrite(ConfigAttr config) {
     if (global && SymbolTable::symbolKnownUseEmpty(global, module))
       global->erase();
   }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -1314,8 +1332,8 @@ void QuantizeModelPass::runOnOperation() {
               << "': expected layers, blocks or none";
     return;
   }
-  if (format != "packed" && format != "float") {
-    fail(loc) << "format='" << format << "': expected packed or float";
+  if (format != "packed" && format != "float" && format != "quant") {
+    fail(loc) << "format='" << format << "': expected packed, float or quant";
     return;
   }
   if (calibrationBatch < 1) {
@@ -1583,19 +1601,29 @@ void QuantizeModelPass::runOnOperation() {
   for (const LayerState &state : states) {
     floatBytes += state.weight.data.size();
     const LayerResult &r = *state.result;
-    quantBytes += format == "float"
-                      ? int64_t(state.weight.data.size())
-                      : int64_t((r.codes.shape[1] * bits + 31) / 32) * 4 *
-                                r.codes.shape[0] +
-                            int64_t(r.scales.data.size()) * 2 +
-                            int64_t(r.gIdx.data.size());
+    if (format == "float")
+      quantBytes += int64_t(state.weight.data.size());
+    else if (format == "quant")
+      // A byte per code, a float32 scale and a byte of zero point per grid,
+      // and at most an int32 place per column (act-order's gather).
+      quantBytes += int64_t(r.codes.data.size()) +
+                    int64_t(r.scales.data.size()) * 5 / 4 +
+                    int64_t(r.gIdx.data.size());
+    else
+      quantBytes +=
+          int64_t((r.codes.shape[1] * bits + 31) / 32) * 4 * r.codes.shape[0] +
+          int64_t(r.scales.data.size()) * 2 + int64_t(r.gIdx.data.size());
   }
 
-  // The rewrite cannot fail: it runs before the outputs are written, so that
-  // the report has its time. When writing them fails, the pass fails and the
-  // rewritten module is not written either.
+  // The rewrite fails only for a weight that format=quant cannot express
+  // (GPTQ's grids always fit); it runs before the outputs are written, so
+  // that the report has its time. When writing them fails, the pass fails and
+  // the rewritten module is not written either.
   auto rewriteStart = std::chrono::steady_clock::now();
-  rewrite(config);
+  if (failed(rewrite(config))) {
+    signalPassFailure();
+    return;
+  }
   double rewriteSeconds = secondsSince(rewriteStart);
 
   // Outputs: the report and the Hessians, together.

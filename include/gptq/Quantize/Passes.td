@@ -193,7 +193,8 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     group of each input column), with `gptq.unpack` and `gptq.dequantize`
     (and a `linalg.transpose` for weights stored in x out) in front of the
     original contraction. `format=float` writes the dequantized weights as
-    float constants instead.
+    float constants instead, and `format=quant` the upstream quant form of
+    `gptq-to-quant-types` (no gptq op).
 
     **Report.** A line per layer on stderr (name, out x in, the GPTQ error,
     the round-to-nearest error, the dampening used, seconds), a summary of
@@ -272,13 +273,72 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     Option<"maxAttempts", "max-attempts", "unsigned", /*default=*/"100",
            "Attempts per layer at most, the first included (default 100)">,
     Option<"format", "format", "std::string", /*default=*/"\"packed\"",
-           "packed (default: integer codes, scales, zeros, g_idx) or float "
-           "(dequantized weights)">,
+           "packed (default: integer codes, scales, zeros, g_idx), float "
+           "(dequantized weights) or quant (upstream quant types, as "
+           "gptq-to-quant-types writes them)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::gptq::GPTQDialect",
                            "::mlir::linalg::LinalgDialect",
+                           "::mlir::quant::QuantDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def GPTQToQuantTypes : Pass<"gptq-to-quant-types", "ModuleOp"> {
+  let summary = "Express constant quantized weights with upstream quant types";
+  let description = [{
+    Rewrites every `gptq.dequantize` whose codes come from a `gptq.unpack`
+    of a constant and whose scales, zeros and `g_idx` are constants (`dense`
+    or `dense_resource`, static shapes: the weights of
+    `gptq-quantize-model`) into the upstream `quant` dialect, so that MLIR
+    compilers without the gptq dialect can consume the model: the codes as
+    an integer constant, `quant.scast` to a tensor of a `!quant.uniform`
+    type that holds the scales and zero points, and `quant.dcast` to f32.
+    Upstream `-lower-quant-ops` lowers that to a `linalg.generic` computing
+    `(code - zero_point) * scale`, the arithmetic of `gptq.dequantize`;
+    `gptq-lower-to-cpu-pipeline` runs it first.
+
+    The storage type is `u8` for every bit width, narrowed to
+    `[0, 2^bits - 1]` (`u8<0:7>` for 3 bits, `u8<0:15>` for 4, `u8` for 8):
+    a code per byte, the codes and zero points GPTQ's own. One group per row
+    (`group-size=-1`, or groups as wide as the input) is per-axis
+    quantization along the output dimension:
+
+    ```mlir
+    %codes = arith.constant dense<...> : tensor<64x64xi8>
+    %q = quant.scast %codes : tensor<64x64xi8>
+        to tensor<64x64x!quant.uniform<u8<0:15>:f32:0, {0.0123:8, ...}>>
+    %w = quant.dcast %q : tensor<64x64x!quant.uniform<u8<0:15>:f32:0, {...}>>
+        to tensor<64x64xf32>
+    ```
+
+    Groups are sub-channel quantization with block sizes `{0:1, 1:B}`, the
+    scales and zero points `out x groups`. The tensor holds the groups side
+    by side in blocks of `B` columns, `B` the largest group's column count;
+    a column's place is its group's block and its rank among the group's
+    columns. When `g_idx[j] = j / B` and the blocks fill the input exactly,
+    that is the weight itself. When the last group is short (the input
+    features are not a multiple of the group size), the blocks are padded
+    with the row's zero point (dequantized 0) and a `tensor.extract_slice`
+    cuts the weight out. With act-order (any other `g_idx`), a
+    `linalg.generic` gathers each column back from its place
+    (`W[r, j] = blocks[r, place[j]]`, the places an i32 constant).
+
+    A weight the types cannot express is an error naming the layer (the
+    qweight resource's name without `.qweight`, else the op's location
+    name): a scale that is not positive and finite, a zero point that is not
+    an integer in `[0, 2^bits - 1]`, a `g_idx` entry outside the groups,
+    groups so uneven that blocks of the largest one's size would more than
+    double the columns, a `dense_resource` without its data or shorter than
+    its type, an empty weight. The pass fails then, and gptq-opt writes no
+    output.
+    Dequantizations of non-constant operands, or of codes that do not come
+    from `gptq.unpack`, are left as they are.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::quant::QuantDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

@@ -1,0 +1,319 @@
+//===- QuantTypes.cpp - Quantized weights as upstream quant types ---------===//
+//
+// buildQuantTypesWeight writes one quantized weight with upstream quant ops;
+// gptq-to-quant-types applies it to every gptq.dequantize of constant
+// operands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gptq/Quantize/QuantTypes.h"
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Quantize/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mlir {
+namespace gptq {
+#define GEN_PASS_DEF_GPTQTOQUANTTYPES
+#include "gptq/Quantize/Passes.h.inc"
+} // namespace gptq
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::gptq;
+
+//===----------------------------------------------------------------------===//
+// The quantized weight
+//===----------------------------------------------------------------------===//
+
+/// A float as a diagnostic shows it: 7.5, 0, nan.
+static std::string number(float v) {
+  return llvm::formatv("{0}", llvm::format("%.9g", double(v))).str();
+}
+
+FailureOr<Value> gptq::buildQuantTypesWeight(OpBuilder &b, Location loc,
+                                             StringRef layer,
+                                             const QuantizedWeight &w) {
+  auto error = [&]() { return emitError(loc) << "layer '" << layer << "': "; };
+  int64_t rows = w.rows, cols = w.cols, groups = w.groups;
+  if (w.bits < 1 || w.bits > 8)
+    return error() << "bits " << w.bits << ": expected 1 to 8", failure();
+  if (rows < 1 || cols < 1 || groups < 1)
+    return error() << "weight " << rows << " x " << cols << " with " << groups
+                   << " groups: a quantized type needs a non-empty tensor",
+           failure();
+  // The codes are unsigned and stored in bytes (u8) whatever their width,
+  // narrowed to [0, 2^bits - 1]: sub-byte storage types are not what every
+  // consumer lays out in memory alike (docs/quant-types.md).
+  int64_t maxq = (int64_t(1) << w.bits) - 1;
+  constexpr unsigned width = 8;
+  MLIRContext *ctx = b.getContext();
+  auto storage = IntegerType::get(ctx, width);
+  Type f32 = b.getF32Type();
+
+  // Each column's group, and the columns of each group in their order.
+  std::vector<int64_t> count(groups, 0), pos(cols);
+  for (int64_t j = 0; j < cols; ++j) {
+    int64_t g = w.gIdx[j];
+    if (g < 0 || g >= groups)
+      return error() << "g_idx[" << j << "] = " << g << ": expected 0 to "
+                     << groups - 1,
+             failure();
+    pos[j] = count[g]++;
+  }
+  for (int64_t i = 0, e = rows * groups; i < e; ++i) {
+    float s = w.scales[i], z = w.zeros[i];
+    if (!std::isfinite(s) || s <= 0)
+      return error() << "scale " << number(s) << " of row " << i / groups
+                     << ", group " << i % groups
+                     << ": a quantized type needs a positive finite scale",
+             failure();
+    if (!std::isfinite(z) || z != std::floor(z) || z < 0 || z > maxq)
+      return error() << "zero point " << number(z) << " of row " << i / groups
+                     << ", group " << i % groups
+                     << ": expected an integer in the storage range [0, "
+                     << maxq << "]",
+             failure();
+  }
+
+  // The quantized tensor holds the groups side by side in blocks of the
+  // largest group's size; a column's place is its group's block and its rank
+  // among the group's columns. Unless that is the identity on all columns,
+  // the weight is read back from the dequantized blocks.
+  int64_t block = *std::max_element(count.begin(), count.end());
+  int64_t padded = groups * block;
+  bool identity = true;
+  for (int64_t j = 0; j < cols; ++j) {
+    pos[j] += w.gIdx[j] * block;
+    identity &= pos[j] == j;
+  }
+  // Blocks of one size hold groups of different sizes only with padding;
+  // GPTQ's groups pad less than one group.
+  if (padded > 2 * cols)
+    return error() << groups << " groups of up to " << block
+                   << " columns would pad the " << cols
+                   << " input columns to " << padded
+                   << " (more than twice): the groups are too uneven for "
+                      "blocks of one size",
+           failure();
+  // One grid per row (the columns are then in their block's order).
+  bool perAxis = groups == 1;
+
+  // Codes in block order; padding holds the row's zero point of its block,
+  // which dequantizes to 0 and is never read.
+  std::vector<char> data(size_t(rows) * padded);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t p = 0; p < padded; ++p)
+      data[r * padded + p] = char(int64_t(w.zeros[r * groups + p / block]));
+    for (int64_t j = 0; j < cols; ++j)
+      data[r * padded + pos[j]] = char(w.codes[r * cols + j]);
+  }
+
+  auto typeError = [&]() { return error() << "upstream quant type: "; };
+  function_ref<InFlightDiagnostic()> emitTypeError = typeError;
+  Type elementType, storageType = storage;
+  // Unsigned storage (no QuantizationFlags::Signed), from 0.
+  unsigned flags = 0;
+  int64_t storageMin = 0;
+  int32_t dims[] = {0, 1};
+  int64_t blockSizes[] = {1, block};
+  if (perAxis) {
+    SmallVector<double> scales(w.scales.begin(), w.scales.begin() + rows);
+    SmallVector<int64_t> zeroPoints;
+    for (float z : w.zeros.take_front(rows))
+      zeroPoints.push_back(int64_t(z));
+    elementType = quant::UniformQuantizedPerAxisType::getChecked(
+        emitTypeError, flags, storageType, f32, ArrayRef<double>(scales),
+        ArrayRef<int64_t>(zeroPoints),
+        /*quantizedDimension=*/int32_t(0), storageMin, maxq);
+  } else {
+    auto gridType = RankedTensorType::get({rows, groups}, f32);
+    auto scales = DenseElementsAttr::get(gridType, w.scales);
+    SmallVector<APInt> zeroPoints;
+    for (float z : w.zeros)
+      zeroPoints.push_back(APInt(width, uint64_t(z)));
+    auto zeroPointsAttr = DenseElementsAttr::get(
+        RankedTensorType::get({rows, groups}, storage), zeroPoints);
+    elementType = quant::UniformQuantizedSubChannelType::getChecked(
+        emitTypeError, flags, storageType, f32, scales, zeroPointsAttr,
+        ArrayRef<int32_t>(dims), ArrayRef<int64_t>(blockSizes), storageMin,
+        maxq);
+  }
+  if (!elementType)
+    return failure();
+
+  auto codesType = RankedTensorType::get({rows, padded}, storage);
+  Value codes = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::getFromRawBuffer(codesType, data));
+  Value quantized = quant::StorageCastOp::create(
+      b, loc, RankedTensorType::get({rows, padded}, elementType), codes);
+  Value blocks = quant::DequantizeCastOp::create(
+      b, loc, RankedTensorType::get({rows, padded}, f32), quantized);
+  auto resultType = RankedTensorType::get({rows, cols}, f32);
+  if (identity && padded == cols)
+    return blocks;
+  if (identity)
+    return tensor::ExtractSliceOp::create(
+               b, loc, resultType, blocks,
+               ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+               ArrayRef<OpFoldResult>{b.getIndexAttr(rows),
+                                      b.getIndexAttr(cols)},
+               ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)})
+        .getResult();
+
+  // Act-order: W[r, j] = blocks[r, pos[j]].
+  SmallVector<int32_t> places(pos.begin(), pos.end());
+  Value columns = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({cols}, b.getI32Type()),
+                             ArrayRef<int32_t>(places)));
+  Value init = tensor::EmptyOp::create(b, loc, {rows, cols}, f32);
+  AffineMap column = AffineMap::get(2, 0, b.getAffineDimExpr(1), ctx);
+  auto gather = linalg::GenericOp::create(
+      b, loc, resultType, ValueRange{columns}, ValueRange{init},
+      ArrayRef<AffineMap>{column, b.getMultiDimIdentityMap(2)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                    utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value r = linalg::IndexOp::create(nb, nloc, 0);
+        Value p =
+            arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), args[0]);
+        Value v = tensor::ExtractOp::create(nb, nloc, blocks, ValueRange{r, p});
+        linalg::YieldOp::create(nb, nloc, v);
+      });
+  return gather.getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A constant's elements when its data is at hand.
+template <typename T>
+std::optional<SmallVector<T>> valuesOf(ElementsAttr attr) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr))
+    return SmallVector<T>(dense.getValues<T>());
+  if (auto resource =
+          dyn_cast<::mlir::detail::DenseResourceElementsAttrBase<T>>(attr))
+    if (std::optional<ArrayRef<T>> values = resource.tryGetAsArrayRef())
+      if (int64_t(values->size()) == resource.getNumElements())
+        return SmallVector<T>(*values);
+  return std::nullopt;
+}
+
+/// The operand's constant, when it is a static arith.constant of elements.
+ElementsAttr constantOf(Value v) {
+  auto c = v.getDefiningOp<arith::ConstantOp>();
+  if (!c || !cast<ShapedType>(c.getType()).hasStaticShape())
+    return {};
+  return dyn_cast<ElementsAttr>(c.getValue());
+}
+
+/// The layer a dequantization belongs to: the qweight resource's name
+/// without its suffix, else the op's location name.
+std::string layerName(DequantizeOp op, ElementsAttr packed) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(packed)) {
+    StringRef key = resource.getRawHandle().getKey();
+    key.consume_back(".qweight");
+    return key.str();
+  }
+  if (auto name = dyn_cast<NameLoc>(op.getLoc()))
+    return name.getName().str();
+  return "gptq.dequantize";
+}
+
+struct GPTQToQuantTypesPass
+    : public gptq::impl::GPTQToQuantTypesBase<GPTQToQuantTypesPass> {
+  void runOnOperation() override {
+    SmallVector<DequantizeOp> ops;
+    getOperation().walk([&](DequantizeOp op) { ops.push_back(op); });
+    for (DequantizeOp op : ops)
+      if (failed(rewrite(op)))
+        return signalPassFailure();
+  }
+
+  LogicalResult rewrite(DequantizeOp op) {
+    auto unpack = op.getCodes().getDefiningOp<UnpackOp>();
+    if (!unpack)
+      return success();
+    ElementsAttr packed = constantOf(unpack.getPacked());
+    ElementsAttr scales = constantOf(op.getScales());
+    ElementsAttr zeros = constantOf(op.getZeros());
+    ElementsAttr gIdx = constantOf(op.getGIdx());
+    auto resultType = cast<ShapedType>(op.getType());
+    if (!packed || !scales || !zeros || !gIdx ||
+        !matchPattern(unpack.getColumns(), m_Constant()) ||
+        !resultType.hasStaticShape())
+      return success();
+    std::string layer = layerName(op, packed);
+    std::optional<SmallVector<int32_t>> words = valuesOf<int32_t>(packed);
+    std::optional<SmallVector<float>> s = valuesOf<float>(scales);
+    std::optional<SmallVector<float>> z = valuesOf<float>(zeros);
+    std::optional<SmallVector<int32_t>> g = valuesOf<int32_t>(gIdx);
+    if (!words || !s || !z || !g)
+      return op.emitError()
+             << "layer '" << layer
+             << "': the data of a constant operand is missing or "
+                "does not fit its type (an elided, undefined or "
+                "short dense_resource)";
+
+    QuantizedWeight w;
+    w.rows = resultType.getDimSize(0);
+    w.cols = resultType.getDimSize(1);
+    w.groups = cast<ShapedType>(scales.getType()).getDimSize(1);
+    w.bits = unpack.getBits();
+    // The verifier has checked the words against the columns.
+    int64_t wordsPerRow = cast<ShapedType>(packed.getType()).getDimSize(1);
+    // gptq.pack's layout: row r's codes are one little-endian bit stream.
+    std::vector<uint8_t> codes(size_t(w.rows) * w.cols);
+    for (int64_t r = 0; r < w.rows; ++r)
+      for (int64_t j = 0; j < w.cols; ++j) {
+        uint64_t bit = uint64_t(j) * w.bits;
+        const int32_t *row = words->data() + r * wordsPerRow;
+        uint64_t value = uint32_t(row[bit / 32]) >> (bit % 32);
+        if (bit % 32 + w.bits > 32)
+          value |= uint64_t(uint32_t(row[bit / 32 + 1])) << (32 - bit % 32);
+        codes[r * w.cols + j] = uint8_t(value & ((1u << w.bits) - 1));
+      }
+    w.codes = codes;
+    w.scales = *s;
+    w.zeros = *z;
+    w.gIdx = *g;
+
+    OpBuilder b(op);
+    FailureOr<Value> weight = buildQuantTypesWeight(b, op.getLoc(), layer, w);
+    if (failed(weight))
+      return failure();
+    llvm::SetVector<Operation *> producers;
+    Value operands[] = {op.getCodes(),  unpack.getPacked(), unpack.getColumns(),
+                        op.getScales(), op.getZeros(),      op.getGIdx()};
+    for (Value v : operands)
+      producers.insert(v.getDefiningOp());
+    op.replaceAllUsesWith(*weight);
+    op.erase();
+    for (Operation *producer : producers)
+      if (producer->use_empty())
+        producer->erase();
+    return success();
+  }
+};
+
+} // namespace
