@@ -381,3 +381,73 @@ LogicalResult QuantizeLayerOp::reifyResultShapes(
             {sizeOf(b, loc, getWeight(), 1)}, {}, {}};
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Tiling (TilingInterface) of gptq.dequantize
+//===----------------------------------------------------------------------===//
+
+SmallVector<utils::IteratorType> DequantizeOp::getLoopIteratorTypes() {
+  return {utils::IteratorType::parallel, utils::IteratorType::parallel};
+}
+
+SmallVector<Range> DequantizeOp::getIterationDomain(OpBuilder &b) {
+  Location loc = getLoc();
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  return {Range{zero, sizeOf(b, loc, getCodes(), 0), one},
+          Range{zero, sizeOf(b, loc, getCodes(), 1), one}};
+}
+
+FailureOr<TilingResult>
+DequantizeOp::getTiledImplementation(OpBuilder &b,
+                                     ArrayRef<OpFoldResult> offsets,
+                                     ArrayRef<OpFoldResult> sizes) {
+  Location loc = getLoc();
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> unit2 = {one, one};
+  // Codes: the tile; grids: its rows, every group; g_idx: its columns.
+  auto codes =
+      tensor::ExtractSliceOp::create(b, loc, getCodes(), offsets, sizes, unit2);
+  SmallVector<OpFoldResult> gridOffsets = {offsets[0], zero};
+  SmallVector<OpFoldResult> gridSizes = {sizes[0],
+                                         sizeOf(b, loc, getScales(), 1)};
+  auto scales = tensor::ExtractSliceOp::create(b, loc, getScales(), gridOffsets,
+                                               gridSizes, unit2);
+  auto zeros = tensor::ExtractSliceOp::create(b, loc, getZeros(), gridOffsets,
+                                              gridSizes, unit2);
+  auto gIdx = tensor::ExtractSliceOp::create(
+      b, loc, getGIdx(), ArrayRef<OpFoldResult>{offsets[1]},
+      ArrayRef<OpFoldResult>{sizes[1]}, ArrayRef<OpFoldResult>{one});
+  SmallVector<int64_t> staticSizes;
+  SmallVector<Value> dynamicSizes;
+  dispatchIndexOpFoldResults(sizes, dynamicSizes, staticSizes);
+  auto type = RankedTensorType::get(staticSizes, b.getF32Type());
+  auto tiled = DequantizeOp::create(b, loc, type, codes, scales, zeros, gIdx);
+  return TilingResult{{tiled},
+                      {tiled.getResult()},
+                      {codes, scales, zeros, gIdx}};
+}
+
+LogicalResult DequantizeOp::getResultTilePosition(
+    OpBuilder &, unsigned, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
+    SmallVector<OpFoldResult> &resultSizes) {
+  resultOffsets.assign(offsets.begin(), offsets.end());
+  resultSizes.assign(sizes.begin(), sizes.end());
+  return success();
+}
+
+LogicalResult DequantizeOp::getIterationDomainTileFromResultTile(
+    OpBuilder &, unsigned, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes, SmallVectorImpl<OpFoldResult> &domainOffsets,
+    SmallVectorImpl<OpFoldResult> &domainSizes) {
+  domainOffsets.assign(offsets.begin(), offsets.end());
+  domainSizes.assign(sizes.begin(), sizes.end());
+  return success();
+}
+
+FailureOr<TilingResult>
+DequantizeOp::generateResultTileValue(OpBuilder &b, unsigned,
+                                      ArrayRef<OpFoldResult> offsets,
+                                      ArrayRef<OpFoldResult> sizes) {
+  return getTiledImplementation(b, offsets, sizes);
+}

@@ -9,6 +9,7 @@ include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/TilingInterface.td"
 
 def GPTQ_F32Matrix : 2DTensorOf<[F32]>;
 def GPTQ_F32Batch : TensorRankOf<[F32], [2, 3]>;
@@ -247,11 +248,21 @@ def GPTQ_GroupIndexOp : GPTQ_Op<"group_index", [Pure, DeclareOpInterfaceMethods<
 }
 
 def GPTQ_DequantizeOp : GPTQ_Op<"dequantize",
-    [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>, AllTypesMatch<["scales", "zeros"]>]> {
+    [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>,
+     DeclareOpInterfaceMethods<TilingInterface,
+         ["getLoopIteratorTypes", "getIterationDomain",
+          "getTiledImplementation", "getResultTilePosition",
+          "generateResultTileValue", "getIterationDomainTileFromResultTile"]>,
+     AllTypesMatch<["scales", "zeros"]>]> {
   let summary = "Weights from integer codes and their grids";
   let description = [{
     `W[r, j] = scales[r, g] * (codes[r, j] - zeros[r, g])` with
     `g = g_idx[j]`; codes are unsigned.
+
+    It tiles over rows and columns (`TilingInterface`): a tile reads its
+    rows and columns of the codes, its rows of the grids and its columns of
+    `g_idx`, so upstream tiling and fusion can form a weight tile where a
+    consumer's tile needs it.
 
     ```mlir
     %w = gptq.dequantize %codes, %s, %z, %g
