@@ -15,7 +15,6 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -105,7 +104,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> inputs;
   std::string outputDir;
   bool timing = false;
-  long repeat = 1;
+  unsigned repeat = 1;
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg(argv[i]);
     auto value = [&]() -> const char * {
@@ -148,16 +147,11 @@ int main(int argc, char **argv) {
           checkResultFiles(outputDir, entry.results.size(), inputs, entry.name))
     return fail(llvm::toString(std::move(err)));
   std::vector<double> seconds;
-  llvm::Expected<std::vector<NpyArray>> results = std::vector<NpyArray>();
-  for (long r = 0; r < repeat; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    results = callPackedEntry(entry, {}, args, inputs);
-    if (!results)
-      return fail(llvm::toString(results.takeError()));
-    seconds.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count());
-  }
+  auto results = callRepeatedly(
+      repeat, [&] { return callPackedEntry(entry, {}, args, inputs); },
+      seconds);
+  if (!results)
+    return fail(llvm::toString(results.takeError()));
   if (llvm::Error err = writeResults(outputDir, *results))
     return fail(llvm::toString(std::move(err)));
   if (timing) {

@@ -15,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -223,6 +224,29 @@ llvm::Expected<std::vector<NpyArray>> mlir::gptq::callPackedEntry(
     if (!adopted.contains(allocation))
       freeFn(allocation);
   return results;
+}
+
+llvm::Expected<std::vector<NpyArray>> mlir::gptq::callRepeatedly(
+    unsigned repeat,
+    llvm::function_ref<llvm::Expected<std::vector<NpyArray>>()> call,
+    std::vector<double> &seconds) {
+  llvm::Expected<std::vector<NpyArray>> results = std::vector<NpyArray>();
+  for (unsigned r = 0; r < std::max(repeat, 1u); ++r) {
+    auto start = std::chrono::steady_clock::now();
+    results = call();
+    if (!results)
+      return results.takeError();
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  return results;
+}
+
+llvm::Error mlir::gptq::checkDeviceName(llvm::StringRef device) {
+  if (device == "cpu" || device == "cuda")
+    return llvm::Error::success();
+  return error("unknown --device '" + device + "' (expected cpu or cuda)");
 }
 
 std::string mlir::gptq::resultPath(llvm::StringRef dir, size_t index) {

@@ -490,9 +490,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   if (options.kernels != "cpu" && options.kernels != "portable")
     return error("unknown kernels '" + options.kernels +
                  "' (expected cpu or portable)");
-  if (options.device != "cpu" && options.device != "cuda")
-    return error("unknown device '" + options.device +
-                 "' (expected cpu or cuda)");
+  if (llvm::Error err = checkDeviceName(options.device))
+    return std::move(err);
   bool cuda = options.device == "cuda";
   // Without a usable GPU nothing is compiled: the driver's reason is the
   // error.

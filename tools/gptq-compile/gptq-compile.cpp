@@ -188,8 +188,8 @@ static int run(int argc, char **argv) {
       "only when compiling and linking succeeded.\n");
   if (choleskyBlock < 1)
     return fail("--cholesky-block must be >= 1");
-  if (device != "cpu" && device != "cuda")
-    return fail("unknown --device '" + device + "' (expected cpu or cuda)");
+  if (llvm::Error err = checkDeviceName(device))
+    return fail(llvm::toString(std::move(err)));
   if (device == "cuda" &&
       !llvm::Regex("^sm_[0-9]+a?$").match(chip.getValue()))
     return fail("--chip '" + chip + "' is not a GPU architecture such as "

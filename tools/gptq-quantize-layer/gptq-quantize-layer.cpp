@@ -113,8 +113,8 @@ static int run(int argc, char **argv) {
       "only when the whole run succeeded.\nA Hessian that is not positive "
       "definite is retried with more dampening.\n");
 
-  if (device != "cpu" && device != "cuda")
-    return fail("unknown --device '" + device + "' (expected cpu or cuda)");
+  if (llvm::Error err = checkDeviceName(device))
+    return fail(llvm::toString(std::move(err)));
   LayerQuantizerOptions quantizerOptions;
   quantizerOptions.dampStep = dampStep;
   quantizerOptions.maxAttempts = maxAttempts;

@@ -17,7 +17,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
-#include <chrono>
 #include <memory>
 
 using namespace mlir;
@@ -181,8 +180,8 @@ static int run(int argc, char **argv) {
         return fail("--describe reads the module only; --" + option->ArgStr +
                     " does not apply");
   } else {
-    if (device != "cpu" && device != "cuda")
-      return fail("unknown --device '" + device + "' (expected cpu or cuda)");
+    if (llvm::Error err = checkDeviceName(device))
+      return fail(llvm::toString(std::move(err)));
     if (outputDir.getNumOccurrences() == 0)
       return fail("--output-dir is required (or --describe)");
     if (llvm::Error err = checkOutputDirectory(outputDir, "--output-dir"))
@@ -242,16 +241,10 @@ static int run(int argc, char **argv) {
           checkResultFiles(outputDir, (*fn)->results().size(), inputs, entry))
     return fail(llvm::toString(std::move(err)));
   std::vector<double> runSeconds;
-  llvm::Expected<std::vector<NpyArray>> results = std::vector<NpyArray>();
-  for (unsigned r = 0; r < repeat; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    results = (*fn)->call(args, names);
-    if (!results)
-      return fail(llvm::toString(results.takeError()));
-    runSeconds.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count());
-  }
+  auto results = callRepeatedly(
+      repeat, [&] { return (*fn)->call(args, names); }, runSeconds);
+  if (!results)
+    return fail(llvm::toString(results.takeError()));
 
   if (llvm::Error err = writeResults(outputDir, *results))
     return fail(llvm::toString(std::move(err)));

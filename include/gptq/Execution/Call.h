@@ -14,6 +14,7 @@
 #include "gptq/Execution/Npy.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -68,6 +69,18 @@ llvm::Expected<std::vector<NpyArray>>
 callPackedEntry(const PackedEntry &entry, llvm::ArrayRef<EntryWeight> weights,
                 const std::vector<NpyArray> &args,
                 const std::vector<std::string> &names = {});
+
+/// Makes `call` `repeat` times (at least once), appending each call's
+/// seconds to `seconds`; returns the last call's results, or the first
+/// error.
+llvm::Expected<std::vector<NpyArray>> callRepeatedly(
+    unsigned repeat,
+    llvm::function_ref<llvm::Expected<std::vector<NpyArray>>()> call,
+    std::vector<double> &seconds);
+
+/// Whether `device` names where compiled code can run: "cpu" or "cuda";
+/// the error is the tools' message for --device.
+llvm::Error checkDeviceName(llvm::StringRef device);
 
 /// Where result `index` of a call is written: DIR/<index>.npy.
 std::string resultPath(llvm::StringRef dir, size_t index);

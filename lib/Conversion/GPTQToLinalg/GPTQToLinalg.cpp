@@ -436,7 +436,8 @@ struct ConvertGPTQToLinalgPass
                          << static_cast<int64_t>(choleskyBlock);
       return signalPassFailure();
     }
-    if (!parseLibraryKernels(kernels)) {
+    std::optional<LibraryKernels> chosen = parseLibraryKernels(kernels);
+    if (!chosen) {
       module.emitError() << "kernels must be 'cpu' or 'portable', found '"
                          << kernels << "'";
       return signalPassFailure();
@@ -463,7 +464,7 @@ struct ConvertGPTQToLinalgPass
     });
     if (leftover)
       return signalPassFailure();
-    if (failed(gptq::addLibraryFunctions(module, *parseLibraryKernels(kernels))))
+    if (failed(gptq::addLibraryFunctions(module, *chosen)))
       return signalPassFailure();
   }
 };

@@ -427,22 +427,29 @@ DequantizeOp::getTiledImplementation(OpBuilder &b,
                       {codes, scales, zeros, gIdx}};
 }
 
+/// The iteration domain is the result's index space: a tile of one is the
+/// same tile of the other.
+static LogicalResult sameTile(ArrayRef<OpFoldResult> offsets,
+                              ArrayRef<OpFoldResult> sizes,
+                              SmallVectorImpl<OpFoldResult> &toOffsets,
+                              SmallVectorImpl<OpFoldResult> &toSizes) {
+  toOffsets.assign(offsets.begin(), offsets.end());
+  toSizes.assign(sizes.begin(), sizes.end());
+  return success();
+}
+
 LogicalResult DequantizeOp::getResultTilePosition(
     OpBuilder &, unsigned, ArrayRef<OpFoldResult> offsets,
     ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
     SmallVector<OpFoldResult> &resultSizes) {
-  resultOffsets.assign(offsets.begin(), offsets.end());
-  resultSizes.assign(sizes.begin(), sizes.end());
-  return success();
+  return sameTile(offsets, sizes, resultOffsets, resultSizes);
 }
 
 LogicalResult DequantizeOp::getIterationDomainTileFromResultTile(
     OpBuilder &, unsigned, ArrayRef<OpFoldResult> offsets,
     ArrayRef<OpFoldResult> sizes, SmallVectorImpl<OpFoldResult> &domainOffsets,
     SmallVectorImpl<OpFoldResult> &domainSizes) {
-  domainOffsets.assign(offsets.begin(), offsets.end());
-  domainSizes.assign(sizes.begin(), sizes.end());
-  return success();
+  return sameTile(offsets, sizes, domainOffsets, domainSizes);
 }
 
 FailureOr<TilingResult>

@@ -53,20 +53,22 @@ Value replaceByManagedCopy(OpBuilder &b, Location loc, Value value) {
 /// that gives a memref.reshape its shape: it stays in host memory, where
 /// the reshape's lowering reads it.
 bool isHostMetadata(memref::AllocOp op) {
-  bool shape = false;
+  bool givesShape = false;
   for (OpOperand &use : op->getUses()) {
     Operation *user = use.getOwner();
     if (auto reshape = dyn_cast<memref::ReshapeOp>(user)) {
       if (use.get() != reshape.getShape())
         return false;
-      shape = true;
-    } else if (!isa<memref::StoreOp, memref::LoadOp, memref::DeallocOp>(user) ||
-               (isa<memref::StoreOp>(user) &&
-                cast<memref::StoreOp>(user).getValueToStore() == use.get())) {
-      return false;
+      givesShape = true;
+      continue;
     }
+    // Stores into it (not of it), loads, and its deallocation.
+    auto store = dyn_cast<memref::StoreOp>(user);
+    if (store ? store.getValueToStore() == use.get()
+              : !isa<memref::LoadOp, memref::DeallocOp>(user))
+      return false;
   }
-  return shape;
+  return givesShape;
 }
 
 struct GPTQManagedMemoryPass
@@ -130,8 +132,9 @@ struct GPTQManagedMemoryPass
       op->erase();
     }
     for (memref::DeallocOp op : deallocs) {
-      if (auto alloc = op.getMemref().getDefiningOp<memref::AllocOp>())
-        continue; // a host metadata buffer, left on the host above
+      // A memref.alloc left is a host metadata buffer, kept on the host.
+      if (op.getMemref().getDefiningOp<memref::AllocOp>())
+        continue;
       b.setInsertionPoint(op);
       freeManaged(b, op.getLoc(), op.getMemref());
       op->erase();
