@@ -659,6 +659,42 @@ func.func private @__gptq_reversed_hessian(%h: tensor<?x?xf32>, %qidx: tensor<?x
   return %rev : tensor<?x?xf32>
 }
 
+// __gptq_find_params on a group of W^T (%xt is L x R), in tasks of 64
+// rows: each task's reductions run along its contiguous rows while the
+// group's L x 64 part stays in cache.
+func.func private @__gptq_group_grid(%xt: tensor<?x?xf32>, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?xf32>, tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %chunk = arith.constant 64 : index
+  %l = tensor.dim %xt, %c0 : tensor<?x?xf32>
+  %r = tensor.dim %xt, %c1 : tensor<?x?xf32>
+  %nch = arith.ceildivsi %r, %chunk : index
+  %e = tensor.empty(%r) : tensor<?xf32>
+  %res:2 = scf.forall (%ch) in (%nch) shared_outs(%so = %e, %zo = %e) -> (tensor<?xf32>, tensor<?xf32>) {
+    %r0 = arith.muli %ch, %chunk : index
+    %rleft = arith.subi %r, %r0 : index
+    %rc = arith.minsi %rleft, %chunk : index
+    %part = tensor.extract_slice %xt[0, %r0] [%l, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %sv, %zv = func.call @__gptq_find_params(%part, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, f32, i1, i1, f32, index, f64) -> (tensor<?xf32>, tensor<?xf32>)
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %sv into %so[%r0] [%rc] [1] : tensor<?xf32> into tensor<?xf32>
+      tensor.parallel_insert_slice %zv into %zo[%r0] [%rc] [1] : tensor<?xf32> into tensor<?xf32>
+    }
+  }
+  return %res#0, %res#1 : tensor<?xf32>, tensor<?xf32>
+}
+
+// W1 of a task of the quantize-and-compensate column loop: rows %i1 ..
+// %i1 + %cnt - 1 and columns %r0 .. %r0 + %rc - 1 of W^T, copied into a
+// compact buffer. In W^T itself the part's rows lie a whole row of W^T
+// apart and fall into the same few sets of the L1 cache; the copy (block x
+// 64 floats) stays there for the whole column loop.
+func.func private @__gptq_block_rows(%wt: tensor<?x?xf32>, %i1: index, %r0: index, %cnt: index, %rc: index) -> tensor<?x?xf32> {
+  %s = tensor.extract_slice %wt[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %c = bufferization.alloc_tensor() copy(%s) : tensor<?x?xf32>
+  return %c : tensor<?x?xf32>
+}
+
 //===--------------------------------------------------------------------===//
 // Task sizes of the parallel loops
 //===--------------------------------------------------------------------===//

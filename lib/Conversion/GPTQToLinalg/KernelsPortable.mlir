@@ -123,6 +123,20 @@ func.func private @__gptq_reversed_hessian(%h: tensor<?x?xf32>, %qidx: tensor<?x
   return %a : tensor<?x?xf32>
 }
 
+// __gptq_find_params on a group of W^T (%xt is L x R): its linalg ops over
+// every row at once.
+func.func private @__gptq_group_grid(%xt: tensor<?x?xf32>, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?xf32>, tensor<?xf32>) {
+  %s, %z = func.call @__gptq_find_params(%xt, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, f32, i1, i1, f32, index, f64) -> (tensor<?xf32>, tensor<?xf32>)
+  return %s, %z : tensor<?xf32>, tensor<?xf32>
+}
+
+// W1 of a task of the quantize-and-compensate column loop: that part of
+// W^T itself, updated in place (no buffer per task).
+func.func private @__gptq_block_rows(%wt: tensor<?x?xf32>, %i1: index, %r0: index, %cnt: index, %rc: index) -> tensor<?x?xf32> {
+  %s = tensor.extract_slice %wt[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  return %s : tensor<?x?xf32>
+}
+
 // One row (or column) per task: the target's schedule groups them.
 func.func private @__gptq_chunk_quantize() -> index {
   %c = arith.constant 1 : index

@@ -696,58 +696,70 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
     %gz = linalg.fill ins(%zero : f32) outs(%ge : tensor<?x?xf32>) -> tensor<?x?xf32>
     scf.yield %gz, %gz : tensor<?x?xf32>, tensor<?x?xf32>
   }
-  %ngr = tensor.dim %s0, %c0 : tensor<?x?xf32>
   %codes0 = tensor.empty(%c, %r) : tensor<?x?xi8>
   %le = tensor.empty(%r) : tensor<?xf64>
   %loss0 = linalg.fill ins(%zerod : f64) outs(%le : tensor<?xf64>) -> tensor<?xf64>
   %nch = arith.ceildivsi %r, %chunk : index
+  %notfixed = arith.xori %fixed, %true : i1
   %out:5 = scf.for %i1 = %c0 to %c step %bsz iter_args(%wo = %wt0, %codes = %codes0, %sg = %s0, %zg = %z0, %loss = %loss0) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
     %left = arith.subi %c, %i1 : index
     %cnt = arith.minsi %bsz, %left : index
     %i2 = arith.addi %i1, %cnt : index
+    // The grids of the groups that start in this block, from the outer W
+    // as the block begins: the reference computes each at its group's
+    // first column from W, which the block's own updates (made on its copy
+    // W1) have not touched. Every row at once, before the column loop, as
+    // the schedule splits them (__gptq_group_grid).
+    %sb, %zb = scf.if %notfixed -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+      %gfirst0 = arith.ceildivsi %i1, %gs : index
+      %gfirst = arith.muli %gfirst0, %gs : index
+      %gr:2 = scf.for %col = %gfirst to %i2 step %gs iter_args(%sgi = %sg, %zgi = %zg) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+        %gi = arith.divsi %col, %gs : index
+        %gleft = arith.subi %c, %col : index
+        %glen = arith.minsi %gs, %gleft : index
+        %slice = tensor.extract_slice %wo[%col, 0] [%glen, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %sv, %zv = func.call @__gptq_group_grid(%slice, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, f32, i1, i1, f32, index, f64) -> (tensor<?xf32>, tensor<?xf32>)
+        %sn = tensor.insert_slice %sv into %sgi[%gi, 0] [1, %r] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+        %zn = tensor.insert_slice %zv into %zgi[%gi, 0] [1, %r] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+        scf.yield %sn, %zn : tensor<?x?xf32>, tensor<?x?xf32>
+      }
+      scf.yield %gr#0, %gr#1 : tensor<?x?xf32>, tensor<?x?xf32>
+    } else {
+      scf.yield %sg, %zg : tensor<?x?xf32>, tensor<?x?xf32>
+    }
     %erre = tensor.empty(%cnt, %r) : tensor<?x?xf32>
-    %blk:5 = scf.forall (%ch) in (%nch) shared_outs(%err = %erre, %cd = %codes, %st = %sg, %zt = %zg, %ls = %loss) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
+    // U's block, which every task reads whole: a target may keep it close
+    // to its threads (the GPU pipeline stages it in shared memory).
+    %ublk = tensor.extract_slice %u[%i1, %i1] [%cnt, %cnt] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    // W1, the block's columns of W that the column loop updates, is the
+    // schedule's choice (__gptq_block_rows): a compact copy of the chunk's
+    // part, or that part of W itself, updated in place. Either way it goes
+    // back into W, where nothing reads it again (the grids were taken
+    // above, the lazy batch update reads the columns after the block).
+    %blk:4 = scf.forall (%ch) in (%nch) shared_outs(%err = %erre, %cd = %codes, %wv = %wo, %ls = %loss) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xf64>) {
       %r0 = arith.muli %ch, %chunk : index
       %rleft = arith.subi %r, %r0 : index
       %rc = arith.minsi %rleft, %chunk : index
-      %w1init = tensor.extract_slice %wo[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %w1init = func.call @__gptq_block_rows(%wv, %i1, %r0, %cnt, %rc) : (tensor<?x?xf32>, index, index, index, index) -> tensor<?x?xf32>
       %errc0 = tensor.extract_slice %err[0, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %cdc0 = tensor.extract_slice %cd[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
-      %stc0 = tensor.extract_slice %st[0, %r0] [%ngr, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %ztc0 = tensor.extract_slice %zt[0, %r0] [%ngr, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %lc0 = tensor.extract_slice %ls[%r0] [%rc] [1] : tensor<?xf64> to tensor<?xf64>
-      %in:6 = scf.for %i = %c0 to %cnt step %c1 iter_args(%w1 = %w1init, %errc = %errc0, %cdc = %cdc0, %stc = %stc0, %ztc = %ztc0, %lc = %lc0) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
+      %in:4 = scf.for %i = %c0 to %cnt step %c1 iter_args(%w1 = %w1init, %errc = %errc0, %cdc = %cdc0, %lc = %lc0) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>) {
         %col = arith.addi %i1, %i : index
-        %gpos = arith.remsi %col, %gs : index
-        %atstart = arith.cmpi eq, %gpos, %c0 : index
-        %notfixed = arith.xori %fixed, %true : i1
-        %recompute = arith.andi %atstart, %notfixed : i1
-        %gi = arith.divsi %col, %gs : index
-        %s1, %z1 = scf.if %recompute -> (tensor<?x?xf32>, tensor<?x?xf32>) {
-          // The grid comes from the outer W: without this block's updates.
-          %gleft = arith.subi %c, %col : index
-          %glen = arith.minsi %gs, %gleft : index
-          %slice = tensor.extract_slice %wo[%col, %r0] [%glen, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-          %sv, %zv = func.call @__gptq_find_params(%slice, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, f32, i1, i1, f32, index, f64) -> (tensor<?xf32>, tensor<?xf32>)
-          %sn = tensor.insert_slice %sv into %stc[%gi, 0] [1, %rc] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
-          %zn = tensor.insert_slice %zv into %ztc[%gi, 0] [1, %rc] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
-          scf.yield %sn, %zn : tensor<?x?xf32>, tensor<?x?xf32>
-        } else {
-          scf.yield %stc, %ztc : tensor<?x?xf32>, tensor<?x?xf32>
-        }
         %g = scf.if %fixed -> (index) {
           %gv = tensor.extract %gmap[%col] : tensor<?xi32>
           %gvi = arith.index_cast %gv : i32 to index
           scf.yield %gvi : index
         } else {
+          %gi = arith.divsi %col, %gs : index
           scf.yield %gi : index
         }
-        %srow = tensor.extract_slice %s1[%g, 0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-        %zrow = tensor.extract_slice %z1[%g, 0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+        %srow = tensor.extract_slice %sb[%g, %r0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+        %zrow = tensor.extract_slice %zb[%g, %r0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
         %wrow = tensor.extract_slice %w1[%i, 0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
         %crow0 = tensor.extract_slice %cdc[%i, 0] [1, %rc] [1, 1] : tensor<?x?xi8> to tensor<?xi8>
         %erow0 = tensor.extract_slice %errc[%i, 0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-        %d = tensor.extract %u[%col, %col] : tensor<?x?xf32>
+        %d = tensor.extract %ublk[%i, %i] : tensor<?x?xf32>
         %dd = arith.mulf %d, %d : f32
         %q:3 = linalg.generic {indexing_maps = [#id1, #id1, #id1, #id1, #id1, #id1], iterator_types = ["parallel"]}
             ins(%wrow, %srow, %zrow : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%crow0, %erow0, %lc : tensor<?xi8>, tensor<?xf32>, tensor<?xf64>) {
@@ -773,7 +785,7 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
         %errc1 = tensor.insert_slice %q#1 into %errc[%i, 0] [1, %rc] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
         // W1[:, i:] -= err (outer) U[col, i1+i : i2], on the transposed block.
         %rest = arith.subi %cnt, %i : index
-        %urow = tensor.extract_slice %u[%col, %col] [1, %rest] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+        %urow = tensor.extract_slice %ublk[%i, %i] [1, %rest] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
         %w1tail = tensor.extract_slice %w1[%i, 0] [%rest, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
         %w1upd = linalg.generic {indexing_maps = [#row, #col, #id2], iterator_types = ["parallel", "parallel"]}
             ins(%urow, %q#1 : tensor<?xf32>, tensor<?xf32>) outs(%w1tail : tensor<?x?xf32>) {
@@ -783,29 +795,28 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
           linalg.yield %nv : f32
         } -> tensor<?x?xf32>
         %w1n = tensor.insert_slice %w1upd into %w1[%i, 0] [%rest, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-        scf.yield %w1n, %errc1, %cdc1, %s1, %z1, %q#2 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
+        scf.yield %w1n, %errc1, %cdc1, %q#2 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>
       }
       scf.forall.in_parallel {
         tensor.parallel_insert_slice %in#1 into %err[0, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
         tensor.parallel_insert_slice %in#2 into %cd[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
-        tensor.parallel_insert_slice %in#3 into %st[0, %r0] [%ngr, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-        tensor.parallel_insert_slice %in#4 into %zt[0, %r0] [%ngr, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-        tensor.parallel_insert_slice %in#5 into %ls[%r0] [%rc] [1] : tensor<?xf64> into tensor<?xf64>
+        tensor.parallel_insert_slice %in#0 into %wv[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        tensor.parallel_insert_slice %in#3 into %ls[%r0] [%rc] [1] : tensor<?xf64> into tensor<?xf64>
       }
     }
     // Lazy batch update: W[:, i2:] -= Err1 @ U[i1:i2, i2:].
     %rest = arith.subi %c, %i2 : index
     %haverest = arith.cmpi sgt, %rest, %c0 : index
     %wn = scf.if %haverest -> (tensor<?x?xf32>) {
-      %wt = tensor.extract_slice %wo[%i2, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %wt = tensor.extract_slice %blk#2[%i2, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %ub = tensor.extract_slice %u[%i1, %i2] [%cnt, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %wt2 = func.call @__gptq_gemm_sub(%wt, %ub, %blk#0, %false, %false, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
-      %wn1 = tensor.insert_slice %wt2 into %wo[%i2, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %wn1 = tensor.insert_slice %wt2 into %blk#2[%i2, 0] [%rest, %r] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %wn1 : tensor<?x?xf32>
     } else {
-      scf.yield %wo : tensor<?x?xf32>
+      scf.yield %blk#2 : tensor<?x?xf32>
     }
-    scf.yield %wn, %blk#1, %blk#2, %blk#3, %blk#4 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
+    scf.yield %wn, %blk#1, %sb, %zb, %blk#3 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
   }
   %lsum0 = tensor.empty() : tensor<f64>
   %lsumz = linalg.fill ins(%zerod : f64) outs(%lsum0 : tensor<f64>) -> tensor<f64>

@@ -14,16 +14,25 @@ func.func @dynamic(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>) -> (tensor<?x?xi8>,
   return %c, %s, %z, %l : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32
 }
 
-// The loop: blocks of columns, a column loop inside, grids recomputed at
-// group starts, and the lazy batch update through the GEMM kernel.
+// The loop: blocks of columns; in each, the grids of the groups that start
+// there (from W as the block begins), then the column loop in tasks of
+// rows, reading U's block, on W1 as the schedule gives it, and the lazy
+// batch update through the GEMM kernel.
 // CHECK-LABEL: func.func private @__gptq_quantize_blocks
 // CHECK: call @__gptq_transpose
 // CHECK: scf.for
-// CHECK: scf.for
 // CHECK: scf.if
-// CHECK: call @__gptq_find_params
+// CHECK: scf.for
+// CHECK: call @__gptq_group_grid
+// CHECK: %[[UBLK:.*]] = tensor.extract_slice %{{.*}}[%[[I1:.*]], %[[I1]]] [%[[CNT:.*]], %[[CNT]]] [1, 1]
+// CHECK: scf.forall
+// CHECK: call @__gptq_block_rows
+// CHECK: scf.for
+// CHECK: tensor.extract %[[UBLK]]
 // CHECK: math.roundeven
 // CHECK: arith.fptoui
+// CHECK: tensor.extract_slice %[[UBLK]]
+// CHECK: tensor.parallel_insert_slice
 // CHECK: call @__gptq_gemm_sub
 
 // -----
