@@ -19,6 +19,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -149,6 +150,19 @@ std::string gptq::defaultCudaToolkit() {
   return "/usr/local/cuda";
 }
 
+/// The dynamic shared memory that a block of `chip` may ask for (CUDA's
+/// per-block opt-in limit); 48 KiB, which every chip allows without
+/// opting in, for chips not listed.
+static int64_t sharedBytesPerBlock(StringRef chip) {
+  return llvm::StringSwitch<int64_t>(chip)
+      .Cases({"sm_90", "sm_90a", "sm_100", "sm_100a"}, 232448)
+      .Cases({"sm_80", "sm_87"}, 166912)
+      .Cases({"sm_86", "sm_89", "sm_120"}, 101376)
+      .Cases({"sm_70", "sm_72"}, 98304)
+      .Case("sm_75", 65536)
+      .Default(49152);
+}
+
 void gptq::buildNVVMPipeline(OpPassManager &pm,
                              const NVVMPipelineOptions &options) {
   std::string toolkit =
@@ -178,6 +192,11 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   // Constant launch sizes, which outlining records on the kernels
   // (known_block_size) for the NVVM lowering.
   pm.addPass(createCanonicalizerPass());
+  // Matrices that every thread of a block reads alike (U's block in the
+  // quantize kernel) in shared memory, up to what the chip gives a block.
+  GPTQStageUniformReadsOptions stage;
+  stage.maxBytes = sharedBytesPerBlock(options.chip);
+  pm.addNestedPass<func::FuncOp>(createGPTQStageUniformReads(stage));
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createGPTQManagedMemory());
   pm.addPass(createLowerAffinePass());
@@ -194,6 +213,7 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   target.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addNestedPass<gpu::GPUModuleOp>(createGPTQExternDynamicSharedMemory());
   // The host's memref ops (memref.reshape among them, which the generic
   // conversion leaves), as the CPU pipeline lowers them.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

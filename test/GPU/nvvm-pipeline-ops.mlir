@@ -8,6 +8,8 @@
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefix=MEM
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefixes=PTX,NOAPPROX
+// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefix=SMEM
+// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefix=NOMALLOC
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" -mlir-print-ir-after=gpu-kernel-outlining \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=OUTLINED
 // RUN: %if ptxas %{ gptq-opt %s --gptq-lower-to-nvvm-pipeline | FileCheck %s --check-prefix=CUBIN %}
@@ -64,6 +66,17 @@
 // PTX: gpu.binary @hessian_kernel {{ *}}[#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.target sm_90
 // The quantize kernel's error step: IEEE division, nothing approximate.
 // PTX: gpu.binary @quantize_kernel{{.*}}div.rn.f32
+
+// The column loop's kernel: U's block in the launch's dynamic shared
+// memory (copied by the block's threads with st.shared, then bar.sync),
+// the column loop reading it (ld.shared) and dividing with IEEE rounding.
+// SMEM-LABEL: llvm.func @quantize(
+// SMEM: gpu.launch_func @quantize_kernel_{{[0-9]+}}::@quantize_kernel {{.*}} dynamic_shared_memory_size
+// SMEM: gpu.binary @quantize_kernel_{{[0-9]+}} {{.*}}.extern .shared .align 16 .b8 __dynamic_shmem__{{[0-9]+}}[];{{.*}}st.shared.b32{{.*}}bar.sync{{.*}}ld.shared.b32{{.*}}cvt.rni.f32.f32{{.*}}div.rn.f32
+
+// No kernel allocates memory of its own (malloc on the device heap): the
+// column loop works on W in place and the grids are computed before it.
+// NOMALLOC-NOT: malloc
 // NOAPPROX-NOT: div.approx
 // NOAPPROX-NOT: div.full
 

@@ -283,6 +283,65 @@ def GPTQMapParallelLoopsToGPU
   ];
 }
 
+def GPTQStageUniformReads
+    : Pass<"gptq-stage-uniform-reads", "func::FuncOp"> {
+  let summary = "Copy the matrices that all threads of a kernel read alike "
+                "into shared memory";
+  let description = [{
+    For each `gpu.launch`, finds the memrefs defined outside it that its
+    threads only read (`memref.load`, through any `memref.subview`s) and
+    always at indices that are the same in every thread of a block: values
+    computed from outside the launch, block ids, sizes and the induction
+    variables of loops with such bounds. The thread ids are the only
+    difference between threads. Such a matrix is read by every thread
+    alike; U's block in the quantize-and-compensate column loop is one:
+    each thread (a row of W) reads U's row for each column. Nothing in the
+    launch may write memory that the matrix may share: a view of the same
+    buffer, or any buffer that is not a fresh allocation when the matrix
+    is not one either (function arguments may alias).
+
+    Each one is copied into the launch's dynamic shared memory (workgroup
+    memory) when the launch starts, by all the threads of a block in turn
+    (consecutive threads take consecutive elements), followed by a
+    `gpu.barrier`, and the loads read the copy. When the matrices'
+    bytes (each aligned to 16) exceed `max-bytes`, a run-time check keeps
+    the launch as it was: the body is there twice, staged and not, and the
+    launch asks for shared memory only when staged. Loads read the same
+    values either way.
+
+    Memrefs of rank 1 to 3 with integer or float elements of whole bytes
+    and the identity or a strided layout are staged; others, and launches
+    that already use dynamic shared memory, are left alone.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"
+  ];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"232448",
+           "Dynamic shared memory per block that a launch may ask for (the "
+           "default is sm_90's: 227 KiB)">
+  ];
+}
+
+def GPTQExternDynamicSharedMemory
+    : Pass<"gptq-extern-dynamic-shared-memory", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Declare the kernels' dynamic shared memory as PTX extern "
+                "arrays";
+  let description = [{
+    `convert-gpu-to-nvvm` lowers `gpu.dynamic_shared_memory` to an internal
+    zero-size array in address space 3, which the NVPTX backend demotes to a
+    one-byte `.shared` variable of the kernel: the kernel's accesses then run
+    past a static variable into the dynamic part of the block's shared
+    memory, which works only because the two are laid out in that order.
+    This pass makes each such array (a `llvm.mlir.global` in address space 3
+    of type `!llvm.array<0 x ...>` without an initializer) an external
+    declaration, which PTX prints as `.extern .shared .align 16 .b8
+    name[];`, the declaration of the launch's dynamic shared memory.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def GPTQCheckGPUTarget : Pass<"gptq-check-gpu-target", "ModuleOp"> {
   let summary = "Refuse a GPU target that the NVVM pipeline cannot build for";
   let description = [{
