@@ -244,9 +244,10 @@ llvm::Expected<std::vector<NpyArray>> mlir::gptq::callRepeatedly(
 }
 
 llvm::Error mlir::gptq::checkDeviceName(llvm::StringRef device) {
-  if (device == "cpu" || device == "cuda")
+  if (device == "cpu" || device == "cuda" || device == "cuda-emulated")
     return llvm::Error::success();
-  return error("unknown --device '" + device + "' (expected cpu or cuda)");
+  return error("unknown --device '" + device +
+               "' (expected cpu, cuda or cuda-emulated)");
 }
 
 std::string mlir::gptq::resultPath(llvm::StringRef dir, size_t index) {

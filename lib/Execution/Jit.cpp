@@ -512,10 +512,12 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     PassManager pm(ctx);
     if (options.pipeline) {
       options.pipeline(pm);
-    } else if (cuda) {
+    } else if (cuda || options.device == "cuda-emulated") {
       NVVMPipelineOptions pipelineOptions;
       pipelineOptions.choleskyBlock = options.choleskyBlock;
-      pipelineOptions.chip = chip;
+      if (!chip.empty())
+        pipelineOptions.chip = chip;
+      pipelineOptions.emulate = !cuda;
       buildNVVMPipeline(pm, pipelineOptions);
     } else {
       CPUPipelineOptions pipelineOptions;

@@ -172,7 +172,8 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   check.features = options.features;
   check.toolkit = toolkit;
   check.needPtxas = options.format != KernelFormat::PTX;
-  pm.addPass(createGPTQCheckGPUTarget(check));
+  if (!options.emulate)
+    pm.addPass(createGPTQCheckGPUTarget(check));
   // The target-independent stages of the CPU pipeline, with the portable
   // kernels.
   addFront(pm);
@@ -185,6 +186,9 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   copies.identity = true;
   pm.addPass(createGPTQExpandStridedCopies(copies));
   pm.addPass(createForallToParallelLoopPass());
+  // Matrix products as tiled kernels with their operands' tiles in shared
+  // memory; the other linalg ops as parallel loops.
+  pm.addNestedPass<func::FuncOp>(createGPTQGPUTileContractions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createGPTQMapParallelLoopsToGPU());
@@ -197,6 +201,21 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   GPTQStageUniformReadsOptions stage;
   stage.maxBytes = sharedBytesPerBlock(options.chip);
   pm.addNestedPass<func::FuncOp>(createGPTQStageUniformReads(stage));
+  if (options.emulate) {
+    // The launches on the host's cores, lowered as the CPU pipeline lowers
+    // its loops.
+    pm.addPass(createGPTQLaunchesToCPU());
+    pm.addPass(createSCFToControlFlowPass());
+    pm.addPass(memref::createExpandStridedMetadataPass());
+    pm.addPass(createLowerAffinePass());
+    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+    pm.addPass(createGPTQAssertToRuntime());
+    pm.addPass(createConvertToLLVMPass());
+    pm.addPass(createConvertOpenMPToLLVMPass());
+    pm.addPass(createReconcileUnrealizedCastsPass());
+    pm.addPass(createCanonicalizerPass());
+    return;
+  }
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createGPTQManagedMemory());
   pm.addPass(createLowerAffinePass());

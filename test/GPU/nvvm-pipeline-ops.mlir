@@ -10,6 +10,7 @@
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefixes=PTX,NOAPPROX
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefix=SMEM
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefix=NOMALLOC
+// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefix=TILED
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" -mlir-print-ir-after=gpu-kernel-outlining \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=OUTLINED
 // RUN: %if ptxas %{ gptq-opt %s --gptq-lower-to-nvvm-pipeline | FileCheck %s --check-prefix=CUBIN %}
@@ -24,6 +25,8 @@
 // the last dimension on x; 256 for a 1-D one).
 // OUTLINED-NOT: scf.parallel
 // OUTLINED: gpu.func @hessian_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 32, 8, 1>}
+// The product X^T X: a tiled kernel of 16 x 16 threads.
+// OUTLINED: gpu.func @hessian_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 16, 16, 1>}
 // OUTLINED-NOT: scf.parallel
 // OUTLINED: gpu.func @act_order_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // OUTLINED-NOT: scf.parallel
@@ -73,6 +76,14 @@
 // SMEM-LABEL: llvm.func @quantize(
 // SMEM: gpu.launch_func @quantize_kernel_{{[0-9]+}}::@quantize_kernel {{.*}} dynamic_shared_memory_size
 // SMEM: gpu.binary @quantize_kernel_{{[0-9]+}} {{.*}}.extern .shared .align 16 .b8 __dynamic_shmem__{{[0-9]+}}[];{{.*}}st.shared.b32{{.*}}bar.sync{{.*}}ld.shared.b32{{.*}}cvt.rni.f32.f32{{.*}}div.rn.f32
+
+// The matrix products (here the Hessian's X^T X) stage each chunk of
+// their operands in shared memory (st.shared, bar.sync), read it back
+// (ld.shared) for the multiply-adds, rounded as the portable kernels are
+// on the CPU (mul.rn.f32 then add.rn.f32: no contraction into fma).
+// TILED-LABEL: llvm.func @hessian(
+// TILED: gpu.launch_func @hessian_kernel_{{[0-9]+}}::@hessian_kernel {{.*}} dynamic_shared_memory_size
+// TILED: gpu.binary @hessian_kernel_{{[0-9]+}} {{.*}}.extern .shared .align 16 .b8 __dynamic_shmem__{{[0-9]+}}[];{{.*}}st.shared.b32{{.*}}st.shared.b32{{.*}}bar.sync{{.*}}ld.shared.b32{{.*}}ld.shared.b32{{.*}}mul.rn.f32{{.*}}add.rn.f32
 
 // No kernel allocates memory of its own (malloc on the device heap): the
 // column loop works on W in place and the grids are computed before it.

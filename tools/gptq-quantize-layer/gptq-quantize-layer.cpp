@@ -75,9 +75,11 @@ static cl::opt<bool> mse("mse",
                          cl::cat(category));
 static cl::opt<std::string> device(
     "device",
-    cl::desc("Where to run: cpu (default), or cuda: the default NVIDIA GPU, "
-             "through gptq-lower-to-nvvm-pipeline; without a usable GPU "
-             "and driver, an error and no output"),
+    cl::desc("Where to run: cpu (default); cuda: the default NVIDIA GPU, "
+             "through gptq-lower-to-nvvm-pipeline (without a usable GPU "
+             "and driver, an error and no output); cuda-emulated: the same "
+             "kernels run on this machine's cores (blocks in turn, each an "
+             "OpenMP team), for checking the GPU path without a GPU"),
     cl::init("cpu"), cl::cat(category));
 static cl::opt<double> dampStep(
     "damp-step",

@@ -42,11 +42,14 @@ static cl::opt<std::string>
               cl::cat(category));
 static cl::opt<std::string> device(
     "device",
-    cl::desc("Where to run: cpu (default), or cuda: the default NVIDIA GPU "
+    cl::desc("Where to run: cpu (default); cuda: the default NVIDIA GPU "
              "(CUDA_VISIBLE_DEVICES chooses it), through "
-             "gptq-lower-to-nvvm-pipeline for its architecture; without a "
+             "gptq-lower-to-nvvm-pipeline for its architecture (without a "
              "usable GPU and driver, an error before anything is compiled "
-             "or written"),
+             "or written); cuda-emulated: the same kernels, for sm_90, run "
+             "on this machine's cores (blocks in turn, each an OpenMP team "
+             "with its barrier and shared memory), for checking the GPU "
+             "path without a GPU"),
     cl::init("cpu"), cl::cat(category));
 static cl::opt<int64_t>
     choleskyBlock("cholesky-block",

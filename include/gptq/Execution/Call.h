@@ -78,7 +78,8 @@ llvm::Expected<std::vector<NpyArray>> callRepeatedly(
     llvm::function_ref<llvm::Expected<std::vector<NpyArray>>()> call,
     std::vector<double> &seconds);
 
-/// Whether `device` names where compiled code can run: "cpu" or "cuda";
+/// Whether `device` names where compiled code can run: "cpu", "cuda" or
+/// "cuda-emulated" (the CUDA path's kernels run on the host's cores);
 /// the error is the tools' message for --device.
 llvm::Error checkDeviceName(llvm::StringRef device);
 

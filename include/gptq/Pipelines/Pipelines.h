@@ -77,6 +77,14 @@ struct NVVMPipelineOptions
       llvm::cl::desc("Optimization level of the kernels' NVPTX code "
                      "generation (default 3)"),
       llvm::cl::init(3)};
+  PassOptions::Option<bool> emulate{
+      *this, "emulate",
+      llvm::cl::desc("Run the kernels on the host CPU instead "
+                     "(gptq-launches-to-cpu: blocks in turn, each an OpenMP "
+                     "team with its barrier and shared memory): the GPU "
+                     "schedule's results without a GPU, for checking; no "
+                     "CUDA toolkit or driver needed"),
+      llvm::cl::init(false)};
 };
 
 /// gptq ops (and linalg/tensor/arith/math/scf on tensors) to the LLVM

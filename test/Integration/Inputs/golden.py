@@ -1,7 +1,7 @@
 """Checks gptq-quantize-layer against the reference's golden layer cases.
 
 Usage: golden.py TOOL GOLDEN_DIR WORK_DIR [--block-size B] [--case NAME]
-                 [--kernels cpu|portable] [--device cpu|cuda]
+                 [--kernels cpu|portable] [--device cpu|cuda|cuda-emulated]
 
 For every case (or one), runs the tool with the case's settings and checks:
 - at least 99.9% of entries satisfy |Q - Q_ref| <= 1e-5 |Q_ref| + 1e-7;
@@ -132,7 +132,7 @@ def main():
     p.add_argument("--block-size", type=int)
     p.add_argument("--case")
     p.add_argument("--kernels", choices=("cpu", "portable"))
-    p.add_argument("--device", choices=("cpu", "cuda"))
+    p.add_argument("--device", choices=("cpu", "cuda", "cuda-emulated"))
     a = p.parse_args()
     cases = list_cases(a.golden)
     if a.case:

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gptq/Dialect/GPTQ/Transforms/Passes.h"
+#include "SharedMemory.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -289,13 +290,8 @@ struct GPTQStageUniformReadsPass
 
     Block *then = choice.thenBlock();
     b.setInsertionPoint(then->getTerminator());
-    MLIRContext *ctx = launch.getContext();
-    auto workgroup =
-        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-    Value shared = gpu::DynamicSharedMemoryOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                        MemRefLayoutAttrInterface(), workgroup));
+    auto workgroup = gptq::workgroupSpace(b.getContext());
+    Value shared = gptq::dynamicSharedMemory(b, loc);
     SmallVector<Value> copies;
     for (auto [i, v] : llvm::enumerate(staged)) {
       auto type = cast<MemRefType>(v.getType());

@@ -283,6 +283,95 @@ def GPTQMapParallelLoopsToGPU
   ];
 }
 
+def GPTQGPUTileContractions
+    : Pass<"gptq-gpu-tile-contractions", "func::FuncOp"> {
+  let summary = "Matrix products on buffers as register-tiled GPU kernels "
+                "with shared-memory operand tiles";
+  let description = [{
+    The GPU schedule of the matrix products: the lazy batch update of the
+    quantize loop, the factorization's trailing updates, the Hessian's
+    accumulation (the portable kernels' `__gptq_gemm_sub`), and any other
+    linalg op on buffers, outside parallel loops, with two parallel loops
+    and one reduction whose result reads `(m, n)` and whose operands read
+    `(m, k)` and `(k, n)` (in either order), all of one float type.
+
+    Each becomes a `gpu.launch` of blocks of `threads x threads` threads,
+    each thread computing `results x results` results in registers: rows
+    `y + a threads` and columns `x + b threads` of the block's
+    `threads results` square, so that for each `(a, b)` consecutive threads
+    store consecutive elements. The reduction runs in chunks of `threads`:
+    the block's threads copy the chunk's tile of each operand
+    (`threads results x threads` elements, each row padded by one so that
+    a tile stored across its rows meets no bank conflicts) into dynamic
+    shared memory,
+    consecutive threads reading consecutive elements of the operand's rows
+    (whichever of its indices is last), none outside the operand;
+    `gpu.barrier`; each thread applies the op's body to each of its results
+    for the chunk's `k` in order, reading each operand element from shared
+    memory once per `results` products; a second barrier guards the tiles
+    until all have read them. The accumulators start from the result's
+    values, as the op's body receives them, and are stored once.
+
+    Every result is the op's body applied in the order of `k`, as the
+    loops that `convert-linalg-to-parallel-loops` make compute it: the
+    values are the same bit for bit. Ops with `linalg.index`, other shapes,
+    and ops inside parallel loops or launches are left alone.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"
+  ];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"16",
+           "Threads per block along each dimension, and the reduction's "
+           "chunk (1 to 32)">,
+    Option<"results", "results", "int64_t", /*default=*/"4",
+           "Results per thread along each dimension (1 to 8): blocks of "
+           "threads x results squares">
+  ];
+}
+
+def GPTQLaunchesToCPU : Pass<"gptq-launches-to-cpu", "ModuleOp"> {
+  let summary = "Run gpu.launch kernels on the host CPU, a block at a time, "
+                "its threads an OpenMP team";
+  let description = [{
+    For checking the GPU schedule's kernels on machines without a GPU: each
+    `gpu.launch` (synchronous, without attributions) becomes loops over its
+    blocks (`z`, `y`, `x`, one block after another), each block an
+    `omp.parallel` team of as many threads as the block has (thread `t` is
+    `(t mod x, t / x mod y, t / (x y))`), in which:
+
+    - `gpu.barrier` is the team's barrier (a call of the OpenMP runtime's
+      `GOMP_barrier`, which libomp provides as well): the team's threads
+      wait for each other, as a block's threads do;
+    - `gpu.dynamic_shared_memory` is one host buffer of the launch's
+      dynamic shared memory size (16-byte aligned), which each block uses
+      in turn, allocated before the blocks and freed after them (after
+      buffer deallocation, as the NVVM pipeline's `emulate` option runs
+      the pass; with `free-shared=false`, left to a buffer deallocation
+      that runs later), and memrefs in GPU address spaces are host
+      memrefs;
+    - thread and block ids and sizes are the team's and the loops'.
+
+    Values private to a GPU thread are private to its OpenMP thread, so a
+    kernel's results are those the GPU computes for every kernel that
+    uses only these operations (the order of floating-point operations in
+    each thread is the kernel's own). The CPU pipeline then lowers the
+    teams (`convert-openmp-to-llvm`), and `gptq-run` runs them. Blocks of
+    many threads run on a few cores: small inputs are the point.
+  }];
+  let dependentDialects = [
+    "::mlir::omp::OpenMPDialect", "::mlir::scf::SCFDialect",
+    "::mlir::func::FuncDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+  let options = [
+    Option<"freeShared", "free-shared", "bool", /*default=*/"true",
+           "Free the shared-memory buffer after the launch's blocks (false: "
+           "for IR that buffer deallocation has yet to see)">
+  ];
+}
+
 def GPTQStageUniformReads
     : Pass<"gptq-stage-uniform-reads", "func::FuncOp"> {
   let summary = "Copy the matrices that all threads of a kernel read alike "
