@@ -79,6 +79,22 @@ func.func @matmul(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>)
 
 // -----
 
+// A batched product: each batch a z of the grid, the batch index of every
+// load and store the block's z.
+
+// CHECK-LABEL: func.func @batch
+// CHECK-SAME: (%[[A:[a-z0-9_]+]]: memref<?x?x?xf32>,
+// CHECK: %[[NB:.*]] = memref.dim %[[A]], %c0
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[BZ:[a-z0-9_]+]]) in (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %[[NB]])
+// CHECK: memref.load %[[A]][%[[BZ]], %{{.*}}, %{{.*}}]
+// CHECK-NOT: linalg.batch_matmul
+func.func @batch(%a: memref<?x?x?xf32>, %b: memref<?x?x?xf32>, %c: memref<?x?x?xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<?x?x?xf32>, memref<?x?x?xf32>) outs(%c : memref<?x?x?xf32>)
+  return
+}
+
+// -----
+
 // Left alone: a product inside a parallel loop (it runs in a thread of its
 // own kernel), an op reading its indices, and a reduction that is not a
 // product of two matrices.

@@ -2,7 +2,8 @@
 //
 // A linalg contraction on buffers (two parallel dimensions and one
 // reduction: the library's matrix products) becomes a gpu.launch of tiles
-// of TR x TR results, T x T threads with R x R results each (registers);
+// of TR x TR results (one grid z per batch of a batched product), T x T
+// threads with R x R results each (registers);
 // the reduction runs in chunks of T, each chunk of both operands staged in
 // shared memory by the block's threads, so that every element read from
 // global memory serves TR products and every one read from shared memory
@@ -33,9 +34,11 @@ using namespace mlir;
 namespace {
 
 /// The roles of a contraction's loops and operands: results C[m, n] (or
-/// C[n, m]), operands that read (m, k) and (k, n) in either order.
+/// C[n, m]), operands that read (m, k) and (k, n) in either order; with a
+/// batch loop, every operand reads it too (C[b, m, n], A[b, m, k], ...).
 struct Contraction {
-  unsigned m, n, k;  // Loop dimensions.
+  unsigned m, n, k;                // Loop dimensions.
+  std::optional<unsigned> batch;   // The batch loop, if any.
   unsigned lhs, rhs; // Input operand numbers: lhs reads (m, k), rhs (k, n).
 };
 
@@ -52,39 +55,64 @@ std::optional<SmallVector<unsigned>> dimsOf(AffineMap map) {
 }
 
 std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
-  if (!op.hasPureBufferSemantics() || op.hasIndexSemantics() || op.getNumLoops() != 3 ||
-      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 1)
+  unsigned loops = op.getNumLoops();
+  if (!op.hasPureBufferSemantics() || op.hasIndexSemantics() ||
+      (loops != 3 && loops != 4) || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1)
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   auto out = dimsOf(maps[2]);
-  if (!out || out->size() != 2 || (*out)[0] == (*out)[1])
+  auto in0 = dimsOf(maps[0]);
+  auto in1 = dimsOf(maps[1]);
+  // Every operand reads each loop at most once, all loops but the
+  // reduction reach the result.
+  auto distinct = [&](const std::optional<SmallVector<unsigned>> &dims) {
+    return dims && dims->size() == loops - 1 &&
+           llvm::SmallDenseSet<unsigned>(dims->begin(), dims->end()).size() ==
+               dims->size();
+  };
+  if (!distinct(out) || !distinct(in0) || !distinct(in1))
     return std::nullopt;
   Contraction c;
-  c.m = (*out)[0];
-  c.n = (*out)[1];
-  c.k = 3 - c.m - c.n;
-  if (op.getIteratorTypesArray()[c.k] != utils::IteratorType::reduction)
+  std::optional<unsigned> k;
+  for (unsigned d = 0; d < loops; ++d)
+    if (!llvm::is_contained(*out, d))
+      k = d;
+  if (!k || op.getIteratorTypesArray()[*k] != utils::IteratorType::reduction ||
+      !llvm::is_contained(*in0, *k) || !llvm::is_contained(*in1, *k))
     return std::nullopt;
-  auto reads = [&](unsigned operand, unsigned a, unsigned b) {
-    auto dims = dimsOf(maps[operand]);
-    return dims && dims->size() == 2 &&
-           llvm::is_contained(*dims, a) && llvm::is_contained(*dims, b);
-  };
-  if (reads(0, c.m, c.k) && reads(1, c.k, c.n)) {
+  c.k = *k;
+  // The result's loops: the batch (read by both inputs), m (by one), n (by
+  // the other), in the result's order without the batch.
+  SmallVector<unsigned> rowsCols;
+  for (unsigned d : *out) {
+    bool a = llvm::is_contained(*in0, d), b = llvm::is_contained(*in1, d);
+    if (a && b) {
+      if (c.batch)
+        return std::nullopt;
+      c.batch = d;
+    } else if (a != b) {
+      rowsCols.push_back(d);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (rowsCols.size() != 2 || (loops == 4) != c.batch.has_value())
+    return std::nullopt;
+  c.m = rowsCols[0];
+  c.n = rowsCols[1];
+  if (llvm::is_contained(*in0, c.m) && llvm::is_contained(*in1, c.n)) {
     c.lhs = 0;
     c.rhs = 1;
-  } else if (reads(1, c.m, c.k) && reads(0, c.k, c.n)) {
+  } else {
     c.lhs = 1;
     c.rhs = 0;
-  } else {
-    return std::nullopt;
   }
-  // Operands that are all f32 (or all of one float type), rank 2.
+  // Operands of one float type.
   Type element;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (!type || type.getRank() != 2 || type.getMemorySpace())
+    if (!type || type.getMemorySpace())
       return std::nullopt;
     if (!element)
       element = type.getElementType();
@@ -135,7 +163,7 @@ struct GPTQGPUTileContractionsPass
     const int64_t T = threads, R = results, BT = T * R;
     // Loop bounds: the sizes that the operands give each dimension.
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    SmallVector<Value> bounds(3);
+    SmallVector<Value> bounds(op.getNumLoops());
     for (OpOperand &operand : op->getOpOperands()) {
       auto dims = *dimsOf(maps[operand.getOperandNumber()]);
       for (auto [pos, d] : llvm::enumerate(dims))
@@ -158,13 +186,21 @@ struct GPTQGPUTileContractionsPass
     int64_t rhsBytes = T * (BT + 1) * bytes;
     Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
                                               rhsOffset + rhsBytes);
+    Value gridZ = c.batch ? bounds[*c.batch] : one;
     auto launch =
-        gpu::LaunchOp::create(b, loc, gridX, gridY, one, t, t, one, smem);
+        gpu::LaunchOp::create(b, loc, gridX, gridY, gridZ, t, t, one, smem);
     Block &body = launch.getBody().front();
     b.setInsertionPointToStart(&body);
     Value zero = constant(0);
     gpu::KernelDim3 bid = launch.getBlockIds();
     gpu::KernelDim3 tid = launch.getThreadIds();
+    // Loop indices to fill in: zeros, the batch on the grid's z.
+    auto loopIndices = [&]() {
+      SmallVector<Value> ivs(op.getNumLoops(), zero);
+      if (c.batch)
+        ivs[*c.batch] = bid.z;
+      return ivs;
+    };
     Value m0 = arith::MulIOp::create(b, loc, bid.y, bt);
     Value n0 = arith::MulIOp::create(b, loc, bid.x, bt);
     // Thread (y, x) owns rows m0 + y + a T and columns n0 + x + b T
@@ -214,10 +250,9 @@ struct GPTQGPUTileContractionsPass
             scf::IfOp::create(b, loc, TypeRange{element}, inside, true);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(init.thenBlock());
-        SmallVector<Value> ivs(3);
+        SmallVector<Value> ivs = loopIndices();
         ivs[c.m] = rows[a];
         ivs[c.n] = cols[bb];
-        ivs[c.k] = zero;
         scf::YieldOp::create(b, loc, load(b, 2, ivs));
         b.setInsertionPointToStart(init.elseBlock());
         scf::YieldOp::create(
@@ -264,7 +299,7 @@ struct GPTQGPUTileContractionsPass
           auto guardIf = scf::IfOp::create(b, loc, TypeRange{}, cond, false);
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPointToStart(guardIf.thenBlock());
-          SmallVector<Value> ivs(3, zero);
+          SmallVector<Value> ivs = loopIndices();
           ivs[outerDim] = oi;
           ivs[innerDim] = ij;
           memref::StoreOp::create(b, loc, load(b, operand, ivs), tileBuf,
@@ -320,10 +355,13 @@ struct GPTQGPUTileContractionsPass
         auto store = scf::IfOp::create(b, loc, TypeRange{}, inside, false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(store.thenBlock());
+        SmallVector<Value> ivs = loopIndices();
+        ivs[c.m] = rows[a];
+        ivs[c.n] = cols[bb];
         SmallVector<Value> indices;
         SmallVector<unsigned> dims = *dimsOf(maps[2]);
         for (unsigned d : dims)
-          indices.push_back(d == c.m ? rows[a] : cols[bb]);
+          indices.push_back(ivs[d]);
         memref::StoreOp::create(b, loc, chunks.getResult(a * R + bb), output,
                                 indices);
       }

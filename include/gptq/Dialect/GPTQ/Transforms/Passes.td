@@ -293,7 +293,10 @@ def GPTQGPUTileContractions
     accumulation (the portable kernels' `__gptq_gemm_sub`), and any other
     linalg op on buffers, outside parallel loops, with two parallel loops
     and one reduction whose result reads `(m, n)` and whose operands read
-    `(m, k)` and `(k, n)` (in either order), all of one float type.
+    `(m, k)` and `(k, n)` (in either order), all of one float type; and
+    the same with a batch loop that all three read (the model's
+    `linalg.batch_matmul`s and contractions in their normal form), each
+    batch a `z` of the grid.
 
     Each becomes a `gpu.launch` of blocks of `threads x threads` threads,
     each thread computing `results x results` results in registers: rows
