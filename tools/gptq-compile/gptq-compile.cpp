@@ -57,10 +57,12 @@ static cl::opt<bool> portable(
     cl::init(false), cl::cat(category));
 static cl::opt<std::string> device(
     "device",
-    cl::desc("Where the executable runs: cpu (default), or cuda: host code "
+    cl::desc("Where the executable runs: cpu (default); cuda: host code "
              "with the kernels of gptq-lower-to-nvvm-pipeline embedded as "
-             "cubin and the CUDA runtime library linked in; it loads only "
-             "libcuda.so.1, when it first launches a kernel"),
+             "cubin and the CUDA runtime library linked in (it loads only "
+             "libcuda.so.1, when it first launches a kernel); cuda-emulated: "
+             "those kernels run on the CPU's cores with the GPU's semantics "
+             "(each block an OpenMP team), for checking them without a GPU"),
     cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     chip("chip",
