@@ -86,6 +86,31 @@ void addLibraryAndBuffers(OpPassManager &pm, int64_t choleskyBlock,
   // that later allocations reuse their memory.
   pm.addPass(createGPTQHoistDeallocs());
 }
+
+/// Structured control flow and views as the LLVM conversions take them.
+void addControlFlowAndViews(OpPassManager &pm) {
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+}
+
+/// Host code to the LLVM dialect, every pipeline's last stage: memref ops
+/// through finalize-memref-to-llvm with `memref` (memref.reshape among them,
+/// which the generic conversion leaves), failed checks returned to the
+/// caller through the runtime (not upstream's print-and-abort), the generic
+/// conversion, then `hostDialect` (the host side of OpenMP or GPU ops).
+void addHostToLLVM(
+    OpPassManager &pm,
+    std::optional<FinalizeMemRefToLLVMConversionPassOptions> memref,
+    std::unique_ptr<Pass> hostDialect) {
+  if (memref)
+    pm.addPass(createFinalizeMemRefToLLVMConversionPass(*memref));
+  pm.addPass(createGPTQAssertToRuntime());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(std::move(hostDialect));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
 } // namespace
 
 void gptq::buildCPUPipeline(OpPassManager &pm,
@@ -117,30 +142,23 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createGPTQApproximateMath());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
+  addControlFlowAndViews(pm);
   pm.addPass(createConvertVectorToLLVMPass());
+  std::optional<FinalizeMemRefToLLVMConversionPassOptions> memref;
   if (options.runtimeAllocator) {
     // Buffers come from the runtime's caching allocator (libGPTQRuntime).
-    FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
-    memrefOptions.useGenericFunctions = true;
-    pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+    memref.emplace();
+    memref->useGenericFunctions = true;
   }
-  // Failed checks return to the caller through the runtime (not upstream's
-  // print-and-abort).
-  pm.addPass(createGPTQAssertToRuntime());
-  pm.addPass(createConvertToLLVMPass());
-  pm.addPass(createConvertOpenMPToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  addHostToLLVM(pm, memref, createConvertOpenMPToLLVMPass());
 }
 
 std::string gptq::defaultCudaToolkit() {
   for (const char *name : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
     if (const char *value = std::getenv(name); value && *value)
       return value;
-  if (llvm::ErrorOr<std::string> ptxas = llvm::sys::findProgramByName("ptxas")) {
+  if (llvm::ErrorOr<std::string> ptxas =
+          llvm::sys::findProgramByName("ptxas")) {
     // <toolkit>/bin/ptxas
     llvm::SmallString<256> path(*ptxas);
     llvm::sys::path::remove_filename(path);
@@ -165,15 +183,18 @@ static int64_t sharedBytesPerBlock(StringRef chip) {
 
 void gptq::buildNVVMPipeline(OpPassManager &pm,
                              const NVVMPipelineOptions &options) {
-  std::string toolkit =
-      options.toolkit.empty() ? defaultCudaToolkit() : options.toolkit.getValue();
-  GPTQCheckGPUTargetOptions check;
-  check.chip = options.chip;
-  check.features = options.features;
-  check.toolkit = toolkit;
-  check.needPtxas = options.format != KernelFormat::PTX;
-  if (!options.emulate)
+  // Emulated kernels need no toolkit: they never become binaries.
+  std::string toolkit;
+  if (!options.emulate) {
+    toolkit = options.toolkit.empty() ? defaultCudaToolkit()
+                                      : options.toolkit.getValue();
+    GPTQCheckGPUTargetOptions check;
+    check.chip = options.chip;
+    check.features = options.features;
+    check.toolkit = toolkit;
+    check.needPtxas = options.format != KernelFormat::PTX;
     pm.addPass(createGPTQCheckGPUTarget(check));
+  }
   // The target-independent stages of the CPU pipeline, with the portable
   // kernels.
   addFront(pm);
@@ -205,15 +226,9 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
     // The launches on the host's cores, lowered as the CPU pipeline lowers
     // its loops.
     pm.addPass(createGPTQLaunchesToCPU());
-    pm.addPass(createSCFToControlFlowPass());
-    pm.addPass(memref::createExpandStridedMetadataPass());
-    pm.addPass(createLowerAffinePass());
-    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-    pm.addPass(createGPTQAssertToRuntime());
-    pm.addPass(createConvertToLLVMPass());
-    pm.addPass(createConvertOpenMPToLLVMPass());
-    pm.addPass(createReconcileUnrealizedCastsPass());
-    pm.addPass(createCanonicalizerPass());
+    addControlFlowAndViews(pm);
+    addHostToLLVM(pm, FinalizeMemRefToLLVMConversionPassOptions(),
+                  createConvertOpenMPToLLVMPass());
     return;
   }
   pm.addPass(createGpuKernelOutliningPass());
@@ -223,9 +238,7 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 
   // Kernels to NVVM, host code to LLVM, kernels to binaries.
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
+  addControlFlowAndViews(pm);
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;
@@ -233,14 +246,8 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   pm.addNestedPass<gpu::GPUModuleOp>(createGPTQExternDynamicSharedMemory());
-  // The host's memref ops (memref.reshape among them, which the generic
-  // conversion leaves), as the CPU pipeline lowers them.
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createGPTQAssertToRuntime());
-  pm.addPass(createConvertToLLVMPass());
-  pm.addPass(createGpuToLLVMConversionPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  addHostToLLVM(pm, FinalizeMemRefToLLVMConversionPassOptions(),
+                createGpuToLLVMConversionPass());
   GpuModuleToBinaryPassOptions binary;
   switch (options.format) {
   case KernelFormat::Cubin:

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gptq/Dialect/GPTQ/Transforms/Passes.h"
 #include "SharedMemory.h"
+#include "gptq/Dialect/GPTQ/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,8 +37,8 @@ namespace {
 /// C[n, m]), operands that read (m, k) and (k, n) in either order; with a
 /// batch loop, every operand reads it too (C[b, m, n], A[b, m, k], ...).
 struct Contraction {
-  unsigned m, n, k;                // Loop dimensions.
-  std::optional<unsigned> batch;   // The batch loop, if any.
+  unsigned m, n, k;              // Loop dimensions.
+  std::optional<unsigned> batch; // The batch loop, if any.
   unsigned lhs, rhs; // Input operand numbers: lhs reads (m, k), rhs (k, n).
 };
 
@@ -161,16 +161,17 @@ struct GPTQGPUTileContractionsPass
       return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
     };
     const int64_t T = threads, R = results, BT = T * R;
-    // Loop bounds: the sizes that the operands give each dimension.
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    // The loops each operand reads (lhs, rhs, result), and the loop
+    // bounds: the sizes that the operands give each loop.
+    SmallVector<SmallVector<unsigned>> reads;
+    for (AffineMap map : op.getIndexingMapsArray())
+      reads.push_back(*dimsOf(map));
     SmallVector<Value> bounds(op.getNumLoops());
-    for (OpOperand &operand : op->getOpOperands()) {
-      auto dims = *dimsOf(maps[operand.getOperandNumber()]);
-      for (auto [pos, d] : llvm::enumerate(dims))
+    for (OpOperand &operand : op->getOpOperands())
+      for (auto [pos, d] : llvm::enumerate(reads[operand.getOperandNumber()]))
         if (!bounds[d])
           bounds[d] =
               memref::DimOp::create(b, loc, operand.get(), pos).getResult();
-    }
     Value m = bounds[c.m], n = bounds[c.n], k = bounds[c.k];
     Value t = constant(T), bt = constant(BT), one = constant(1);
     Value gridX = arith::CeilDivUIOp::create(b, loc, n, bt);
@@ -229,38 +230,46 @@ struct GPTQGPUTileContractionsPass
     Value rhsTile = memref::ViewOp::create(b, loc, rhsType, shared,
                                            constant(rhsOffset), ValueRange{});
 
-    // The operand's element at loop indices ivs (m, n, k by dimension).
-    auto load = [&](OpBuilder &bb, unsigned operand,
-                    ArrayRef<Value> ivs) -> Value {
+    // An operand's indices at loop indices ivs (m, n, k by loop).
+    auto indicesOf = [&](unsigned operand, ArrayRef<Value> ivs) {
       SmallVector<Value> indices;
-      SmallVector<unsigned> dims = *dimsOf(maps[operand]);
-      for (unsigned d : dims)
+      for (unsigned d : reads[operand])
         indices.push_back(ivs[d]);
-      return memref::LoadOp::create(bb, loc, op->getOperand(operand),
-                                    indices);
+      return indices;
+    };
+    auto load = [&](unsigned operand, ArrayRef<Value> ivs) -> Value {
+      return memref::LoadOp::create(b, loc, op->getOperand(operand),
+                                    indicesOf(operand, ivs));
     };
     Value output = op.getDpsInits()[0];
-    // The accumulators start from C (as the op's body receives it); those
-    // outside C start from zero and are never stored.
-    SmallVector<Value> inits;
+    // Result (a, b) of the thread: its loop indices, and whether it lies
+    // inside C.
+    SmallVector<SmallVector<Value>> resultIvs;
+    SmallVector<Value> inside;
     for (int64_t a = 0; a < R; ++a)
       for (int64_t bb = 0; bb < R; ++bb) {
-        Value inside = arith::AndIOp::create(b, loc, rowIn[a], colIn[bb]);
-        auto init =
-            scf::IfOp::create(b, loc, TypeRange{element}, inside, true);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(init.thenBlock());
         SmallVector<Value> ivs = loopIndices();
         ivs[c.m] = rows[a];
         ivs[c.n] = cols[bb];
-        scf::YieldOp::create(b, loc, load(b, 2, ivs));
-        b.setInsertionPointToStart(init.elseBlock());
-        scf::YieldOp::create(
-            b, loc,
-            arith::ConstantOp::create(b, loc, b.getZeroAttr(element))
-                .getResult());
-        inits.push_back(init.getResult(0));
+        resultIvs.push_back(ivs);
+        inside.push_back(arith::AndIOp::create(b, loc, rowIn[a], colIn[bb]));
       }
+    // The accumulators start from C (as the op's body receives it); those
+    // outside C start from zero and are never stored.
+    SmallVector<Value> inits;
+    for (int64_t r = 0; r < R * R; ++r) {
+      auto init =
+          scf::IfOp::create(b, loc, TypeRange{element}, inside[r], true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(init.thenBlock());
+      scf::YieldOp::create(b, loc, load(2, resultIvs[r]));
+      b.setInsertionPointToStart(init.elseBlock());
+      scf::YieldOp::create(
+          b, loc,
+          arith::ConstantOp::create(b, loc, b.getZeroAttr(element))
+              .getResult());
+      inits.push_back(init.getResult(0));
+    }
 
     Value linear = arith::AddIOp::create(
         b, loc, tid.x, arith::MulIOp::create(b, loc, tid.y, t));
@@ -280,10 +289,9 @@ struct GPTQGPUTileContractionsPass
                        unsigned outerDim, unsigned innerDim, int64_t P,
                        int64_t Q, Value outerSize, Value innerSize,
                        Value tileBuf) {
-        bool alongInner = dimsOf(maps[operand])->back() == innerDim;
+        bool alongInner = reads[operand].back() == innerDim;
         for (int64_t st = 0; st < P * Q / (T * T); ++st) {
-          Value e = arith::AddIOp::create(b, loc, linear,
-                                          constant(st * T * T));
+          Value e = arith::AddIOp::create(b, loc, linear, constant(st * T * T));
           Value i, j;
           if (alongInner) {
             j = arith::RemUIOp::create(b, loc, e, constant(Q));
@@ -302,7 +310,7 @@ struct GPTQGPUTileContractionsPass
           SmallVector<Value> ivs = loopIndices();
           ivs[outerDim] = oi;
           ivs[innerDim] = ij;
-          memref::StoreOp::create(b, loc, load(b, operand, ivs), tileBuf,
+          memref::StoreOp::create(b, loc, load(operand, ivs), tileBuf,
                                   ValueRange{i, j});
         }
       };
@@ -321,13 +329,12 @@ struct GPTQGPUTileContractionsPass
         for (int64_t a = 0; a < R; ++a) {
           as.push_back(memref::LoadOp::create(
               b, loc, lhsTile,
-              ValueRange{arith::AddIOp::create(b, loc, tid.y,
-                                               constant(a * T)),
+              ValueRange{arith::AddIOp::create(b, loc, tid.y, constant(a * T)),
                          kk}));
           bs.push_back(memref::LoadOp::create(
               b, loc, rhsTile,
-              ValueRange{kk, arith::AddIOp::create(b, loc, tid.x,
-                                                   constant(a * T))}));
+              ValueRange{
+                  kk, arith::AddIOp::create(b, loc, tid.x, constant(a * T))}));
         }
         Block *gbody = op.getBlock();
         SmallVector<Value> next;
@@ -340,8 +347,8 @@ struct GPTQGPUTileContractionsPass
                         inner.getRegionIterArgs()[a * R + bb]);
             for (Operation &o : gbody->without_terminator())
               b.clone(o, mapping);
-            next.push_back(mapping.lookupOrDefault(
-                gbody->getTerminator()->getOperand(0)));
+            next.push_back(
+                mapping.lookupOrDefault(gbody->getTerminator()->getOperand(0)));
           }
         scf::YieldOp::create(b, loc, next);
       }
@@ -349,22 +356,13 @@ struct GPTQGPUTileContractionsPass
       gpu::BarrierOp::create(b, loc);
       scf::YieldOp::create(b, loc, inner.getResults());
     }
-    for (int64_t a = 0; a < R; ++a)
-      for (int64_t bb = 0; bb < R; ++bb) {
-        Value inside = arith::AndIOp::create(b, loc, rowIn[a], colIn[bb]);
-        auto store = scf::IfOp::create(b, loc, TypeRange{}, inside, false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(store.thenBlock());
-        SmallVector<Value> ivs = loopIndices();
-        ivs[c.m] = rows[a];
-        ivs[c.n] = cols[bb];
-        SmallVector<Value> indices;
-        SmallVector<unsigned> dims = *dimsOf(maps[2]);
-        for (unsigned d : dims)
-          indices.push_back(ivs[d]);
-        memref::StoreOp::create(b, loc, chunks.getResult(a * R + bb), output,
-                                indices);
-      }
+    for (int64_t r = 0; r < R * R; ++r) {
+      auto store = scf::IfOp::create(b, loc, TypeRange{}, inside[r], false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      memref::StoreOp::create(b, loc, chunks.getResult(r), output,
+                              indicesOf(2, resultIvs[r]));
+    }
     gpu::TerminatorOp::create(b, loc);
     op->erase();
   }

@@ -154,29 +154,22 @@ struct GPTQLaunchesToCPUPass
         op->erase();
         continue;
       }
-      if (isa<gpu::DynamicSharedMemoryOp>(op)) {
+      // Ids and sizes: the same values the launch body's arguments got.
+      auto pick = [](gpu::KernelDim3 dims, gpu::Dimension d) {
+        return d == gpu::Dimension::x   ? dims.x
+               : d == gpu::Dimension::y ? dims.y
+                                        : dims.z;
+      };
+      if (isa<gpu::DynamicSharedMemoryOp>(op))
         replacement = shared;
-      } else {
-        gpu::Dimension d;
-        gpu::KernelDim3 dims;
-        if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
-          d = id.getDimension();
-          dims = {tx, ty, tz};
-        } else if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
-          d = id.getDimension();
-          dims = {bx.getInductionVar(), by.getInductionVar(),
-                  bz.getInductionVar()};
-        } else if (auto id = dyn_cast<gpu::BlockDimOp>(op)) {
-          d = id.getDimension();
-          dims = block;
-        } else {
-          d = cast<gpu::GridDimOp>(op).getDimension();
-          dims = grid;
-        }
-        replacement = d == gpu::Dimension::x   ? dims.x
-                      : d == gpu::Dimension::y ? dims.y
-                                               : dims.z;
-      }
+      else if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
+        replacement = mapping.lookup(pick(tids, id.getDimension()));
+      else if (auto id = dyn_cast<gpu::BlockIdOp>(op))
+        replacement = mapping.lookup(pick(bids, id.getDimension()));
+      else if (auto id = dyn_cast<gpu::BlockDimOp>(op))
+        replacement = pick(block, id.getDimension());
+      else
+        replacement = pick(grid, cast<gpu::GridDimOp>(op).getDimension());
       op->getResult(0).replaceAllUsesWith(replacement);
       op->erase();
     }
