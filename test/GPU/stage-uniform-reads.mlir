@@ -1,6 +1,9 @@
 // RUN: gptq-opt %s --gptq-stage-uniform-reads --split-input-file | FileCheck %s
 // RUN: gptq-opt %s --gptq-stage-uniform-reads="max-bytes=1024" --split-input-file | FileCheck %s --check-prefix=SMALL
 // RUN: gptq-opt %s --gptq-stage-uniform-reads --canonicalize --split-input-file | FileCheck %s --check-prefix=FOLDED
+// RUN: not gptq-opt %s --gptq-stage-uniform-reads="max-bytes=-1" --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: gptq-stage-uniform-reads: max-bytes must be between 0 and 2147483647
 
 // The quantize kernel's pattern: each thread (x) owns a row; inside, a loop
 // over columns reads the matrix %u at indices that every thread shares
