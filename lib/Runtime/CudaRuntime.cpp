@@ -16,11 +16,14 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <initializer_list>
 #include <mutex>
 #include <type_traits>
+#include <unordered_map>
+#include <vector>
 
 namespace {
 
@@ -36,6 +39,7 @@ using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 
 constexpr CUresult kSuccess = 0;
+constexpr CUresult kErrorOutOfMemory = 2;
 constexpr CUresult kErrorStubLibrary = 34;
 constexpr int kAttributeComputeCapabilityMajor = 75;
 constexpr int kAttributeComputeCapabilityMinor = 76;
@@ -81,6 +85,7 @@ struct Driver {
   CUresult (*ctxGetCurrent)(CUcontext *);
   CUresult (*ctxSetCurrent)(CUcontext);
   CUresult (*ctxSetLimit)(int, size_t);
+  CUresult (*ctxSynchronize)();
   CUresult (*moduleLoadData)(CUmodule *, const void *);
   CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
                                void **);
@@ -135,10 +140,13 @@ const char *errorName(const Driver &driver, CUresult result,
 }
 
 void load(Driver &driver) {
-  void *handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  const char *library = std::getenv("GPTQ_CUDA_DRIVER");
+  if (!library || !*library)
+    library = "libcuda.so.1";
+  void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     std::snprintf(driver.error, sizeof(driver.error),
-                  "cuda: cannot load the CUDA driver (libcuda.so.1): %s; %s",
+                  "cuda: cannot load the CUDA driver (%s): %s; %s", library,
                   dlerror(), kNeeded);
     return;
   }
@@ -161,6 +169,7 @@ void load(Driver &driver) {
   resolve(driver.ctxGetCurrent, "cuCtxGetCurrent");
   resolve(driver.ctxSetCurrent, "cuCtxSetCurrent");
   resolve(driver.ctxSetLimit, "cuCtxSetLimit");
+  resolve(driver.ctxSynchronize, "cuCtxSynchronize");
   resolve(driver.moduleLoadData, "cuModuleLoadData");
   resolve(driver.moduleLoadDataEx, "cuModuleLoadDataEx");
   resolve(driver.moduleUnload, "cuModuleUnload");
@@ -185,9 +194,9 @@ void load(Driver &driver) {
   resolve(driver.memHostUnregister, "cuMemHostUnregister");
   if (missing) {
     std::snprintf(driver.error, sizeof(driver.error),
-                  "cuda: the CUDA driver (libcuda.so.1) has no %s; a newer "
-                  "driver is needed",
-                  missing);
+                  "cuda: the CUDA driver (%s) has no %s; a newer driver is "
+                  "needed",
+                  library, missing);
     return;
   }
   // Messages only name errors with it, so a driver without it still works.
@@ -528,8 +537,166 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
         "cuLaunchKernel");
 }
 
+namespace {
+/// Memory that mgpuMemFree gave back, kept for later allocations of about
+/// the same size: allocating and freeing through the driver costs tens of
+/// microseconds each (cuMemFree waits for the device), and compiled code
+/// allocates its temporaries afresh in every step of its loops. Sizes are
+/// rounded up to classes (powers of two up to 1 MiB, multiples of 2 MiB
+/// above), and a free block serves a request of at least half its size.
+///
+/// Only plain functions run under the lock: a failing driver call jumps
+/// back to the checked caller, which must not leave the mutex locked.
+class BufferCache {
+public:
+  struct Block {
+    void *ptr = nullptr;
+    uint64_t bytes = 0;
+    bool managed = false;
+  };
+
+  static uint64_t sizeClass(uint64_t bytes) {
+    constexpr uint64_t kSmall = uint64_t(1) << 20, kGranule = uint64_t(2) << 20;
+    if (bytes > kSmall)
+      return bytes > UINT64_MAX - kGranule
+                 ? bytes
+                 : (bytes + kGranule - 1) / kGranule * kGranule;
+    uint64_t size = 512;
+    while (size < bytes)
+      size *= 2;
+    return size;
+  }
+
+  /// A cached block for `bytes` (already a size class) of the kind asked
+  /// for, now live; a null block when none fits.
+  Block take(uint64_t bytes, bool managed) {
+    std::lock_guard<std::mutex> lock(mutex);
+    size_t best = idle.size();
+    for (size_t i = 0; i < idle.size(); ++i)
+      if (idle[i].managed == managed && idle[i].bytes >= bytes &&
+          idle[i].bytes / 2 <= bytes &&
+          (best == idle.size() || idle[i].bytes < idle[best].bytes))
+        best = i;
+    if (best == idle.size())
+      return {};
+    Block block = idle[best];
+    idle[best] = idle.back();
+    idle.pop_back();
+    idleBytes -= block.bytes;
+    live.emplace(block.ptr, block);
+    ++reused;
+    return block;
+  }
+
+  void adopt(Block block) {
+    std::lock_guard<std::mutex> lock(mutex);
+    live.emplace(block.ptr, block);
+  }
+
+  /// Moves live `ptr` to the idle blocks. Returns false, with `block` set,
+  /// when it is not ours or the cache is full: then it must be freed.
+  bool release(void *ptr, Block &block) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = live.find(ptr);
+    if (it == live.end()) {
+      block = {ptr, 0, false};
+      return false;
+    }
+    block = it->second;
+    live.erase(it);
+    if (idleBytes + block.bytes > kMaxIdleBytes)
+      return false;
+    idle.push_back(block);
+    idleBytes += block.bytes;
+    return true;
+  }
+
+  /// Removes one idle block, to be freed by the caller; false when there
+  /// is none.
+  bool popIdle(Block &block) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (idle.empty())
+      return false;
+    block = idle.back();
+    idle.pop_back();
+    idleBytes -= block.bytes;
+    return true;
+  }
+
+  GPTQCudaCacheStats stats() {
+    std::lock_guard<std::mutex> lock(mutex);
+    GPTQCudaCacheStats s;
+    s.liveBlocks = live.size();
+    s.idleBlocks = idle.size();
+    s.idleBytes = idleBytes;
+    s.reused = reused;
+    return s;
+  }
+
+private:
+  /// At most this much memory is kept idle; blocks beyond it are freed.
+  static constexpr uint64_t kMaxIdleBytes = uint64_t(8) << 30;
+  std::mutex mutex;
+  std::unordered_map<void *, Block> live;
+  std::vector<Block> idle;
+  uint64_t idleBytes = 0;
+  uint64_t reused = 0;
+};
+
+BufferCache &bufferCache() {
+  static BufferCache *cache = new BufferCache; // outlives static destructors
+  return *cache;
+}
+
+/// Streams that mgpuStreamDestroy gave back, for the next mgpuStreamCreate:
+/// lowered code creates and destroys a stream around every launch and copy.
+/// Work left on a returned stream stays ordered before what the next user
+/// puts on it.
+class StreamPool {
+public:
+  CUstream take() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (idle.empty())
+      return nullptr;
+    CUstream stream = idle.back();
+    idle.pop_back();
+    return stream;
+  }
+  /// Returns false when the pool is full: the stream must be destroyed.
+  bool give(CUstream stream) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (idle.size() >= kMaxIdle)
+      return false;
+    idle.push_back(stream);
+    return true;
+  }
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return idle.size();
+  }
+
+private:
+  static constexpr size_t kMaxIdle = 64;
+  std::mutex mutex;
+  std::vector<CUstream> idle;
+};
+
+StreamPool &streamPool() {
+  static StreamPool *pool = new StreamPool;
+  return *pool;
+}
+
+CUresult allocate(const Driver &driver, CUdeviceptr &ptr, uint64_t bytes,
+                  bool managed) {
+  return managed ? driver.memAllocManaged(&ptr, bytes, kMemAttachGlobal)
+                 : driver.memAlloc(&ptr, bytes);
+}
+} // namespace
+
 extern "C" void *mgpuStreamCreate() {
   const Driver &driver = enter();
+  if (CUstream stream = streamPool().take())
+    return stream;
   CUstream stream = nullptr;
   // Blocking streams stay ordered with work on the null stream, which the
   // lowering passes for operations without a token.
@@ -539,8 +706,9 @@ extern "C" void *mgpuStreamCreate() {
 
 extern "C" void mgpuStreamDestroy(void *stream) {
   const Driver &driver = enter();
-  check(driver, driver.streamDestroy(static_cast<CUstream>(stream)),
-        "cuStreamDestroy");
+  if (!stream || !streamPool().give(static_cast<CUstream>(stream)))
+    check(driver, driver.streamDestroy(static_cast<CUstream>(stream)),
+          "cuStreamDestroy");
 }
 
 extern "C" void mgpuStreamSynchronize(void *stream) {
@@ -590,12 +758,21 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
   if (sizeBytes == 0)
     return nullptr;
   const Driver &driver = enter();
+  uint64_t bytes = BufferCache::sizeClass(sizeBytes);
+  BufferCache &cache = bufferCache();
+  if (void *ptr = cache.take(bytes, isHostShared).ptr)
+    return ptr;
   CUdeviceptr ptr = 0;
-  if (isHostShared)
-    check(driver, driver.memAllocManaged(&ptr, sizeBytes, kMemAttachGlobal),
-          "cuMemAllocManaged");
-  else
-    check(driver, driver.memAlloc(&ptr, sizeBytes), "cuMemAlloc");
+  CUresult result = allocate(driver, ptr, bytes, isHostShared);
+  if (result == kErrorOutOfMemory) {
+    // The idle blocks may be what the device lacks.
+    BufferCache::Block idle;
+    while (cache.popIdle(idle))
+      check(driver, driver.memFree(devicePtr(idle.ptr)), "cuMemFree");
+    result = allocate(driver, ptr, bytes, isHostShared);
+  }
+  check(driver, result, isHostShared ? "cuMemAllocManaged" : "cuMemAlloc");
+  cache.adopt({reinterpret_cast<void *>(ptr), bytes, isHostShared});
   return reinterpret_cast<void *>(ptr);
 }
 
@@ -603,7 +780,25 @@ extern "C" void mgpuMemFree(void *ptr, void * /*stream*/) {
   if (!ptr)
     return;
   const Driver &driver = enter();
-  check(driver, driver.memFree(devicePtr(ptr)), "cuMemFree");
+  // cuMemFree waits for the device's work, which may still use the memory;
+  // so does giving it to the cache.
+  check(driver, driver.ctxSynchronize(), "cuCtxSynchronize");
+  BufferCache::Block block;
+  if (!bufferCache().release(ptr, block))
+    check(driver, driver.memFree(devicePtr(block.ptr)), "cuMemFree");
+}
+
+extern "C" void gptq_cuda_release_cached_memory() {
+  const Driver &driver = enter();
+  BufferCache::Block idle;
+  while (bufferCache().popIdle(idle))
+    check(driver, driver.memFree(devicePtr(idle.ptr)), "cuMemFree");
+}
+
+extern "C" GPTQCudaCacheStats gptq_cuda_cache_stats() {
+  GPTQCudaCacheStats stats = bufferCache().stats();
+  stats.idleStreams = streamPool().size();
+  return stats;
 }
 
 extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,

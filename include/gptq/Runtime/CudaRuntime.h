@@ -3,8 +3,18 @@
 // Code lowered by MLIR's `gpu-to-llvm` conversion loads its kernels, launches
 // them and moves memory through the mgpu* functions below; this library
 // implements them on the CUDA driver API. It does not link the driver: the
-// first call loads libcuda.so.1, so that the library builds without the CUDA
-// toolkit and loads on machines without a GPU, where only calling it fails.
+// first call loads libcuda.so.1 (or the library that the environment
+// variable GPTQ_CUDA_DRIVER names), so that the library builds without the
+// CUDA toolkit and loads on machines without a GPU, where only calling it
+// fails.
+//
+// Lowered code creates a stream around every launch and copy, and allocates
+// its temporaries afresh in every step of its loops. Both are kept for reuse:
+// destroyed streams go back to a pool, and freed memory to a cache of blocks
+// (sizes rounded up to powers of two up to 1 MiB, to multiples of 2 MiB
+// above; a block serves requests of half its size and more; up to 8 GiB
+// kept idle, all of it returned to the driver when an allocation finds the
+// device full).
 //
 // The calls run in the primary context of the default device (device 0
 // unless mgpuSetDefaultDevice chose another), which is retained on first use
@@ -69,6 +79,8 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t blockZ, int32_t smem, void *stream,
                       void **params, void **extra, size_t paramsCount);
 
+/// A stream from the pool, or a new one; destroying returns it to the pool
+/// (up to 64 kept), work still on it staying ordered before later work.
 void *mgpuStreamCreate();
 void mgpuStreamDestroy(void *stream);
 void mgpuStreamSynchronize(void *stream);
@@ -82,10 +94,13 @@ void mgpuEventRecord(void *event, void *stream);
 
 /// Allocates device memory, or managed memory that the host can access too
 /// when `isHostShared`; null for 0 bytes. The allocation is synchronous, not
-/// ordered on `stream`.
+/// ordered on `stream`; it reuses a cached block of the same kind when one
+/// fits.
 void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared);
-/// Frees memory of mgpuMemAlloc (null does nothing). The driver waits for
-/// the device's work, whatever `stream` is.
+/// Frees memory of mgpuMemAlloc (null does nothing): after waiting for the
+/// device's work, whatever `stream` is (as cuMemFree does), the block goes
+/// to the cache, or back to the driver when the cache is full. Memory that
+/// did not come from mgpuMemAlloc goes to the driver.
 void mgpuMemFree(void *ptr, void *stream);
 /// Copies between any two of host and device memory, ordered on `stream`.
 void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
@@ -107,6 +122,18 @@ void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
                                  int64_t elementSizeBytes);
 void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes);
 void mgpuMemHostUnregister(void *ptr);
+
+/// What the stream pool and the memory cache hold.
+struct GPTQCudaCacheStats {
+  uint64_t liveBlocks = 0;  ///< allocated and not freed
+  uint64_t idleBlocks = 0;  ///< freed, kept for reuse
+  uint64_t idleBytes = 0;   ///< their size
+  uint64_t reused = 0;      ///< allocations served from the cache so far
+  uint64_t idleStreams = 0; ///< streams in the pool
+};
+GPTQCudaCacheStats gptq_cuda_cache_stats();
+/// Returns the cache's idle memory to the driver.
+void gptq_cuda_release_cached_memory();
 }
 
 namespace mlir::gptq::runtime {
