@@ -13,6 +13,8 @@
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefix=TILED
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" -mlir-print-ir-after=gpu-kernel-outlining \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=OUTLINED
+// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" -mlir-print-ir-after=gpu-kernel-outlining \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=ONEBLOCK
 // RUN: %if ptxas %{ gptq-opt %s --gptq-lower-to-nvvm-pipeline | FileCheck %s --check-prefix=CUBIN %}
 // Everything lowers: the result translates to LLVM IR, whose constructors
 // register the embedded kernels and whose host code launches them.
@@ -100,6 +102,22 @@
 // A cubin is an ELF image.
 // CUBIN: gpu.binary @hessian_kernel {{ *}}[#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, bin = "\7FELF
 // CUBIN: gpu.binary @layer_kernel{{.*}}bin = "\7FELF
+
+// The factorization's diagonal blocks run on the GPU, each in one kernel
+// of one block of 256 threads with barriers between the steps' loops; the
+// host computes no square root.
+// ONEBLOCK-LABEL: func.func @cholesky(
+// ONEBLOCK-NOT: math.sqrt
+// ONEBLOCK: return
+// ONEBLOCK: gpu.func @cholesky_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 1, 1, 1>}
+// ONEBLOCK-NOT: gpu.return
+// ONEBLOCK: math.sqrt
+// ONEBLOCK-NOT: gpu.return
+// ONEBLOCK: gpu.barrier
+// ONEBLOCK-NOT: gpu.return
+// ONEBLOCK: arith.divf
+// ONEBLOCK-NOT: gpu.return
+// ONEBLOCK: gpu.barrier
 
 // BADFORMAT: for the --format option: Cannot find option named 'text'
 

@@ -659,6 +659,111 @@ func.func private @__gptq_reversed_hessian(%h: tensor<?x?xf32>, %qidx: tensor<?x
   return %rev : tensor<?x?xf32>
 }
 
+//===--------------------------------------------------------------------===//
+// The factorization's diagonal blocks
+//===--------------------------------------------------------------------===//
+
+// Unblocked Cholesky of a small SPD block (its lower triangle is read);
+// returns L, lower with zeros above, and for each column whether its pivot
+// was positive (false for a pivot that is not, or NaN). Right-looking on
+// the transpose T = A^T, whose rows are A's columns: step j scales row j
+// of T by 1/d and subtracts T[j, i] T[j, i:] from each later row i, so the
+// inner loops run along contiguous rows (and vectorize). Every entry receives its updates in the same order, with the
+// same roundings, as the dot-product form A[i, j] - sum_p L[i, p] L[j, p].
+func.func private @__gptq_chol_unblocked(%a: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?xi1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %t0 = func.call @__gptq_transpose(%a) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %fe = tensor.empty(%n) : tensor<?xi1>
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%t = %t0, %fl = %fe) -> (tensor<?x?xf32>, tensor<?xi1>) {
+    %tjj = tensor.extract %t[%j, %j] : tensor<?x?xf32>
+    %pos = arith.cmpf ogt, %tjj, %zero : f32
+    %fl2 = tensor.insert %pos into %fl[%j] : tensor<?xi1>
+    %d = math.sqrt %tjj : f32
+    %t1 = tensor.insert %d into %t[%j, %j] : tensor<?x?xf32>
+    %j1 = arith.addi %j, %c1 : index
+    %t2 = scf.for %k = %j1 to %n step %c1 iter_args(%tt = %t1) -> (tensor<?x?xf32>) {
+      %v = tensor.extract %tt[%j, %k] : tensor<?x?xf32>
+      %q = arith.divf %v, %d : f32
+      %tt1 = tensor.insert %q into %tt[%j, %k] : tensor<?x?xf32>
+      scf.yield %tt1 : tensor<?x?xf32>
+    }
+    %t3 = scf.for %i = %j1 to %n step %c1 iter_args(%tt = %t2) -> (tensor<?x?xf32>) {
+      %lij = tensor.extract %tt[%j, %i] : tensor<?x?xf32>
+      %row = scf.for %k = %i to %n step %c1 iter_args(%rr = %tt) -> (tensor<?x?xf32>) {
+        %x = tensor.extract %rr[%i, %k] : tensor<?x?xf32>
+        %y = tensor.extract %rr[%j, %k] : tensor<?x?xf32>
+        %xy = arith.mulf %y, %lij : f32
+        %dd = arith.subf %x, %xy : f32
+        %rr1 = tensor.insert %dd into %rr[%i, %k] : tensor<?x?xf32>
+        scf.yield %rr1 : tensor<?x?xf32>
+      }
+      scf.yield %row : tensor<?x?xf32>
+    }
+    scf.yield %t3, %fl2 : tensor<?x?xf32>, tensor<?xi1>
+  }
+  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%r#0 : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %upper = arith.cmpi ult, %i, %j : index
+    %w = arith.select %upper, %zero, %v : f32
+    linalg.yield %w : f32
+  } -> tensor<?x?xf32>
+  return %l, %r#1 : tensor<?x?xf32>, tensor<?xi1>
+}
+
+// Inverse of a small lower triangular matrix (lower triangular). Row i of
+// the inverse is -(sum_p L[i, p] M[p, :]) / L[i, i] over p < i, accumulated
+// row by row (contiguous, vectorizable); each entry sums the same terms in
+// the same order as the dot-product form.
+func.func private @__gptq_trinv_unblocked(%l: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %n = tensor.dim %l, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %se = tensor.empty(%n) : tensor<?xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%m = %z) -> (tensor<?x?xf32>) {
+    %lii = tensor.extract %l[%i, %i] : tensor<?x?xf32>
+    %inv = arith.divf %one, %lii : f32
+    %m1 = tensor.insert %inv into %m[%i, %i] : tensor<?x?xf32>
+    %s0 = linalg.fill ins(%zero : f32) outs(%se : tensor<?xf32>) -> tensor<?xf32>
+    %s = scf.for %p = %c0 to %i step %c1 iter_args(%acc = %s0) -> (tensor<?xf32>) {
+      %lip = tensor.extract %l[%i, %p] : tensor<?x?xf32>
+      %p1 = arith.addi %p, %c1 : index
+      %acc2 = scf.for %j = %c0 to %p1 step %c1 iter_args(%aa = %acc) -> (tensor<?xf32>) {
+        %mpj = tensor.extract %m1[%p, %j] : tensor<?x?xf32>
+        %sj = tensor.extract %aa[%j] : tensor<?xf32>
+        %xy = arith.mulf %lip, %mpj : f32
+        %sj2 = arith.addf %sj, %xy : f32
+        %aa1 = tensor.insert %sj2 into %aa[%j] : tensor<?xf32>
+        scf.yield %aa1 : tensor<?xf32>
+      }
+      scf.yield %acc2 : tensor<?xf32>
+    }
+    %m2 = scf.for %j = %c0 to %i step %c1 iter_args(%mm = %m1) -> (tensor<?x?xf32>) {
+      %sj = tensor.extract %s[%j] : tensor<?xf32>
+      %ns = arith.negf %sj : f32
+      %v = arith.divf %ns, %lii : f32
+      %mm1 = tensor.insert %v into %mm[%i, %j] : tensor<?x?xf32>
+      scf.yield %mm1 : tensor<?x?xf32>
+    }
+    scf.yield %m2 : tensor<?x?xf32>
+  }
+  return %r : tensor<?x?xf32>
+}
+
+//===--------------------------------------------------------------------===//
+// Steps of gptq.quantize_blocks
+//===--------------------------------------------------------------------===//
+
 // __gptq_find_params on a group of W^T (%xt is L x R), in tasks of 64
 // rows: each task's reductions run along its contiguous rows while the
 // group's L x 64 part stays in cache.

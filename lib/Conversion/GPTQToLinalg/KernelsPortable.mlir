@@ -8,6 +8,8 @@
 
 #id1 = affine_map<(d0) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
 #mk = affine_map<(m, n, k) -> (k, m)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
@@ -121,6 +123,113 @@ func.func private @__gptq_reversed_hessian(%h: tensor<?x?xf32>, %qidx: tensor<?x
     linalg.yield %r : f32
   } -> tensor<?x?xf32>
   return %a : tensor<?x?xf32>
+}
+
+// Unblocked Cholesky of a small SPD block (its lower triangle is read):
+// L, lower with zeros above, and for each column whether its pivot was
+// positive. The CPU kernel's steps on T = A^T (KernelsCPU.mlir), each step's
+// independent updates one linalg op: row j of T divided by its pivot's root
+// into a scratch row, then row j set from it and each later row i updated
+// as T[i, k] - r[k] r[i] for k >= i. Every entry gets the CPU kernel's
+// operations in its order. The loop over the steps is marked
+// gptq.one_block: the GPU schedule runs it whole in one block of threads,
+// with barriers between the steps' loops, instead of two kernels per step.
+func.func private @__gptq_chol_unblocked(%a: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?xi1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %t0 = func.call @__gptq_transpose(%a) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %re = tensor.empty(%n) : tensor<?xf32>
+  %fe = tensor.empty(%n) : tensor<?xi1>
+  %r:3 = scf.for %j = %c0 to %n step %c1 iter_args(%t = %t0, %row = %re, %fl = %fe) -> (tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>) {
+    %tjj = tensor.extract %t[%j, %j] : tensor<?x?xf32>
+    %d = math.sqrt %tjj : f32
+    %len = arith.subi %n, %j : index
+    %tj = tensor.extract_slice %t[%j, %j] [1, %len] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+    %rj = tensor.extract_slice %row[%j] [%len] [1] : tensor<?xf32> to tensor<?xf32>
+    %fj = tensor.extract_slice %fl[%j] [%len] [1] : tensor<?xi1> to tensor<?xi1>
+    // r[k] = T[j, k] / d (the pivot itself: d); the pivot's flag.
+    %s:2 = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+        ins(%tj : tensor<?xf32>) outs(%rj, %fj : tensor<?xf32>, tensor<?xi1>) {
+    ^bb0(%v: f32, %o: f32, %f: i1):
+      %k = linalg.index 0 : index
+      %pivot = arith.cmpi eq, %k, %c0 : index
+      %q = arith.divf %v, %d : f32
+      %w = arith.select %pivot, %d, %q : f32
+      %pos = arith.cmpf ogt, %v, %zero : f32
+      %f2 = arith.select %pivot, %pos, %f : i1
+      linalg.yield %w, %f2 : f32, i1
+    } -> (tensor<?xf32>, tensor<?xi1>)
+    %blk = tensor.extract_slice %t[%j, %j] [%len, %len] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %u = linalg.generic {indexing_maps = [#col, #row, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%s#0, %s#0 : tensor<?xf32>, tensor<?xf32>) outs(%blk : tensor<?x?xf32>) {
+    ^bb0(%rk: f32, %ri: f32, %x: f32):
+      %i = linalg.index 0 : index
+      %k = linalg.index 1 : index
+      %first = arith.cmpi eq, %i, %c0 : index
+      %below = arith.cmpi ult, %k, %i : index
+      %xy = arith.mulf %rk, %ri : f32
+      %dd = arith.subf %x, %xy : f32
+      %upd = arith.select %below, %x, %dd : f32
+      %w = arith.select %first, %rk, %upd : f32
+      linalg.yield %w : f32
+    } -> tensor<?x?xf32>
+    %t2 = tensor.insert_slice %u into %t[%j, %j] [%len, %len] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    %row2 = tensor.insert_slice %s#0 into %row[%j] [%len] [1] : tensor<?xf32> into tensor<?xf32>
+    %fl2 = tensor.insert_slice %s#1 into %fl[%j] [%len] [1] : tensor<?xi1> into tensor<?xi1>
+    scf.yield %t2, %row2, %fl2 : tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>
+  } {gptq.one_block}
+  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%r#0 : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %upper = arith.cmpi ult, %i, %j : index
+    %w = arith.select %upper, %zero, %v : f32
+    linalg.yield %w : f32
+  } -> tensor<?x?xf32>
+  return %l, %r#2 : tensor<?x?xf32>, tensor<?xi1>
+}
+
+// Inverse of a small lower triangular matrix (lower triangular), a column
+// per task: column j of M = L^-1 is M[j, j] = 1 / L[j, j] and, below it,
+// M[i, j] = -(sum over j <= p < i of L[i, p] M[p, j]) / L[i, i], each sum
+// from zero in increasing p: the CPU kernel's operations in its order.
+func.func private @__gptq_trinv_unblocked(%l: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %n = tensor.dim %l, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %m = scf.forall (%j) in (%n) shared_outs(%mo = %z) -> (tensor<?x?xf32>) {
+    %col = tensor.extract_slice %mo[0, %j] [%n, 1] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+    %ljj = tensor.extract %l[%j, %j] : tensor<?x?xf32>
+    %inv = arith.divf %one, %ljj : f32
+    %col1 = tensor.insert %inv into %col[%j] : tensor<?xf32>
+    %j1 = arith.addi %j, %c1 : index
+    %colf = scf.for %i = %j1 to %n step %c1 iter_args(%cc = %col1) -> (tensor<?xf32>) {
+      %acc = scf.for %p = %j to %i step %c1 iter_args(%sum = %zero) -> (f32) {
+        %lip = tensor.extract %l[%i, %p] : tensor<?x?xf32>
+        %mpj = tensor.extract %cc[%p] : tensor<?xf32>
+        %xy = arith.mulf %lip, %mpj : f32
+        %sum2 = arith.addf %sum, %xy : f32
+        scf.yield %sum2 : f32
+      }
+      %lii = tensor.extract %l[%i, %i] : tensor<?x?xf32>
+      %ns = arith.negf %acc : f32
+      %v = arith.divf %ns, %lii : f32
+      %cc2 = tensor.insert %v into %cc[%i] : tensor<?xf32>
+      scf.yield %cc2 : tensor<?xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %colf into %mo[0, %j] [%n, 1] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+    }
+  }
+  return %m : tensor<?x?xf32>
 }
 
 // __gptq_find_params on a group of W^T (%xt is L x R): its linalg ops over

@@ -5,13 +5,15 @@
 // calls into the module, as private functions.
 //
 // This file holds the algorithms, once for every target: the loops that
-// carry GPTQ's dependences (the column loop of a block, the diagonal blocks
-// of the factorization) as scf.for, the independent work as linalg ops and
+// carry GPTQ's dependences (the column loop of a block, the blocks of the
+// factorization) as scf.for, the independent work as linalg ops and
 // scf.forall. What a target tunes lives in a kernel file of the same
 // functions: the matrix products (__gptq_gemm_sub), transposes and gathers,
-// and the rows per task of the parallel loops (__gptq_chunk_*).
-// KernelsCPU.mlir is the CPU schedule; KernelsPortable.mlir writes each
-// kernel as one plain linalg op, for the GPU pipeline.
+// the unblocked factorization and inversion of the diagonal blocks
+// (__gptq_chol_unblocked, __gptq_trinv_unblocked: the same operations in the
+// same order in both files), and the rows per task of the parallel loops
+// (__gptq_chunk_*). KernelsCPU.mlir is the CPU schedule; KernelsPortable.mlir
+// writes each kernel as plain linalg ops, for the GPU pipeline.
 
 #id1 = affine_map<(d0) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
@@ -63,103 +65,6 @@ func.func private @__gptq_hessian_accumulate(%x: tensor<?x?xf32>, %h: tensor<?x?
 //===--------------------------------------------------------------------===//
 // gptq.damped_cholesky
 //===--------------------------------------------------------------------===//
-
-// Unblocked Cholesky of a small SPD block (its lower triangle is read);
-// returns L, lower with zeros above, and false when a pivot is not positive
-// (or NaN). Right-looking on the transpose T = A^T, whose rows are A's
-// columns: step j scales row j of T by 1/d and subtracts T[j, i] T[j, i:]
-// from each later row i, so the inner loops run along contiguous rows (and
-// vectorize). Every entry receives its updates in the same order, with the
-// same roundings, as the dot-product form A[i, j] - sum_p L[i, p] L[j, p].
-func.func private @__gptq_chol_unblocked(%a: tensor<?x?xf32>) -> (tensor<?x?xf32>, i1) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.0 : f32
-  %true = arith.constant true
-  %n = tensor.dim %a, %c0 : tensor<?x?xf32>
-  %t0 = func.call @__gptq_transpose(%a) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%t = %t0, %ok = %true) -> (tensor<?x?xf32>, i1) {
-    %tjj = tensor.extract %t[%j, %j] : tensor<?x?xf32>
-    %pos = arith.cmpf ogt, %tjj, %zero : f32
-    %ok2 = arith.andi %ok, %pos : i1
-    %d = math.sqrt %tjj : f32
-    %t1 = tensor.insert %d into %t[%j, %j] : tensor<?x?xf32>
-    %j1 = arith.addi %j, %c1 : index
-    %t2 = scf.for %k = %j1 to %n step %c1 iter_args(%tt = %t1) -> (tensor<?x?xf32>) {
-      %v = tensor.extract %tt[%j, %k] : tensor<?x?xf32>
-      %q = arith.divf %v, %d : f32
-      %tt1 = tensor.insert %q into %tt[%j, %k] : tensor<?x?xf32>
-      scf.yield %tt1 : tensor<?x?xf32>
-    }
-    %t3 = scf.for %i = %j1 to %n step %c1 iter_args(%tt = %t2) -> (tensor<?x?xf32>) {
-      %lij = tensor.extract %tt[%j, %i] : tensor<?x?xf32>
-      %row = scf.for %k = %i to %n step %c1 iter_args(%rr = %tt) -> (tensor<?x?xf32>) {
-        %x = tensor.extract %rr[%i, %k] : tensor<?x?xf32>
-        %y = tensor.extract %rr[%j, %k] : tensor<?x?xf32>
-        %xy = arith.mulf %y, %lij : f32
-        %dd = arith.subf %x, %xy : f32
-        %rr1 = tensor.insert %dd into %rr[%i, %k] : tensor<?x?xf32>
-        scf.yield %rr1 : tensor<?x?xf32>
-      }
-      scf.yield %row : tensor<?x?xf32>
-    }
-    scf.yield %t3, %ok2 : tensor<?x?xf32>, i1
-  }
-  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
-  %l = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%r#0 : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
-  ^bb0(%v: f32, %o: f32):
-    %i = linalg.index 0 : index
-    %j = linalg.index 1 : index
-    %upper = arith.cmpi ult, %i, %j : index
-    %w = arith.select %upper, %zero, %v : f32
-    linalg.yield %w : f32
-  } -> tensor<?x?xf32>
-  return %l, %r#1 : tensor<?x?xf32>, i1
-}
-
-// Inverse of a small lower triangular matrix (lower triangular). Row i of
-// the inverse is -(sum_p L[i, p] M[p, :]) / L[i, i] over p < i, accumulated
-// row by row (contiguous, vectorizable); each entry sums the same terms in
-// the same order as the dot-product form.
-func.func private @__gptq_trinv_unblocked(%l: tensor<?x?xf32>) -> tensor<?x?xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.0 : f32
-  %one = arith.constant 1.0 : f32
-  %n = tensor.dim %l, %c0 : tensor<?x?xf32>
-  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
-  %se = tensor.empty(%n) : tensor<?xf32>
-  %r = scf.for %i = %c0 to %n step %c1 iter_args(%m = %z) -> (tensor<?x?xf32>) {
-    %lii = tensor.extract %l[%i, %i] : tensor<?x?xf32>
-    %inv = arith.divf %one, %lii : f32
-    %m1 = tensor.insert %inv into %m[%i, %i] : tensor<?x?xf32>
-    %s0 = linalg.fill ins(%zero : f32) outs(%se : tensor<?xf32>) -> tensor<?xf32>
-    %s = scf.for %p = %c0 to %i step %c1 iter_args(%acc = %s0) -> (tensor<?xf32>) {
-      %lip = tensor.extract %l[%i, %p] : tensor<?x?xf32>
-      %p1 = arith.addi %p, %c1 : index
-      %acc2 = scf.for %j = %c0 to %p1 step %c1 iter_args(%aa = %acc) -> (tensor<?xf32>) {
-        %mpj = tensor.extract %m1[%p, %j] : tensor<?x?xf32>
-        %sj = tensor.extract %aa[%j] : tensor<?xf32>
-        %xy = arith.mulf %lip, %mpj : f32
-        %sj2 = arith.addf %sj, %xy : f32
-        %aa1 = tensor.insert %sj2 into %aa[%j] : tensor<?xf32>
-        scf.yield %aa1 : tensor<?xf32>
-      }
-      scf.yield %acc2 : tensor<?xf32>
-    }
-    %m2 = scf.for %j = %c0 to %i step %c1 iter_args(%mm = %m1) -> (tensor<?x?xf32>) {
-      %sj = tensor.extract %s[%j] : tensor<?xf32>
-      %ns = arith.negf %sj : f32
-      %v = arith.divf %ns, %lii : f32
-      %mm1 = tensor.insert %v into %mm[%i, %j] : tensor<?x?xf32>
-      scf.yield %mm1 : tensor<?x?xf32>
-    }
-    scf.yield %m2 : tensor<?x?xf32>
-  }
-  return %r : tensor<?x?xf32>
-}
 
 // Position i of a permuted index space: %perm[i] with %useperm, else i.
 func.func private @__gptq_perm_index(%perm: tensor<?xi64>, %useperm: i1, %i: index) -> index {
@@ -222,16 +127,19 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
   // Block row K of L is read only in step K, so M's block row K replaces it
   // at the end of the step; the part of block row K right of the diagonal is
   // zeroed, so that the finished rows hold exactly the lower triangular M.
-  %res:2 = scf.for %k = %c0 to %n step %nb iter_args(%a = %rev, %ok = %true) -> (tensor<?x?xf32>, i1) {
+  // Whether each pivot was positive, written by the diagonal blocks' kernels
+  // and read once at the end.
+  %flags0 = tensor.empty(%n) : tensor<?xi1>
+  %res:2 = scf.for %k = %c0 to %n step %nb iter_args(%a = %rev, %fl = %flags0) -> (tensor<?x?xf32>, tensor<?xi1>) {
     %left = arith.subi %n, %k : index
     %kb = arith.minsi %nb, %left : index
     %k2 = arith.addi %k, %kb : index
     %rest = arith.subi %n, %k2 : index
     %akk = tensor.extract_slice %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %lkk, %okk = func.call @__gptq_chol_unblocked(%akk) : (tensor<?x?xf32>) -> (tensor<?x?xf32>, i1)
+    %lkk, %fkk = func.call @__gptq_chol_unblocked(%akk) : (tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?xi1>)
     %mkk = func.call @__gptq_trinv_unblocked(%lkk) : (tensor<?x?xf32>) -> tensor<?x?xf32>
     %mkkt = func.call @__gptq_transpose(%mkk) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-    %ok2 = arith.andi %ok, %okk : i1
+    %fl2 = tensor.insert_slice %fkk into %fl[%k] [%kb] [1] : tensor<?xi1> into tensor<?xi1>
     %haverest = arith.cmpi sgt, %rest, %c0 : index
     %a2 = scf.if %haverest -> (tensor<?x?xf32>) {
       // L21^T = M11 P^T, then A22 -= L21 L21^T on the lower triangle.
@@ -267,7 +175,12 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
       scf.yield %a2 : tensor<?x?xf32>
     }
     %a7 = tensor.insert_slice %mkk into %a6[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-    scf.yield %a7, %ok2 : tensor<?x?xf32>, i1
+    scf.yield %a7, %fl2 : tensor<?x?xf32>, tensor<?xi1>
+  }
+  %ok = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %true) -> (i1) {
+    %f = tensor.extract %res#1[%i] : tensor<?xi1>
+    %acc2 = arith.andi %acc, %f : i1
+    scf.yield %acc2 : i1
   }
   // U = J M J in place: element (p, j) trades places with (n-1-p, n-1-j),
   // row pairs in parallel, then the middle row of an odd n reversed.
@@ -305,7 +218,7 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
     %uu2 = tensor.insert_slice %mrev into %uu[%mid, 0] [1, %n] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
     scf.yield %uu2 : tensor<?x?xf32>
   }
-  return %u, %res#1 : tensor<?x?xf32>, i1
+  return %u, %ok : tensor<?x?xf32>, i1
 }
 
 //===--------------------------------------------------------------------===//

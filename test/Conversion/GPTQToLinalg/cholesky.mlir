@@ -13,6 +13,21 @@
 // PORTABLE-NOT: vector.
 // PORTABLE: linalg.generic
 // PORTABLE: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<?x?xf32>
+// The diagonal blocks: each step of the factorization two linalg ops (the
+// pivot's row scaled, the later rows updated), the steps in one loop marked
+// to run in one block of GPU threads; the inverse a column per task.
+// PORTABLE-LABEL: func.func private @__gptq_chol_unblocked
+// PORTABLE: scf.for
+// PORTABLE: math.sqrt
+// PORTABLE: linalg.generic {{.*}}iterator_types = ["parallel"]
+// PORTABLE: arith.cmpf ogt
+// PORTABLE: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+// PORTABLE: } {gptq.one_block}
+// PORTABLE-LABEL: func.func private @__gptq_trinv_unblocked
+// PORTABLE: scf.forall
+// PORTABLE: scf.for
+// PORTABLE: scf.for
+// PORTABLE: tensor.parallel_insert_slice
 // PORTABLE-LABEL: func.func private @__gptq_gemm_sub
 // PORTABLE-NOT: vector.
 // PORTABLE: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
@@ -56,9 +71,13 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 // CHECK: scf.for
 // CHECK: call @__gptq_chol_unblocked
 // CHECK: call @__gptq_trinv_unblocked
+// CHECK: tensor.insert_slice %{{.*}} : tensor<?xi1> into tensor<?xi1>
 // CHECK: call @__gptq_gemm_sub({{.*}}, %false, %false, %true)
 // CHECK: call @__gptq_gemm_sub({{.*}}, %true, %false, %false)
 // CHECK: call @__gptq_gemm_sub({{.*}}, %false, %true, %true)
+// The flag is the conjunction of the pivots' flags, read once at the end.
+// CHECK: scf.for
+// CHECK: arith.andi %{{.*}} : i1
 // CHECK: scf.forall
 // CHECK: tensor.extract_slice {{.*}} [2, %{{.*}}] [%{{.*}}, 1] : tensor<?x?xf32> to tensor<2x?xf32>
 
@@ -67,10 +86,10 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 // CHECK: scf.forall
 // CHECK: vector.gather {{.*}} : tensor<?x?xf32>, vector<16xi32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 
-// A pivot that is not positive (or NaN) clears the success flag.
+// A pivot that is not positive (or NaN) clears its column's flag.
 // CHECK-LABEL: func.func private @__gptq_chol_unblocked
 // CHECK: %[[POS:.*]] = arith.cmpf ogt
-// CHECK: arith.andi %{{.*}}, %[[POS]] : i1
+// CHECK: tensor.insert %[[POS]] into %{{.*}} : tensor<?xi1>
 // CHECK: math.sqrt
 
 // The kernel: packed operands, column panels in parallel, and register

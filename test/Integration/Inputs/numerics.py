@@ -138,20 +138,36 @@ def cholesky(work):
         np.fill_diagonal(hd, d + 0.01 * d.mean())
         expect = np.linalg.inv(hd)
         for block in blocks:
-            u, ok = gptq_run("cholesky.mlir", "factor", [h], work,
-                             extra=["--cholesky-block", str(block)])
-            assert bool(ok), (n, block)
-            assert u.shape == (n, n), (n, block)
-            assert np.allclose(np.tril(u, -1), 0), (n, block)
-            assert (np.diag(u) > 0).all(), (n, block)
-            err = np.abs(u.T.astype(np.float64) @ u - expect).max() / np.abs(expect).max()
-            assert err < 1e-4, (n, block, err)
+            us = []
+            for kernels in KERNEL_SETS:
+                u, ok = gptq_run("cholesky.mlir", "factor", [h], work,
+                                 extra=["--cholesky-block", str(block)] + kernels)
+                assert bool(ok), (n, block, kernels)
+                assert u.shape == (n, n), (n, block, kernels)
+                assert np.allclose(np.tril(u, -1), 0), (n, block, kernels)
+                assert (np.diag(u) > 0).all(), (n, block, kernels)
+                err = np.abs(u.T.astype(np.float64) @ u - expect).max() / np.abs(expect).max()
+                assert err < 1e-4, (n, block, kernels, err)
+                us.append(u)
+            if block >= n:
+                # One diagonal block, no matrix products (whose sums the
+                # kernel sets order differently): the same operations in the
+                # same order, so the same bits.
+                for u, kernels in zip(us[1:], KERNEL_SETS[1:]):
+                    assert np.array_equal(u, us[0]), (n, block, kernels)
     bad = -np.eye(8, dtype=np.float32)
     bad[0, 0] = 50
-    _, ok = gptq_run("cholesky.mlir", "factor", [bad], work)
-    assert not bool(ok)
-    print("ok cholesky: U^T U = H^-1 for n = 100, 37, 1 and blocks 8 to 128; "
-          "indefinite H flagged")
+    for kernels in KERNEL_SETS:
+        _, ok = gptq_run("cholesky.mlir", "factor", [bad], work, extra=kernels)
+        assert not bool(ok), kernels
+    print("ok cholesky: U^T U = H^-1 for n = 100, 37, 1 and blocks 8 to 128, "
+          "with the CPU kernels, the portable ones and the GPU's emulated; "
+          "a single block bit for bit the same; indefinite H flagged")
+
+
+# The kernel sets of the lowering: the CPU schedule's, the portable ones on
+# the CPU, and the GPU path's kernels run with the GPU's semantics.
+KERNEL_SETS = ([], ["--kernels", "portable"], ["--device", "cuda-emulated"])
 
 
 def run_layer(tool, work, name, w, h, *flags):

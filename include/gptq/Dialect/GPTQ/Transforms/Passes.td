@@ -268,6 +268,46 @@ def GPTQMapParallelLoopsToGPU
     would merge the two loops of a tiling and drop their mapping). Parallel
     loops with reductions (results), or with such loops inside, are left
     alone and run on the host.
+
+    A sequential `scf.for` marked `gptq.one_block` (the portable kernels
+    mark the steps of a diagonal block's factorization so) runs whole in
+    one launch of a single block of `threads-1d` threads, instead of a
+    kernel per parallel loop per step with the loop on the host:
+
+    - every op outside its parallel loops runs in every thread alike, so
+      these may only compute and read (no stores, allocations or calls),
+      and the loop may have no results;
+    - each parallel loop in it (outermost) gives each thread every
+      `threads-1d`-th iteration of its linearized iteration space, the last
+      dimension fastest; loops nested in it run sequentially in the thread;
+    - a `gpu.barrier` precedes each such loop, so that no thread writes what
+      another has still to read (none where only pure ops follow the last
+      barrier), and one follows it, so that every thread sees its writes.
+
+    A marked loop that does not qualify gets a remark saying why and the
+    usual mapping; the marker is removed either way.
+
+    ```mlir
+    scf.for %j = %c0 to %n step %c1 {
+      %d = memref.load %v[%j] : memref<?xf32>
+      scf.parallel (%k) = (%j) to (%n) step (%c1) {
+        memref.store %d, %w[%k] : memref<?xf32>
+      }
+    } {gptq.one_block}
+    // becomes
+    gpu.launch blocks(...) in (... = %c1, ... = %c1, ... = %c1)
+               threads(%tx, ...) in (... = %c256, ... = %c1, ... = %c1) {
+      scf.for %j = %c0 to %n step %c1 {
+        %d = memref.load %v[%j] : memref<?xf32>
+        gpu.barrier
+        scf.for %l = %tx to %trips step %c256 {
+          memref.store %d, %w[%j + %l] : memref<?xf32>
+        }
+        gpu.barrier
+      }
+      gpu.terminator
+    }
+    ```
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
