@@ -35,6 +35,9 @@ extern const int gptq_aot_num_inputs;
 extern const int gptq_aot_num_results;
 extern const int gptq_aot_specs[];
 extern const long long gptq_aot_sizes[];
+/// The compiled module's static constructors (compiled GPU code registers its
+/// kernels there), when it has any.
+void gptq_module_init() __attribute__((weak));
 }
 
 using namespace mlir::gptq;
@@ -100,6 +103,9 @@ int main(int argc, char **argv) {
         (slash == llvm::StringRef::npos ? name : name.substr(slash + 1)).str();
     program = base.c_str();
   }
+  // No driver call: kernels load at their first launch.
+  if (gptq_module_init)
+    gptq_module_init();
   PackedEntry entry = tableEntry();
   std::vector<std::string> inputs;
   std::string outputDir;

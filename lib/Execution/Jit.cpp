@@ -35,6 +35,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/CommandLine.h"
@@ -61,6 +63,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <memory>
 #include <new>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -470,6 +473,63 @@ CompiledFunction::~CompiledFunction() {
     dlclose(library);
 }
 
+namespace {
+/// The exported function that runs a compiled module's static constructors.
+constexpr const char *kModuleInit = "gptq_module_init";
+
+/// Replaces the static constructors of `m` (llvm.global_ctors: those of
+/// compiled GPU code register its kernel binaries) by one exported function,
+/// gptq_module_init, that calls them in their order once. Constructors do not
+/// survive into an object of the JIT's (the JIT keeps them to run itself), so
+/// a cached library or an executable made from one would launch kernels from
+/// modules never registered; every loader calls gptq_module_init instead.
+/// Returns whether `m` had constructors.
+bool exportModuleInitializer(llvm::Module &m) {
+  llvm::GlobalVariable *ctors = m.getNamedGlobal("llvm.global_ctors");
+  if (!ctors)
+    return false;
+  std::vector<std::pair<uint64_t, llvm::Function *>> list;
+  if (ctors->hasInitializer())
+    if (auto *array =
+            llvm::dyn_cast<llvm::ConstantArray>(ctors->getInitializer()))
+      for (llvm::Value *op : array->operands()) {
+        auto *entry = llvm::dyn_cast<llvm::ConstantStruct>(op);
+        if (!entry || entry->getNumOperands() < 2)
+          continue;
+        auto *priority = llvm::dyn_cast<llvm::ConstantInt>(entry->getOperand(0));
+        auto *fn = llvm::dyn_cast<llvm::Function>(
+            entry->getOperand(1)->stripPointerCasts());
+        if (priority && fn)
+          list.push_back({priority->getZExtValue(), fn});
+      }
+  std::stable_sort(list.begin(), list.end(), [](const auto &a, const auto &b) {
+    return a.first < b.first;
+  });
+  ctors->eraseFromParent();
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::Type *i1 = llvm::Type::getInt1Ty(ctx);
+  auto *done = new llvm::GlobalVariable(
+      m, i1, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+      llvm::ConstantInt::getFalse(ctx), "__gptq_module_initialized");
+  llvm::Function *init = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false),
+      llvm::GlobalValue::ExternalLinkage, kModuleInit, m);
+  auto *entry = llvm::BasicBlock::Create(ctx, "entry", init);
+  auto *run = llvm::BasicBlock::Create(ctx, "run", init);
+  auto *exit = llvm::BasicBlock::Create(ctx, "exit", init);
+  llvm::IRBuilder<> b(entry);
+  b.CreateCondBr(b.CreateLoad(i1, done), exit, run);
+  b.SetInsertPoint(run);
+  b.CreateStore(llvm::ConstantInt::getTrue(ctx), done);
+  for (auto &item : list)
+    b.CreateCall(item.second);
+  b.CreateBr(exit);
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+  return true;
+}
+} // namespace
+
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
                           const JitOptions &options) {
@@ -577,7 +637,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // that shape code generation and kCodeGeneration, which names what this
   // file does to the module after lowering (change it with that).
   static constexpr const char *kCodeGeneration =
-      "codegen O3, PIC, 512-bit vectors on AVX-512; linked "
+      "codegen O3, PIC, 512-bit vectors on AVX-512, static constructors as "
+      "gptq_module_init; linked "
       "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
       " " GPTQ_RUNTIME_LIBRARY;
   llvm::SmallString<256> cachePath;
@@ -605,6 +666,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     if (isCompleteEntry(cachePath)) {
       if (void *handle = dlopen(cachePath.c_str(), RTLD_NOW | RTLD_LOCAL)) {
         if (void *sym = dlsym(handle, packedName.c_str())) {
+          if (void *init = dlsym(handle, kModuleInit))
+            reinterpret_cast<void (*)()>(init)();
           fn->library = handle;
           fn->packed.function = reinterpret_cast<void (*)(void **)>(sym);
           fn->compileTime = std::chrono::duration<double>(
@@ -625,7 +688,10 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // attributes the X86 backend splits them into 256-bit halves on CPUs that
   // prefer 256-bit vectors, and the tiles spill.
   bool avx512 = (*tm)->getTargetFeatureString().contains("+avx512f");
-  auto transformer = [optimize, avx512](llvm::Module *m) -> llvm::Error {
+  auto hasInit = std::make_shared<bool>(false);
+  auto transformer = [optimize, avx512,
+                      hasInit](llvm::Module *m) -> llvm::Error {
+    *hasInit = exportModuleInitializer(*m) || *hasInit;
     if (avx512)
       for (llvm::Function &f : *m) {
         f.addFnAttr("prefer-vector-width", "512");
@@ -655,6 +721,14 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   if (!packed)
     return packed.takeError();
   fn->packed.function = *packed;
+  // Registers the kernels of compiled GPU code (no driver call: modules load
+  // at their first launch).
+  if (*hasInit) {
+    auto init = fn->engine->lookup(kModuleInit);
+    if (!init)
+      return init.takeError();
+    reinterpret_cast<void (*)()>(*init)();
+  }
 
   if (options.object) {
     auto object = compiledObject(*fn->engine);
