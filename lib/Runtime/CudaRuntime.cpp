@@ -54,10 +54,9 @@ constexpr unsigned kEventDisableTiming = 2;
 
 /// Dynamic shared memory that a launch may use without raising the limit.
 constexpr int32_t kDefaultSharedBytes = 48 << 10;
-/// CU_LIMIT_MALLOC_HEAP_SIZE, and the device heap this runtime asks for:
-/// kernels of the portable kernels allocate their per-row temporaries
-/// there (a few KiB per thread), over the driver's default 8 MiB for large
-/// layers.
+/// CU_LIMIT_MALLOC_HEAP_SIZE, and the device heap this runtime asks for,
+/// over the driver's default 8 MiB, for kernels that call malloc (those of
+/// the gptq lowering no longer do; hand-written GPU code may).
 constexpr int kLimitMallocHeapSize = 2;
 constexpr size_t kDeviceHeapBytes = size_t(256) << 20;
 
@@ -593,16 +592,14 @@ public:
     live.emplace(block.ptr, block);
   }
 
-  /// Moves live `ptr` to the idle blocks. Returns false, with `block` set,
-  /// when it is not ours or the cache is full: then it must be freed.
-  bool release(void *ptr, Block &block) {
+  /// Moves live `ptr` to the idle blocks. Returns false when it is not
+  /// ours or the cache is full: then it must be freed.
+  bool release(void *ptr) {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = live.find(ptr);
-    if (it == live.end()) {
-      block = {ptr, 0, false};
+    if (it == live.end())
       return false;
-    }
-    block = it->second;
+    Block block = it->second;
     live.erase(it);
     if (idleBytes + block.bytes > kMaxIdleBytes)
       return false;
@@ -686,6 +683,13 @@ StreamPool &streamPool() {
   return *pool;
 }
 
+/// Returns the cache's idle blocks to the driver.
+void freeIdleBlocks(const Driver &driver) {
+  BufferCache::Block idle;
+  while (bufferCache().popIdle(idle))
+    check(driver, driver.memFree(devicePtr(idle.ptr)), "cuMemFree");
+}
+
 CUresult allocate(const Driver &driver, CUdeviceptr &ptr, uint64_t bytes,
                   bool managed) {
   return managed ? driver.memAllocManaged(&ptr, bytes, kMemAttachGlobal)
@@ -766,9 +770,7 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
   CUresult result = allocate(driver, ptr, bytes, isHostShared);
   if (result == kErrorOutOfMemory) {
     // The idle blocks may be what the device lacks.
-    BufferCache::Block idle;
-    while (cache.popIdle(idle))
-      check(driver, driver.memFree(devicePtr(idle.ptr)), "cuMemFree");
+    freeIdleBlocks(driver);
     result = allocate(driver, ptr, bytes, isHostShared);
   }
   check(driver, result, isHostShared ? "cuMemAllocManaged" : "cuMemAlloc");
@@ -783,16 +785,12 @@ extern "C" void mgpuMemFree(void *ptr, void * /*stream*/) {
   // cuMemFree waits for the device's work, which may still use the memory;
   // so does giving it to the cache.
   check(driver, driver.ctxSynchronize(), "cuCtxSynchronize");
-  BufferCache::Block block;
-  if (!bufferCache().release(ptr, block))
-    check(driver, driver.memFree(devicePtr(block.ptr)), "cuMemFree");
+  if (!bufferCache().release(ptr))
+    check(driver, driver.memFree(devicePtr(ptr)), "cuMemFree");
 }
 
 extern "C" void gptq_cuda_release_cached_memory() {
-  const Driver &driver = enter();
-  BufferCache::Block idle;
-  while (bufferCache().popIdle(idle))
-    check(driver, driver.memFree(devicePtr(idle.ptr)), "cuMemFree");
+  freeIdleBlocks(enter());
 }
 
 extern "C" GPTQCudaCacheStats gptq_cuda_cache_stats() {

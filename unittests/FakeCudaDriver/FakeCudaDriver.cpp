@@ -28,7 +28,7 @@ FakeCudaCounts counts;
 std::unordered_map<unsigned long long, size_t> sizes;
 uint64_t capacity = UINT64_MAX;
 int context;
-int stream;
+int event;
 
 CUresult allocate(unsigned long long *ptr, size_t bytes, uint64_t &counter) {
   std::lock_guard<std::mutex> lock(mutex);
@@ -126,7 +126,7 @@ CUresult cuStreamDestroy_v2(void *s) {
 CUresult cuStreamSynchronize(void *) { return kSuccess; }
 CUresult cuStreamWaitEvent(void *, void *, unsigned) { return kSuccess; }
 CUresult cuEventCreate(void **e, unsigned) {
-  *e = &stream;
+  *e = &event;
   return kSuccess;
 }
 CUresult cuEventDestroy_v2(void *) { return kSuccess; }

@@ -180,16 +180,7 @@ func.func private @__gptq_chol_unblocked(%a: tensor<?x?xf32>) -> (tensor<?x?xf32
     %fl2 = tensor.insert_slice %s#1 into %fl[%j] [%len] [1] : tensor<?xi1> into tensor<?xi1>
     scf.yield %t2, %row2, %fl2 : tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>
   } {gptq.one_block}
-  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
-  %l = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%r#0 : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
-  ^bb0(%v: f32, %o: f32):
-    %i = linalg.index 0 : index
-    %j = linalg.index 1 : index
-    %upper = arith.cmpi ult, %i, %j : index
-    %w = arith.select %upper, %zero, %v : f32
-    linalg.yield %w : f32
-  } -> tensor<?x?xf32>
+  %l = func.call @__gptq_lower_of_transposed(%r#0) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   return %l, %r#2 : tensor<?x?xf32>, tensor<?xi1>
 }
 

@@ -66,6 +66,26 @@ func.func private @__gptq_hessian_accumulate(%x: tensor<?x?xf32>, %h: tensor<?x?
 // gptq.damped_cholesky
 //===--------------------------------------------------------------------===//
 
+// L from the transposed form T = L^T that the unblocked factorizations
+// (__gptq_chol_unblocked of the kernel files) work in: L[i, j] = T[j, i] on
+// and below the diagonal, zero above (whatever T holds below its diagonal).
+func.func private @__gptq_lower_of_transposed(%t: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %t, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %upper = arith.cmpi ult, %i, %j : index
+    %w = arith.select %upper, %zero, %v : f32
+    linalg.yield %w : f32
+  } -> tensor<?x?xf32>
+  return %l : tensor<?x?xf32>
+}
+
 // Position i of a permuted index space: %perm[i] with %useperm, else i.
 func.func private @__gptq_perm_index(%perm: tensor<?xi64>, %useperm: i1, %i: index) -> index {
   %r = scf.if %useperm -> (index) {

@@ -123,6 +123,11 @@ def mse(work):
     print("ok mse: never worse, better on %d of 64 rows" % (e1 < e0).sum())
 
 
+# The kernel sets of the lowering: the CPU schedule's, the portable ones on
+# the CPU, and the GPU path's kernels run with the GPU's semantics.
+KERNEL_SETS = ([], ["--kernels", "portable"], ["--device", "cuda-emulated"])
+
+
 def cholesky(work):
     """U from gptq.damped_cholesky satisfies U^T U = (H damped)^-1 with U
     upper triangular and a positive diagonal, for several block sizes of
@@ -164,10 +169,6 @@ def cholesky(work):
           "with the CPU kernels, the portable ones and the GPU's emulated; "
           "a single block bit for bit the same; indefinite H flagged")
 
-
-# The kernel sets of the lowering: the CPU schedule's, the portable ones on
-# the CPU, and the GPU path's kernels run with the GPU's semantics.
-KERNEL_SETS = ([], ["--kernels", "portable"], ["--device", "cuda-emulated"])
 
 
 def run_layer(tool, work, name, w, h, *flags):

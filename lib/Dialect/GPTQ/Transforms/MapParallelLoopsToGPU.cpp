@@ -131,15 +131,14 @@ void distribute(scf::ParallelOp parallel, Value tid, int64_t threads) {
     prev = prev->getPrevNode();
   if (!prev || !isa<gpu::BarrierOp>(prev))
     gpu::BarrierOp::create(b, loc);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   SmallVector<Value> trips;
-  Value total = one;
+  Value total = arith::ConstantIndexOp::create(b, loc, 1);
   for (auto [lb, ub, step] :
        llvm::zip(parallel.getLowerBound(), parallel.getUpperBound(),
                  parallel.getStep())) {
     Value span = arith::SubIOp::create(b, loc, ub, lb);
     Value trip = arith::CeilDivSIOp::create(b, loc, span, step);
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     trip = arith::MaxSIOp::create(b, loc, trip, zero);
     trips.push_back(trip);
     total = arith::MulIOp::create(b, loc, total, trip);
