@@ -20,7 +20,13 @@
 // RUN: env GPTQ_CUDA_DRIVER=%gptq_obj/lib/libGPTQFakeCudaDriver.so \
 // RUN:   not %t/double --input %t/x.npy --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=AOT
 // RUN: not test -e %t/out
+// A driver library that does not exist is named in the error, before
+// anything is compiled or written.
+// RUN: env GPTQ_CUDA_DRIVER=%t/no-such-driver.so not gptq-run %s --device cuda --input %t/x.npy \
+// RUN:   --output-dir %t/out 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not test -e %t/out
 
+// MISSING: cannot load the CUDA driver ({{.*}}no-such-driver.so): {{.*}}no-such-driver.so: cannot open shared object file
 // CHECK: gptq-run: error: cuda: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE (device 0)
 // CACHED: main.so
 // AOT: double: error: cuda: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE (device 0)
