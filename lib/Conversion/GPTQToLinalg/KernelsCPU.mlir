@@ -207,7 +207,9 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
     %nqwd = tensor.cast %nqw : tensor<0x0xi32> to tensor<?x?xi32>
     %nqfd = tensor.cast %nqf : tensor<0x0xf32> to tensor<?x?xf32>
     %nqgd = tensor.cast %nqg : tensor<0xi32> to tensor<?xi32>
-    %rp = func.call @__gptq_gemm_panel(%p, %ap, %b, %j, %c0, %lowerC, %lowerB, %false, %zeroC, %false, %false, %nqwd, %nqfd, %nqfd, %nqgd, %nq) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
+    %nad = tensor.empty() : tensor<0x0xf32>
+    %nadd = tensor.cast %nad : tensor<0x0xf32> to tensor<?x?xf32>
+    %rp = func.call @__gptq_gemm_panel(%p, %ap, %nadd, %false, %b, %j, %c0, %lowerC, %lowerB, %false, %zeroC, %false, %false, %nqwd, %nqfd, %nqfd, %nqgd, %nq) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, i1, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %rp into %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     }
@@ -216,7 +218,9 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
 }
 
 // One 64-column panel of __gptq_gemm_sub and __gptq_matmul: %panel is
-// C[:, j : j + 64] (or fewer columns), %ap the packed (-)A. With %transB, %b
+// C[:, j : j + 64] (or fewer columns), %ap the packed (-)A, or with %direct
+// %ad the rows of A in place (row rowoff + i of %ad for row i of the panel;
+// %ap is then empty). With %transB, %b
 // is given transposed (N x K) and the panel's chunks of B are gathered from
 // its rows. With %quant, B^T is the weight that gptq.dequantize of
 // gptq.unpack gives for packed codes %qw (%qbits bits), scales and zeros
@@ -227,15 +231,7 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
 // The panel's rows are rows %rowoff .. of C: %lowerC skips the tiles above
 // column j's diagonal, %lowerA (A zero past the diagonal) stops each tile's
 // K loop at its last row, %lowerB starts the panel at row j of B.
-func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %b: tensor<?x?xf32>, %j: index, %rowoff: index, %lowerC: i1, %lowerB: i1, %lowerA: i1, %zeroC: i1, %transB: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?xf32> {
-  // With %zeroC, C's initial contents are ignored (C = -A @ B).
-  %panel = scf.if %zeroC -> (tensor<?x?xf32>) {
-    %z0 = arith.constant 0.0 : f32
-    %pz = linalg.fill ins(%z0 : f32) outs(%panel0 : tensor<?x?xf32>) -> tensor<?x?xf32>
-    scf.yield %pz : tensor<?x?xf32>
-  } else {
-    scf.yield %panel0 : tensor<?x?xf32>
-  }
+func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %ad: tensor<?x?xf32>, %direct: i1, %b: tensor<?x?xf32>, %j: index, %rowoff: index, %lowerC: i1, %lowerB: i1, %lowerA: i1, %zeroC: i1, %transB: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -243,14 +239,21 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
   %c4 = arith.constant 4 : index
   %c5 = arith.constant 5 : index
   %c6 = arith.constant 6 : index
-  %kc = arith.constant 128 : index
+  %kc = arith.constant 1024 : index
   %zero = arith.constant 0.0 : f32
-  %mt = tensor.dim %ap, %c0 : tensor<?x?x6xf32>
-  %k = tensor.dim %ap, %c1 : tensor<?x?x6xf32>
   %c16 = arith.constant 16 : index
   %c64 = arith.constant 64 : index
-  %pm = tensor.dim %panel, %c0 : tensor<?x?xf32>
-  %pn = tensor.dim %panel, %c1 : tensor<?x?xf32>
+  %pm = tensor.dim %panel0, %c0 : tensor<?x?xf32>
+  %pn = tensor.dim %panel0, %c1 : tensor<?x?xf32>
+  %mt = arith.ceildivsi %pm, %c6 : index
+  %kp = tensor.dim %ap, %c1 : tensor<?x?x6xf32>
+  %kd = tensor.dim %ad, %c1 : tensor<?x?xf32>
+  %k = arith.select %direct, %kd, %kp : index
+  // With %direct, rows of A past its end (those of a last, partial tile)
+  // read its last row; their results are never stored.
+  %ma = tensor.dim %ad, %c0 : tensor<?x?xf32>
+  %malast0 = arith.subi %ma, %c1 : index
+  %malast = arith.maxsi %malast0, %c0 : index
   %mlast = arith.subi %pm, %c1 : index
   %nlast = arith.subi %pn, %c1 : index
   // The panel's rows are rows %rowoff .. of C (and of A).
@@ -264,11 +267,36 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
   %kendA0 = arith.addi %rowoff, %pm : index
   %kendA = arith.minsi %kendA0, %k : index
   %kend = arith.select %lowerA, %kendA, %k : index
-  // K in chunks of 128 rows: a chunk of packed B (32 KiB) stays in L1
-  // while the tiles of the panel go by.
+  // With %zeroC, C's initial contents are ignored (C = -A @ B): the first
+  // chunk's tiles start from zero instead of reading C, and only what no
+  // chunk writes is filled with zeros (the rows above %lowerC's first tile,
+  // or the whole panel when K is empty).
+  %haschunk = arith.cmpi slt, %k0c, %kend : index
+  %panel = scf.if %zeroC -> (tensor<?x?xf32>) {
+    %pz = scf.if %haschunk -> (tensor<?x?xf32>) {
+      %above0 = arith.muli %i0, %c6 : index
+      %above = arith.minsi %above0, %pm : index
+      %top = tensor.extract_slice %panel0[0, 0] [%above, %pn] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %topz = linalg.fill ins(%zero : f32) outs(%top : tensor<?x?xf32>) -> tensor<?x?xf32>
+      %pt = tensor.insert_slice %topz into %panel0[0, 0] [%above, %pn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.yield %pt : tensor<?x?xf32>
+    } else {
+      %pall = linalg.fill ins(%zero : f32) outs(%panel0 : tensor<?x?xf32>) -> tensor<?x?xf32>
+      scf.yield %pall : tensor<?x?xf32>
+    }
+    scf.yield %pz : tensor<?x?xf32>
+  } else {
+    scf.yield %panel0 : tensor<?x?xf32>
+  }
+  // K in chunks of 1024 rows: a chunk of packed B (up to 256 KiB) stays in
+  // L2 while the tiles of the panel go by, and each tile of C is read and
+  // written once per chunk (with 128-row chunks, whose B fits L1, the
+  // passes over C cost more than the misses to L2 save).
   %res = scf.for %kb = %k0c to %kend step %kc iter_args(%pc = %panel) -> (tensor<?x?xf32>) {
     %kleft = arith.subi %k, %kb : index
     %kn = arith.minsi %kleft, %kc : index
+    %firstk = arith.cmpi eq, %kb, %k0c : index
+    %fromzero = arith.andi %zeroC, %firstk : i1
     %bpe = tensor.empty(%kn) : tensor<?x64xf32>
     %bp = scf.if %quant -> (tensor<?x64xf32>) {
       %bpq = func.call @__gptq_pack_dequantized(%bpe, %qw, %qs, %qz, %qg, %qbits, %j, %kb) : (tensor<?x64xf32>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, index, index) -> tensor<?x64xf32>
@@ -326,43 +354,105 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
           memref.prefetch %cm[%row, %col], read, locality<3>, data : memref<?x?xf32, strided<[?, ?], offset: ?>>
         }
       }
-      %cv = vector.transfer_read %ci[%i, %c0], %zero : tensor<?x?xf32>, vector<6x64xf32>
-      %acc = scf.for %kk = %c0 to %kendt step %c1 iter_args(%acc = %cv) -> (vector<6x64xf32>) {
-        %ka = arith.addi %kk, %kb : index
-        %bv = vector.transfer_read %bp[%kk, %c0], %zero {in_bounds = [true]} : tensor<?x64xf32>, vector<64xf32>
-        // Each element of A broadcast straight from memory (one load each,
-        // no shuffles competing with the multiply-adds).
-        %a0 = tensor.extract %ap[%it, %ka, %c0] : tensor<?x?x6xf32>
-        %a1 = tensor.extract %ap[%it, %ka, %c1] : tensor<?x?x6xf32>
-        %a2 = tensor.extract %ap[%it, %ka, %c2] : tensor<?x?x6xf32>
-        %a3 = tensor.extract %ap[%it, %ka, %c3] : tensor<?x?x6xf32>
-        %a4 = tensor.extract %ap[%it, %ka, %c4] : tensor<?x?x6xf32>
-        %a5 = tensor.extract %ap[%it, %ka, %c5] : tensor<?x?x6xf32>
-        %b0 = vector.broadcast %a0 : f32 to vector<64xf32>
-        %b1 = vector.broadcast %a1 : f32 to vector<64xf32>
-        %b2 = vector.broadcast %a2 : f32 to vector<64xf32>
-        %b3 = vector.broadcast %a3 : f32 to vector<64xf32>
-        %b4 = vector.broadcast %a4 : f32 to vector<64xf32>
-        %b5 = vector.broadcast %a5 : f32 to vector<64xf32>
-        %r0 = vector.extract %acc[0] : vector<64xf32> from vector<6x64xf32>
-        %r1 = vector.extract %acc[1] : vector<64xf32> from vector<6x64xf32>
-        %r2 = vector.extract %acc[2] : vector<64xf32> from vector<6x64xf32>
-        %r3 = vector.extract %acc[3] : vector<64xf32> from vector<6x64xf32>
-        %r4 = vector.extract %acc[4] : vector<64xf32> from vector<6x64xf32>
-        %r5 = vector.extract %acc[5] : vector<64xf32> from vector<6x64xf32>
-        %f0 = vector.fma %b0, %bv, %r0 : vector<64xf32>
-        %f1 = vector.fma %b1, %bv, %r1 : vector<64xf32>
-        %f2 = vector.fma %b2, %bv, %r2 : vector<64xf32>
-        %f3 = vector.fma %b3, %bv, %r3 : vector<64xf32>
-        %f4 = vector.fma %b4, %bv, %r4 : vector<64xf32>
-        %f5 = vector.fma %b5, %bv, %r5 : vector<64xf32>
-        %o0 = vector.insert %f0, %acc [0] : vector<64xf32> into vector<6x64xf32>
-        %o1 = vector.insert %f1, %o0 [1] : vector<64xf32> into vector<6x64xf32>
-        %o2 = vector.insert %f2, %o1 [2] : vector<64xf32> into vector<6x64xf32>
-        %o3 = vector.insert %f3, %o2 [3] : vector<64xf32> into vector<6x64xf32>
-        %o4 = vector.insert %f4, %o3 [4] : vector<64xf32> into vector<6x64xf32>
-        %o = vector.insert %f5, %o4 [5] : vector<64xf32> into vector<6x64xf32>
-        scf.yield %o : vector<6x64xf32>
+      %cv = scf.if %fromzero -> (vector<6x64xf32>) {
+        %zv = arith.constant dense<0.0> : vector<6x64xf32>
+        scf.yield %zv : vector<6x64xf32>
+      } else {
+        %cr = vector.transfer_read %ci[%i, %c0], %zero : tensor<?x?xf32>, vector<6x64xf32>
+        scf.yield %cr : vector<6x64xf32>
+      }
+      // A's elements, broadcast straight from memory (one load each, no
+      // shuffles competing with the multiply-adds): from its packed panel,
+      // or with %direct from its rows in place.
+      %acc = scf.if %direct -> (vector<6x64xf32>) {
+        %ar = arith.addi %rowoff, %i : index
+        %ar0 = arith.minsi %ar, %malast : index
+        %arp1 = arith.addi %ar, %c1 : index
+        %ar1 = arith.minsi %arp1, %malast : index
+        %arp2 = arith.addi %ar, %c2 : index
+        %ar2 = arith.minsi %arp2, %malast : index
+        %arp3 = arith.addi %ar, %c3 : index
+        %ar3 = arith.minsi %arp3, %malast : index
+        %arp4 = arith.addi %ar, %c4 : index
+        %ar4 = arith.minsi %arp4, %malast : index
+        %arp5 = arith.addi %ar, %c5 : index
+        %ar5 = arith.minsi %arp5, %malast : index
+        %accd = scf.for %kk = %c0 to %kendt step %c1 iter_args(%acc = %cv) -> (vector<6x64xf32>) {
+          %ka = arith.addi %kk, %kb : index
+          %bv = vector.transfer_read %bp[%kk, %c0], %zero {in_bounds = [true]} : tensor<?x64xf32>, vector<64xf32>
+          // The six rows of A read in place, one element of each.
+          %a0 = tensor.extract %ad[%ar0, %ka] : tensor<?x?xf32>
+          %a1 = tensor.extract %ad[%ar1, %ka] : tensor<?x?xf32>
+          %a2 = tensor.extract %ad[%ar2, %ka] : tensor<?x?xf32>
+          %a3 = tensor.extract %ad[%ar3, %ka] : tensor<?x?xf32>
+          %a4 = tensor.extract %ad[%ar4, %ka] : tensor<?x?xf32>
+          %a5 = tensor.extract %ad[%ar5, %ka] : tensor<?x?xf32>
+          %b0 = vector.broadcast %a0 : f32 to vector<64xf32>
+          %b1 = vector.broadcast %a1 : f32 to vector<64xf32>
+          %b2 = vector.broadcast %a2 : f32 to vector<64xf32>
+          %b3 = vector.broadcast %a3 : f32 to vector<64xf32>
+          %b4 = vector.broadcast %a4 : f32 to vector<64xf32>
+          %b5 = vector.broadcast %a5 : f32 to vector<64xf32>
+          %r0 = vector.extract %acc[0] : vector<64xf32> from vector<6x64xf32>
+          %r1 = vector.extract %acc[1] : vector<64xf32> from vector<6x64xf32>
+          %r2 = vector.extract %acc[2] : vector<64xf32> from vector<6x64xf32>
+          %r3 = vector.extract %acc[3] : vector<64xf32> from vector<6x64xf32>
+          %r4 = vector.extract %acc[4] : vector<64xf32> from vector<6x64xf32>
+          %r5 = vector.extract %acc[5] : vector<64xf32> from vector<6x64xf32>
+          %f0 = vector.fma %b0, %bv, %r0 : vector<64xf32>
+          %f1 = vector.fma %b1, %bv, %r1 : vector<64xf32>
+          %f2 = vector.fma %b2, %bv, %r2 : vector<64xf32>
+          %f3 = vector.fma %b3, %bv, %r3 : vector<64xf32>
+          %f4 = vector.fma %b4, %bv, %r4 : vector<64xf32>
+          %f5 = vector.fma %b5, %bv, %r5 : vector<64xf32>
+          %o0 = vector.insert %f0, %acc [0] : vector<64xf32> into vector<6x64xf32>
+          %o1 = vector.insert %f1, %o0 [1] : vector<64xf32> into vector<6x64xf32>
+          %o2 = vector.insert %f2, %o1 [2] : vector<64xf32> into vector<6x64xf32>
+          %o3 = vector.insert %f3, %o2 [3] : vector<64xf32> into vector<6x64xf32>
+          %o4 = vector.insert %f4, %o3 [4] : vector<64xf32> into vector<6x64xf32>
+          %o = vector.insert %f5, %o4 [5] : vector<64xf32> into vector<6x64xf32>
+          scf.yield %o : vector<6x64xf32>
+        }
+        scf.yield %accd : vector<6x64xf32>
+      } else {
+        %accp = scf.for %kk = %c0 to %kendt step %c1 iter_args(%acc = %cv) -> (vector<6x64xf32>) {
+          %ka = arith.addi %kk, %kb : index
+          %bv = vector.transfer_read %bp[%kk, %c0], %zero {in_bounds = [true]} : tensor<?x64xf32>, vector<64xf32>
+          // Each element of A broadcast straight from memory (one load each,
+          // no shuffles competing with the multiply-adds).
+          %a0 = tensor.extract %ap[%it, %ka, %c0] : tensor<?x?x6xf32>
+          %a1 = tensor.extract %ap[%it, %ka, %c1] : tensor<?x?x6xf32>
+          %a2 = tensor.extract %ap[%it, %ka, %c2] : tensor<?x?x6xf32>
+          %a3 = tensor.extract %ap[%it, %ka, %c3] : tensor<?x?x6xf32>
+          %a4 = tensor.extract %ap[%it, %ka, %c4] : tensor<?x?x6xf32>
+          %a5 = tensor.extract %ap[%it, %ka, %c5] : tensor<?x?x6xf32>
+          %b0 = vector.broadcast %a0 : f32 to vector<64xf32>
+          %b1 = vector.broadcast %a1 : f32 to vector<64xf32>
+          %b2 = vector.broadcast %a2 : f32 to vector<64xf32>
+          %b3 = vector.broadcast %a3 : f32 to vector<64xf32>
+          %b4 = vector.broadcast %a4 : f32 to vector<64xf32>
+          %b5 = vector.broadcast %a5 : f32 to vector<64xf32>
+          %r0 = vector.extract %acc[0] : vector<64xf32> from vector<6x64xf32>
+          %r1 = vector.extract %acc[1] : vector<64xf32> from vector<6x64xf32>
+          %r2 = vector.extract %acc[2] : vector<64xf32> from vector<6x64xf32>
+          %r3 = vector.extract %acc[3] : vector<64xf32> from vector<6x64xf32>
+          %r4 = vector.extract %acc[4] : vector<64xf32> from vector<6x64xf32>
+          %r5 = vector.extract %acc[5] : vector<64xf32> from vector<6x64xf32>
+          %f0 = vector.fma %b0, %bv, %r0 : vector<64xf32>
+          %f1 = vector.fma %b1, %bv, %r1 : vector<64xf32>
+          %f2 = vector.fma %b2, %bv, %r2 : vector<64xf32>
+          %f3 = vector.fma %b3, %bv, %r3 : vector<64xf32>
+          %f4 = vector.fma %b4, %bv, %r4 : vector<64xf32>
+          %f5 = vector.fma %b5, %bv, %r5 : vector<64xf32>
+          %o0 = vector.insert %f0, %acc [0] : vector<64xf32> into vector<6x64xf32>
+          %o1 = vector.insert %f1, %o0 [1] : vector<64xf32> into vector<6x64xf32>
+          %o2 = vector.insert %f2, %o1 [2] : vector<64xf32> into vector<6x64xf32>
+          %o3 = vector.insert %f3, %o2 [3] : vector<64xf32> into vector<6x64xf32>
+          %o4 = vector.insert %f4, %o3 [4] : vector<64xf32> into vector<6x64xf32>
+          %o = vector.insert %f5, %o4 [5] : vector<64xf32> into vector<6x64xf32>
+          scf.yield %o : vector<6x64xf32>
+        }
+        scf.yield %accp : vector<6x64xf32>
       }
       %w = vector.transfer_write %acc, %ci[%i, %c0] : vector<6x64xf32>, tensor<?x?xf32>
       scf.yield %w : tensor<?x?xf32>
@@ -376,9 +466,9 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
 // in the normal form of gptq-normalize-contractions): C[b] = A[b] @ B[b],
 // or A[b] @ B[b] + C[b] without %zeroC. %a is B x M x K (B x K x M with
 // %transA), %bm is B x K x N (B x N x K with %transB), %c is B x M x N. The
-// register tiles, packing and K chunks are those of __gptq_gemm_sub: all of
-// A is packed into 6-row panels first; then each task computes a 64-column
-// panel of C over a range of its rows. Rows are split only as far as needed
+// register tiles and K chunks are those of __gptq_gemm_sub; A is read in
+// place (with %transA it is first packed into 6-row panels); each task
+// computes a 64-column panel of C over a range of its rows. Rows are split only as far as needed
 // for about 16 tasks, so that a few wide panels still keep every core busy.
 // With %quant (one batch), B is given as the packed codes and grids of a
 // quantized weight, as gptq.unpack and gptq.dequantize take them (scales
@@ -396,6 +486,7 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
   %c16 = arith.constant 16 : index
   %c64 = arith.constant 64 : index
   %false = arith.constant false
+  %true = arith.constant true
   %zero = arith.constant 0.0 : f32
   %nb = tensor.dim %c, %c0 : tensor<?x?x?xf32>
   %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
@@ -405,8 +496,12 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
   %k = arith.select %transA, %ka1, %ka2 : index
   %mt = arith.ceildivsi %m, %c6 : index
   %nbmt = arith.muli %nb, %mt : index
-  %ape = tensor.empty(%nbmt, %k) : tensor<?x?x6xf32>
-  %ap = scf.forall (%t) in (%nbmt) shared_outs(%pa = %ape) -> (tensor<?x?x6xf32>) {
+  // A given transposed is packed into 6-row panels (columns of A^T in
+  // place would be far apart); otherwise the tiles read its rows in place.
+  %npack = arith.select %transA, %nbmt, %c0 : index
+  %kpackd = arith.select %transA, %k, %c0 : index
+  %ape = tensor.empty(%npack, %kpackd) : tensor<?x?x6xf32>
+  %ap = scf.forall (%t) in (%npack) shared_outs(%pa = %ape) -> (tensor<?x?x6xf32>) {
     %bi = arith.divui %t, %mt : index
     %ti = arith.remui %t, %mt : index
     %t6 = arith.muli %ti, %c6 : index
@@ -416,43 +511,10 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
     %t6end = arith.addi %t6, %c6 : index
     %kpackA = arith.minsi %t6end, %k : index
     %kpack = arith.select %lowerA, %kpackA, %k : index
-    %slab = scf.if %transA -> (tensor<?x6xf32>) {
-      %st = scf.for %kk = %c0 to %kpack step %c1 iter_args(%pb = %slab0) -> (tensor<?x6xf32>) {
-        %v = vector.transfer_read %a[%bi, %kk, %t6], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d2)>} : tensor<?x?x?xf32>, vector<6xf32>
-        %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<6xf32>, tensor<?x6xf32>
-        scf.yield %pb2 : tensor<?x6xf32>
-      }
-      scf.yield %st : tensor<?x6xf32>
-    } else {
-      // The six rows of A, 16 columns at a time, transposed in registers
-      // into 16 consecutive rows of the panel: 96 contiguous floats. Rows
-      // past M and columns past K read as zero (masked reads); the results
-      // of such rows are never stored.
-      %flat0 = tensor.collapse_shape %slab0 [[0, 1]] : tensor<?x6xf32> into tensor<?xf32>
-      // Whole blocks (inside A and the panel) read and write unmasked.
-      %rowsin = arith.cmpi ule, %t6end, %m : index
-      %flat = scf.for %kk = %c0 to %kpack step %c16 iter_args(%pb = %flat0) -> (tensor<?xf32>) {
-        %off = arith.muli %kk, %c6 : index
-        %kkend = arith.addi %kk, %c16 : index
-        %colsin = arith.cmpi ule, %kkend, %k : index
-        %whole = arith.andi %rowsin, %colsin : i1
-        %pb2 = scf.if %whole -> (tensor<?xf32>) {
-          %blk = vector.transfer_read %a[%bi, %t6, %kk], %zero {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<6x16xf32>
-          %blkt = vector.transpose %blk, [1, 0] : vector<6x16xf32> to vector<16x6xf32>
-          %v96 = vector.shape_cast %blkt : vector<16x6xf32> to vector<96xf32>
-          %w = vector.transfer_write %v96, %pb[%off] {in_bounds = [true]} : vector<96xf32>, tensor<?xf32>
-          scf.yield %w : tensor<?xf32>
-        } else {
-          %blk = vector.transfer_read %a[%bi, %t6, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<6x16xf32>
-          %blkt = vector.transpose %blk, [1, 0] : vector<6x16xf32> to vector<16x6xf32>
-          %v96 = vector.shape_cast %blkt : vector<16x6xf32> to vector<96xf32>
-          %w = vector.transfer_write %v96, %pb[%off] : vector<96xf32>, tensor<?xf32>
-          scf.yield %w : tensor<?xf32>
-        }
-        scf.yield %pb2 : tensor<?xf32>
-      }
-      %sn = tensor.expand_shape %flat [[0, 1]] output_shape [%k, 6] : tensor<?xf32> into tensor<?x6xf32>
-      scf.yield %sn : tensor<?x6xf32>
+    %slab = scf.for %kk = %c0 to %kpack step %c1 iter_args(%pb = %slab0) -> (tensor<?x6xf32>) {
+      %v = vector.transfer_read %a[%bi, %kk, %t6], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d2)>} : tensor<?x?x?xf32>, vector<6xf32>
+      %pb2 = vector.transfer_write %v, %pb[%kk, %c0] {in_bounds = [true]} : vector<6xf32>, tensor<?x6xf32>
+      scf.yield %pb2 : tensor<?x6xf32>
     }
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %slab into %pa[%t, 0, 0] [1, %k, 6] [1, 1, 1] : tensor<?x6xf32> into tensor<?x?x6xf32>
@@ -514,9 +576,13 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
     %p = tensor.extract_slice %cc[%bi, %r0, %j] [1, %rows, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
     %bt0 = arith.muli %bi, %mt : index
     %at0 = arith.addi %bt0, %t0 : index
-    %apb = tensor.extract_slice %ap[%at0, 0, 0] [%tiles, %k, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x?x6xf32>
+    %at0p = arith.select %transA, %at0, %c0 : index
+    %tilesp = arith.select %transA, %tiles, %c0 : index
+    %apb = tensor.extract_slice %ap[%at0p, 0, 0] [%tilesp, %kpackd, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x?x6xf32>
+    %ab = tensor.extract_slice %a[%bi, 0, 0] [1, %ka1, %ka2] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
+    %direct = arith.xori %transA, %true : i1
     %bb = tensor.extract_slice %bm[%bi, 0, 0] [1, %kb1, %kb2] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %rp = func.call @__gptq_gemm_panel(%p, %apb, %bb, %j, %r0, %lowerC, %false, %lowerA, %zeroC, %transB, %quant, %qw, %qst, %qzt, %qg, %qbits) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
+    %rp = func.call @__gptq_gemm_panel(%p, %apb, %ab, %direct, %bb, %j, %r0, %lowerC, %false, %lowerA, %zeroC, %transB, %quant, %qw, %qst, %qzt, %qg, %qbits) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, i1, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %rp into %cc[%bi, %r0, %j] [1, %rows, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
     }
@@ -554,56 +620,66 @@ func.func private @__gptq_pack_dequantized(%bpe: tensor<?x64xf32>, %qw: tensor<?
   %m0 = arith.shli %one, %b32 : i32
   %mask = arith.subi %m0, %one : i32
   %maskv = vector.broadcast %mask : i32 to vector<16xi32>
-  // The chunk's codes start at a word boundary (kb is a multiple of 128).
-  %bit0 = arith.muli %kb, %b : index
-  %w0 = arith.shrui %bit0, %c5 : index
-  %cbits = arith.muli %kn, %b : index
-  %nwc = arith.ceildivui %cbits, %c32 : index
   %scr0 = tensor.empty() : tensor<32x16xi32>
-  %res:2 = scf.for %cc = %c0 to %c64 step %c16 iter_args(%pb = %bpe, %scr = %scr0) -> (tensor<?x64xf32>, tensor<32x16xi32>) {
-    %n0 = arith.addi %j, %cc : index
-    // scr[w, l] = word w0 + w of row n0 + l (zero past the row's end).
-    %scr1 = scf.for %wb = %c0 to %nwc step %c16 iter_args(%s = %scr) -> (tensor<32x16xi32>) {
-      %wc = arith.addi %w0, %wb : index
-      %blk = vector.transfer_read %qw[%n0, %wc], %zw : tensor<?x?xi32>, vector<16x16xi32>
-      %blkt = vector.transpose %blk, [1, 0] : vector<16x16xi32> to vector<16x16xi32>
-      %s2 = vector.transfer_write %blkt, %s[%wb, %c0] {in_bounds = [true, true]} : vector<16x16xi32>, tensor<32x16xi32>
-      scf.yield %s2 : tensor<32x16xi32>
-    }
-    %pb2 = scf.for %kk = %c0 to %kn step %c1 iter_args(%p = %pb) -> (tensor<?x64xf32>) {
-      %bit = arith.muli %kk, %b : index
-      %w = arith.shrui %bit, %c5 : index
-      %off = arith.andi %bit, %c31 : index
-      %lo = vector.transfer_read %scr1[%w, %c0], %zw {in_bounds = [true]} : tensor<32x16xi32>, vector<16xi32>
-      %offi = arith.index_cast %off : index to i32
-      %offv = vector.broadcast %offi : i32 to vector<16xi32>
-      %sh = arith.shrui %lo, %offv : vector<16xi32>
-      %end = arith.addi %off, %b : index
-      %straddles = arith.cmpi ugt, %end, %c32 : index
-      %both = scf.if %straddles -> (vector<16xi32>) {
-        %w1 = arith.addi %w, %c1 : index
-        %hi = vector.transfer_read %scr1[%w1, %c0], %zw {in_bounds = [true]} : tensor<32x16xi32>, vector<16xi32>
-        %up = arith.subi %w32, %offi : i32
-        %upv = vector.broadcast %up : i32 to vector<16xi32>
-        %hs = arith.shli %hi, %upv : vector<16xi32>
-        %o = arith.ori %sh, %hs : vector<16xi32>
-        scf.yield %o : vector<16xi32>
-      } else {
-        scf.yield %sh : vector<16xi32>
+  // The chunk is unpacked 128 rows at a time (the scratch holds the words
+  // of 128 codes of 16 rows at 8 bits); each part's codes start at a word
+  // boundary (kb is a multiple of 128).
+  %c128 = arith.constant 128 : index
+  %res:2 = scf.for %sb = %c0 to %kn step %c128 iter_args(%pbs = %bpe, %scrs = %scr0) -> (tensor<?x64xf32>, tensor<32x16xi32>) {
+    %kbs = arith.addi %kb, %sb : index
+    %knl = arith.subi %kn, %sb : index
+    %kns = arith.minsi %knl, %c128 : index
+    %bit0 = arith.muli %kbs, %b : index
+    %w0 = arith.shrui %bit0, %c5 : index
+    %cbits = arith.muli %kns, %b : index
+    %nwc = arith.ceildivui %cbits, %c32 : index
+    %part:2 = scf.for %cc = %c0 to %c64 step %c16 iter_args(%pb = %pbs, %scr = %scrs) -> (tensor<?x64xf32>, tensor<32x16xi32>) {
+      %n0 = arith.addi %j, %cc : index
+      // scr[w, l] = word w0 + w of row n0 + l (zero past the row's end).
+      %scr1 = scf.for %wb = %c0 to %nwc step %c16 iter_args(%s = %scr) -> (tensor<32x16xi32>) {
+        %wc = arith.addi %w0, %wb : index
+        %blk = vector.transfer_read %qw[%n0, %wc], %zw : tensor<?x?xi32>, vector<16x16xi32>
+        %blkt = vector.transpose %blk, [1, 0] : vector<16x16xi32> to vector<16x16xi32>
+        %s2 = vector.transfer_write %blkt, %s[%wb, %c0] {in_bounds = [true, true]} : vector<16x16xi32>, tensor<32x16xi32>
+        scf.yield %s2 : tensor<32x16xi32>
       }
-      %code = arith.andi %both, %maskv : vector<16xi32>
-      %qf = arith.uitofp %code : vector<16xi32> to vector<16xf32>
-      %k = arith.addi %kb, %kk : index
-      %gi = tensor.extract %qg[%k] : tensor<?xi32>
-      %g = arith.index_cast %gi : i32 to index
-      %sc = vector.transfer_read %st[%g, %n0], %zero : tensor<?x?xf32>, vector<16xf32>
-      %zp = vector.transfer_read %zt[%g, %n0], %zero : tensor<?x?xf32>, vector<16xf32>
-      %d = arith.subf %qf, %zp : vector<16xf32>
-      %v = arith.mulf %sc, %d : vector<16xf32>
-      %p2 = vector.transfer_write %v, %p[%kk, %cc] {in_bounds = [true]} : vector<16xf32>, tensor<?x64xf32>
-      scf.yield %p2 : tensor<?x64xf32>
+      %pb2 = scf.for %kk = %c0 to %kns step %c1 iter_args(%p = %pb) -> (tensor<?x64xf32>) {
+        %bit = arith.muli %kk, %b : index
+        %w = arith.shrui %bit, %c5 : index
+        %off = arith.andi %bit, %c31 : index
+        %lo = vector.transfer_read %scr1[%w, %c0], %zw {in_bounds = [true]} : tensor<32x16xi32>, vector<16xi32>
+        %offi = arith.index_cast %off : index to i32
+        %offv = vector.broadcast %offi : i32 to vector<16xi32>
+        %sh = arith.shrui %lo, %offv : vector<16xi32>
+        %end = arith.addi %off, %b : index
+        %straddles = arith.cmpi ugt, %end, %c32 : index
+        %both = scf.if %straddles -> (vector<16xi32>) {
+          %w1 = arith.addi %w, %c1 : index
+          %hi = vector.transfer_read %scr1[%w1, %c0], %zw {in_bounds = [true]} : tensor<32x16xi32>, vector<16xi32>
+          %up = arith.subi %w32, %offi : i32
+          %upv = vector.broadcast %up : i32 to vector<16xi32>
+          %hs = arith.shli %hi, %upv : vector<16xi32>
+          %o = arith.ori %sh, %hs : vector<16xi32>
+          scf.yield %o : vector<16xi32>
+        } else {
+          scf.yield %sh : vector<16xi32>
+        }
+        %code = arith.andi %both, %maskv : vector<16xi32>
+        %qf = arith.uitofp %code : vector<16xi32> to vector<16xf32>
+        %k = arith.addi %kbs, %kk : index
+        %prow = arith.addi %sb, %kk : index
+        %gi = tensor.extract %qg[%k] : tensor<?xi32>
+        %g = arith.index_cast %gi : i32 to index
+        %sc = vector.transfer_read %st[%g, %n0], %zero : tensor<?x?xf32>, vector<16xf32>
+        %zp = vector.transfer_read %zt[%g, %n0], %zero : tensor<?x?xf32>, vector<16xf32>
+        %d = arith.subf %qf, %zp : vector<16xf32>
+        %v = arith.mulf %sc, %d : vector<16xf32>
+        %p2 = vector.transfer_write %v, %p[%prow, %cc] {in_bounds = [true]} : vector<16xf32>, tensor<?x64xf32>
+        scf.yield %p2 : tensor<?x64xf32>
+      }
+      scf.yield %pb2, %scr1 : tensor<?x64xf32>, tensor<32x16xi32>
     }
-    scf.yield %pb2, %scr1 : tensor<?x64xf32>, tensor<32x16xi32>
+    scf.yield %part#0, %part#1 : tensor<?x64xf32>, tensor<32x16xi32>
   }
   return %res#0 : tensor<?x64xf32>
 }

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-def packed_weight(r, bits, rows=70, cols=301, groups=5):
+def packed_weight(r, bits, rows=70, cols=1100, groups=5):
     """Words of random codes (each row one little-endian bit stream, as
     gptq.pack writes it), scales, zeros and a group map in any order."""
     codes = r.integers(0, 1 << bits, size=(rows, cols))
@@ -59,6 +59,12 @@ CASES = {
         lambda r: [r.standard_normal((3, 5, 37)), r.standard_normal((70, 37))],
         lambda x, w: np.einsum("bsk,nk->bsn", x, w),
     ),
+    # Rows, columns and K past whole tiles, panels and K chunks (1024): the
+    # second chunk adds to what the first one stored.
+    "linear_long": (
+        lambda r: [r.standard_normal((2, 7, 1100)), r.standard_normal((70, 1100))],
+        lambda x, w: np.einsum("bsk,nk->bsn", x, w),
+    ),
     # One row with a long K: the kernel must not read rows of A past the
     # end of the array, which gptq-run maps in place from the file.
     "linear_row": (
@@ -71,7 +77,7 @@ CASES = {
         lambda p, v, i: i + np.einsum("bhst,bthd->bshd", p, v),
     ),
     "matmul_at": (
-        lambda r: [r.standard_normal((200, 131)), r.standard_normal((200, 65)),
+        lambda r: [r.standard_normal((1100, 131)), r.standard_normal((1100, 65)),
                    r.standard_normal((131, 65))],
         lambda at, b, c: c + at.T @ b,
     ),
