@@ -103,17 +103,19 @@ def GPTQMatmulToKernel : Pass<"gptq-matmul-to-kernel", "ModuleOp"> {
     `[B, M, N]`) becomes a call of `__gptq_matmul`, which the pass adds to
     the module from the lowering library: the register-tiled kernel that
     quantize-and-compensate uses for its lazy batch updates (6 x 64 tiles of
-    AVX-512 accumulators, A packed into 6-row panels, B packed in L1-sized
-    chunks of 128 rows, 64-column panels of C and ranges of rows as
-    parallel tasks). A transposed operand is read transposed while it is
-    packed, never copied. When the init is a `linalg.fill` with +0.0 the
-    kernel does not read it.
+    AVX-512 accumulators; A read in place, or packed into 6-row panels
+    when it is given transposed; B packed in chunks of up to 1024 rows
+    that stay in L2, so that each tile of C is read and written once per
+    chunk; 64-column panels of C and ranges of rows as parallel tasks). A
+    transposed operand is read transposed while it is packed, never
+    copied. When the init is a `linalg.fill` with +0.0 the kernel does not
+    read it: the first chunk's tiles start from zero.
 
     With `fuse-dequantize` (the default), a right operand that is a
     quantized weight, `gptq.dequantize` of `gptq.unpack` (as
     `gptq-quantize-model` rewrites models), is fused: the kernel gets the
     packed words, scales, zeros, group map and bit width, and dequantizes
-    each 128 x 64 chunk of the weight while it packs it (the same
+    each chunk of the weight, 128 x 64 at a time, while it packs it (the same
     operations as the two ops, so the same values, and the same results
     bit for bit). The float weight is never formed. For 16 columns at a
     time the words that hold the chunk's codes are transposed in registers,
