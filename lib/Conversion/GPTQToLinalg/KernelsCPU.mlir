@@ -252,8 +252,7 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
   // With %direct, rows of A past its end (those of a last, partial tile)
   // read its last row; their results are never stored.
   %ma = tensor.dim %ad, %c0 : tensor<?x?xf32>
-  %malast0 = arith.subi %ma, %c1 : index
-  %malast = arith.maxsi %malast0, %c0 : index
+  %malast = arith.subi %ma, %c1 : index
   %mlast = arith.subi %pm, %c1 : index
   %nlast = arith.subi %pn, %c1 : index
   // The panel's rows are rows %rowoff .. of C (and of A).
@@ -418,8 +417,6 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
         %accp = scf.for %kk = %c0 to %kendt step %c1 iter_args(%acc = %cv) -> (vector<6x64xf32>) {
           %ka = arith.addi %kk, %kb : index
           %bv = vector.transfer_read %bp[%kk, %c0], %zero {in_bounds = [true]} : tensor<?x64xf32>, vector<64xf32>
-          // Each element of A broadcast straight from memory (one load each,
-          // no shuffles competing with the multiply-adds).
           %a0 = tensor.extract %ap[%it, %ka, %c0] : tensor<?x?x6xf32>
           %a1 = tensor.extract %ap[%it, %ka, %c1] : tensor<?x?x6xf32>
           %a2 = tensor.extract %ap[%it, %ka, %c2] : tensor<?x?x6xf32>
@@ -498,6 +495,7 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
   %nbmt = arith.muli %nb, %mt : index
   // A given transposed is packed into 6-row panels (columns of A^T in
   // place would be far apart); otherwise the tiles read its rows in place.
+  %direct = arith.xori %transA, %true : i1
   %npack = arith.select %transA, %nbmt, %c0 : index
   %kpackd = arith.select %transA, %k, %c0 : index
   %ape = tensor.empty(%npack, %kpackd) : tensor<?x?x6xf32>
@@ -580,7 +578,6 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
     %tilesp = arith.select %transA, %tiles, %c0 : index
     %apb = tensor.extract_slice %ap[%at0p, 0, 0] [%tilesp, %kpackd, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x?x6xf32>
     %ab = tensor.extract_slice %a[%bi, 0, 0] [1, %ka1, %ka2] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %direct = arith.xori %transA, %true : i1
     %bb = tensor.extract_slice %bm[%bi, 0, 0] [1, %kb1, %kb2] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
     %rp = func.call @__gptq_gemm_panel(%p, %apb, %ab, %direct, %bb, %j, %r0, %lowerC, %false, %lowerA, %zeroC, %transB, %quant, %qw, %qst, %qzt, %qg, %qbits) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, i1, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
     scf.forall.in_parallel {
