@@ -848,7 +848,10 @@ def run(args) -> int:
     try:
         commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
-        meta["commit"] = commit or None
+        # A tree with changes to tracked files is not that commit.
+        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        meta["commit"] = (commit + ("+dirty" if dirty else "")) if commit else None
     except OSError:
         meta["commit"] = None
     results: Dict = {"meta": meta, "forward": [], "gptq": None}
