@@ -465,8 +465,9 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
 // %transA), %bm is B x K x N (B x N x K with %transB), %c is B x M x N. The
 // register tiles and K chunks are those of __gptq_gemm_sub; A is read in
 // place (with %transA it is first packed into 6-row panels); each task
-// computes a 64-column panel of C over a range of its rows. Rows are split only as far as needed
-// for about 16 tasks, so that a few wide panels still keep every core busy.
+// computes a 64-column panel of C over a range of its rows. Rows are split
+// only as far as needed for about 16 tasks, so that a few wide panels still
+// keep every core busy.
 // With %quant (one batch), B is given as the packed codes and grids of a
 // quantized weight, as gptq.unpack and gptq.dequantize take them (scales
 // and zeros N x groups; see __gptq_gemm_panel), and %bm is not read.
