@@ -44,9 +44,9 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from . import hf, importer, runner
+from . import hf, importer, inputs, runner
 from .errors import GPTQError
-from .fileio import StagedOutputs
+from .fileio import Run
 from .llama2c import RMS_NORM_EPS, ROPE_THETA, Llama2cConfig, rope_tables
 
 SUPPORTED_BITS = (2, 3, 4, 8)
@@ -117,7 +117,15 @@ class RewrittenModel:
 
 
 def _unescape(literal: str) -> str:
-    """The value of an MLIR string literal (with its quotes)."""
+    """The value of an MLIR string literal (with its quotes); GPTQError for
+    a malformed escape or bytes that are not UTF-8."""
+    try:
+        return _unescape_checked(literal)
+    except (IndexError, ValueError):
+        raise GPTQError(f"malformed string literal {inputs.shown(literal, 60)}") from None
+
+
+def _unescape_checked(literal: str) -> str:
     body, out, i = literal[1:-1], bytearray(), 0
     while i < len(body):
         char = body[i]
@@ -133,7 +141,10 @@ def _unescape(literal: str) -> str:
             out += b"\n" if following == "n" else b"\t"
             i += 2
         else:
-            out.append(int(body[i + 1 : i + 3], 16))
+            digits = body[i + 1 : i + 3]
+            if not re.fullmatch(r"[0-9A-Fa-f]{2}", digits):
+                raise ValueError(digits)
+            out.append(int(digits, 16))
             i += 3
     return out.decode("utf-8")
 
@@ -199,12 +210,22 @@ _RESOURCE = re.compile(rf'^\s*({_STRING}|[^\s:"]+)\s*:\s*"0x([0-9A-Fa-f]*)"', re
 _RESOURCE_DTYPES = {"f32": "<f4", "i32": "<i4", "f16": "<f2", "i8": "i1"}
 
 
+def _one_line(diagnostics: str) -> str:
+    """gptq-opt's diagnostics as one line: its first error (MLIR prints
+    notes and the offending source on further lines)."""
+    lines = [line.strip() for line in diagnostics.splitlines() if line.strip()]
+    errors = [line for line in lines if "error:" in line]
+    return inputs.shown((errors or lines or ["no diagnostics"])[0], 300)
+
+
 def _module_text(path: Path) -> str:
-    """The module at ``path`` as text; bytecode is printed by gptq-opt."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise GPTQError(f"cannot read model {path}: {error.strerror or error}") from error
+    """The module at ``path`` (a regular file) as text; bytecode is printed
+    by gptq-opt."""
+    with inputs.open_regular(path, "model") as handle:
+        try:
+            data = handle.read()
+        except OSError as error:
+            raise GPTQError(f"cannot read model {path}: {error.strerror or error}") from error
     if not data.startswith(b"ML\xefR"):
         try:
             return data.decode("utf-8")
@@ -216,46 +237,73 @@ def _module_text(path: Path) -> str:
             [str(runner.require_opt()), str(path), "-o", str(text_path)], capture_output=True, text=True
         )
         if completed.returncode != 0:
-            raise GPTQError(f"gptq-opt could not read {path}: {completed.stderr.strip()}")
+            raise GPTQError(f"gptq-opt could not read {path}: {_one_line(completed.stderr)}")
         return text_path.read_text()
+
+
+def _dims(text: str, path: Path, name: str) -> Tuple[int, ...]:
+    """The static shape ``64x8x`` of a constant's type."""
+    dims = [d for d in text.split("x") if d]
+    if any(len(d) > 18 for d in dims):
+        raise GPTQError(f"{path}: resource {inputs.shown(name)} has a type of absurd size {text}")
+    return tuple(int(d) for d in dims)
+
+
+def _resource_blobs(path: Path, resources_text: str) -> Dict[str, bytes]:
+    blobs = {}
+    for match in _RESOURCE.finditer(resources_text):
+        key = _unescape(match.group(1)) if match.group(1).startswith('"') else match.group(1)
+        digits = match.group(2)
+        if len(digits) % 2:
+            raise GPTQError(f"{path}: resource {inputs.shown(key)} holds an odd number of hex digits")
+        blobs[key] = bytes.fromhex(digits)[4:]  # after the alignment word
+    return blobs
 
 
 def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
     """The quantized layers and float weights of a module that
-    ``gptq-opt --gptq-quantize-model`` wrote (text or bytecode)."""
+    ``gptq-opt --gptq-quantize-model`` wrote (text or bytecode).
+
+    Every constant's data, in the module or in its parameter archive, must
+    have the dtype and shape its type declares, and every quantized layer's
+    constants the shapes ``gptq.unpack`` and ``gptq.dequantize`` declare;
+    GPTQError naming the module, archive or resource otherwise."""
     path = Path(path)
     text = _module_text(path)
     header = re.search(r"^module attributes \{", text, re.MULTILINE)
     attributes: Dict[str, str] = {}
     if header is not None:
-        attributes, _ = _parse_dictionary(text, header.end() - 1)
+        try:
+            attributes, _ = _parse_dictionary(text, header.end() - 1)
+        except GPTQError as error:
+            raise GPTQError(f"{path}: {error}") from None
     resources_at = text.find("{-#")
     body, resources_text = (text, "") if resources_at < 0 else (text[:resources_at], text[resources_at:])
-    blobs = {}
-    for match in _RESOURCE.finditer(resources_text):
-        key = _unescape(match.group(1)) if match.group(1).startswith('"') else match.group(1)
-        blobs[key] = bytes.fromhex(match.group(2))[4:]  # after the alignment word
+    try:
+        blobs = _resource_blobs(path, resources_text)
+    except GPTQError as error:
+        raise GPTQError(f"{path}: {error}") from None
     external = None
     if importer.PARAMETERS_ATTRIBUTE in attributes:
-        archive = path.parent / attributes[importer.PARAMETERS_ATTRIBUTE]
-        try:
-            external = np.load(archive)
-        except (OSError, ValueError) as error:
-            raise GPTQError(f"cannot read the weights of {path}, {archive}: {error}") from None
+        external = inputs.NpzArchive(path.parent / attributes[importer.PARAMETERS_ATTRIBUTE])
 
-    constants: Dict[str, Tuple[str, np.ndarray]] = {}
-    for ssa, name, dims, element in _CONSTANT.findall(body):
-        shape = tuple(int(d) for d in dims.split("x") if d)
-        if name in blobs:
-            array = np.frombuffer(blobs[name], dtype=_RESOURCE_DTYPES[element])
-            if array.size != math.prod(shape):
-                raise GPTQError(f"{path}: resource {name} holds {array.size} values, its type {shape}")
-            array = array.reshape(shape)
-        elif external is not None and name in external.files:
-            array = external[name]
-        else:
-            raise GPTQError(f"{path}: no data for resource {name}")
-        constants[ssa] = (name, array)
+    constants: Dict[str, Tuple[str, np.ndarray, str]] = {}
+    try:
+        for ssa, name, dims, element in _CONSTANT.findall(body):
+            shape = _dims(dims, path, name)
+            if name in blobs:
+                array = np.frombuffer(blobs[name], dtype=_RESOURCE_DTYPES[element])
+                if array.size != math.prod(shape):
+                    raise GPTQError(f"{path}: resource {name} holds {array.size} values, its type {shape}")
+                array = array.reshape(shape)
+            elif external is not None and name in external:
+                array = external.read(name, _RESOURCE_DTYPES[element], shape)
+            else:
+                raise GPTQError(f"{path}: no data for resource {inputs.shown(name)}")
+            constants[ssa] = (name, array, element)
+    finally:
+        if external is not None:
+            external.close()
     unpacks = {m[0]: m for m in _UNPACK.findall(body)}
     layers: Dict[str, QuantizedLayer] = {}
     used = set()
@@ -263,23 +311,42 @@ def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
         unpack = unpacks.get(codes)
         if unpack is None or unpack[1] not in constants:
             raise GPTQError(f"{path}: a gptq.dequantize whose codes are not gptq.unpack of a constant")
-        qweight_name, qweight = constants[unpack[1]]
+        qweight_name, qweight, _ = constants[unpack[1]]
         if not qweight_name.endswith(".qweight"):
-            raise GPTQError(f"{path}: packed weights {qweight_name} are not named <layer>.qweight")
+            raise GPTQError(f"{path}: packed weights {inputs.shown(qweight_name)} are not named <layer>.qweight")
         name = qweight_name[: -len(".qweight")]
-        bits, out, columns = int(unpack[2]), int(unpack[5]), int(unpack[6])
+        where = f"{path}: layer {inputs.shown(name)}"
+        bits, out, columns = (int(unpack[i]) if len(unpack[i]) <= 18 else -1 for i in (2, 5, 6))
+        if not 1 <= bits <= 8 or out < 1 or columns < 1:
+            raise GPTQError(f"{where}: gptq.unpack of {unpack[5]} x {unpack[6]} codes of {unpack[2]} bits")
+        words = (out, -(-columns * bits // 32))
+        if qweight.shape != words or qweight.dtype != np.int32:
+            raise GPTQError(
+                f"{where}: packed weights {list(qweight.shape)} {qweight.dtype}, expected int32 {list(words)} "
+                f"for {out} x {columns} codes of {bits} bits"
+            )
         parts = []
-        for ssa in (scales, zeros, g_idx):
+        for role, ssa in (("scales", scales), ("zeros", zeros), ("g_idx", g_idx)):
             if ssa not in constants:
-                raise GPTQError(f"{path}: layer {name}: gptq.dequantize operand {ssa} is not a constant")
-            parts.append(constants[ssa][1])
+                raise GPTQError(f"{where}: gptq.dequantize operand {ssa} is not a constant")
+            array = constants[ssa][1]
+            element = "i32" if role == "g_idx" else "f32"
+            if constants[ssa][2] != element:
+                raise GPTQError(f"{where}: {role} of element type {constants[ssa][2]}, expected {element}")
+            parts.append(array)
             used.add(constants[ssa][0])
+        scales_array, zeros_array, g_idx_array = parts
+        groups = scales_array.shape[1] if scales_array.ndim == 2 else 0
+        for role, array, expected in (("scales", scales_array, (out, groups)), ("zeros", zeros_array, (out, groups)),
+                                      ("g_idx", g_idx_array, (columns,))):
+            if array.shape != expected or groups < 1:
+                raise GPTQError(f"{where}: {role} of shape {list(array.shape)}, expected {list(expected)}")
         used.add(qweight_name)
         layers[name] = QuantizedLayer(
-            name, bits, unpack_stream(qweight, columns, bits), parts[0].astype(np.float32),
-            parts[1].astype(np.float32), parts[2].astype(np.int32),
+            name, bits, unpack_stream(qweight, columns, bits), scales_array.astype(np.float32),
+            zeros_array.astype(np.float32), g_idx_array.astype(np.int32),
         )
-    weights = {name: array for name, array in constants.values() if name not in used}
+    weights = {name: array for name, array, _ in constants.values() if name not in used}
     return RewrittenModel(attributes, weights, layers)
 
 
@@ -380,11 +447,37 @@ def _model_config(model: RewrittenModel) -> Llama2cConfig:
             f"no {importer.MODEL_ATTRIBUTE} attribute: export-gptq needs a model "
             "imported by import-llama2c, import-hf or import-gptq"
         )
-    fields = {key: int(value.split(":")[0]) for key, value in _string_dictionary(text, importer.MODEL_ATTRIBUTE).items()}
-    return Llama2cConfig(
-        fields["dim"], fields["hidden_dim"], fields["n_layers"], fields["n_heads"], fields["n_kv_heads"],
-        fields["vocab_size"], fields["seq_len"], shared_classifier="output" not in model.weights,
-    )
+    values = _string_dictionary(text, importer.MODEL_ATTRIBUTE)
+    fields = {}
+    for key in _MODEL_FIELDS:
+        if key not in values:
+            raise GPTQError(f"attribute {importer.MODEL_ATTRIBUTE} has no field {key}")
+        match = re.fullmatch(r"([0-9]{1,18}) : i64", values[key])
+        if match is None:
+            raise GPTQError(
+                f"attribute {importer.MODEL_ATTRIBUTE}: field {key} is {inputs.shown(values[key], 40)}, "
+                "expected an integer : i64"
+            )
+        fields[key] = int(match.group(1))
+    cfg = Llama2cConfig(**fields, shared_classifier="output" not in model.weights)
+    try:
+        cfg.validate()
+    except GPTQError as error:
+        raise GPTQError(f"attribute {importer.MODEL_ATTRIBUTE}: {str(error).replace('invalid checkpoint header: ', '')}") from None
+    # The names built from n_layers must be those of the module's weights
+    # (and bounded by them: an attribute's n_layers costs nothing to write).
+    layers = {int(m.group(1)) for m in map(_LAYER_WEIGHT.match, list(model.weights) + list(model.layers)) if m}
+    present = max(layers) + 1 if layers else 0
+    if present != cfg.n_layers:
+        raise GPTQError(
+            f"attribute {importer.MODEL_ATTRIBUTE}: n_layers is {cfg.n_layers}, but the module's weights are "
+            f"those of {present} layers"
+        )
+    return cfg
+
+
+_MODEL_FIELDS = ("dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len")
+_LAYER_WEIGHT = re.compile(r"layers\.(0|[1-9][0-9]{0,17})\.")
 
 
 def _pack_layer(layer: QuantizedLayer, bits: int, rows: Optional[np.ndarray]) -> Dict[str, np.ndarray]:
@@ -439,6 +532,35 @@ def _save_safetensors(tensors: Dict[str, np.ndarray], dtypes: Dict[str, str], pa
 _DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 
 
+#: gptq.hf_config's fields that gptq.model's sizes determine.
+_HF_SIZES = {
+    "hidden_size": "dim", "intermediate_size": "hidden_dim", "num_hidden_layers": "n_layers",
+    "num_attention_heads": "n_heads", "num_key_value_heads": "n_kv_heads", "vocab_size": "vocab_size",
+    "max_position_embeddings": "seq_len",
+}
+
+
+def _hf_config(text: Optional[str], cfg: Llama2cConfig) -> Dict[str, Any]:
+    """The config.json an import-hf module keeps in ``gptq.hf_config``: a
+    JSON object whose sizes are those of ``gptq.model`` (the export writes it
+    beside tensors of those sizes); empty when the attribute is absent."""
+    if text is None:
+        return {}
+    try:
+        config = inputs.parse_json(text)
+    except GPTQError as error:
+        raise GPTQError(f"attribute {hf.CONFIG_ATTRIBUTE}: {error}") from None
+    if not isinstance(config, dict):
+        raise GPTQError(f"attribute {hf.CONFIG_ATTRIBUTE}: not a JSON object")
+    for key, field in _HF_SIZES.items():
+        if key in config and (type(config[key]) is not int or config[key] != getattr(cfg, field)):
+            raise GPTQError(
+                f"attribute {hf.CONFIG_ATTRIBUTE}: {key} is {inputs.describe(config[key])}, but "
+                f"{importer.MODEL_ATTRIBUTE} has {field} = {getattr(cfg, field)}"
+            )
+    return config
+
+
 def _checkpoint_tensors(model: RewrittenModel) -> Tuple[_Scheme, Dict[str, Any], Dict[str, np.ndarray], Dict[str, str]]:
     """(scheme, config.json as imported, tensors by Hugging Face name,
     their dtypes) of a rewritten model."""
@@ -448,7 +570,13 @@ def _checkpoint_tensors(model: RewrittenModel) -> Tuple[_Scheme, Dict[str, Any],
     if names_text is not None:
         names = _string_dictionary(names_text, hf.NAMES_ATTRIBUTE)
         dtypes = _string_dictionary(model.attributes.get(hf.DTYPES_ATTRIBUTE, "{}"), hf.DTYPES_ATTRIBUTE)
-        config = json.loads(model.attributes.get(hf.CONFIG_ATTRIBUTE, "{}")) or _llama2c_config(
+        for name, dtype in dtypes.items():
+            if dtype not in hf.FLOAT_DTYPES:
+                raise GPTQError(
+                    f"attribute {hf.DTYPES_ATTRIBUTE}: {inputs.shown(name)} has dtype {inputs.shown(dtype, 40)}, "
+                    f"expected {', '.join(hf.FLOAT_DTYPES)}"
+                )
+        config = _hf_config(model.attributes.get(hf.CONFIG_ATTRIBUTE), cfg) or _llama2c_config(
             dataclasses.asdict(cfg), cfg.shared_classifier
         )
     else:
@@ -470,6 +598,8 @@ def _checkpoint_tensors(model: RewrittenModel) -> Tuple[_Scheme, Dict[str, Any],
             continue  # Hugging Face computes the rotary tables from rope_theta.
         if name not in names:
             raise GPTQError(f"weight {name} has no Hugging Face name")
+        if array.dtype.kind != "f" or not np.all(np.isfinite(array)):
+            raise GPTQError(f"weight {inputs.shown(name)} is not finite floating point ({array.dtype})")
         rows = hf.rotary_rows(cfg, name)
         dtype = dtypes.get(name, "F32")
         value = array if rows is None else array[rows]
@@ -481,9 +611,17 @@ def _checkpoint_tensors(model: RewrittenModel) -> Tuple[_Scheme, Dict[str, Any],
 
 def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike]) -> Dict[str, Any]:
     """Write the GPTQ checkpoint of the rewritten model ``module`` into
-    ``out_dir``; all three files appear together or none. Returns the
-    quantization_config."""
+    ``out_dir``; all three files appear together or none, and none may be
+    the module or the parameter archive it names (checked before it is
+    read). Returns the quantization_config."""
+    from .model import parameter_archive
+
     module = Path(module)
+    run = Run()
+    run.input(module, "model")
+    run.input(parameter_archive(module), f"parameter archive of {module},")
+    run.output_folder(out_dir, [hf.SINGLE_FILE, hf.CONFIG_FILE, QUANTIZE_CONFIG_FILE])
+    run.check()
     model = read_rewritten_model(module)
     try:
         scheme, config, tensors, tensor_dtypes = _checkpoint_tensors(model)
@@ -504,11 +642,11 @@ def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike
     if lm_head or "output" in model.weights:
         config["tie_word_embeddings"] = False
     config["quantization_config"] = quantization
-    with StagedOutputs(out_dir) as outputs:
-        _save_safetensors(tensors, tensor_dtypes, outputs.path(hf.SINGLE_FILE))
-        outputs.path(hf.CONFIG_FILE).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
-        outputs.path(QUANTIZE_CONFIG_FILE).write_text(json.dumps(quantization, indent=2) + "\n")
-        outputs.commit()
+    out = Path(out_dir)
+    with run:
+        _save_safetensors(tensors, tensor_dtypes, run.path(out / hf.SINGLE_FILE))
+        run.path(out / hf.CONFIG_FILE).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+        run.path(out / QUANTIZE_CONFIG_FILE).write_text(json.dumps(quantization, indent=2) + "\n")
     return quantization
 
 
@@ -533,22 +671,48 @@ def _quantization_config(config: Dict[str, Any], path: Path) -> Tuple[int, int]:
     quantization = config.get("quantization_config")
     if not isinstance(quantization, dict):
         raise GPTQError(f"{path}: missing field quantization_config (not a quantized checkpoint: use import-hf)")
+    return _quantization_fields(quantization, path, "quantization_config.")
+
+
+def _quantization_fields(quantization: Dict[str, Any], path: Path, prefix: str) -> Tuple[int, int]:
+    """(bits, group_size) of a quantization_config object (of config.json,
+    or quantize_config.json's whole content); ``prefix`` names it in
+    messages."""
     method = quantization.get("quant_method", "gptq")
     if method != "gptq":
-        raise GPTQError(f"{path}: unsupported quantization_config.quant_method = {json.dumps(method)}, expected \"gptq\"")
+        raise GPTQError(f"{path}: unsupported {prefix}quant_method = {inputs.describe(method)}, expected \"gptq\"")
     checkpoint_format = quantization.get("checkpoint_format", CHECKPOINT_FORMAT)
     if checkpoint_format != CHECKPOINT_FORMAT:
         raise GPTQError(
-            f"{path}: unsupported quantization_config.checkpoint_format = {json.dumps(checkpoint_format)}, "
+            f"{path}: unsupported {prefix}checkpoint_format = {inputs.describe(checkpoint_format)}, "
             f"expected \"{CHECKPOINT_FORMAT}\""
         )
     bits = quantization.get("bits")
-    if bits not in SUPPORTED_BITS or isinstance(bits, bool):
-        raise GPTQError(f"{path}: unsupported quantization_config.bits = {json.dumps(bits)}, expected 2, 3, 4 or 8")
+    # type(...) is int: 4.0 == 4 and True == 1 in Python, and neither is a bit width.
+    if type(bits) is not int or bits not in SUPPORTED_BITS:
+        raise GPTQError(f"{path}: unsupported {prefix}bits = {inputs.describe(bits)}, expected 2, 3, 4 or 8")
     group_size = quantization.get("group_size", -1)
-    if isinstance(group_size, bool) or not isinstance(group_size, int) or (group_size <= 0 and group_size != -1):
-        raise GPTQError(f"{path}: quantization_config.group_size = {json.dumps(group_size)}, expected -1 or > 0")
+    if type(group_size) is not int or (group_size <= 0 and group_size != -1):
+        raise GPTQError(f"{path}: {prefix}group_size = {inputs.describe(group_size)}, expected -1 or an integer > 0")
     return bits, group_size
+
+
+def _check_quantize_config(folder: Path, bits: int, group_size: int) -> None:
+    """quantize_config.json, which AutoGPTQ reads instead of config.json's
+    quantization_config, must say the same bits and group size when it is
+    there (a FIFO or a link to a device in its place is refused)."""
+    path = folder / QUANTIZE_CONFIG_FILE
+    if not os.path.lexists(path):
+        return
+    content = inputs.load_json(path, "quantize config")
+    if not isinstance(content, dict):
+        raise GPTQError(f"{path}: expected a JSON object")
+    theirs = _quantization_fields(content, path, "")
+    if theirs != (bits, group_size):
+        raise GPTQError(
+            f"{path}: bits {theirs[0]} and group_size {theirs[1]}, but {hf.CONFIG_FILE}'s quantization_config "
+            f"has bits {bits} and group_size {group_size}"
+        )
 
 
 def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
@@ -559,13 +723,15 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
     if not folder.is_dir():
         raise GPTQError(f"{folder} is not a folder")
     config_path = folder / hf.CONFIG_FILE
-    config = hf.load_json(config_path, "config")
+    config = inputs.load_json(config_path, "config")
     if not isinstance(config, dict):
         raise GPTQError(f"{config_path}: expected a JSON object")
     bits, group_size = _quantization_config(config, config_path)
+    _check_quantize_config(folder, bits, group_size)
     plain = {key: value for key, value in config.items() if key != "quantization_config"}
     cfg, eps, theta = hf.parse_config(plain, config_path)
     with hf.TensorFiles(folder) as files:
+        hf.check_against_tensors(cfg, files, config_path, folder)
         # The classifier is separate when lm_head is stored, quantized or not.
         separate = "lm_head.weight" in files or "lm_head.qweight" in files
         if separate and cfg.shared_classifier:
@@ -598,7 +764,7 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
             consumed.add(theirs)
         for name in files.names():
             if name not in consumed and not hf.is_ignored(name):
-                raise GPTQError(f"{files.path(name)}: unexpected tensor {name}")
+                raise GPTQError(f"{files.path(name)}: unexpected tensor {inputs.shown(name)}")
     if not quantized:
         raise GPTQError(f"{folder}: no quantized layer (no tensor named *.qweight)")
     weights["freq_cis_real"], weights["freq_cis_imag"] = rope_tables(cfg.head_size, cfg.seq_len, theta)

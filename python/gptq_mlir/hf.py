@@ -20,13 +20,14 @@ a llama2.c checkpoint. Two conventions differ between the formats:
 
 import dataclasses
 import json
-import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
+from . import inputs
 from .errors import GPTQError
 from .llama2c import Llama2cConfig, _layer_shapes, rope_tables
 
@@ -145,30 +146,48 @@ def mlir_dictionary(mapping: Dict[str, str]) -> str:
     return "{" + ", ".join(f"{mlir_string(k)} = {mlir_string(v)}" for k, v in sorted(mapping.items())) + "}"
 
 
-def load_json(path: Path, what: str) -> Any:
-    try:
-        with open(path, "rb") as handle:
-            return json.loads(handle.read().decode("utf-8"))
-    except OSError as error:
-        raise GPTQError(f"cannot read {what} {path}: {error.strerror or error}") from error
-    except (UnicodeDecodeError, ValueError) as error:
-        raise GPTQError(f"{path}: not valid JSON: {error}") from None
+#: The most positions a config may give (max_position_embeddings): the
+#: rotary tables' angles are float32 products of the position, and float32
+#: holds every integer only up to 2**24. Llama 3.1 has 131,072 positions.
+MAX_POSITIONS = 1 << 24
+#: The largest vocabulary: the module's token ids are i32.
+MAX_VOCAB = (1 << 31) - 1
+#: rms_norm_eps must be a normal float32 (the module's type; a subnormal or
+#: zero epsilon divides by zero for a row of zeros) and at most 0.1: it is
+#: added to a mean of squares near 1, and larger values flatten every
+#: activation (1e300 makes all logits zero). Llama uses 1e-5 and 1e-6.
+EPS_RANGE = (float(np.finfo(np.float32).tiny), 0.1)
+#: rope_theta must exceed 1 (theta ** (2i / d) then falls with i, and 0 or
+#: a float32 underflow makes the tables NaN) and be finite in float32, the
+#: tables' type. Llama uses 1e4 and 5e5.
+THETA_RANGE = (1.0, float(np.finfo(np.float32).max))
 
 
-def _config_int(config: Dict[str, Any], key: str, path: Path, default: Optional[int] = None) -> int:
+def _config_int(config: Dict[str, Any], key: str, path: Path, default: Optional[int] = None,
+                maximum: Optional[int] = None) -> int:
     value = config.get(key, default)
     if value is None:
         raise GPTQError(f"{path}: missing field {key}")
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise GPTQError(f"{path}: field {key} is {value!r}, expected a positive integer")
+        raise GPTQError(f"{path}: field {key} is {inputs.describe(value)}, expected a positive integer")
+    if maximum is not None and value > maximum:
+        raise GPTQError(f"{path}: field {key} is {value}, expected an integer in [1, {maximum}]")
     return value
 
 
-def _config_float(config: Dict[str, Any], key: str, path: Path) -> float:
+def _config_float(config: Dict[str, Any], key: str, path: Path, bounds: Tuple[float, float],
+                  open_below: bool) -> float:
+    """A number field within ``bounds`` (the lower one excluded when
+    ``open_below``), as float32 represents it."""
     value = config.get(key, DEFAULTS[key])
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise GPTQError(f"{path}: field {key} is {value!r}, expected a positive number")
-    return float(value)
+    low, high = bounds
+    interval = f"{'(' if open_below else '['}{low:g}, {high:g}]"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise GPTQError(f"{path}: field {key} is {inputs.describe(value)}, expected a number in {interval}")
+    number = float(value)
+    if not (low < number if open_below else low <= number) or not number <= high:
+        raise GPTQError(f"{path}: field {key} is {value!r}, expected a number in {interval}")
+    return number
 
 
 def parse_config(config: Any, path: Path) -> Tuple[Llama2cConfig, float, float]:
@@ -179,9 +198,10 @@ def parse_config(config: Any, path: Path) -> Tuple[Llama2cConfig, float, float]:
         raise GPTQError(f"{path}: expected a JSON object")
     architectures = config.get("architectures")
     if architectures != [ARCHITECTURE]:
-        raise GPTQError(f"{path}: architectures is {architectures!r}, expected ['{ARCHITECTURE}']")
+        shown = repr(architectures) if len(repr(architectures)) < 80 else inputs.describe(architectures)
+        raise GPTQError(f"{path}: architectures is {shown}, expected ['{ARCHITECTURE}']")
     if config.get("model_type", "llama") != "llama":
-        raise GPTQError(f"{path}: model_type is {config['model_type']!r}, expected 'llama'")
+        raise GPTQError(f"{path}: model_type is {inputs.describe(config['model_type'])}, expected \"llama\"")
     if "quantization_config" in config:
         raise GPTQError(f"{path}: field quantization_config: a quantized checkpoint (read it with import-gptq)")
     unsupported = {
@@ -192,10 +212,10 @@ def parse_config(config: Any, path: Path) -> Tuple[Llama2cConfig, float, float]:
     }
     for key, supported in unsupported.items():
         if key in config and not supported(config[key]):
-            raise GPTQError(f"{path}: unsupported {key} = {json.dumps(config[key])}")
+            raise GPTQError(f"{path}: unsupported {key} = {inputs.describe(config[key])}")
     tie = config.get("tie_word_embeddings", DEFAULTS["tie_word_embeddings"])
     if not isinstance(tie, bool):
-        raise GPTQError(f"{path}: field tie_word_embeddings is {tie!r}, expected true or false")
+        raise GPTQError(f"{path}: field tie_word_embeddings is {inputs.describe(tie)}, expected true or false")
     heads = _config_int(config, "num_attention_heads", path)
     cfg = Llama2cConfig(
         dim=_config_int(config, "hidden_size", path),
@@ -203,38 +223,45 @@ def parse_config(config: Any, path: Path) -> Tuple[Llama2cConfig, float, float]:
         n_layers=_config_int(config, "num_hidden_layers", path),
         n_heads=heads,
         n_kv_heads=_config_int(config, "num_key_value_heads", path, heads),
-        vocab_size=_config_int(config, "vocab_size", path),
-        seq_len=_config_int(config, "max_position_embeddings", path),
+        vocab_size=_config_int(config, "vocab_size", path, maximum=MAX_VOCAB),
+        seq_len=_config_int(config, "max_position_embeddings", path, maximum=MAX_POSITIONS),
         shared_classifier=tie,
     )
     try:
         cfg.validate()
     except GPTQError as error:
         raise GPTQError(f"{path}: {str(error).replace('checkpoint header', 'config')}") from None
-    if config.get("head_dim", cfg.head_size) != cfg.head_size:
+    head_dim = config.get("head_dim")
+    if head_dim is not None and (type(head_dim) is not int or head_dim != cfg.head_size):
         raise GPTQError(
-            f"{path}: unsupported head_dim = {config['head_dim']}, expected hidden_size / "
+            f"{path}: unsupported head_dim = {inputs.describe(head_dim)}, expected hidden_size / "
             f"num_attention_heads = {cfg.head_size}"
         )
-    return cfg, _config_float(config, "rms_norm_eps", path), _config_float(config, "rope_theta", path)
+    eps = _config_float(config, "rms_norm_eps", path, EPS_RANGE, open_below=False)
+    theta = _config_float(config, "rope_theta", path, THETA_RANGE, open_below=True)
+    return cfg, eps, theta
 
 
-def _tensor_files(folder: Path) -> Dict[str, List[str]]:
+def _tensor_files(folder: Path) -> Dict[str, Optional[List[str]]]:
     """The safetensors files of a checkpoint and the tensors the index puts in
     each (None for a single file: all of its tensors)."""
     single, index = folder / SINGLE_FILE, folder / INDEX_FILE
-    if single.is_file():
+    # lexists: a FIFO or a broken link in a file's place is that file,
+    # refused by name when it is opened, not taken for its absence.
+    if os.path.lexists(single):
         return {SINGLE_FILE: None}
-    if not index.is_file():
+    if not os.path.lexists(index):
         raise GPTQError(f"{folder}: neither {SINGLE_FILE} nor {INDEX_FILE}")
-    content = load_json(index, "index")
+    content = inputs.load_json(index, "index")
     weight_map = content.get("weight_map") if isinstance(content, dict) else None
     if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
         raise GPTQError(f"{index}: expected a weight_map object of tensor name -> file name")
     files: Dict[str, List[str]] = {}
     for tensor, name in weight_map.items():
-        if Path(name).name != name:
-            raise GPTQError(f"{index}: tensor {tensor} is in {name!r}, expected a file name in the folder")
+        if not name or "/" in name or "\0" in name or name in (".", ".."):
+            raise GPTQError(
+                f"{index}: tensor {inputs.shown(tensor)} is in {inputs.describe(name)}, expected a file name in the folder"
+            )
         files.setdefault(name, []).append(tensor)
     return files
 
@@ -246,30 +273,26 @@ def is_ignored(name: str) -> bool:
 
 class TensorFiles:
     """The tensors of a checkpoint folder: ``model.safetensors``, or the
-    shards ``model.safetensors.index.json`` names, opened with the
-    safetensors package (which maps the files) and read one at a time.
+    shards ``model.safetensors.index.json`` names. Every file's header is
+    read and checked (:class:`gptq_mlir.inputs.SafetensorsFile`) when this
+    is made, tensors one at a time when asked for.
 
     GPTQError naming the file for one that cannot be read, a tensor the
     index puts in a file that lacks it, or a tensor stored twice."""
 
     def __init__(self, folder: Path):
-        from safetensors import SafetensorError, safe_open
-
-        self._handles: Dict[Path, Any] = {}
+        self._files: Dict[Path, inputs.SafetensorsFile] = {}
         self._where: Dict[str, Path] = {}
         for file_name, listed in _tensor_files(folder).items():
             path = folder / file_name
-            try:
-                handle = safe_open(str(path), framework="np")
-            except (OSError, SafetensorError) as error:
-                raise GPTQError(f"cannot read {path}: {error}") from None
-            self._handles[path] = handle
-            keys = set(handle.keys())
-            for tensor in listed if listed is not None else sorted(keys):
-                if tensor not in keys:
-                    raise GPTQError(f"{path}: missing tensor {tensor} (the index puts it there)")
+            what = "shard" if listed is not None else "safetensors file"
+            tensors = inputs.SafetensorsFile(path, what)
+            self._files[path] = tensors
+            for tensor in listed if listed is not None else sorted(tensors.tensors):
+                if tensor not in tensors.tensors:
+                    raise GPTQError(f"{path}: missing tensor {inputs.shown(tensor)} (the index puts it there)")
                 if tensor in self._where:
-                    raise GPTQError(f"{path}: tensor {tensor} is stored twice")
+                    raise GPTQError(f"{path}: tensor {inputs.shown(tensor)} is stored twice")
                 self._where[tensor] = path
 
     def names(self) -> List[str]:
@@ -282,11 +305,18 @@ class TensorFiles:
         """The file that holds tensor ``name``."""
         return self._where[name]
 
+    def info(self, name: str) -> inputs.TensorInfo:
+        return self._files[self._where[name]].tensors[name]
+
     def dtype(self, name: str) -> str:
-        return self._handles[self._where[name]].get_slice(name).get_dtype()
+        return self.info(name).dtype
 
     def shape(self, name: str) -> Tuple[int, ...]:
-        return tuple(self._handles[self._where[name]].get_slice(name).get_shape())
+        return self.info(name).shape
+
+    def total_bytes(self) -> int:
+        """The bytes of all the tensors listed."""
+        return sum(self.info(name).nbytes for name in self._where)
 
     def read(self, name: str, dtypes: Tuple[str, ...], shape: Tuple[int, ...]) -> np.ndarray:
         """Tensor ``name``, float ones as float32; GPTQError naming it unless
@@ -298,14 +328,7 @@ class TensorFiles:
             raise GPTQError(f"{path}: tensor {name} has dtype {dtype}, expected {expected}")
         if found != shape:
             raise GPTQError(f"{path}: tensor {name} has shape {list(found)}, expected {list(shape)}")
-        if dtype == "BF16":
-            # numpy has no bfloat16; torch (a dependency of the package) reads it.
-            from safetensors import safe_open
-            import torch
-
-            with safe_open(str(path), framework="pt") as handle:
-                return handle.get_tensor(name).to(torch.float32).numpy()
-        array = np.asarray(self._handles[path].get_tensor(name))
+        array = self._files[path].read(name)
         return array.astype(np.float32) if dtype in FLOAT_DTYPES else array
 
     def read_finite(self, name: str, shape: Tuple[int, ...]) -> np.ndarray:
@@ -319,8 +342,39 @@ class TensorFiles:
         return self
 
     def __exit__(self, *exc) -> None:
-        for handle in self._handles.values():
-            handle.__exit__(None, None, None)
+        pass
+
+
+#: A tensor of layer ``i``, spelled as Hugging Face's names spell ``i``
+#: (other spellings are not layers of the model, and unexpected).
+_LAYER_TENSOR = re.compile(r"model\.layers\.(0|[1-9][0-9]{0,17})\.")
+
+
+def check_against_tensors(cfg: Llama2cConfig, files: TensorFiles, config_path: Path, folder: Path) -> None:
+    """Check config.json's sizes against the tensors the headers list, before
+    anything proportional to them is built: the layers present are
+    ``num_hidden_layers``, the embedding table is ``[vocab_size,
+    hidden_size]``, and the rotary tables computed from
+    ``max_position_embeddings`` are no larger than the weights."""
+    layers = {int(m.group(1)) for m in map(_LAYER_TENSOR.match, files.names()) if m}
+    present = max(layers) + 1 if layers else 0
+    if present != cfg.n_layers:
+        holds = f"tensors of layers 0 to {present - 1}" if layers else "no model.layers.* tensors"
+        raise GPTQError(f"{config_path}: field num_hidden_layers is {cfg.n_layers}, but {folder} holds {holds}")
+    embeddings = "model.embed_tokens.weight"
+    if embeddings not in files:
+        raise GPTQError(f"{folder}: missing tensor {embeddings}")
+    if files.shape(embeddings) != (cfg.vocab_size, cfg.dim):
+        raise GPTQError(
+            f"{config_path}: fields vocab_size {cfg.vocab_size} and hidden_size {cfg.dim} disagree with "
+            f"tensor {embeddings} of shape {list(files.shape(embeddings))}"
+        )
+    table_bytes = 2 * 4 * cfg.seq_len * (cfg.head_size // 2)
+    if table_bytes > files.total_bytes():
+        raise GPTQError(
+            f"{config_path}: field max_position_embeddings is {cfg.seq_len}: its rotary tables of "
+            f"{table_bytes} bytes would be larger than the checkpoint's {files.total_bytes()} bytes of weights"
+        )
 
 
 def read_checkpoint(folder: Union[str, os.PathLike]) -> HfCheckpoint:
@@ -329,21 +383,21 @@ def read_checkpoint(folder: Union[str, os.PathLike]) -> HfCheckpoint:
     GPTQError naming the file, tensor or field for another architecture, an
     unsupported setting, a missing, unexpected or misshapen tensor, a dtype
     other than float32/float16/bfloat16, non-finite values, or tensors that
-    contradict ``tie_word_embeddings``.
+    contradict ``tie_word_embeddings`` or config.json's sizes.
     """
     folder = Path(folder)
     if not folder.is_dir():
         raise GPTQError(f"{folder} is not a folder")
     config_path = folder / CONFIG_FILE
-    hf_config = load_json(config_path, "config")
+    hf_config = inputs.load_json(config_path, "config")
     cfg, eps, theta = parse_config(hf_config, config_path)
-    names = hf_names(cfg.n_layers, cfg.shared_classifier)
-    ours_of = {theirs: ours for ours, theirs in names.items()}
-    shapes = weight_shapes(cfg)
-
     weights: Dict[str, np.ndarray] = {}
     dtypes: Dict[str, str] = {}
     with TensorFiles(folder) as files:
+        check_against_tensors(cfg, files, config_path, folder)
+        names = hf_names(cfg.n_layers, cfg.shared_classifier)
+        ours_of = {theirs: ours for ours, theirs in names.items()}
+        shapes = weight_shapes(cfg)
         for tensor in files.names():
             if is_ignored(tensor):
                 continue
@@ -353,7 +407,7 @@ def read_checkpoint(folder: Union[str, os.PathLike]) -> HfCheckpoint:
                         f"{files.path(tensor)}: tensor lm_head.weight present but config.json has "
                         "tie_word_embeddings = true"
                     )
-                raise GPTQError(f"{files.path(tensor)}: unexpected tensor {tensor}")
+                raise GPTQError(f"{files.path(tensor)}: unexpected tensor {inputs.shown(tensor)}")
         for ours, theirs in names.items():
             if theirs not in files:
                 hint = " (config.json has tie_word_embeddings = false)" if ours == "output" else ""
