@@ -3,9 +3,10 @@
 #   scripts/fuzz.sh [SECONDS per target, default 600] [TARGET...]
 # Targets (default: all): npy, npz and ir, libFuzzer targets in C++ (fuzz/*.cpp,
 # built in build-fuzz/ with clang, AddressSanitizer and
-# UndefinedBehaviorSanitizer; scripts/setup.sh installs clang), and llama2c
-# and tokenizer, the Python package's readers under atheris
-# (fuzz/python/fuzz_TARGET.py; requirements.txt installs atheris).
+# UndefinedBehaviorSanitizer; scripts/setup.sh installs clang), and llama2c,
+# tokenizer, hf_config, safetensors and gptq_checkpoint, the Python package's
+# readers under atheris (fuzz/python/fuzz_TARGET.py; requirements.txt
+# installs atheris).
 #
 # Each target starts from its seeds (fuzz/corpus/TARGET or
 # fuzz/python/corpus/TARGET) and keeps what it finds in
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(npy npz ir llama2c tokenizer)
+((${#targets[@]})) || targets=(npy npz ir llama2c tokenizer hf_config safetensors gptq_checkpoint)
 case "$seconds" in
   '' | *[!0-9]*) echo "fuzz: error: SECONDS must be a whole number, found '$seconds'" >&2; exit 1 ;;
 esac
@@ -45,7 +46,7 @@ for t in "${targets[@]}"; do
       seeds=fuzz/corpus/$t
       [ -f "fuzz/$t.dict" ] && extra+=("-dict=fuzz/$t.dict")
       ;;
-    llama2c | tokenizer)
+    llama2c | tokenizer | hf_config | safetensors | gptq_checkpoint)
       if ! .venv/bin/python -c "import atheris" 2>/dev/null; then
         echo "fuzz: error: atheris is not installed in .venv (run scripts/setup.sh)" >&2
         exit 1
@@ -54,7 +55,7 @@ for t in "${targets[@]}"; do
       seeds=fuzz/python/corpus/$t
       ;;
     *)
-      echo "fuzz: error: no fuzz target '$t' (expected npy, npz, ir, llama2c or tokenizer)" >&2
+      echo "fuzz: error: no fuzz target '$t' (expected npy, npz, ir, llama2c, tokenizer, hf_config, safetensors or gptq_checkpoint)" >&2
       exit 1
       ;;
   esac

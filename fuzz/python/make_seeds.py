@@ -1,10 +1,14 @@
 """Writes the seed corpora of the Python fuzzers (fuzz/python/corpus/):
 small valid checkpoints and tokenizers, and cut-off pieces of the real ones
-in data/stories260K. Deterministic; run it again after a format change.
+in data/stories260K; Hugging Face configs, safetensors files and GPTQ
+checkpoint folders of a tiny model. Deterministic; run it again after a
+format change.
 
     .venv/bin/python fuzz/python/make_seeds.py
 """
 
+import io
+import json
 import os
 import struct
 import sys
@@ -15,10 +19,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-from gptq_mlir import llama2c  # noqa: E402
+from gptq_mlir import hf, llama2c  # noqa: E402
 from gptq_mlir.tokenizer import BYTE_OFFSET  # noqa: E402
 
 DATA = os.path.join(ROOT, "data", "stories260K")
+#: fuzz_gptq_checkpoint.SEPARATOR (not imported: that would import the
+#: package before the fuzzer instruments it); python/tests/test_fuzz.py
+#: checks that the two agree.
+SEPARATOR = b"\n--gptq-fuzz-file--\n"
 
 
 def tiny_checkpoint(shared: bool, version: int) -> bytes:
@@ -48,6 +56,64 @@ def small_tokenizer() -> bytes:
     return tokenizer_file(pieces + extra, scores, 6)
 
 
+def safetensors_bytes(tensors, metadata=None) -> bytes:
+    from safetensors.numpy import save
+
+    return save(tensors, metadata=metadata)
+
+
+def bf16_safetensors() -> bytes:
+    import torch
+    from safetensors.torch import save
+
+    return save({"w": torch.arange(6, dtype=torch.float32).reshape(2, 3).to(torch.bfloat16)})
+
+
+def tiny_hf():
+    """A tiny model (dim 8, 1 layer, 2 query heads over 1 key/value head, 5
+    tokens) as (config.json's object, tensors by Hugging Face name)."""
+    cfg = llama2c.Llama2cConfig(8, 8, 1, 2, 1, 5, 3, True)
+    config = {
+        "architectures": [hf.ARCHITECTURE], "model_type": "llama", "hidden_size": cfg.dim,
+        "intermediate_size": cfg.hidden_dim, "num_hidden_layers": cfg.n_layers,
+        "num_attention_heads": cfg.n_heads, "num_key_value_heads": cfg.n_kv_heads, "vocab_size": cfg.vocab_size,
+        "max_position_embeddings": cfg.seq_len, "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "hidden_act": "silu",
+        "tie_word_embeddings": True, "rope_scaling": None, "torch_dtype": "float32",
+    }
+    tensors = {}
+    shapes = hf.weight_shapes(cfg)
+    for index, (ours, theirs) in enumerate(sorted(hf.hf_names(cfg.n_layers, True).items())):
+        count = int(np.prod(shapes[ours]))
+        tensors[theirs] = ((np.arange(count, dtype=np.float32) % 5 - 2) / (index + 3)).reshape(shapes[ours])
+    return config, tensors
+
+
+def tiny_gptq(bits: int):
+    """tiny_hf with layer 0's q projection quantized to ``bits`` (one group)."""
+    config, tensors = tiny_hf()
+    q = "model.layers.0.self_attn.q_proj"
+    del tensors[f"{q}.weight"]
+    tensors[f"{q}.qweight"] = (np.arange(8 * bits // 32 * 8, dtype=np.int64) * 2654435761 % 2**31).astype(
+        np.int32).reshape(8 * bits // 32, 8)
+    tensors[f"{q}.qzeros"] = np.full((1, 8 * bits // 32), 0x11111111 & (2**31 - 1), dtype=np.int32)
+    tensors[f"{q}.scales"] = np.full((1, 8), 0.125, dtype=np.float16)
+    tensors[f"{q}.g_idx"] = np.zeros(8, dtype=np.int32)
+    quantization = {"quant_method": "gptq", "bits": bits, "group_size": -1, "desc_act": False, "sym": False,
+                    "checkpoint_format": "gptq"}
+    config = dict(config, quantization_config=quantization)
+    return config, quantization, tensors
+
+
+def folder_seed(config, quantization, tensors) -> bytes:
+    parts = [json.dumps(config, indent=1).encode()]
+    if quantization is not None:
+        parts.append(json.dumps(quantization).encode())
+    else:
+        parts.append(b"")  # quantize_config.json empty: the HF reader ignores it
+    parts.append(safetensors_bytes(tensors))
+    return SEPARATOR.join(parts)
+
+
 def seeds():
     real_checkpoint = open(os.path.join(DATA, "stories260K.bin"), "rb").read()
     real_tokenizer = open(os.path.join(DATA, "tok512.bin"), "rb").read()
@@ -60,6 +126,26 @@ def seeds():
     yield "tokenizer", "tok512", real_tokenizer
     yield "tokenizer", "tok512-head", real_tokenizer[:100]
     yield "tokenizer", "small", small_tokenizer()
+
+    config, tensors = tiny_hf()
+    yield "hf_config", "tiny", json.dumps(config, indent=2).encode()
+    yield "hf_config", "tiny-gqa-untied", json.dumps(dict(config, num_attention_heads=4, num_key_value_heads=2,
+                                                           tie_word_embeddings=False, head_dim=2,
+                                                           rope_theta=500000.0, rms_norm_eps=1e-6)).encode()
+    yield "hf_config", "quantized", json.dumps(tiny_gptq(4)[0]).encode()
+    yield "hf_config", "nested", b'{"a": [1, -2.5e-3, {"b": [true, false, null, "\\u00e9\\n"]}], "c": {}}'
+
+    yield "safetensors", "floats-and-ints", safetensors_bytes(
+        {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.arange(4, dtype=np.float16),
+         "c": np.arange(3, dtype=np.int32), "d": np.zeros((0, 2), dtype=np.int64)}, metadata={"format": "pt"})
+    yield "safetensors", "bf16", bf16_safetensors()
+    yield "safetensors", "empty", safetensors_bytes({})
+    yield "safetensors", "tiny-model", safetensors_bytes(tensors)
+    yield "safetensors", "header-only", safetensors_bytes(tensors)[:200]
+
+    yield "gptq_checkpoint", "gptq-4bit", folder_seed(*tiny_gptq(4))
+    yield "gptq_checkpoint", "gptq-8bit", folder_seed(*tiny_gptq(8))
+    yield "gptq_checkpoint", "hf-float", folder_seed(config, None, tensors)
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
-"""A short, seeded run of each Python fuzzer (fuzz/python): the checkpoint
-and tokenizer readers raise nothing but GPTQError on mutated inputs.
+"""A short, seeded run of each Python fuzzer (fuzz/python): the checkpoint,
+tokenizer, config, safetensors and checkpoint folder readers raise nothing
+but GPTQError on mutated inputs.
 scripts/fuzz.sh runs the same harnesses for longer."""
 
 import shutil
@@ -16,7 +17,7 @@ FUZZ = REPO_ROOT / "fuzz" / "python"
 RUNS = 20000
 
 
-@pytest.mark.parametrize("target", ["llama2c", "tokenizer"])
+@pytest.mark.parametrize("target", ["llama2c", "tokenizer", "hf_config", "safetensors", "gptq_checkpoint"])
 def test_seeded_fuzz_run(target, tmp_path):
     corpus = tmp_path / "corpus"
     shutil.copytree(FUZZ / "corpus" / target, corpus)
@@ -30,3 +31,11 @@ def test_seeded_fuzz_run(target, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert f"Done {RUNS} runs" in result.stderr
     assert list(artifacts.iterdir()) == []
+
+
+def test_the_folder_seeds_use_the_fuzzers_separator():
+    """make_seeds.py cannot import the fuzzer (it would import the package
+    before atheris instruments it), so it repeats the separator."""
+    separator = b'SEPARATOR = b"\\n--gptq-fuzz-file--\\n"'
+    for name in ("fuzz_gptq_checkpoint.py", "make_seeds.py"):
+        assert separator in (FUZZ / name).read_bytes(), name

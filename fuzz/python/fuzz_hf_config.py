@@ -1,0 +1,68 @@
+"""Fuzzes the JSON parser of every JSON input (gptq_mlir.inputs.parse_json)
+and the Hugging Face config reader (gptq_mlir.hf.parse_config) with atheris.
+
+Every input either parses or raises GPTQError, the readers' documented
+error. JSON that parses is what Python's own parser makes of it, and
+serializes and parses back unchanged. A config that parses has sizes that
+make a model (validated), every value in its documented range, and rotary
+tables that are finite at its first and last position. Anything else (another
+exception, a hang, running out of memory) is a finding.
+
+    .venv/bin/python fuzz/python/fuzz_hf_config.py [libFuzzer options] [CORPUS...]
+
+scripts/fuzz.sh runs it with the seeds of fuzz/python/corpus/hf_config.
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import atheris
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+with atheris.instrument_imports(include=["gptq_mlir"]):
+    from gptq_mlir import hf, inputs
+    from gptq_mlir.errors import GPTQError
+
+import numpy as np
+
+PATH = Path("config.json")
+
+
+def test_one_input(data: bytes) -> None:
+    try:
+        value = inputs.parse_json(data)
+    except GPTQError:
+        return
+    if value != json.loads(data):
+        raise AssertionError("parse_json and json.loads disagree")
+    if inputs.parse_json(json.dumps(value)) != value:
+        raise AssertionError("a parsed value does not round-trip")
+    try:
+        cfg, eps, theta = hf.parse_config(value, PATH)
+    except GPTQError:
+        return
+    cfg.validate()
+    if not 1 <= cfg.seq_len <= hf.MAX_POSITIONS or not 1 <= cfg.vocab_size <= hf.MAX_VOCAB:
+        raise AssertionError(f"sizes out of range accepted: {cfg}")
+    if not hf.EPS_RANGE[0] <= eps <= hf.EPS_RANGE[1] or np.float32(eps) <= 0:
+        raise AssertionError(f"rms_norm_eps {eps} accepted")
+    if not hf.THETA_RANGE[0] < theta <= hf.THETA_RANGE[1]:
+        raise AssertionError(f"rope_theta {theta} accepted")
+    if cfg.head_size <= 256:
+        cos, sin = hf.rope_tables(cfg.head_size, 1, theta)
+        exponents = np.arange(0, cfg.head_size, 2, dtype=np.float32) / np.float32(cfg.head_size)
+        last = np.float32(cfg.seq_len - 1) * (np.float32(1.0) / np.float32(theta) ** exponents)
+        if not (np.all(np.isfinite(cos)) and np.all(np.isfinite(sin)) and np.all(np.isfinite(last))):
+            raise AssertionError(f"rope_theta {theta} gives non-finite rotary tables")
+
+
+def main() -> None:
+    atheris.Setup(sys.argv, test_one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
