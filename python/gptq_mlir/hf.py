@@ -20,6 +20,7 @@ a llama2.c checkpoint. Two conventions differ between the formats:
 
 import dataclasses
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -184,9 +185,9 @@ def _config_float(config: Dict[str, Any], key: str, path: Path, bounds: Tuple[fl
     interval = f"{'(' if open_below else '['}{low:g}, {high:g}]"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise GPTQError(f"{path}: field {key} is {inputs.describe(value)}, expected a number in {interval}")
-    number = float(value)
+    number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
     if not (low < number if open_below else low <= number) or not number <= high:
-        raise GPTQError(f"{path}: field {key} is {value!r}, expected a number in {interval}")
+        raise GPTQError(f"{path}: field {key} is {inputs.describe(value)}, expected a number in {interval}")
     return number
 
 
