@@ -141,7 +141,7 @@ def read_regular(path: PathLike, what: str, limit: int) -> bytes:
     with open_regular(path, what) as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > limit:
-            raise GPTQError(f"{path}: {what} of {size} bytes, larger than the {limit} bytes a {what} may have")
+            raise GPTQError(f"{path}: {what} of {size} bytes, larger than the {limit} bytes this reader accepts")
         data = bytes(read_exactly(handle, size, 0, path, what))
         try:
             if handle.read(1):

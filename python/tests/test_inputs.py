@@ -205,7 +205,7 @@ def test_oversized_json_is_refused_before_reading(tmp_path, hf_folder, capsys):
     with open(path, "r+b") as handle:
         handle.truncate(inputs.MAX_JSON_BYTES + 1)  # sparse
     assert main(["import-hf", str(hf_folder), "-o", str(tmp_path / "m.mlir")]) == 1
-    _error(capsys, f"{path}: config of {inputs.MAX_JSON_BYTES + 1} bytes, larger than the {inputs.MAX_JSON_BYTES}")
+    _error(capsys, f"{path}: config of {inputs.MAX_JSON_BYTES + 1} bytes, larger than the {inputs.MAX_JSON_BYTES} bytes this reader accepts")
 
 
 # Config values -------------------------------------------------------------------
