@@ -155,6 +155,10 @@ def read_regular(path: PathLike, what: str, limit: int) -> bytes:
 
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+#: Each byte's change of the nesting level: +1 for [ and {, -1 for ] and }.
+_STEPS = np.zeros(256, dtype=np.int64)
+_STEPS[list(b"[{")] = 1
+_STEPS[list(b"]}")] = -1
 _CHUNK = 1 << 20
 
 
@@ -167,8 +171,7 @@ def json_depth(data: bytes) -> int:
     deepest, level = 0, 0
     for start in range(0, len(brackets), _CHUNK):
         codes = np.frombuffer(brackets, dtype=np.uint8, count=min(_CHUNK, len(brackets) - start), offset=start)
-        steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1).astype(np.int64)
-        levels = np.cumsum(steps) + level
+        levels = np.cumsum(_STEPS[codes]) + level
         deepest, level = max(deepest, int(levels.max())), int(levels[-1])
     return deepest
 
@@ -307,7 +310,7 @@ def parse_safetensors_header(header: bytes, data_size: int) -> Dict[str, TensorI
         if not isinstance(entry, dict):
             raise GPTQError(f"{where}: expected an object with dtype, shape and data_offsets")
         dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-        if dtype not in SAFETENSORS_DTYPE_BYTES:
+        if not isinstance(dtype, str) or dtype not in SAFETENSORS_DTYPE_BYTES:
             raise GPTQError(f"{where}: dtype {describe(dtype)}, expected one of {', '.join(SAFETENSORS_DTYPE_BYTES)}")
         if not isinstance(shape, list) or not all(_natural(extent) for extent in shape):
             raise GPTQError(f"{where}: shape {describe(shape)}, expected a list of sizes >= 0")

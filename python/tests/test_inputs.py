@@ -300,6 +300,7 @@ F32_2 = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
         (_header({"a": dict(F32_2, shape=[3])}, b"\0" * 8), "8 bytes of data, but F32 [3] needs 12"),
         (_header({"a": dict(F32_2, shape=[2**62, 2**62])}, b"\0" * 8), f"needs {2**124 * 4}"),
         (_header({"a": dict(F32_2, dtype="F4")}, b"\0" * 8), 'dtype "F4", expected one of'),
+        (_header({"a": dict(F32_2, dtype=["F32"])}, b"\0" * 8), 'dtype ["F32"], expected one of'),
         (_header({"a": dict(F32_2, shape=[2.0])}, b"\0" * 8), "shape [2.0], expected a list of sizes >= 0"),
         (_header({"a": F32_2, "b": F32_2}, b"\0" * 8), "tensor b at [0, 8] overlaps the tensor before it"),
         (_header({"a": dict(F32_2, data_offsets=[8, 16])}, b"\0" * 16), "tensor a at [8, 16] leaves bytes 0..8 unused"),
