@@ -1,16 +1,21 @@
 """Command line: ``python -m gptq_mlir <command> ...`` (see docs/python.md)."""
 
 import argparse
+import contextlib
 import itertools
 import json
+import os
+import signal
 import sys
 from pathlib import Path
-from typing import Callable, List, NoReturn, Optional, Tuple
+from typing import Callable, Iterator, List, NoReturn, Optional, Tuple
+
+import numpy as np
 
 from . import data, importer, llama2c, sweep
-from .errors import GPTQError
-from .fileio import save_npy
-from .model import Model, generate, perplexity
+from .errors import GPTQError, Terminated
+from .fileio import Run, raise_when_not_held
+from .model import Model, generate, parameter_archive, perplexity
 from .tokenizer import Tokenizer, load_tokenizer
 
 
@@ -26,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         command = self.prog[len(PROG) :].strip()
         where = f"{command}: " if command else ""
-        print(f"{TOOL}: error: {where}{message} (see --help)", file=sys.stderr)
+        _say(f"{TOOL}: error: {where}{_one_line(message)} (see --help)")
         sys.exit(1)
 
 
@@ -56,9 +61,41 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _model_input(run: Run, path: str, what: str = "model") -> None:
+    """The model ``path`` and the parameter archive it names are inputs of ``run``."""
+    run.input(path, what)
+    run.input(parameter_archive(path), f"parameter archive of {path},")
+
+
+def _checkpoint_inputs(run: Run, folder: str) -> None:
+    """Every file of the Hugging Face or GPTQ checkpoint in ``folder`` that
+    a reader may open is an input of ``run``: config.json,
+    quantize_config.json, the shard index, the files it names and every
+    ``*.safetensors``."""
+    from . import hf
+
+    base = Path(folder)
+    names = {hf.CONFIG_FILE, hf.SINGLE_FILE, hf.INDEX_FILE, "quantize_config.json"}
+    with contextlib.suppress(OSError):
+        names.update(path.name for path in base.glob("*.safetensors"))
+    index = base / hf.INDEX_FILE
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        # A folder's other files are the reader's to judge; a regular file
+        # only, so that a pipe named like the index cannot block here.
+        if index.is_file():
+            weight_map = json.loads(index.read_bytes()).get("weight_map")
+            names.update(name for name in weight_map.values() if isinstance(name, str) and Path(name).name == name)
+    for name in sorted(names):
+        run.input(base / name, "checkpoint file")
+
+
 def _import_llama2c(args: argparse.Namespace) -> None:
-    checkpoint = llama2c.read_checkpoint(args.checkpoint)
-    importer.write_module(checkpoint, args.output, external_weights=args.external_weights)
+    with Run() as run:
+        run.input(args.checkpoint, "checkpoint")
+        importer.declare_module(run, args.output, args.external_weights)
+        run.begin()
+        checkpoint = llama2c.read_checkpoint(args.checkpoint)
+        importer.write_module(checkpoint, args.output, args.external_weights, run)
     cfg = checkpoint.config
     classifier = "shared classifier" if cfg.shared_classifier else "separate classifier"
     print(
@@ -83,8 +120,12 @@ def _imported(args: argparse.Namespace, cfg, source: str, classifier: str) -> st
 def _import_hf(args: argparse.Namespace) -> None:
     from . import hf
 
-    checkpoint = hf.read_checkpoint(args.folder)
-    importer.write_module(checkpoint, args.output, external_weights=args.external_weights)
+    with Run() as run:
+        _checkpoint_inputs(run, args.folder)
+        importer.declare_module(run, args.output, args.external_weights)
+        run.begin()
+        checkpoint = hf.read_checkpoint(args.folder)
+        importer.write_module(checkpoint, args.output, args.external_weights, run)
     cfg = checkpoint.config
     dtypes = ", ".join(sorted(set(checkpoint.dtypes.values())))
     lm_head = "tied lm_head" if cfg.shared_classifier else "separate lm_head"
@@ -106,8 +147,12 @@ def _export_gptq(args: argparse.Namespace) -> None:
 def _import_gptq(args: argparse.Namespace) -> None:
     from . import gptq_checkpoint
 
-    checkpoint = gptq_checkpoint.read_gptq_checkpoint(args.folder)
-    importer.write_module(checkpoint, args.output, external_weights=args.external_weights)
+    with Run() as run:
+        _checkpoint_inputs(run, args.folder)
+        importer.declare_module(run, args.output, args.external_weights)
+        run.begin()
+        checkpoint = gptq_checkpoint.read_gptq_checkpoint(args.folder)
+        importer.write_module(checkpoint, args.output, args.external_weights, run)
     print(
         f"import-gptq: wrote {args.output} ({len(checkpoint.quantized)} quantized layers, "
         f"{checkpoint.hf_config['quantization_config']['bits']} bits)",
@@ -118,7 +163,11 @@ def _import_gptq(args: argparse.Namespace) -> None:
 def _import_torch(args: argparse.Namespace) -> None:
     from . import torch_import
 
-    torch_import.import_llama2c_via_torch(args.checkpoint, args.output)
+    with Run() as run:
+        run.input(args.checkpoint, "checkpoint")
+        run.output(args.output)
+        run.begin()
+        torch_import.import_llama2c_via_torch(args.checkpoint, run.path(args.output))
     print(f"import-torch: wrote {args.output}", file=sys.stderr)
 
 
@@ -149,10 +198,22 @@ def _generate(args: argparse.Namespace) -> None:
 
 
 def _calib(args: argparse.Namespace) -> None:
-    tokenizer = load_tokenizer(args.tokenizer)
-    stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction)
-    windows = data.calibration_windows(stream, args.samples, args.seqlen, args.seed)
-    save_npy(args.output, windows)
+    size = args.samples * args.seqlen * np.dtype(np.int32).itemsize
+    if size > sys.maxsize:
+        raise GPTQError(
+            f"--samples {args.samples} x --seqlen {args.seqlen} int32 tokens is {size} bytes, "
+            f"more than an array can hold ({sys.maxsize} bytes)"
+        )
+    with Run() as run:
+        run.input(args.tokenizer, "tokenizer")
+        run.input(args.text, "text")
+        run.output(args.output)
+        run.begin()
+        tokenizer = load_tokenizer(args.tokenizer)
+        stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction)
+        windows = data.calibration_windows(stream, args.samples, args.seqlen, args.seed)
+        with run.open(args.output) as handle:
+            np.save(handle, windows, allow_pickle=False)
     print(
         f"calib: wrote {args.output}: {windows.shape[0]} x {windows.shape[1]} int32 "
         f"from {len(stream)} tokens (seed {args.seed})",
@@ -190,20 +251,26 @@ def _pass_options(text: str) -> List[str]:
 
 
 def _sweep(args: argparse.Namespace) -> None:
-    model, tokenizer = _model_and_tokenizer(args)
-    stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction)
-    windows = data.consecutive_windows(stream, args.seqlen)
-    model.check_tokens(windows[:1])
-    inputs = [args.model, args.tokenizer, args.text]
-    if args.calibration is not None:
-        inputs.append(args.calibration)
-    description = {
-        "model": args.model, "tokenizer": args.tokenizer, "text": args.text,
-        "start_fraction": args.start_fraction, "end_fraction": args.end_fraction,
-        "calibration": args.calibration, "pass_options": " ".join(args.pass_options),
-    }
-    result = sweep.sweep(model, windows, args.configs, args.out_dir, args.calibration,
-                         args.batch, args.pass_options, inputs, description)
+    with Run() as run:
+        _model_input(run, args.model)
+        run.input(args.tokenizer, "tokenizer")
+        run.input(args.text, "text")
+        run.input(args.calibration, "calibration")
+        sweep.declare(run, args.configs, args.out_dir, args.calibration, args.pass_options)
+        run.begin()
+        model, tokenizer = _model_and_tokenizer(args)
+        stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction)
+        windows = data.consecutive_windows(stream, args.seqlen)
+        model.check_tokens(windows[:1])
+        description = {
+            "model": args.model, "tokenizer": args.tokenizer, "text": args.text,
+            "start_fraction": args.start_fraction, "end_fraction": args.end_fraction,
+            "calibration": args.calibration, "pass_options": " ".join(args.pass_options),
+        }
+        result = sweep.sweep(model, windows, args.configs, run, args.out_dir, args.calibration,
+                             args.batch, args.pass_options, description)
+    names = sweep.output_names(args.configs)
+    print(f"sweep: wrote {', '.join(str(Path(args.out_dir) / name) for name in names)}", file=sys.stderr)
     sys.stdout.write(sweep.markdown_table(result["configurations"]))
 
 
@@ -318,31 +385,109 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(text: str) -> str:
+    """``text`` with its line breaks escaped, so that a message stays one line."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def _message(error: BaseException) -> str:
-    """The one-line message for a failure a command does not report itself."""
-    if isinstance(error, MemoryError):
-        return f"out of memory: {error}" if str(error) else "out of memory"
-    if isinstance(error, OSError):
+    """The one-line message for a failure a command does not report itself:
+    the package's own errors as they are, what the system refuses (a file,
+    memory) in its words, and anything else as an internal error with its
+    type, which is a bug of the package."""
+    if isinstance(error, GPTQError):
+        text = str(error)
+    elif isinstance(error, MemoryError):
+        text = f"out of memory: {error}" if str(error) else "out of memory"
+    elif isinstance(error, OSError):
         where = f"{error.filename}: " if error.filename is not None else ""
-        return f"{where}{error.strerror or error}"
-    return str(error)
+        text = f"{where}{error.strerror or error}"
+    else:
+        detail = str(error)
+        text = f"internal error: {type(error).__name__}" + (f": {detail}" if detail else "")
+    return _one_line(text)
+
+
+def _say(line: str) -> None:
+    """Print ``line`` on stderr whatever became of ``sys.stderr`` (closed,
+    replaced by None, or unable to allocate): then straight to descriptor
+    2, and silently nowhere if that is closed too."""
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+        return
+    except Exception:  # noqa: BLE001 - any failure of the stream: try the descriptor
+        pass
+    with contextlib.suppress(OSError):
+        os.write(2, (line + "\n").encode("utf-8", "replace"))
+
+
+#: The signals that end a command, and their names in the message.
+_SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
+
+
+@contextlib.contextmanager
+def _signals_raise() -> Iterator[None]:
+    """In the body, SIGINT raises KeyboardInterrupt (as Python's own handler
+    does), SIGTERM and SIGHUP raise Terminated (the first of them only), so
+    that the code that runs unwinds and its ``with`` blocks remove their
+    temporaries; none of them raises while temporaries are being made,
+    renamed or removed (:func:`gptq_mlir.fileio.raise_when_not_held`). A
+    signal that is ignored (SIGINT in a background job, SIGHUP under nohup)
+    stays ignored; outside the main thread nothing changes."""
+    terminated = []
+
+    def handler(signum, frame):
+        del frame
+        if signum == signal.SIGINT:
+            raise_when_not_held(KeyboardInterrupt())
+        elif not terminated:
+            terminated.append(signum)
+            raise_when_not_held(Terminated(signum, _SIGNALS[signum]))
+
+    previous = {}
+    try:
+        for signum in _SIGNALS:
+            if signal.getsignal(signum) != signal.SIG_IGN:
+                previous[signum] = signal.signal(signum, handler)
+    except ValueError:  # not the main thread
+        pass
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run one command; return the process exit status.
 
-    Every failure prints one line, ``gptq_mlir: error: ...``, on stderr and
-    returns 1: the package's own errors (GPTQError), bad arguments, and
+    Every failure prints one line, ``gptq_mlir: error: ...``, on stderr:
+    exit status 1 for the package's own errors (GPTQError), bad arguments,
     what the system refuses (an unreadable or unwritable file, exhausted
-    memory).
+    memory) and any other exception (an internal error, named with its
+    type); 130 for Ctrl-C, 128 + the signal's number for SIGTERM (143) and
+    SIGHUP. Whatever the failure, the command's temporaries are removed and
+    no output is left half written.
     """
-    try:
-        args = build_parser().parse_args(argv)
-        args.handler(args)
-    except (GPTQError, OSError, MemoryError) as error:
-        print(f"{TOOL}: error: {_message(error)}", file=sys.stderr)
-        return 1
-    except SystemExit as exit_:
-        # argparse exits 0 after --help; _Parser.error exits 1.
-        return exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+    with _signals_raise():
+        try:
+            args = build_parser().parse_args(argv)
+            args.handler(args)
+        except SystemExit as exit_:
+            # argparse exits 0 after --help; _Parser.error exits 1.
+            return exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+        except KeyboardInterrupt:
+            _say(f"{TOOL}: error: interrupted")
+            return 130
+        except Terminated as terminated:
+            _say(f"{TOOL}: error: {terminated}")
+            return 128 + terminated.signum
+        except BaseException as error:  # noqa: BLE001 - every failure is one line
+            try:
+                message = _message(error)
+            except MemoryError:
+                message = "out of memory"
+            _say(f"{TOOL}: error: {message}")
+            return 1
     return 0

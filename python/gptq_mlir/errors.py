@@ -1,4 +1,4 @@
-"""The error type every user-facing failure of the package is reported with."""
+"""The error types every user-facing failure of the package is reported with."""
 
 
 class GPTQError(Exception):
@@ -8,3 +8,16 @@ class GPTQError(Exception):
     text, sequences that are too long) and for failures of the tools the
     package drives.
     """
+
+
+class Terminated(BaseException):
+    """Raised by the command line's handler of SIGTERM and SIGHUP, so that
+    the code running when the signal came unwinds as for Ctrl-C (which
+    raises KeyboardInterrupt) and removes its temporary files.
+
+    A BaseException, as KeyboardInterrupt is, so that ``except Exception``
+    does not swallow it."""
+
+    def __init__(self, signum: int, name: str):
+        super().__init__(f"terminated ({name})")
+        self.signum = signum

@@ -50,8 +50,7 @@ from typing import Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 
-from .fileio import StagedOutputs, atomic_output
-from .errors import GPTQError
+from .fileio import Run
 from .llama2c import Llama2cConfig
 
 #: Module attribute holding the model's hyper-parameters, which the drivers
@@ -716,30 +715,45 @@ def weights_file_name(path: Union[str, os.PathLike]) -> str:
     return (name[: -len(".mlir")] if name.endswith(".mlir") else name) + ".weights.npz"
 
 
+def weights_path(path: Union[str, os.PathLike]) -> Path:
+    """The archive of external weights that belongs to the module ``path``."""
+    return Path(path).parent / weights_file_name(path)
+
+
+def declare_module(run: Run, path: Union[str, os.PathLike], external_weights: bool = False) -> None:
+    """The files :func:`write_module` writes for ``path`` are outputs of ``run``."""
+    run.output(path)
+    if external_weights:
+        run.output(weights_path(path), f"output {weights_path(path)} (the weights of {path})")
+
+
 def write_module(
-    checkpoint: Checkpoint, path: Union[str, os.PathLike], external_weights: bool = False
+    checkpoint: Checkpoint,
+    path: Union[str, os.PathLike],
+    external_weights: bool = False,
+    run: Optional[Run] = None,
 ) -> None:
     """Write the MLIR module for ``checkpoint`` to ``path`` atomically.
 
     With ``external_weights``, the weights go to an uncompressed .npz archive
     beside it (:func:`weights_file_name`), which the module names in its
     ``gptq.parameters`` attribute; both files are renamed into place
-    together, after both are written."""
+    together, after both are written. Into the temporaries of ``run`` when
+    given (whose outputs :func:`declare_module` declared; ``run`` puts them
+    in place), else through a run of its own."""
+    if run is None:
+        with Run() as own:
+            declare_module(own, path, external_weights)
+            write_module(checkpoint, path, external_weights, own)
+        return
     if not external_weights:
-        with atomic_output(path) as handle:
+        with run.open(path) as handle:
             emit_module(checkpoint, handle)
         return
-    path = Path(path)
-    weights = weights_file_name(path)
     emitter = _LlamaEmitter(checkpoint)
-    text = emitter.build(parameters=weights)
-    with StagedOutputs(path.parent) as outputs:
-        try:
-            with open(outputs.path(weights), "wb") as handle:
-                write_weights(emitter.b.resources, handle)
-            with open(outputs.path(path.name), "wb") as handle:
-                handle.write(text.encode())
-                handle.write(b"\n")
-        except OSError as error:
-            raise GPTQError(f"cannot write {error.filename or path}: {error.strerror or error}") from error
-        outputs.commit()
+    text = emitter.build(parameters=weights_file_name(path))
+    with run.open(weights_path(path)) as handle:
+        write_weights(emitter.b.resources, handle)
+    with run.open(path) as handle:
+        handle.write(text.encode())
+        handle.write(b"\n")

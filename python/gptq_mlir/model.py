@@ -6,6 +6,8 @@ checks and prepares token ids and reads the logits back.
 
 import math
 import os
+import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, TextIO, Union
@@ -15,6 +17,54 @@ import numpy as np
 from . import runner
 from .errors import GPTQError
 from .tokenizer import BOS, EOS
+
+
+#: The module attribute that names a model's parameter archive (see
+#: :mod:`gptq_mlir.importer`), as written in MLIR text.
+_PARAMETERS = re.compile(rb'gptq\.parameters\s*=\s*"((?:[^"\\]|\\.)*)"')
+#: How much of a module's text is searched for its attributes: they open the
+#: module, after at most the printer's aliases.
+_HEADER_BYTES = 1 << 24
+
+
+def parameter_archive(path: Union[str, os.PathLike]) -> Optional[Path]:
+    """The parameter archive that the MLIR module at ``path`` names in its
+    ``gptq.parameters`` attribute (relative to the module's folder), or None:
+    when it names none, cannot be read, is not a regular file or is
+    bytecode. Read from the module's text up to its ``module`` line, so a
+    large module is not read whole."""
+    try:
+        with open(path, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            read = 0
+            while read < _HEADER_BYTES:
+                line = handle.readline(_HEADER_BYTES - read)
+                if not line or line.startswith(b"ML\xefR"):
+                    return None
+                read += len(line)
+                if line.lstrip().startswith(b"module"):
+                    match = _PARAMETERS.search(line)
+                    break
+            else:
+                return None
+    except OSError:
+        return None
+    if match is None:
+        return None
+    name = _ESCAPE.sub(_unescape, match.group(1))
+    return Path(path).parent / os.fsdecode(name)
+
+
+#: An escape in an MLIR string: two hexadecimal digits, or a character.
+_ESCAPE = re.compile(rb"\\([0-9A-Fa-f]{2}|.)", re.DOTALL)
+
+
+def _unescape(match: "re.Match[bytes]") -> bytes:
+    code = match.group(1)
+    if len(code) == 2:
+        return bytes([int(code, 16)])
+    return {b"n": b"\n", b"t": b"\t"}.get(code, code)
 
 
 def read_model_attributes(path: Union[str, os.PathLike]) -> dict:

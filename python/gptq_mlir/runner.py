@@ -115,9 +115,26 @@ def run_opt(
         process.wait()
         raise
     if status != 0:
-        errors = [line for line in lines if "error:" in line]
-        message = (errors or lines or ["no message"])[-1].strip()
-        raise GPTQError(f"gptq-opt failed (exit status {status}): {message}")
+        raise GPTQError(f"gptq-opt failed (exit status {status}): {_error_line(lines)}")
+
+
+def _error_line(lines: Sequence[str]) -> str:
+    """The line of a tool's stderr that says what failed, so that a failure
+    stays one line: the first that says ``error:`` (the cause; what follows
+    it, the source line and a caret, notes, the tool's own summary such as
+    ``cannot parse``, adds nothing), else the last one."""
+    lines = [line.strip() for line in lines if line.strip()]
+    errors = [line for line in lines if "error:" in line]
+    return errors[0] if errors else (lines or ["no message"])[-1]
+
+
+def _run_tool(command: List[str]) -> subprocess.CompletedProcess:
+    """Run ``command``; its output decoded as UTF-8 with undecodable bytes
+    replaced (a module's bad bytes come back quoted in its diagnostics)."""
+    try:
+        return subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
+    except OSError as error:
+        raise GPTQError(f"cannot start {command[0]}: {error.strerror or error}") from error
 
 
 def describe(module: Union[str, os.PathLike], entry: Optional[str] = None) -> Dict[str, Any]:
@@ -137,12 +154,10 @@ def describe(module: Union[str, os.PathLike], entry: Optional[str] = None) -> Di
     command = [str(runner), str(module), "--describe"]
     if entry is not None:
         command += ["--entry", entry]
-    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    completed = _run_tool(command)
     if completed.returncode != 0:
-        message = (completed.stderr or completed.stdout).strip()
-        raise GPTQError(
-            f"gptq-run --describe failed (exit status {completed.returncode}) on {module}:\n{message}"
-        )
+        message = _error_line((completed.stderr or completed.stdout).splitlines())
+        raise GPTQError(f"gptq-run --describe failed (exit status {completed.returncode}) on {module}: {message}")
     try:
         description = json.loads(completed.stdout)
     except ValueError as error:
@@ -174,12 +189,10 @@ def run_function(
         output_dir = scratch_dir / "out"
         output_dir.mkdir()
         command += ["--output-dir", str(output_dir), *extra_args]
-        completed = subprocess.run(command, capture_output=True, text=True, check=False)
+        completed = _run_tool(command)
         if completed.returncode != 0:
-            message = (completed.stderr or completed.stdout).strip()
-            raise GPTQError(
-                f"gptq-run failed (exit status {completed.returncode}) on {module}:\n{message}"
-            )
+            message = _error_line((completed.stderr or completed.stdout).splitlines())
+            raise GPTQError(f"gptq-run failed (exit status {completed.returncode}) on {module}: {message}")
         results = []
         while (output_dir / f"{len(results)}.npy").exists():
             results.append(np.load(output_dir / f"{len(results)}.npy", allow_pickle=False))

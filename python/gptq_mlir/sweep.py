@@ -20,7 +20,6 @@ A configuration is named ``float32`` or ``METHOD-wBITS[-gGROUP][-act]``:
 import json
 import math
 import re
-import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ import numpy as np
 
 from . import runner
 from .errors import GPTQError
-from .fileio import PathLike, StagedOutputs
+from .fileio import PathLike, Run
 from .model import Model, perplexity
 
 FLOAT = "float32"
@@ -88,6 +87,10 @@ class Configuration:
 
 #: The options of --gptq-quantize-model that each configuration sets itself.
 _OWN_OPTIONS = ("method", "bits", "group-size", "act-order", "calibration", "report")
+#: The options of --gptq-quantize-model that name a file it writes, and one
+#: it reads.
+_OUTPUT_OPTIONS = ("dump-hessians", "dump-stages")
+_INPUT_OPTIONS = ("hessians",)
 
 
 def parse_pass_options(text: str) -> List[str]:
@@ -170,10 +173,6 @@ def _import_pyplot():
             f"scripts/setup.sh installs it"
         ) from None
     return pyplot
-
-
-class _Terminated(Exception):
-    pass
 
 
 @dataclass
@@ -300,35 +299,34 @@ def _label_points(axes, labels: Dict[int, List[tuple]], dpi: int) -> None:
             )
 
 
-def _on_sigterm(signum, frame):
-    raise _Terminated()
+def output_names(configurations: Sequence[Configuration]) -> List[str]:
+    """The files a sweep of ``configurations`` writes into its output folder."""
+    names = [f"{c.name}{suffix}" for c in configurations if c.quantized for suffix in (".mlir", ".report.json")]
+    return names + [RESULTS, TABLE, PLOT]
 
 
-def sweep(
-    model: Model,
-    windows: np.ndarray,
+def _file_options(pass_options: Sequence[str], keys: Sequence[str]) -> List[tuple]:
+    """(key, value) of the options among ``pass_options`` whose key is in ``keys``."""
+    pairs = [option.partition("=") for option in pass_options]
+    return [(key, value) for key, _, value in pairs if key in keys]
+
+
+def declare(
+    run: Run,
     configurations: Sequence[Configuration],
     out_dir: PathLike,
     calibration: Optional[PathLike],
-    batch: int = 32,
     pass_options: Sequence[str] = (),
-    inputs: Sequence[PathLike] = (),
-    description: Optional[dict] = None,
-    progress: TextIO = sys.stderr,
-) -> dict:
-    """Quantize ``model`` in every configuration, measure every model's
-    perplexity on ``windows`` and write the outputs into ``out_dir``.
-
-    ``pass_options`` go to every run of ``--gptq-quantize-model`` (see
-    :func:`parse_pass_options`). ``inputs`` are the command's input files,
-    none of which may be an output; ``description`` goes into
-    ``perplexity.json`` as it is. Returns what ``perplexity.json`` holds.
-    Raises GPTQError before any work for bad arguments, and on any failure
-    after it, leaving no output behind.
-    """
+) -> None:
+    """Check the arguments of :func:`sweep` and declare its files in ``run``:
+    the outputs in ``out_dir``, and the files the ``pass_options`` name
+    (``hessians=`` an input; ``dump-hessians=`` and ``dump-stages=``
+    outputs, which only a sweep of one quantized configuration may ask
+    for: every configuration would write them). The caller declares the
+    other inputs. GPTQError for bad arguments, before any work."""
     if not str(out_dir):
         raise GPTQError("the output folder's name is empty")
-    pyplot = _import_pyplot()
+    _import_pyplot()
     configurations = list(configurations)
     if not configurations or configurations[0] != Configuration(FLOAT):
         raise GPTQError("the configurations must start with float32")
@@ -344,91 +342,112 @@ def sweep(
         except OSError as error:
             raise GPTQError(f"cannot read calibration {calibration}: {error.strerror or error}") from error
         _pass_path(calibration)
-    names = [f"{c.name}{suffix}" for c in quantized for suffix in (".mlir", ".report.json")]
-    names += [RESULTS, TABLE, PLOT]
+    run.output_folder(out_dir, output_names(configurations))
+    for key, value in _file_options(pass_options, _INPUT_OPTIONS):
+        run.input(value, f"{key}= file")
+    for key, value in _file_options(pass_options, _OUTPUT_OPTIONS):
+        if len(quantized) != 1:
+            raise GPTQError(
+                f"--pass-options {key}={value}: each quantized configuration would write it, and "
+                f"there are {len(quantized)}; give one with --configs"
+            )
+        _pass_path(value)
+        run.output(value, f"{key}={value}")
+
+
+def sweep(
+    model: Model,
+    windows: np.ndarray,
+    configurations: Sequence[Configuration],
+    run: Run,
+    out_dir: PathLike,
+    calibration: Optional[PathLike],
+    batch: int = 32,
+    pass_options: Sequence[str] = (),
+    description: Optional[dict] = None,
+    progress: TextIO = sys.stderr,
+) -> dict:
+    """Quantize ``model`` in every configuration, measure every model's
+    perplexity on ``windows`` and write the outputs, which :func:`declare`
+    declared in ``run``, into its temporaries; ``run`` puts them in place
+    when it ends.
+
+    ``pass_options`` go to every run of ``--gptq-quantize-model`` (see
+    :func:`parse_pass_options`), the files they write redirected to their
+    temporaries in ``run``. ``description`` goes into ``perplexity.json``
+    as it is. Returns what ``perplexity.json`` holds. Raises GPTQError on
+    any failure.
+    """
     out_path = Path(out_dir)
-    for name in names:
-        final = out_path / name
-        for source in inputs:
-            try:
-                same = final.exists() and final.samefile(source)
-            except OSError:
-                same = False
-            if same:
-                raise GPTQError(f"input {source} is also an output of the sweep ({final})")
+    pyplot = _import_pyplot()
+    configurations = list(configurations)
+    quantized = [c for c in configurations if c.quantized]
+    redirected = dict(_file_options(pass_options, _OUTPUT_OPTIONS))
+    extra = []
+    for option in pass_options:
+        key, _, value = option.partition("=")
+        extra.append(f"{key}={_pass_path(run.path(value))}" if key in redirected else option)
 
     def say(text: str) -> None:
         print(f"sweep: {text}", file=progress, flush=True)
 
     try:
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread
-        previous = None
-    try:
-        with StagedOutputs(out_path) as outputs:
-            results = [_Result(configurations[0], model.path)]
-            for index, configuration in enumerate(quantized, 1):
-                name = configuration.name
-                output = outputs.path(f"{name}.mlir")
-                report = outputs.path(f"{name}.report.json")
-                options = configuration.pass_options(calibration, report, pass_options)
-                say(f"[{index}/{len(quantized)}] {name}: gptq-opt --gptq-quantize-model=\"{options}\"")
-                start = time.perf_counter()
-                runner.run_opt(
-                    model.path, output, [f"--gptq-quantize-model={options}"],
-                    on_line=lambda line: print(line, file=progress, flush=True),
-                )
-                seconds = time.perf_counter() - start
-                results.append(_Result(configuration, output, seconds=seconds,
-                                       report=_read_report(report, name)))
-                say(f"{name}: quantized in {seconds:.1f} s")
-            for index, result in enumerate(results, 1):
-                name = result.configuration.name
-                say(f"[{index}/{len(results)}] {name}: perplexity on {len(windows)} windows "
-                    f"of {windows.shape[1]} tokens")
-                result.perplexity = perplexity(Model(result.model), windows, batch, progress)["perplexity"]
-                say(f"{name}: perplexity {result.perplexity:.4f}")
+        results = [_Result(configurations[0], model.path)]
+        for index, configuration in enumerate(quantized, 1):
+            name = configuration.name
+            output = run.path(out_path / f"{name}.mlir")
+            report = run.path(out_path / f"{name}.report.json")
+            options = configuration.pass_options(calibration, report, extra)
+            say(f"[{index}/{len(quantized)}] {name}: gptq-opt --gptq-quantize-model=\"{options}\"")
+            start = time.perf_counter()
+            runner.run_opt(
+                model.path, output, [f"--gptq-quantize-model={options}"],
+                on_line=lambda line: print(line, file=progress, flush=True),
+            )
+            seconds = time.perf_counter() - start
+            results.append(_Result(configuration, output, seconds=seconds,
+                                   report=_read_report(report, name)))
+            say(f"{name}: quantized in {seconds:.1f} s")
+        for index, result in enumerate(results, 1):
+            name = result.configuration.name
+            say(f"[{index}/{len(results)}] {name}: perplexity on {len(windows)} windows "
+                f"of {windows.shape[1]} tokens")
+            result.perplexity = perplexity(Model(result.model), windows, batch, progress)["perplexity"]
+            say(f"{name}: perplexity {result.perplexity:.4f}")
 
-            float_bytes = next((int(r.report["weight_bytes"]) for r in results if r.report), None)
-            base = results[0].perplexity
-            rows = []
-            for result in results:
-                c = result.configuration
-                rows.append({
-                    "name": c.name,
-                    "method": c.method,
-                    "bits": c.bits,
-                    "group_size": c.group_size,
-                    "act_order": c.act_order,
-                    "perplexity": result.perplexity,
-                    "ratio": result.perplexity / base,
-                    "weight_bytes": result.weight_bytes(float_bytes),
-                    "seconds": result.seconds,
-                    "model": f"{c.name}.mlir" if c.quantized else str(model.path),
-                    "report": f"{c.name}.report.json" if c.quantized else None,
-                })
-            document = dict(description or {})
-            document.update({"windows": int(len(windows)), "seqlen": int(windows.shape[1]),
-                             "tokens": int(len(windows) * (windows.shape[1] - 1)),
-                             "configurations": rows})
-            for row in rows:
-                if not math.isfinite(row["perplexity"]):
-                    raise GPTQError(f"{row['name']}: the perplexity is not finite ({row['perplexity']})")
-            with open(outputs.path(RESULTS), "w", encoding="utf-8") as handle:
-                json.dump(document, handle, indent=2)
-                handle.write("\n")
-            table = markdown_table(rows)
-            with open(outputs.path(TABLE), "w", encoding="utf-8") as handle:
-                handle.write(table)
-            title = f"{model.path.stem}: perplexity on {len(windows)} windows of {windows.shape[1]} tokens"
-            write_plot(pyplot, outputs.path(PLOT), rows, title)
-            outputs.commit()
-            say(f"wrote {', '.join(str(outputs.final(n)) for n in names)}")
+        float_bytes = next((int(r.report["weight_bytes"]) for r in results if r.report), None)
+        base = results[0].perplexity
+        rows = []
+        for result in results:
+            c = result.configuration
+            rows.append({
+                "name": c.name,
+                "method": c.method,
+                "bits": c.bits,
+                "group_size": c.group_size,
+                "act_order": c.act_order,
+                "perplexity": result.perplexity,
+                "ratio": result.perplexity / base,
+                "weight_bytes": result.weight_bytes(float_bytes),
+                "seconds": result.seconds,
+                "model": f"{c.name}.mlir" if c.quantized else str(model.path),
+                "report": f"{c.name}.report.json" if c.quantized else None,
+            })
+        document = dict(description or {})
+        document.update({"windows": int(len(windows)), "seqlen": int(windows.shape[1]),
+                         "tokens": int(len(windows) * (windows.shape[1] - 1)),
+                         "configurations": rows})
+        for row in rows:
+            if not math.isfinite(row["perplexity"]):
+                raise GPTQError(f"{row['name']}: the perplexity is not finite ({row['perplexity']})")
+        with open(run.path(out_path / RESULTS), "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=2)
+            handle.write("\n")
+        table = markdown_table(rows)
+        with open(run.path(out_path / TABLE), "w", encoding="utf-8") as handle:
+            handle.write(table)
+        title = f"{model.path.stem}: perplexity on {len(windows)} windows of {windows.shape[1]} tokens"
+        write_plot(pyplot, run.path(out_path / PLOT), rows, title)
     except OSError as error:
         raise GPTQError(f"cannot write {error.filename or out_dir}: {error.strerror or error}") from error
-    except _Terminated:
-        raise GPTQError("terminated (SIGTERM); no output written") from None
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
     return document

@@ -171,3 +171,75 @@ def test_devices_are_written_not_replaced(tmp_path):
     data = reader.communicate(timeout=30)[0]
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     assert data.startswith(b"\x93NUMPY")
+
+
+def test_samples_beyond_any_array(tokenizer_path, short_text, tmp_path):
+    """Refused before anything is allocated, naming the bound."""
+    output = tmp_path / "out.npy"
+    result = _run(*_calib(tokenizer_path, short_text, output, "--samples", "99999999999999999999"))
+    _assert_one_line_error(result, "--samples 99999999999999999999 x --seqlen 4", f"({sys.maxsize} bytes)")
+    assert not output.exists()
+
+
+@pytest.mark.parametrize(
+    "error, message",
+    [
+        (RecursionError("maximum recursion depth exceeded"),
+         "gptq_mlir: error: internal error: RecursionError: maximum recursion depth exceeded"),
+        (KeyError("dim"), "gptq_mlir: error: internal error: KeyError: 'dim'"),
+        (ValueError("two\nlines"), "gptq_mlir: error: internal error: ValueError: two\\nlines"),
+        (GPTQError("bad\r\ninput"), "gptq_mlir: error: bad\\r\\ninput"),
+    ],
+)
+def test_unexpected_exceptions_are_one_line(monkeypatch, capsys, tmp_path, error, message):
+    """Any exception, not only the package's own: one line, with the type
+    of one that is no GPTQError, line breaks escaped; exit status 1."""
+
+    def fail(path):
+        raise error
+
+    monkeypatch.setattr(cli.llama2c, "read_checkpoint", fail)
+    assert cli.main(["import-llama2c", "model.bin", "-o", str(tmp_path / "model.mlir")]) == 1
+    assert capsys.readouterr().err == message + "\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_keyboard_interrupt_is_exit_130(monkeypatch, capsys, tmp_path):
+    def interrupt(path):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.llama2c, "read_checkpoint", interrupt)
+    output = tmp_path / "model.mlir"
+    assert cli.main(["import-llama2c", "model.bin", "-o", str(output)]) == 130
+    assert capsys.readouterr().err == "gptq_mlir: error: interrupted\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_error_when_sys_stderr_is_closed(monkeypatch, capfd):
+    """The message goes to descriptor 2 when the stream cannot take it."""
+    import io
+
+    closed = io.StringIO()
+    closed.close()
+    monkeypatch.setattr(sys, "stderr", closed)
+    assert cli.main(["no-such-command"]) == 1
+    assert cli.main(["calib", "--seed", "-1"]) == 1
+    err = capfd.readouterr().err.splitlines()
+    assert len(err) == 2 and all(line.startswith("gptq_mlir: error: ") for line in err), err
+
+
+@pytest.mark.parametrize("command", ["perplexity", "generate", "sweep"])
+def test_model_that_is_not_utf8(gptq_run, gptq_opt, tokenizer_path, short_text, tmp_path, command):
+    """gptq-run quotes the bad byte back in its diagnostic: still one line."""
+    model = tmp_path / "bad.mlir"
+    model.write_bytes(b"module {\xff}\n")
+    args = {
+        "perplexity": ["--text", str(short_text), "--seqlen", "4"],
+        "generate": [],
+        "sweep": ["--text", str(short_text), "--seqlen", "4", "--out-dir", str(tmp_path / "out"),
+                  "--configs", "rtn-w4"],
+    }[command]
+    result = _run(command, "--model", str(model), "--tokenizer", str(tokenizer_path), *args)
+    _assert_one_line_error(result, f"gptq-run --describe failed (exit status 1) on {model}: ",
+                           "error: unexpected character")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.mlir", "text.txt"]

@@ -1,0 +1,315 @@
+"""The outputs of the Python commands: an output that is an input or
+another output (by any name: a link, a hard link, another spelling) is
+refused before any work with one line naming both, and every file is left
+as it was; devices and pipes are written in place, never replaced; a
+command ended by SIGTERM, SIGINT or SIGHUP removes its temporaries, leaves
+the old outputs and says so in one line."""
+
+import hashlib
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Dict, List
+
+import numpy as np
+import pytest
+
+from conftest import synthetic_checkpoint, write_checkpoint
+from gptq_mlir import cli, gptq_checkpoint, importer, llama2c, runner
+from hf_convert import write_hf_checkpoint
+
+PACKAGE_ROOT = Path(cli.__file__).parents[1]
+
+
+def _start(*args: str, **kwargs) -> subprocess.Popen:
+    """``python -m gptq_mlir ARGS`` in a fresh process, with the default
+    handling of the signals that end it (a test run in the background may
+    have inherited SIGINT ignored)."""
+
+    def default_signals():
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_DFL)
+
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), **kwargs.pop("env", {}))
+    return subprocess.Popen(
+        [sys.executable, "-m", "gptq_mlir", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=env, preexec_fn=default_signals, **kwargs,
+    )
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    process = _start(*args)
+    out, err = process.communicate(timeout=300)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def _one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("gptq_mlir: error: "), lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def _snapshot(folder: Path) -> Dict[str, str]:
+    """Every entry under ``folder``: a link's target, a file's SHA-256."""
+    entries = {}
+    for path in sorted(folder.rglob("*")):
+        name = str(path.relative_to(folder))
+        if path.is_symlink():
+            entries[name] = "-> " + os.readlink(path)
+        elif path.is_file():
+            entries[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            entries[name] = "folder"
+    return entries
+
+
+def _temporaries(folder: Path) -> List[str]:
+    return [p.name for p in folder.rglob("*") if p.name.endswith(".tmp") or p.name.startswith("gptq-mlir-")]
+
+
+@pytest.fixture()
+def llama2c_folder(tmp_path, checkpoint_path) -> Path:
+    """A folder with a copy of stories260K as ck.bin."""
+    (tmp_path / "ck.bin").write_bytes(checkpoint_path.read_bytes())
+    return tmp_path
+
+
+# --- inputs as outputs ------------------------------------------------------
+
+
+@pytest.mark.parametrize("spelling", ["same name", "other spelling", "symlink", "hard link"])
+def test_llama2c_checkpoint_as_output(llama2c_folder, spelling):
+    checkpoint = llama2c_folder / "ck.bin"
+    (llama2c_folder / "sub").mkdir()
+    output = {
+        "same name": checkpoint,
+        "other spelling": llama2c_folder / "sub" / ".." / "." / "ck.bin",
+        "symlink": llama2c_folder / "link.mlir",
+        "hard link": llama2c_folder / "hard.mlir",
+    }[spelling]
+    if spelling == "symlink":
+        output.symlink_to("ck.bin")
+    elif spelling == "hard link":
+        os.link(checkpoint, output)
+    before = _snapshot(llama2c_folder)
+    result = _run("import-llama2c", str(checkpoint), "-o", str(output))
+    _one_line_error(result, f"output {output} is the same file as the checkpoint {checkpoint}")
+    assert _snapshot(llama2c_folder) == before
+
+
+def test_external_weights_that_are_the_checkpoint(llama2c_folder):
+    """The archive beside -o (m.weights.npz beside m.mlir) is the checkpoint."""
+    checkpoint = llama2c_folder / "m.weights.npz"
+    (llama2c_folder / "ck.bin").rename(checkpoint)
+    before = _snapshot(llama2c_folder)
+    result = _run("import-llama2c", str(checkpoint), "-o", str(llama2c_folder / "m.mlir"), "--external-weights")
+    _one_line_error(result, f"output {checkpoint} (the weights of {llama2c_folder / 'm.mlir'}) is the same file as "
+                            f"the checkpoint {checkpoint}")
+    assert _snapshot(llama2c_folder) == before
+
+
+@pytest.mark.parametrize("which", ["text", "tokenizer"])
+def test_calib_input_as_output(tmp_path, tokenizer_path, which):
+    text = tmp_path / "t.txt"
+    text.write_text("Once upon a time, there was a little girl named Lily.\n\nShe loved to play.\n")
+    tokenizer = tmp_path / "tok.bin"
+    tokenizer.write_bytes(tokenizer_path.read_bytes())
+    output = {"text": text, "tokenizer": tokenizer}[which]
+    before = _snapshot(tmp_path)
+    result = _run("calib", "--tokenizer", str(tokenizer), "--text", str(text), "--samples", "2", "--seqlen", "4",
+                  "-o", str(output))
+    _one_line_error(result, f"output {output} is the same file as the {which} {output}")
+    assert _snapshot(tmp_path) == before
+
+
+@pytest.fixture(scope="module")
+def stories(checkpoint_path):
+    return llama2c.read_checkpoint(checkpoint_path)
+
+
+@pytest.mark.parametrize(
+    "shards, name",
+    [(1, "model.safetensors"), (1, "config.json"), (2, "model.safetensors.index.json"),
+     (2, "model-00002-of-00002.safetensors")],
+)
+def test_import_hf_file_as_output(tmp_path, stories, shards, name):
+    folder = write_hf_checkpoint(stories, tmp_path / "hf", shards=shards)
+    assert (folder / name).is_file()
+    before = _snapshot(folder)
+    result = _run("import-hf", str(folder), "-o", str(folder / name))
+    _one_line_error(result, f"output {folder / name} is the same file as the checkpoint file {folder / name}")
+    assert _snapshot(folder) == before
+
+
+@pytest.fixture(scope="module")
+def gptq_folder(gptq_opt, gptq_run, tmp_path_factory, stories_mlir) -> Path:
+    """A GPTQ checkpoint: block 0's attention of stories260K rounded to
+    nearest at 4 bits, exported."""
+    root = tmp_path_factory.mktemp("gptq")
+    runner.run_opt(stories_mlir, root / "q.mlir", [r"--gptq-quantize-model=method=rtn bits=4 include=^layers\.0\.attention"])
+    gptq_checkpoint.export_gptq(root / "q.mlir", root / "checkpoint")
+    return root / "checkpoint"
+
+
+@pytest.mark.parametrize(
+    "name, external",
+    [("config.json", False), ("quantize_config.json", False), ("model.safetensors", True)],
+)
+def test_import_gptq_file_as_output(gptq_folder, name, external):
+    before = _snapshot(gptq_folder)
+    output = gptq_folder / name
+    result = _run("import-gptq", str(gptq_folder), "-o", str(output), *(["--external-weights"] if external else []))
+    _one_line_error(result, f"output {output} is the same file as the checkpoint file {output}")
+    assert _snapshot(gptq_folder) == before
+
+
+@pytest.fixture()
+def external_model(tmp_path, checkpoint_path) -> Path:
+    """stories260K imported with its weights in stories.weights.npz."""
+    model = tmp_path / "model" / "stories.mlir"
+    model.parent.mkdir()
+    importer.write_module(llama2c.read_checkpoint(checkpoint_path), model, external_weights=True)
+    return model
+
+
+@pytest.mark.parametrize(
+    "option, collides_with",
+    [("dump-hessians", "model"), ("dump-hessians", "archive"), ("dump-stages", "output")],
+)
+def test_sweep_pass_option_output_collides(gptq_opt, gptq_run, tmp_path, external_model, tokenizer_path, text_path,
+                                           option, collides_with):
+    """A file that --pass-options names for gptq-opt to write is checked as
+    every other output: not the model, not its parameter archive, not
+    another output of the sweep."""
+    calib = tmp_path / "calib.npy"
+    np.save(calib, np.zeros((2, 8), np.int32))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "gptq-w4.mlir").write_text("old")
+    target = {
+        "model": external_model,
+        "archive": external_model.parent / "stories.weights.npz",
+        "output": out / "gptq-w4.mlir",
+    }[collides_with]
+    before = _snapshot(tmp_path)
+    result = _run("sweep", "--model", str(external_model), "--tokenizer", str(tokenizer_path), "--text", str(text_path),
+                  "--calibration", str(calib), "--out-dir", str(out), "--configs", "gptq-w4", "--seqlen", "8",
+                  "--pass-options", f"{option}={target}")
+    what = {
+        "model": f"the model {target}",
+        "archive": f"the parameter archive of {external_model}, {target}",
+        "output": f"output {target}",
+    }[collides_with]
+    _one_line_error(result, f"{option}={target} is the same file as {what}")
+    assert _snapshot(tmp_path) == before
+
+
+# --- devices and pipes ------------------------------------------------------
+
+
+@pytest.mark.parametrize("external", [False, True])
+def test_link_to_dev_null_stays_a_link(llama2c_folder, external):
+    """-o a link to /dev/null (never /dev/null itself, so that a regression
+    replaces the link, not the device): written through, the link kept."""
+    null = llama2c_folder / "null"
+    null.symlink_to("/dev/null")
+    result = _run("import-llama2c", str(llama2c_folder / "ck.bin"), "-o", str(null),
+                  *(["--external-weights"] if external else []))
+    assert result.returncode == 0, result.stderr
+    assert null.is_symlink() and os.readlink(null) == "/dev/null"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    expected = ["ck.bin", "null"] + (["null.weights.npz"] if external else [])
+    assert sorted(p.name for p in llama2c_folder.iterdir()) == expected
+
+
+def test_fifo_is_written_in_place(llama2c_folder):
+    fifo = llama2c_folder / "model.mlir"
+    os.mkfifo(fifo)
+    received = []
+    # A daemon: should the FIFO be replaced, its reader waits for ever.
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    result = _run("import-llama2c", str(llama2c_folder / "ck.bin"), "-o", str(fifo), "--external-weights")
+    reader.join(timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert received and received[0].startswith(b"module attributes {gptq.model")
+    assert b'gptq.parameters = "model.weights.npz"' in received[0]
+    assert (llama2c_folder / "model.weights.npz").is_file()
+
+
+# --- signals ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def large_checkpoint(tmp_path_factory) -> Path:
+    """A 47 MB checkpoint: importing it writes 95 MB for about 0.3 s, long
+    enough to be interrupted halfway."""
+    ckpt = synthetic_checkpoint(dim=512, hidden_dim=1376, n_layers=4, n_heads=8, n_kv_heads=4, vocab_size=512,
+                                seq_len=64)
+    return write_checkpoint(tmp_path_factory.mktemp("large") / "large.bin", ckpt, 0)
+
+
+def _wait_for_temporary(process: subprocess.Popen, folder: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not _temporaries(folder):
+        assert process.poll() is None, f"ended before writing anything: {process.stderr.read()}"
+        assert time.monotonic() < deadline, "no temporary file appeared"
+        time.sleep(0.002)
+
+
+@pytest.mark.parametrize(
+    "signum, status, message",
+    [(signal.SIGTERM, 143, "terminated (SIGTERM)"), (signal.SIGINT, 130, "interrupted")],
+)
+def test_signal_during_import_leaves_no_temporary(large_checkpoint, tmp_path, signum, status, message):
+    output = tmp_path / "s.mlir"
+    output.write_text("old")
+    before = _snapshot(tmp_path)
+    process = _start("import-llama2c", str(large_checkpoint), "-o", str(output))
+    try:
+        _wait_for_temporary(process, tmp_path)
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == status, err
+    assert err.splitlines() == [f"gptq_mlir: error: {message}"]
+    assert _temporaries(tmp_path) == []
+    assert _snapshot(tmp_path) == before
+
+
+def test_sighup_while_a_pipe_blocks_the_commit(llama2c_folder):
+    """The module goes to a FIFO nobody reads, so the commit blocks with the
+    weights staged beside it and the module in a scratch folder (in
+    $TMPDIR, here the same folder): SIGHUP removes both."""
+    fifo = llama2c_folder / "model.mlir"
+    os.mkfifo(fifo)
+    before = _snapshot(llama2c_folder)
+    process = _start("import-llama2c", str(llama2c_folder / "ck.bin"), "-o", str(fifo), "--external-weights",
+                     env={"TMPDIR": str(llama2c_folder)})
+    try:
+        deadline = time.monotonic() + 60
+        # Both temporaries exist once the module is written and the commit waits.
+        while not any(p.suffix == ".out" for p in llama2c_folder.rglob("*")):
+            assert process.poll() is None, process.stderr.read()
+            assert time.monotonic() < deadline, "the commit never started"
+            time.sleep(0.01)
+        time.sleep(0.2)
+        process.send_signal(signal.SIGHUP)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGHUP, err
+    assert err.splitlines() == ["gptq_mlir: error: terminated (SIGHUP)"]
+    assert _temporaries(llama2c_folder) == []
+    assert _snapshot(llama2c_folder) == before
