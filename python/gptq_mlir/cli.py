@@ -72,19 +72,18 @@ def _checkpoint_inputs(run: Run, folder: str) -> None:
     a reader may open is an input of ``run``: config.json,
     quantize_config.json, the shard index, the files it names and every
     ``*.safetensors``."""
-    from . import hf
+    from . import hf, inputs
 
     base = Path(folder)
     names = {hf.CONFIG_FILE, hf.SINGLE_FILE, hf.INDEX_FILE, "quantize_config.json"}
     with contextlib.suppress(OSError):
         names.update(path.name for path in base.glob("*.safetensors"))
     index = base / hf.INDEX_FILE
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        # A folder's other files are the reader's to judge; a regular file
-        # only, so that a pipe named like the index cannot block here.
-        if index.is_file():
-            weight_map = json.loads(index.read_bytes()).get("weight_map")
-            names.update(name for name in weight_map.values() if isinstance(name, str) and Path(name).name == name)
+    # An index the reader refuses (through the same bounded, regular-file
+    # reader) names no input; the reader says why, after the check.
+    with contextlib.suppress(GPTQError, AttributeError):
+        weight_map = inputs.load_json(index, "index").get("weight_map") if index.exists() else {}
+        names.update(name for name in weight_map.values() if isinstance(name, str) and Path(name).name == name)
     for name in sorted(names):
         run.input(base / name, "checkpoint file")
 

@@ -34,8 +34,10 @@ def parameter_archive(path: Union[str, os.PathLike]) -> Optional[Path]:
     bytecode. Read from the module's text up to its ``module`` line, so a
     large module is not read whole."""
     try:
-        with open(path, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        # Without blocking: opening a FIFO to read waits for a writer.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
                 return None
             read = 0
             while read < _HEADER_BYTES:

@@ -313,3 +313,27 @@ def test_sighup_while_a_pipe_blocks_the_commit(llama2c_folder):
     assert err.splitlines() == ["gptq_mlir: error: terminated (SIGHUP)"]
     assert _temporaries(llama2c_folder) == []
     assert _snapshot(llama2c_folder) == before
+
+
+def test_parameter_archive_of_a_model(tmp_path):
+    """The archive a module names (so that a command can protect it), read
+    from its module line only; nothing for a pipe (opened without waiting
+    for a writer), bytecode, or a module that names none."""
+    from gptq_mlir.model import parameter_archive
+
+    text = tmp_path / "m.mlir"
+    text.write_text('#map = affine_map<(d0) -> (d0)>\n'
+                    'module attributes {gptq.model = #gptq.model<dim = 4>, gptq.parameters = "w\\22x.npz"} {\n}\n')
+    assert parameter_archive(text) == tmp_path / 'w"x.npz'
+    (tmp_path / "none.mlir").write_text("module {\n}\n")
+    (tmp_path / "b.mlirbc").write_bytes(b"ML\xefR\x00gptq.parameters = \"w.npz\"")
+    for name in ["none.mlir", "b.mlirbc", "missing.mlir"]:
+        assert parameter_archive(tmp_path / name) is None, name
+    os.mkfifo(tmp_path / "fifo.mlir")
+    found = []
+    # In a daemon thread, so that a regression fails the test instead of
+    # hanging the suite.
+    reader = threading.Thread(target=lambda: found.append(parameter_archive(tmp_path / "fifo.mlir")), daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    assert found == [None]
