@@ -11,6 +11,7 @@
 #include "gptq/Execution/Call.h"
 #include "gptq/Execution/Npy.h"
 #include "gptq/Execution/Output.h"
+#include "gptq/Execution/Signals.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -103,6 +104,8 @@ int main(int argc, char **argv) {
         (slash == llvm::StringRef::npos ? name : name.substr(slash + 1)).str();
     program = base.c_str();
   }
+  installToolSignalHandlers(program);
+  setFileThread(true);
   // No driver call: kernels load at their first launch.
   if (gptq_module_init)
     gptq_module_init();

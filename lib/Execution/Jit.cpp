@@ -3,7 +3,9 @@
 #include "gptq/Execution/Jit.h"
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Execution/ModuleFile.h"
 #include "gptq/Execution/Output.h"
+#include "gptq/Execution/Signals.h"
 #include "gptq/Pipelines/Pipelines.h"
 #include "gptq/Runtime/Allocator.h"
 #include "gptq/Runtime/Checks.h"
@@ -63,9 +65,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <memory>
 #include <new>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -99,12 +103,16 @@ const char *runningTool = "gptq-mlir";
 
 int mlir::gptq::runTool(const char *toolName, llvm::function_ref<int()> body) {
   runningTool = toolName;
+  installToolSignalHandlers(toolName);
   std::set_new_handler([] { outOfMemory(nullptr); });
   llvm::install_bad_alloc_error_handler(
       [](void *, const char *reason, bool) { outOfMemory(reason); });
   int result = 1;
-  llvm::thread worker(std::optional<unsigned>(kToolStackBytes),
-                      [&] { result = body(); });
+  llvm::thread worker(std::optional<unsigned>(kToolStackBytes), [&] {
+    setFileThread(true);
+    result = body();
+    setFileThread(false);
+  });
   worker.join();
   return result;
 }
@@ -121,10 +129,22 @@ ToolInput::ToolInput() : ctx(toolRegistry()), handler(sourceMgr, &ctx) {
 
 llvm::Expected<OwningOpRef<ModuleOp>> ToolInput::parse(llvm::StringRef path) {
   std::string message;
-  auto file = openInputFile(path, &message);
+  auto file = openModuleFile(path, &message);
   if (!file)
     return llvm::createStringError(message);
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  // The parser stops at its first error; errors after it are what its
+  // recovery makes of the same fault (a truncated string literal, then
+  // "expected hex string blob"), so only the first is printed.
+  bool seenError = false;
+  ScopedDiagnosticHandler firstError(&ctx, [&](Diagnostic &d) {
+    if (d.getSeverity() != DiagnosticSeverity::Error)
+      return failure();
+    if (seenError)
+      return success();
+    seenError = true;
+    return failure();
+  });
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
   if (!module)
     return llvm::createStringError("cannot parse '" + path + "'");
@@ -323,12 +343,16 @@ llvm::Error linkSharedLibrary(StringRef object, StringRef library) {
 }
 
 /// A cache entry is the shared library followed by a trailer: this magic,
-/// the library's size and its xxh3 hash (little-endian 64-bit words). The
-/// dynamic loader ignores bytes past what the ELF headers map; the trailer
-/// lets a load tell a complete entry from one that a crash, a full disk or
-/// anything else cut short or damaged, before dlopen maps it.
-constexpr char kEntryMagic[8] = {'G', 'P', 'T', 'Q', 'S', 'O', '0', '1'};
-constexpr size_t kTrailerBytes = 24;
+/// the library's size, its xxh3 hash and the 128-bit xxh3 digest of the key
+/// text it was compiled for (little-endian 64-bit words). The dynamic
+/// loader ignores bytes past what the ELF headers map; the trailer lets a
+/// load tell a complete entry of this key from one that a crash, a full
+/// disk or anything else cut short or damaged, or from another module's
+/// entry copied under this name, before dlopen maps it.
+constexpr char kEntryMagic[8] = {'G', 'P', 'T', 'Q', 'S', 'O', '0', '2'};
+constexpr size_t kTrailerBytes = 40;
+/// No compiled module comes near this; a bigger "entry" is not one.
+constexpr uint64_t kMaxEntryBytes = uint64_t(1) << 32;
 
 void appendWord(std::string &s, uint64_t v) {
   for (int i = 0; i < 8; ++i)
@@ -341,20 +365,47 @@ uint64_t readWord(const char *p) {
   return v;
 }
 
-/// Whether the cache entry at `path` is complete and undamaged.
-bool isCompleteEntry(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return false;
-  StringRef bytes = (*buffer)->getBuffer();
-  if (bytes.size() < kTrailerBytes)
-    return false;
-  size_t size = bytes.size() - kTrailerBytes;
-  const char *trailer = bytes.data() + size;
-  return std::memcmp(trailer, kEntryMagic, 8) == 0 &&
-         readWord(trailer + 8) == size &&
-         readWord(trailer + 16) == llvm::xxh3_64bits(bytes.take_front(size));
+/// The digest of a cache key's text, as the trailer records it.
+llvm::XXH128_hash_t keyDigest(StringRef keyText) {
+  return llvm::xxh3_128bits(llvm::arrayRefFromStringRef(keyText));
+}
+
+/// The cache entry at `path`, opened for dlopen when it is a regular file
+/// (not a link, a pipe or a device: anything else counts as no entry, and
+/// opening it never blocks), complete, undamaged and compiled for
+/// `digest`: its descriptor, which the caller closes, or -1.
+int openCompleteEntry(StringRef path, llvm::XXH128_hash_t digest) {
+  int fd = ::open(path.str().c_str(),
+                  O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0)
+    return -1;
+  struct stat status;
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) ||
+      uint64_t(status.st_size) < kTrailerBytes ||
+      uint64_t(status.st_size) > kMaxEntryBytes) {
+    ::close(fd);
+    return -1;
+  }
+  auto buffer = llvm::MemoryBuffer::getOpenFile(
+      fd, path, status.st_size, /*RequiresNullTerminator=*/false);
+  bool complete = false;
+  if (buffer) {
+    StringRef bytes = (*buffer)->getBuffer();
+    size_t size = bytes.size() - kTrailerBytes;
+    const char *trailer = bytes.data() + size;
+    complete = bytes.size() == uint64_t(status.st_size) &&
+               std::memcmp(trailer, kEntryMagic, 8) == 0 &&
+               readWord(trailer + 8) == size &&
+               readWord(trailer + 24) == digest.low64 &&
+               readWord(trailer + 32) == digest.high64 &&
+               readWord(trailer + 16) ==
+                   llvm::xxh3_64bits(bytes.take_front(size));
+  }
+  if (!complete) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 /// Keeps the compiled object of `engine` as the cache entry `path`: the
@@ -382,10 +433,19 @@ llvm::Expected<std::string> compiledObject(ExecutionEngine &engine) {
   return object;
 }
 
-llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path) {
+llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path,
+                            llvm::XXH128_hash_t digest) {
   StringRef dir = llvm::sys::path::parent_path(path);
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return error("cannot create '" + dir + "': " + ec.message());
+  // Whatever is at the entry's name and is not a regular file (a link, a
+  // pipe, a device) is the cache's own damage: it is removed, never
+  // written through.
+  struct stat status;
+  std::string name = path.str();
+  if (::lstat(name.c_str(), &status) == 0 && !S_ISREG(status.st_mode) &&
+      !S_ISDIR(status.st_mode) && ::unlink(name.c_str()) != 0)
+    return error("cannot replace '" + path + "', which is not a regular file");
   auto compiled = compiledObject(engine);
   if (!compiled)
     return compiled.takeError();
@@ -412,6 +472,8 @@ llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path) {
   entry.append(kEntryMagic, 8);
   appendWord(entry, size);
   appendWord(entry, hash);
+  appendWord(entry, digest.low64);
+  appendWord(entry, digest.high64);
   return writeFileAtomically(path, entry);
 }
 
@@ -642,6 +704,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
       " " GPTQ_RUNTIME_LIBRARY;
   llvm::SmallString<256> cachePath;
+  llvm::XXH128_hash_t digest{0, 0};
   if (!options.cacheDir.empty() && !options.object) {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -654,6 +717,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
        << (cuda ? "cuda " GPTQ_CUDA_RUNTIME_LIBRARY "\n" : "");
     module->print(os);
     uint64_t key = llvm::xxh3_64bits(text);
+    digest = keyDigest(text);
     // The entry's name in the file name is for people; the key decides.
     std::string readable = fn->packed.name;
     for (char &c : readable)
@@ -662,9 +726,24 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     cachePath = options.cacheDir;
     llvm::sys::path::append(
         cachePath, llvm::formatv("{0:x-16}-{1}.so", key, readable).str());
-    // A damaged entry counts as missing: it is compiled afresh and replaced.
-    if (isCompleteEntry(cachePath)) {
-      if (void *handle = dlopen(cachePath.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    // A damaged entry, another key's, or anything but a regular file counts
+    // as missing: it is compiled afresh and replaced.
+    int entryFd = openCompleteEntry(cachePath, digest);
+    if (entryFd >= 0) {
+      // Loaded by its name (the loader shares libraries by name), then
+      // checked to be the file that was verified.
+      void *handle = dlopen(cachePath.c_str(), RTLD_NOW | RTLD_LOCAL);
+      struct stat checked, loaded;
+      bool same = ::fstat(entryFd, &checked) == 0 &&
+                  ::stat(cachePath.c_str(), &loaded) == 0 &&
+                  checked.st_dev == loaded.st_dev &&
+                  checked.st_ino == loaded.st_ino;
+      ::close(entryFd);
+      if (handle && !same) {
+        dlclose(handle);
+        handle = nullptr;
+      }
+      if (handle) {
         if (void *sym = dlsym(handle, packedName.c_str())) {
           if (void *init = dlsym(handle, kModuleInit))
             reinterpret_cast<void (*)()>(init)();
@@ -738,7 +817,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   }
   // Keep the object as a shared library for later runs.
   if (!cachePath.empty())
-    if (llvm::Error err = writeCacheEntry(*fn->engine, cachePath))
+    if (llvm::Error err = writeCacheEntry(*fn->engine, cachePath, digest))
       warnCacheUnwritable(options, std::move(err));
   fn->compileTime =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

@@ -2,6 +2,7 @@
 
 #include "gptq/Execution/Npy.h"
 #include "gptq/Execution/Output.h"
+#include "gptq/Execution/Signals.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -388,8 +389,17 @@ llvm::Expected<NpyArray> mlir::gptq::readNpy(StringRef path) {
     array->data.assign(data, data + size);
     return array;
   }
-  array->data = NpyBuffer::adopt(data, size, buffer->release(), [](void *p) {
-    delete static_cast<llvm::WritableMemoryBuffer *>(p);
+  // The data stays in the (possibly mapped) file's buffer, guarded so that
+  // a file that shrinks under the run is an error naming it.
+  struct Owner {
+    std::unique_ptr<llvm::WritableMemoryBuffer> buffer;
+    MappedInput guard;
+  };
+  const char *start = (*buffer)->getBufferStart();
+  size_t total = (*buffer)->getBufferSize();
+  auto *owner = new Owner{std::move(*buffer), MappedInput(start, total, path)};
+  array->data = NpyBuffer::adopt(data, size, owner, [](void *p) {
+    delete static_cast<Owner *>(p);
   });
   return array;
 }

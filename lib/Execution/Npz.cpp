@@ -12,6 +12,7 @@
 
 #include "gptq/Execution/Npz.h"
 #include "gptq/Execution/Output.h"
+#include "gptq/Execution/Signals.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -649,6 +650,9 @@ llvm::Expected<std::vector<NpzEntry>> mlir::gptq::readNpz(StringRef path) {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         path + ": cannot read: " + buffer.getError().message());
+  // Mapped while it is parsed (the arrays are copies).
+  MappedInput guard((*buffer)->getBufferStart(), (*buffer)->getBufferSize(),
+                    path);
   return parseNpz((*buffer)->getBuffer(), path);
 }
 

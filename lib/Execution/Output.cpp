@@ -2,6 +2,8 @@
 
 #include "gptq/Execution/Output.h"
 
+#include "gptq/Execution/Signals.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
 
@@ -38,31 +40,46 @@ PendingOutputs::~PendingOutputs() { discard(); }
 
 void PendingOutputs::discard() {
   for (Pending &p : files)
-    llvm::consumeError(p.temp.discard());
+    if (p.temp)
+      llvm::consumeError(p.temp->discard());
   files.clear();
 }
 
+namespace {
+/// Whether `target` is a device or a pipe (also through a link): a file
+/// that is written in place, never renamed over.
+bool isSpecial(llvm::StringRef target) {
+  fs::file_status status;
+  return !fs::status(target, status) && fs::exists(status) &&
+         status.type() != fs::file_type::regular_file &&
+         status.type() != fs::file_type::directory_file;
+}
+} // namespace
+
 llvm::Error PendingOutputs::add(
     llvm::StringRef target,
-    llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write) {
+    llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write,
+    unsigned mode) {
   // A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written as it
-  // is: renaming a file onto it would replace the device itself, and it
-  // holds no file that could be left partial.
-  fs::file_status status;
-  if (!fs::status(target, status) && fs::exists(status) &&
-      status.type() != fs::file_type::regular_file &&
-      status.type() != fs::file_type::directory_file) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(target, ec);
-    if (ec)
-      return cannotWrite(target, ec.message());
-    return writeChecked(os, target, write);
+  // is, at the commit: renaming a file onto it would replace the device
+  // itself, and it holds no file that could be left partial.
+  if (isSpecial(target)) {
+    std::string bytes;
+    llvm::raw_string_ostream os(bytes);
+    if (llvm::Error err = write(os))
+      return err;
+    files.push_back({target.str(), std::nullopt, std::move(bytes)});
+    return llvm::Error::success();
   }
   // A hidden name in the same directory, so that the rename stays on one
   // file system.
   llvm::SmallString<256> model(path::parent_path(target));
   path::append(model, "." + path::filename(target) + ".tmp-%%%%%%%%");
-  llvm::Expected<fs::TempFile> temp = fs::TempFile::create(model);
+  // Created and registered for removal on a signal with interrupts held
+  // back: one between the two would leave the file behind.
+  std::optional<DeferInterrupts> creating(std::in_place);
+  llvm::Expected<fs::TempFile> temp = fs::TempFile::create(model, mode);
+  creating.reset();
   if (!temp)
     return cannotWrite(target, llvm::toString(temp.takeError()));
   llvm::Error result = llvm::Error::success();
@@ -79,27 +96,51 @@ llvm::Error PendingOutputs::add(
     llvm::consumeError(temp->discard());
     return result;
   }
-  files.push_back({target.str(), std::move(*temp)});
+  files.push_back({target.str(), std::move(*temp), std::string()});
   return llvm::Error::success();
 }
 
-llvm::Error PendingOutputs::add(llvm::StringRef target, llvm::StringRef bytes) {
-  return add(target, [&](llvm::raw_ostream &os) {
-    os << bytes;
-    return llvm::Error::success();
-  });
+llvm::Error PendingOutputs::add(llvm::StringRef target, llvm::StringRef bytes,
+                                unsigned mode) {
+  return add(
+      target,
+      [&](llvm::raw_ostream &os) {
+        os << bytes;
+        return llvm::Error::success();
+      },
+      mode);
 }
 
 llvm::Error PendingOutputs::commit() {
+  // Results computed from a file that changed under the run are not kept.
+  if (llvm::Error err = checkMappedInputsUnchanged()) {
+    discard();
+    return err;
+  }
+  DeferInterrupts interrupts;
   for (size_t i = 0; i < files.size(); ++i) {
-    if (llvm::Error err = files[i].temp.keep(files[i].path)) {
-      llvm::Error failure =
-          cannotWrite(files[i].path, llvm::toString(std::move(err)));
+    Pending &p = files[i];
+    llvm::Error err = llvm::Error::success();
+    if (p.temp) {
+      if (llvm::Error kept = p.temp->keep(p.path))
+        err = cannotWrite(p.path, llvm::toString(std::move(kept)));
+    } else {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(p.path, ec);
+      if (ec)
+        err = cannotWrite(p.path, ec.message());
+      else
+        err = writeChecked(os, p.path, [&](llvm::raw_ostream &out) {
+          out << p.bytes;
+          return llvm::Error::success();
+        });
+    }
+    if (err) {
       // The files before this one are in place; this one's temporary (a
       // failed rename leaves it) and the rest are removed.
       files.erase(files.begin(), files.begin() + i);
       discard();
-      return failure;
+      return err;
     }
   }
   files.clear();
@@ -156,5 +197,78 @@ llvm::Error mlir::gptq::checkNotAnInput(llvm::StringRef output,
       return error("writing '" + output + "' would replace the input '" +
                    input + "'; choose another output");
   }
+  return llvm::Error::success();
+}
+
+bool mlir::gptq::sameFile(llvm::StringRef a, llvm::StringRef b) {
+  bool same = false;
+  if (!fs::equivalent(a, b, same))
+    return same;
+  // One of them does not exist (yet): the same name in the same directory.
+  auto entry = [](llvm::StringRef p) {
+    llvm::SmallString<256> parent(path::parent_path(p));
+    if (parent.empty())
+      parent = ".";
+    llvm::SmallString<256> real;
+    if (fs::real_path(parent, real)) {
+      real = parent;
+      fs::make_absolute(real);
+    }
+    path::remove_dots(real, /*remove_dot_dot=*/true);
+    path::append(real, path::filename(p));
+    return std::string(real);
+  };
+  return entry(a) == entry(b);
+}
+
+namespace {
+RunFiles *currentRun = nullptr;
+} // namespace
+
+RunFiles::RunFiles() : outer(currentRun) {
+  currentRun = this;
+  openRunOfMappedInputs();
+}
+
+RunFiles::~RunFiles() {
+  closeRunOfMappedInputs();
+  currentRun = outer;
+}
+
+RunFiles *RunFiles::current() { return currentRun; }
+
+llvm::Error RunFiles::addInput(llvm::StringRef path, llvm::StringRef what,
+                               llvm::StringRef replacedBy) {
+  if (path.empty() || path == "-")
+    return llvm::Error::success();
+  for (const File &output : named)
+    if ((replacedBy.empty() || output.what != replacedBy) &&
+        sameFile(output.path, path))
+      return error("writing '" + output.path + "' (" + output.what +
+                   ") would replace the input '" + path + "' (" + what +
+                   "); choose another output");
+  inputs.push_back({path.str(), what.str(), replacedBy.str()});
+  return llvm::Error::success();
+}
+
+llvm::Error RunFiles::addOutput(llvm::StringRef path, llvm::StringRef what) {
+  if (path.empty())
+    return error(what + " is empty (an unset variable?): name a file");
+  if (path == "-")
+    return llvm::Error::success();
+  for (const File &input : inputs)
+    if ((input.replacedBy.empty() || input.replacedBy != what) &&
+        sameFile(path, input.path))
+      return error("writing '" + path + "' (" + what +
+                   ") would replace the input '" + input.path + "' (" +
+                   input.what + "); choose another output");
+  // A device is no file to lose: /dev/null may take several outputs.
+  bool special = isSpecial(path);
+  for (const File &output : named)
+    if (!special && sameFile(path, output.path))
+      return error("'" + path + "' (" + what + ") and '" + output.path +
+                   "' (" + output.what +
+                   ") are the same file; name different files");
+  named.push_back({path.str(), what.str(), std::string()});
   return llvm::Error::success();
 }

@@ -4,6 +4,8 @@
 
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Npz.h"
+#include "gptq/Execution/Output.h"
+#include "gptq/Execution/Signals.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -11,6 +13,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -65,6 +68,19 @@ llvm::Error mlir::gptq::loadParameters(ModuleOp module,
                  " attribute must be a string naming the parameter archive, "
                  "found " +
                  llvm::formatv("{0}", attr));
+  // A name with a control character (a NUL, a line break) is no file name
+  // anyone meant, and would break the one-line messages that print it.
+  if (llvm::any_of(fileName.getValue(), [](unsigned char c) {
+        return c < 0x20 || c == 0x7f;
+      })) {
+    std::string escaped;
+    llvm::raw_string_ostream os(escaped);
+    os.write_escaped(fileName.getValue());
+    return error(moduleLabel + ": the " + kParametersAttrName +
+                 " attribute \"" + escaped +
+                 "\" holds a control character; name the parameter archive "
+                 "with a plain file name");
+  }
   llvm::SmallString<256> path;
   if (!fromStdin && !llvm::sys::path::is_absolute(fileName.getValue()))
     path = llvm::sys::path::parent_path(moduleFile);
@@ -80,6 +96,12 @@ llvm::Error mlir::gptq::loadParameters(ModuleOp module,
       });
   });
 
+  // The archive is an input of the run: no output of it may replace it.
+  if (RunFiles *files = RunFiles::current())
+    if (llvm::Error err = files->addInput(
+            path, "the parameter archive of " + moduleLabel))
+      return err;
+
   // A device or a pipe may never end: only files are read.
   llvm::sys::fs::file_status status;
   if (!llvm::sys::fs::status(path, status) &&
@@ -92,9 +114,17 @@ llvm::Error mlir::gptq::loadParameters(ModuleOp module,
     return error(path + ": cannot read the parameter archive: " +
                  buffer.getError().message() + " (named by the " +
                  kParametersAttrName + " attribute of " + moduleLabel + ")");
-  // Shared by the blobs, which keep the file mapped.
-  std::shared_ptr<llvm::MemoryBuffer> archive(std::move(*buffer));
-  auto arrays = parseNpzInPlace(archive->getBuffer(), path);
+  // Shared by the blobs, which keep the file mapped; guarded, so that an
+  // archive that shrinks or changes under the run is an error naming it.
+  struct Archive {
+    std::unique_ptr<llvm::MemoryBuffer> buffer;
+    MappedInput guard;
+    Archive(std::unique_ptr<llvm::MemoryBuffer> b, llvm::StringRef path)
+        : buffer(std::move(b)),
+          guard(buffer->getBufferStart(), buffer->getBufferSize(), path) {}
+  };
+  auto archive = std::make_shared<Archive>(std::move(*buffer), path);
+  auto arrays = parseNpzInPlace(archive->buffer->getBuffer(), path);
   if (!arrays)
     return arrays.takeError();
   llvm::StringMap<const NpyView *> byName;

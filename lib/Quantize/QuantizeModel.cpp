@@ -43,6 +43,7 @@
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -295,6 +296,9 @@ struct QuantizeModelPass
   std::map<std::string, std::shared_ptr<CompiledFunction>> compiledByText;
   std::shared_ptr<MLIRContext> jitContext;
   JitOptions jitOptions;
+  // The run's files when no tool made a RunFiles (a pass run from a
+  // library): the pass checks and commits its own.
+  std::shared_ptr<RunFiles> ownFiles;
   unsigned compiledCount = 0;
   double calibrateSeconds = 0, compileSeconds = 0, quantizeSeconds = 0;
   // Parts of the above, for the report's "timing": the calibration forwards
@@ -866,6 +870,15 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
               << " along dimension 0 (at least one sample)";
     return failure();
   }
+  // Samples of no elements (windows of zero tokens) reach every layer with
+  // nothing: a zero Hessian, which would quantize every weight to zero.
+  for (size_t d = 1; d < data->shape.size(); ++d)
+    if (data->shape[d] == 0) {
+      fail(loc) << "calibration=" << calibration << ": found "
+                << data->describe() << ": its samples are empty (dimension "
+                << d << " is 0); each sample needs at least one element";
+      return failure();
+    }
   if (!argType.isDynamicDim(0) && argType.getDimSize(0) != calibrationBatch) {
     fail(func.getLoc()) << "'@" << entry << "' takes a static batch of "
                         << argType.getDimSize(0)
@@ -1308,6 +1321,8 @@ LogicalResult QuantizeModelPass::rewrite(ConfigAttr config) {
 //===----------------------------------------------------------------------===//
 
 void QuantizeModelPass::runOnOperation() {
+  // Uncommitted files of a failed run are discarded.
+  llvm::scope_exit releaseFiles([&] { ownFiles.reset(); });
   module = getOperation();
   Location loc = module.getLoc();
   states.clear();
@@ -1419,40 +1434,44 @@ void QuantizeModelPass::runOnOperation() {
     return;
   }
   // Output files are checked now, not after the work: their folder must
-  // exist, and they must not replace an input.
-  std::vector<std::string> inputs;
-  for (const std::string &path :
-       {std::string(calibration), std::string(hessians)})
-    if (!path.empty())
-      inputs.push_back(path);
+  // exist, and none may be an input of the run or another of its outputs
+  // (in gptq-opt, the tool's RunFiles knows the module, its parameter
+  // archive and -o too; the files are committed with -o, after the last
+  // pass).
+  if (!RunFiles::current())
+    ownFiles = std::make_shared<RunFiles>();
+  RunFiles &files = *RunFiles::current();
   for (auto [option, path] :
-       {std::pair<StringRef, std::string>("report", report),
-        std::pair<StringRef, std::string>("dump-hessians", dumpHessians),
-        std::pair<StringRef, std::string>("dump-stages", dumpStages)}) {
+       {std::pair<StringRef, std::string>("calibration=", calibration),
+        std::pair<StringRef, std::string>("hessians=", hessians)}) {
+    if (path.empty())
+      continue;
+    if (llvm::Error err = files.addInput(path, option)) {
+      fail(loc) << llvm::toString(std::move(err));
+      return;
+    }
+  }
+  for (auto [option, path] :
+       {std::pair<StringRef, std::string>("report=", report),
+        std::pair<StringRef, std::string>("dump-hessians=", dumpHessians),
+        std::pair<StringRef, std::string>("dump-stages=", dumpStages)}) {
     if (path.empty())
       continue;
     StringRef parent = llvm::sys::path::parent_path(path);
     if (!parent.empty() && !llvm::sys::fs::is_directory(parent)) {
-      fail(loc) << option << "=" << path << ": no directory '" << parent
+      fail(loc) << option << path << ": no directory '" << parent
                 << "' to write it in";
       return;
     }
     if (llvm::sys::fs::is_directory(path)) {
-      fail(loc) << option << "=" << path << ": is a directory, expected a "
+      fail(loc) << option << path << ": is a directory, expected a "
                 << "file name";
       return;
     }
-    if (llvm::Error err = checkNotAnInput(path, inputs)) {
-      fail(loc) << option << "=" << path << ": "
-                << llvm::toString(std::move(err));
+    if (llvm::Error err = files.addOutput(path, option)) {
+      fail(loc) << llvm::toString(std::move(err));
       return;
     }
-  }
-  if ((!report.empty() && (report == dumpHessians || report == dumpStages)) ||
-      (!dumpHessians.empty() && dumpHessians == dumpStages)) {
-    fail(loc) << "report=, dump-hessians= and dump-stages= must name "
-                 "different files";
-    return;
   }
   LinearLayers linears(module);
   size_t found = 0;
@@ -1626,8 +1645,9 @@ void QuantizeModelPass::runOnOperation() {
   }
   double rewriteSeconds = secondsSince(rewriteStart);
 
-  // Outputs: the report and the Hessians, together.
-  PendingOutputs outputs;
+  // Outputs: the report and the Hessians, together, and with the tool's
+  // own outputs when a tool runs the pass.
+  PendingOutputs &outputs = RunFiles::current()->outputs();
   llvm::json::Array layersJson;
   std::vector<std::string> escalated, fallbacks;
   for (const LayerState &state : states) {
@@ -1742,9 +1762,13 @@ void QuantizeModelPass::runOnOperation() {
       return;
     }
   }
-  if (llvm::Error err = outputs.commit()) {
-    fail(loc) << llvm::toString(std::move(err));
-    return;
+  if (ownFiles) {
+    llvm::Error err = ownFiles->commit();
+    ownFiles.reset();
+    if (err) {
+      fail(loc) << llvm::toString(std::move(err));
+      return;
+    }
   }
 
   llvm::errs() << kPassName << ": " << states.size() << " layers in "

@@ -13,6 +13,7 @@
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Parameters.h"
+#include "gptq/Execution/Signals.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -27,6 +28,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -196,6 +198,19 @@ static int run(int argc, char **argv) {
       !llvm::Regex("^sm_[0-9]+a?$").match(chip.getValue()))
     return fail("--chip '" + chip + "' is not a GPU architecture such as "
                 "sm_90");
+  // The run's files: the executable (and with --portable the runtime beside
+  // it) must not replace the module or its parameter archive.
+  RunFiles files;
+  if (llvm::Error err = files.addInput(inputFile, "the input module"))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = files.addOutput(outputFile, "-o"))
+    return fail(llvm::toString(std::move(err)));
+  llvm::SmallString<256> runtime(llvm::sys::path::parent_path(outputFile));
+  llvm::sys::path::append(runtime, "libomp.so.5");
+  if (portable)
+    if (llvm::Error err =
+            files.addOutput(runtime, "the OpenMP runtime beside -o"))
+      return fail(llvm::toString(std::move(err)));
   ToolInput input;
   auto parsed = input.parse(inputFile);
   if (!parsed)
@@ -239,41 +254,70 @@ static int run(int argc, char **argv) {
   if (!fn)
     return fail(inputFile + ": " + llvm::toString(fn.takeError()));
 
-  // Temporary files beside the output, removed whatever happens; the
-  // executable is renamed into place once linked.
-  std::string tag = "." + std::to_string(::getpid()) + ".tmp";
-  std::string objectPath = outputFile + tag + ".o";
-  std::string tablePath = outputFile + tag + ".c";
-  std::string linked = outputFile + tag;
-  std::string logPath = outputFile + tag + ".log";
+  // The object, the table, the linked executable and the linker's messages
+  // are temporary files (removed whatever happens, also on a signal); the
+  // executable's bytes then become the output, written beside -o and renamed
+  // into place (or written into a device such as /dev/null, never replacing
+  // it).
+  std::vector<std::string> temporaries;
   llvm::scope_exit cleanup([&] {
-    for (const std::string &path : {objectPath, tablePath, linked, logPath})
+    for (const std::string &path : temporaries) {
       llvm::sys::fs::remove(path);
+      llvm::sys::DontRemoveFileOnSignal(path);
+    }
   });
-  if (llvm::Error err = writeFileAtomically(objectPath, object))
+  auto temporary = [&](llvm::StringRef suffix) -> llvm::Expected<std::string> {
+    llvm::SmallString<256> path;
+    int fd;
+    // Created and registered with interrupts held back, so that none falls
+    // between the two.
+    DeferInterrupts creating;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "gptq-compile", suffix, fd, path))
+      return llvm::createStringError("cannot create a temporary file: " +
+                                     ec.message());
+    ::close(fd);
+    llvm::sys::RemoveFileOnSignal(path);
+    temporaries.push_back(std::string(path));
+    return std::string(path);
+  };
+  auto objectPath = temporary("o");
+  auto tablePath = temporary("c");
+  auto linked = temporary("exe");
+  auto logPath = temporary("log");
+  for (auto *path : {&objectPath, &tablePath, &linked, &logPath})
+    if (!*path)
+      return fail(llvm::toString(path->takeError()));
+  if (llvm::Error err = writeFileAtomically(*objectPath, object))
     return fail(llvm::toString(std::move(err)));
-  if (llvm::Error err =
-          writeFileAtomically(tablePath, tableSource((*fn)->entry(), entry)))
+  if (llvm::Error err = writeFileAtomically(
+          *tablePath, tableSource((*fn)->entry(), entry)))
     return fail(llvm::toString(std::move(err)));
-  if (llvm::Error err = link(objectPath, tablePath, linked, logPath, portable,
-                             device == "cuda"))
+  if (llvm::Error err = link(*objectPath, *tablePath, *linked, *logPath,
+                             portable, device == "cuda"))
     return fail(llvm::toString(std::move(err)));
+  auto executable = llvm::MemoryBuffer::getFile(
+      *linked, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!executable)
+    return fail("cannot read the linked executable: " +
+                executable.getError().message());
   if (portable) {
     // The runtime first: an executable beside no runtime would not start.
-    llvm::SmallString<256> runtime(llvm::sys::path::parent_path(outputFile));
-    llvm::sys::path::append(runtime, "libomp.so.5");
     auto bytes = llvm::MemoryBuffer::getFile(GPTQ_OPENMP_RUNTIME,
                                              /*IsText=*/false,
                                              /*RequiresNullTerminator=*/false);
     if (!bytes)
       return fail("cannot read '" GPTQ_OPENMP_RUNTIME "': " +
                   bytes.getError().message());
-    if (llvm::Error err = writeFileAtomically(runtime, (*bytes)->getBuffer()))
+    if (llvm::Error err = files.outputs().add(runtime, (*bytes)->getBuffer(),
+                                              llvm::sys::fs::all_all))
       return fail(llvm::toString(std::move(err)));
-    llvm::sys::fs::setPermissions(runtime, llvm::sys::fs::perms(0755));
   }
-  if (std::error_code ec = llvm::sys::fs::rename(linked, outputFile))
-    return fail("cannot write '" + outputFile + "': " + ec.message());
+  if (llvm::Error err = files.outputs().add(
+          outputFile, (*executable)->getBuffer(), llvm::sys::fs::all_all))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = files.commit())
+    return fail(llvm::toString(std::move(err)));
   return 0;
 }
 

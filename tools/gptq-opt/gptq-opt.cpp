@@ -4,12 +4,15 @@
 // dialects and passes the pipelines use. Unlike mlir-opt, the output file is
 // written beside its final name and renamed into place only when the whole
 // run succeeded: a failed run never truncates or removes an existing file.
+// Files that passes write (report=, dump-hessians=, dump-stages=) are
+// committed with it, after the last pass, or not at all.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/Transforms/Passes.h"
 #include "gptq/Execution/Jit.h"
+#include "gptq/Execution/ModuleFile.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Parameters.h"
 #include "gptq/Pipelines/Pipelines.h"
@@ -63,22 +66,37 @@ static int run(int argc, char **argv) {
     return asMainReturnCode(
         MlirOptMain(argc, argv, inputFilename, "-", registry));
 
+  // Every file the run reads and writes: passes that write files (report=,
+  // dump-hessians=, ...) check theirs against these and add them to the
+  // outputs, which are committed together after the last pass.
+  gptq::RunFiles files;
+  if (llvm::Error err =
+          files.addInput(inputFilename, "the input module", /*replacedBy=*/"-o"))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = files.addOutput(outputFilename, "-o"))
+    return fail(llvm::toString(std::move(err)));
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFilename, &errorMessage);
+      gptq::openModuleFile(inputFilename, &errorMessage);
   if (!input)
     return fail(errorMessage);
-  if (outputFilename == "-")
-    return asMainReturnCode(
-        MlirOptMain(llvm::outs(), std::move(input), registry, config));
+  if (outputFilename == "-") {
+    if (failed(MlirOptMain(llvm::outs(), std::move(input), registry, config)))
+      return 1;
+    llvm::outs().flush();
+    llvm::Error err = files.commit();
+    return err ? fail(llvm::toString(std::move(err))) : 0;
+  }
   // Diagnostics are printed as they come; a failure discards the output.
-  llvm::Error err = gptq::writeFileAtomically(
+  llvm::Error err = files.outputs().add(
       outputFilename, [&](llvm::raw_ostream &os) -> llvm::Error {
         if (failed(MlirOptMain(os, std::move(input), registry, config)))
           return llvm::make_error<llvm::StringError>(
               "", llvm::inconvertibleErrorCode());
         return llvm::Error::success();
       });
+  if (!err)
+    err = files.commit();
   if (!err)
     return 0;
   std::string message = llvm::toString(std::move(err));

@@ -193,6 +193,15 @@ static int run(int argc, char **argv) {
       return fail("--cholesky-block must be >= 1");
   }
 
+  // The run's files: no result may replace the module, its parameter
+  // archive or an --input.
+  RunFiles files;
+  if (llvm::Error err = files.addInput(inputFile, "the input module"))
+    return fail(llvm::toString(std::move(err)));
+  for (const std::string &path : inputs)
+    if (llvm::Error err = files.addInput(path, "--input"))
+      return fail(llvm::toString(std::move(err)));
+
   std::vector<NpyArray> args;
   std::vector<std::string> names;
   for (const std::string &path : inputs) {
@@ -243,6 +252,10 @@ static int run(int argc, char **argv) {
   if (llvm::Error err =
           checkResultFiles(outputDir, (*fn)->results().size(), inputs, entry))
     return fail(llvm::toString(std::move(err)));
+  for (size_t i = 0; i < (*fn)->results().size(); ++i)
+    if (llvm::Error err =
+            files.addOutput(resultPath(outputDir, i), "--output-dir"))
+      return fail(llvm::toString(std::move(err)));
   std::vector<double> runSeconds;
   auto results = callRepeatedly(
       repeat, [&] { return (*fn)->call(args, names); }, runSeconds);

@@ -18,6 +18,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,13 +40,23 @@ public:
   /// temporary file in the same directory, which must exist. Fails, naming
   /// `path`, when the file cannot be created or any write fails (e.g. a
   /// full disk); the temporary is then removed. A `path` that is a device
-  /// or a pipe (/dev/null, a FIFO) is written directly, at once.
+  /// or a pipe (/dev/null, a FIFO, or a link to one) is written in place,
+  /// at the commit, and never replaced.
+  /// The file gets `mode` less the umask (an executable: all_all).
   llvm::Error add(llvm::StringRef path,
-                  llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write);
+                  llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write,
+                  unsigned mode = llvm::sys::fs::all_read |
+                                  llvm::sys::fs::all_write);
   /// Adds a file with the given bytes.
-  llvm::Error add(llvm::StringRef path, llvm::StringRef bytes);
+  llvm::Error add(llvm::StringRef path, llvm::StringRef bytes,
+                  unsigned mode = llvm::sys::fs::all_read |
+                                  llvm::sys::fs::all_write);
 
-  /// Renames every pending file onto its final name, in the order added.
+  /// Renames every pending file onto its final name, in the order added,
+  /// with SIGINT, SIGTERM and SIGHUP held back until the last rename, so
+  /// that an interrupt leaves all of them or none. Fails, writing nothing,
+  /// when a mapped input changed during the run
+  /// (checkMappedInputsUnchanged).
   llvm::Error commit();
 
   /// Removes every pending file.
@@ -54,7 +65,10 @@ public:
 private:
   struct Pending {
     std::string path;
-    llvm::sys::fs::TempFile temp;
+    /// The temporary file; none for a device or a pipe, whose bytes wait
+    /// in `bytes` for the commit.
+    std::optional<llvm::sys::fs::TempFile> temp;
+    std::string bytes;
   };
   std::vector<Pending> files;
 };
@@ -79,6 +93,54 @@ llvm::Error createOutputDirectory(llvm::StringRef dir);
 /// also through links or other spellings of its path).
 llvm::Error checkNotAnInput(llvm::StringRef output,
                             llvm::ArrayRef<std::string> inputs);
+
+/// Whether `a` and `b` name one file: the same file on disk when both exist
+/// (through links, `./` and `..`, hard links), else the same name in the
+/// same directory once the directory's links are resolved.
+bool sameFile(llvm::StringRef a, llvm::StringRef b);
+
+/// The files one run of a tool reads and writes. Each output is checked
+/// when it is named, before any work: it must not be one of the run's
+/// inputs nor another of its outputs (compared with sameFile). The outputs
+/// are written into one PendingOutputs and committed together when the run
+/// has done all its work, or not at all. A tool makes one for its run;
+/// passes that write files (report=, dump-hessians=, ...) find it with
+/// `current()` and add their inputs, outputs and files to it, so that they
+/// are checked against the tool's own and committed with them. Without one
+/// (a pass run from a library), such a pass checks and commits its own.
+class RunFiles {
+public:
+  RunFiles();
+  RunFiles(const RunFiles &) = delete;
+  RunFiles &operator=(const RunFiles &) = delete;
+  ~RunFiles();
+
+  /// The run of this process, or nullptr.
+  static RunFiles *current();
+
+  /// Records an input; `what` says what it is in messages ("the module",
+  /// "calibration="). Fails when an output already named is that file,
+  /// unless that output is the one named `replacedBy`: gptq-opt's -o may
+  /// rewrite its input module in place (it is read whole first, and
+  /// replaced whole by a rename), but nothing else may.
+  llvm::Error addInput(llvm::StringRef path, llvm::StringRef what,
+                       llvm::StringRef replacedBy = "");
+  /// Records an output, or fails when it is an input or another output.
+  llvm::Error addOutput(llvm::StringRef path, llvm::StringRef what);
+
+  /// The files to commit together.
+  PendingOutputs &outputs() { return pending; }
+  /// Commits every pending file (see PendingOutputs::commit).
+  llvm::Error commit() { return pending.commit(); }
+
+private:
+  struct File {
+    std::string path, what, replacedBy;
+  };
+  std::vector<File> inputs, named;
+  PendingOutputs pending;
+  RunFiles *outer = nullptr;
+};
 
 } // namespace gptq
 } // namespace mlir

@@ -1,0 +1,278 @@
+//===- Signals.cpp - Signals that end a tool cleanly ----------------------===//
+
+#include "gptq/Execution/Signals.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Signals.h"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace mlir::gptq;
+
+namespace {
+/// Live MappedInputs, read by the SIGBUS handler: a slot is claimed by
+/// setting its path last, and freed by clearing the path first, so that the
+/// handler sees either a whole region or none.
+struct Region {
+  std::atomic<uintptr_t> start{0};
+  std::atomic<size_t> size{0};
+  std::atomic<const char *> path{nullptr};
+};
+constexpr int kRegions = 256;
+Region regions[kRegions];
+std::mutex regionsMutex;
+
+std::atomic<const char *> toolName{"gptq-mlir"};
+std::atomic<int> deferDepth{0};
+std::atomic<int> deferredSignal{0};
+/// The thread that creates and renames the tool's files: interrupts are
+/// handled on it, so that it is stopped while the handler removes them
+/// (handled on another thread, it went on creating temporary files that
+/// outlived the removal).
+std::atomic<bool> haveFileThread{false};
+pthread_t fileThread;
+
+constexpr int kInterrupts[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction previousBus;
+struct sigaction previousInterrupt[3];
+
+void writeAll(const char *text) {
+  size_t left = std::strlen(text);
+  while (left > 0) {
+    ssize_t n = ::write(STDERR_FILENO, text, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return;
+    text += n;
+    left -= size_t(n);
+  }
+}
+
+/// Hands `signal` to the handler that was installed before ours.
+void chain(int signal, siginfo_t *info, void *context,
+           const struct sigaction &previous) {
+  if (previous.sa_flags & SA_SIGINFO) {
+    if (previous.sa_sigaction) {
+      previous.sa_sigaction(signal, info, context);
+      return;
+    }
+  } else if (previous.sa_handler == SIG_IGN) {
+    return;
+  } else if (previous.sa_handler != SIG_DFL && previous.sa_handler) {
+    previous.sa_handler(signal);
+    return;
+  }
+  // The default action: on return from this handler the faulting access
+  // (SIGBUS) repeats and ends the process; an interrupt is raised again.
+  ::signal(signal, SIG_DFL);
+  if (signal != SIGBUS)
+    ::raise(signal);
+}
+
+void onBus(int signal, siginfo_t *info, void *context) {
+  auto address = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
+  for (Region &region : regions) {
+    const char *path = region.path.load();
+    uintptr_t start = region.start.load();
+    if (!path || address < start || address - start >= region.size.load())
+      continue;
+    writeAll(toolName.load());
+    writeAll(": error: ");
+    writeAll(path);
+    writeAll(": the file changed while it was read (cut short or replaced "
+             "during the run); no output was written\n");
+    // The temporary files of pending outputs (llvm::sys::fs::TempFile
+    // registers each for removal on a signal).
+    llvm::sys::RunInterruptHandlers();
+    ::_exit(1);
+  }
+  chain(signal, info, context, previousBus);
+}
+
+void onInterrupt(int signal, siginfo_t *info, void *context) {
+  if (haveFileThread.load() && !pthread_equal(pthread_self(), fileThread)) {
+    ::pthread_kill(fileThread, signal);
+    return;
+  }
+  if (deferDepth.load() > 0) {
+    int none = 0;
+    deferredSignal.compare_exchange_strong(none, signal);
+    return;
+  }
+  for (int i = 0; i < 3; ++i)
+    if (kInterrupts[i] == signal)
+      return chain(signal, info, context, previousInterrupt[i]);
+}
+
+bool identity(const std::string &path, unsigned long long &device,
+              unsigned long long &inode, unsigned long long &size,
+              long long &modified) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0)
+    return false;
+  device = status.st_dev;
+  inode = status.st_ino;
+  size = status.st_size;
+  modified = (long long)status.st_mtim.tv_sec * 1000000000LL +
+             status.st_mtim.tv_nsec;
+  return true;
+}
+
+llvm::Error changed(const std::string &path) {
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      path + ": the file changed while it was read (replaced or written "
+             "during the run); no output was written");
+}
+
+/// While a run is open (a tool's RunFiles lives), every file mapped in it,
+/// as it was when first mapped: the check before a commit also covers files
+/// whose mapping is already gone (gptq-opt writes its output after the
+/// module, and the archive it maps, are freed). Outside a run (a library,
+/// the unit tests), only live mappings are checked.
+struct Snapshot {
+  std::string path;
+  bool known;
+  unsigned long long device, inode, size;
+  long long modified;
+};
+std::mutex snapshotsMutex;
+std::vector<Snapshot> &snapshots() {
+  static std::vector<Snapshot> all;
+  return all;
+}
+int openRuns = 0;
+
+/// The live MappedInputs.
+std::vector<const MappedInput *> &live() {
+  static std::vector<const MappedInput *> inputs;
+  return inputs;
+}
+} // namespace
+
+void mlir::gptq::installToolSignalHandlers(const char *name) {
+  static std::once_flag once;
+  toolName.store(name);
+  std::call_once(once, [] {
+    // LLVM's handlers first (InitLLVM installs them; otherwise the first
+    // file registered for removal on a signal would, over ours): ours run
+    // first and hand on to them what is not ours.
+    llvm::sys::AddSignalHandler([](void *) {}, nullptr);
+    struct sigaction action;
+    std::memset(&action, 0, sizeof(action));
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    action.sa_sigaction = onBus;
+    ::sigaction(SIGBUS, &action, &previousBus);
+    action.sa_sigaction = onInterrupt;
+    for (int i = 0; i < 3; ++i)
+      ::sigaction(kInterrupts[i], &action, &previousInterrupt[i]);
+  });
+}
+
+MappedInput::MappedInput(const void *data, size_t size, llvm::StringRef name)
+    : path(name.str()) {
+  known = identity(path, device, inode, this->size, modifiedNanoseconds);
+  {
+    std::lock_guard<std::mutex> lock(snapshotsMutex);
+    live().push_back(this);
+    // Outside a run nothing is kept; in one, each file once.
+    bool keep = openRuns > 0 &&
+                llvm::none_of(snapshots(), [&](const Snapshot &s) {
+                  return s.path == path && s.known == known &&
+                         s.device == device && s.inode == inode;
+                });
+    if (keep)
+      snapshots().push_back(
+          {path, known, device, inode, this->size, modifiedNanoseconds});
+  }
+  if (!data || size == 0)
+    return;
+  std::lock_guard<std::mutex> lock(regionsMutex);
+  for (int i = 0; i < kRegions; ++i) {
+    if (regions[i].path.load())
+      continue;
+    regions[i].start.store(reinterpret_cast<uintptr_t>(data));
+    regions[i].size.store(size);
+    regions[i].path.store(::strdup(path.c_str()));
+    slot = i;
+    return;
+  }
+}
+
+MappedInput::~MappedInput() {
+  {
+    std::lock_guard<std::mutex> lock(snapshotsMutex);
+    llvm::erase(live(), this);
+  }
+  if (slot < 0)
+    return;
+  std::lock_guard<std::mutex> lock(regionsMutex);
+  const char *name = regions[slot].path.exchange(nullptr);
+  regions[slot].size.store(0);
+  std::free(const_cast<char *>(name));
+}
+
+llvm::Error MappedInput::checkUnchanged() const {
+  if (!known)
+    return llvm::Error::success();
+  unsigned long long d, i, s;
+  long long m;
+  if (!identity(path, d, i, s, m) || d != device || i != inode ||
+      s != size || m != modifiedNanoseconds)
+    return changed(path);
+  return llvm::Error::success();
+}
+
+void mlir::gptq::openRunOfMappedInputs() {
+  std::lock_guard<std::mutex> lock(snapshotsMutex);
+  ++openRuns;
+}
+
+void mlir::gptq::closeRunOfMappedInputs() {
+  std::lock_guard<std::mutex> lock(snapshotsMutex);
+  if (--openRuns == 0)
+    snapshots().clear();
+}
+
+llvm::Error mlir::gptq::checkMappedInputsUnchanged() {
+  std::lock_guard<std::mutex> lock(snapshotsMutex);
+  for (const MappedInput *input : live())
+    if (llvm::Error err = input->checkUnchanged())
+      return err;
+  for (const Snapshot &was : snapshots()) {
+    if (!was.known)
+      continue;
+    unsigned long long d, i, s;
+    long long m;
+    if (!identity(was.path, d, i, s, m) || d != was.device ||
+        i != was.inode || s != was.size || m != was.modified)
+      return changed(was.path);
+  }
+  return llvm::Error::success();
+}
+
+void mlir::gptq::setFileThread(bool isFileThread) {
+  if (isFileThread)
+    fileThread = pthread_self();
+  haveFileThread.store(isFileThread);
+}
+
+DeferInterrupts::DeferInterrupts() { deferDepth.fetch_add(1); }
+
+DeferInterrupts::~DeferInterrupts() {
+  if (deferDepth.fetch_sub(1) != 1)
+    return;
+  if (int signal = deferredSignal.exchange(0))
+    ::raise(signal);
+}
