@@ -18,6 +18,7 @@
 #include "gptq/Pipelines/Pipelines.h"
 #include "gptq/Quantize/Passes.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
@@ -53,6 +54,23 @@ static int run(int argc, char **argv) {
   config.setPassPipelineSetupFn(
       [commandLine,
        file = std::string(inputFilename)](PassManager &pm) -> LogicalResult {
+        // A malformed pass option (bits=abc) is reported by the option's
+        // parser, in one line; the error MLIR then emits has no location
+        // and no message (or one that starts on a line of its own): it is
+        // printed as one line of ours, or dropped when empty.
+        ScopedDiagnosticHandler oneLine(pm.getContext(), [](Diagnostic &d) {
+          if (d.getSeverity() != DiagnosticSeverity::Error ||
+              !isa<UnknownLoc>(d.getLocation()))
+            return failure();
+          std::string text = d.str();
+          // The pipeline parser's message shows the pipeline and a caret
+          // under the fault on lines of their own: its first line says it.
+          std::string message =
+              llvm::StringRef(text).trim().split('\n').first.rtrim().str();
+          if (!message.empty())
+            fail(message);
+          return success();
+        });
         if (failed(commandLine.setupPassPipeline(pm)))
           return failure();
         OpPassManager passes = pm;
