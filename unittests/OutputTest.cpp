@@ -1,6 +1,7 @@
 //===- OutputTest.cpp - Output files that never lose data -----------------===//
 
 #include "gptq/Execution/Output.h"
+#include "gptq/Execution/Signals.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -105,4 +106,89 @@ TEST(OutputDirectoryTest, RefusesNamesThatWouldLoseData) {
   ASSERT_TRUE(ok(createOutputDirectory(dir.file("sub"))));
   EXPECT_FALSE(ok(checkNotAnInput(other, {dir.file("w.npy")})));
   EXPECT_TRUE(ok(checkNotAnInput(dir.file("codes.npy"), {dir.file("w.npy")})));
+}
+
+TEST(RunFilesTest, SameFileSeesThroughSpellingsAndLinks) {
+  TempDir dir;
+  ASSERT_TRUE(ok(writeFileAtomically(dir.file("in"), "input")));
+  ASSERT_FALSE(fs::create_link("in", dir.file("link")));
+  ASSERT_FALSE(fs::create_directory(dir.file("sub")));
+  EXPECT_TRUE(sameFile(dir.file("in"), dir.file("link")));
+  EXPECT_TRUE(sameFile(dir.file("in"), dir.file("sub/../in")));
+  // Names of files that do not exist yet: the same entry of one directory.
+  EXPECT_TRUE(sameFile(dir.file("new"), dir.file("sub/../new")));
+  EXPECT_TRUE(sameFile(dir.file("new"), dir.file("./new")));
+  EXPECT_FALSE(sameFile(dir.file("new"), dir.file("sub/new")));
+  EXPECT_FALSE(sameFile(dir.file("in"), dir.file("new")));
+}
+
+TEST(RunFilesTest, RefusesAnOutputThatIsAnInputOrAnotherOutput) {
+  TempDir dir;
+  ASSERT_TRUE(ok(writeFileAtomically(dir.file("m.mlir"), "module")));
+  ASSERT_FALSE(fs::create_link("m.mlir", dir.file("link")));
+  {
+    RunFiles files;
+    EXPECT_EQ(RunFiles::current(), &files);
+    ASSERT_TRUE(ok(files.addInput(dir.file("m.mlir"), "the module")));
+    EXPECT_FALSE(ok(files.addOutput(dir.file("link"), "report=")));
+    ASSERT_TRUE(ok(files.addOutput(dir.file("r.json"), "report=")));
+    EXPECT_FALSE(ok(files.addOutput(dir.file("./r.json"), "dump-stages=")));
+    // An input named after the output it would be replaced by.
+    EXPECT_FALSE(ok(files.addInput(dir.file("r.json"), "calibration=")));
+    // A device takes several outputs.
+    ASSERT_TRUE(ok(files.addOutput("/dev/null", "-o")));
+    EXPECT_TRUE(ok(files.addOutput("/dev/null", "dump-hessians=")));
+  }
+  EXPECT_EQ(RunFiles::current(), nullptr);
+  EXPECT_EQ(contents(dir.file("m.mlir")), "module");
+}
+
+TEST(RunFilesTest, AnInputMayBeReplacedByTheOutputNamedForIt) {
+  TempDir dir;
+  ASSERT_TRUE(ok(writeFileAtomically(dir.file("m.mlir"), "module")));
+  RunFiles files;
+  ASSERT_TRUE(ok(files.addInput(dir.file("m.mlir"), "the module", "-o")));
+  EXPECT_TRUE(ok(files.addOutput(dir.file("m.mlir"), "-o")));
+  EXPECT_FALSE(ok(files.addOutput(dir.file("m.mlir"), "report=")));
+}
+
+TEST(RunFilesTest, OutputsAreCommittedTogetherOrNotAtAll) {
+  TempDir dir;
+  {
+    RunFiles files;
+    ASSERT_TRUE(ok(files.outputs().add(dir.file("a"), "a")));
+    ASSERT_TRUE(ok(files.outputs().add(dir.file("b"), "b")));
+    // Only hidden temporaries before the commit, none after it is dropped.
+  }
+  EXPECT_TRUE(dir.list().empty());
+  {
+    RunFiles files;
+    ASSERT_TRUE(ok(files.outputs().add(dir.file("a"), "a")));
+    ASSERT_TRUE(ok(files.outputs().add(dir.file("b"), "b")));
+    ASSERT_TRUE(ok(files.commit()));
+  }
+  EXPECT_EQ(dir.list(), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(RunFilesTest, NothingIsCommittedWhenAMappedInputChanged) {
+  TempDir dir;
+  ASSERT_TRUE(ok(writeFileAtomically(dir.file("w.npz"), "weights")));
+  RunFiles files;
+  {
+    // Mapped, then unmapped: the run still remembers the file.
+    MappedInput mapped(nullptr, 0, dir.file("w.npz"));
+  }
+  ASSERT_TRUE(ok(files.outputs().add(dir.file("out"), "out")));
+  // Rewritten in place, to another size.
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(dir.file("w.npz"), ec);
+    ASSERT_FALSE(ec);
+    os << "other weights";
+  }
+  llvm::Error err = files.commit();
+  ASSERT_TRUE(bool(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("w.npz: the file changed"),
+            std::string::npos);
+  EXPECT_EQ(dir.list(), (std::vector<std::string>{"w.npz"}));
 }
