@@ -209,6 +209,12 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     entry's argument (or that the model's own checks reject, such as token
     ids out of range), non-finite calibration activations, a Hessian that
     stays singular after escalation. Nothing is written then.
+
+    **Files.** `report=`, `dump-hessians=` and `dump-stages=` must not name
+    an input of the run (the module, its parameter archive,
+    `calibration=`, `hessians=`) nor one another, compared as files through
+    links and other spellings; in `gptq-opt` they are also checked against
+    `-o`, and written with it after the last pass, or not at all.
   }];
   let options = [
     Option<"calibration", "calibration", "std::string", /*default=*/"\"\"",
