@@ -137,10 +137,15 @@ static int run(int argc, char **argv) {
     llvm::sys::path::append(path, name);
     return std::string(path);
   };
+  // The run's files: no output may replace --weight or --hessian.
+  RunFiles files;
+  if (llvm::Error err = files.addInput(weightPath, "--weight"))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = files.addInput(hessianPath, "--hessian"))
+    return fail(llvm::toString(std::move(err)));
   for (const char *name : kOutputNames)
-    if (llvm::Error err = checkNotAnInput(
-            outputPath(name), {weightPath.getValue(), hessianPath.getValue()}))
-      return fail(llvm::toString(std::move(err)) + " (--out-dir)");
+    if (llvm::Error err = files.addOutput(outputPath(name), "--out-dir"))
+      return fail(llvm::toString(std::move(err)));
 
   // Only the configuration lives here; the quantizer compiles in a context
   // of its own.
@@ -215,7 +220,7 @@ static int run(int argc, char **argv) {
   // place once all of them are written: a failure replaces none.
   if (llvm::Error err = createOutputDirectory(outDir))
     return fail(llvm::toString(std::move(err)));
-  PendingOutputs outputs;
+  PendingOutputs &outputs = files.outputs();
   const NpyArray *arrays[] = {&result->codes, &result->scales, &result->zeros,
                               &result->gIdx, &result->dequantized};
   for (int i = 0; i < 5; ++i)
