@@ -116,15 +116,22 @@ def _imported(args: argparse.Namespace, cfg, source: str, classifier: str) -> st
     )
 
 
-def _import_hf(args: argparse.Namespace) -> None:
-    from . import hf
-
+def _import_folder(args: argparse.Namespace, read: Callable):
+    """Imports the checkpoint folder ``args.folder`` that ``read`` reads
+    into the module ``args.output``: every file of the folder is an input."""
     with Run() as run:
         _checkpoint_inputs(run, args.folder)
         importer.declare_module(run, args.output, args.external_weights)
         run.begin()
-        checkpoint = hf.read_checkpoint(args.folder)
+        checkpoint = read(args.folder)
         importer.write_module(checkpoint, args.output, args.external_weights, run)
+    return checkpoint
+
+
+def _import_hf(args: argparse.Namespace) -> None:
+    from . import hf
+
+    checkpoint = _import_folder(args, hf.read_checkpoint)
     cfg = checkpoint.config
     dtypes = ", ".join(sorted(set(checkpoint.dtypes.values())))
     lm_head = "tied lm_head" if cfg.shared_classifier else "separate lm_head"
@@ -146,12 +153,7 @@ def _export_gptq(args: argparse.Namespace) -> None:
 def _import_gptq(args: argparse.Namespace) -> None:
     from . import gptq_checkpoint
 
-    with Run() as run:
-        _checkpoint_inputs(run, args.folder)
-        importer.declare_module(run, args.output, args.external_weights)
-        run.begin()
-        checkpoint = gptq_checkpoint.read_gptq_checkpoint(args.folder)
-        importer.write_module(checkpoint, args.output, args.external_weights, run)
+    checkpoint = _import_folder(args, gptq_checkpoint.read_gptq_checkpoint)
     print(
         f"import-gptq: wrote {args.output} ({len(checkpoint.quantized)} quantized layers, "
         f"{checkpoint.hf_config['quantization_config']['bits']} bits)",

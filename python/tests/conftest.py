@@ -7,6 +7,7 @@ missing one is a broken checkout, so the fixtures fail rather than skip.
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -125,3 +126,15 @@ def write_checkpoint(path: Path, checkpoint: llama2c.Llama2cCheckpoint, version:
     """Serialize ``checkpoint`` to ``path`` in the given format version."""
     path.write_bytes(llama2c.serialize_checkpoint(checkpoint.config, checkpoint.weights, version))
     return path
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
+    """Checks that a command failed with exit status 1 and one line on
+    stderr, ``gptq_mlir: error: ...``, holding every fragment; returns it."""
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("gptq_mlir: error: "), lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]

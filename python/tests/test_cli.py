@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import assert_one_line_error
 from gptq_mlir import cli
 from gptq_mlir.errors import GPTQError
 from gptq_mlir.fileio import atomic_output, save_npy
@@ -24,15 +25,6 @@ def _run(*args: str, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "gptq_mlir", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
     )
-
-
-def _assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
-    assert result.returncode == 1, result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("gptq_mlir: error: "), lines[0]
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 @pytest.fixture()
@@ -58,13 +50,13 @@ def _calib(tokenizer_path, text, output, *extra):
 )
 def test_bad_arguments(tokenizer_path, short_text, tmp_path, option, value, fragment):
     output = tmp_path / "out.npy"
-    _assert_one_line_error(_run(*_calib(tokenizer_path, short_text, output, option, value)), "calib: " + fragment)
+    assert_one_line_error(_run(*_calib(tokenizer_path, short_text, output, option, value)), "calib: " + fragment)
     assert not output.exists()
 
 
 def test_bad_command_and_missing_options():
-    _assert_one_line_error(_run("no-such-command"), "invalid choice: 'no-such-command'")
-    _assert_one_line_error(_run("import-llama2c"), "import-llama2c: the following arguments are required")
+    assert_one_line_error(_run("no-such-command"), "invalid choice: 'no-such-command'")
+    assert_one_line_error(_run("import-llama2c"), "import-llama2c: the following arguments are required")
     assert _run("--help").returncode == 0
     assert cli.main(["calib", "--help"]) == 0
     assert cli.main(["calib", "--seed", "-1"]) == 1
@@ -77,20 +69,20 @@ def test_unwritable_output(tokenizer_path, short_text, tmp_path, where):
     if where.startswith("readonly") and os.access(tmp_path / "readonly", os.W_OK):
         pytest.skip("running as root: a read-only folder is writable")
     result = _run(*_calib(tokenizer_path, short_text, output), cwd=tmp_path)
-    _assert_one_line_error(result, f"cannot write {output}")
+    assert_one_line_error(result, f"cannot write {output}")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["readonly", "text.txt"]
 
 
 def test_unwritable_module(checkpoint_path, tmp_path):
     output = tmp_path / "missing" / "model.mlir"
-    _assert_one_line_error(_run("import-llama2c", str(checkpoint_path), "-o", str(output)), f"cannot write {output}")
+    assert_one_line_error(_run("import-llama2c", str(checkpoint_path), "-o", str(output)), f"cannot write {output}")
 
 
 def test_memory_error(tokenizer_path, short_text, tmp_path):
     """A request for more memory than there is: numpy's MemoryError."""
     output = tmp_path / "out.npy"
     result = _run(*_calib(tokenizer_path, short_text, output, "--samples", str(10**15)))
-    _assert_one_line_error(result, "out of memory")
+    assert_one_line_error(result, "out of memory")
     assert not output.exists()
 
 
@@ -177,7 +169,7 @@ def test_samples_beyond_any_array(tokenizer_path, short_text, tmp_path):
     """Refused before anything is allocated, naming the bound."""
     output = tmp_path / "out.npy"
     result = _run(*_calib(tokenizer_path, short_text, output, "--samples", "99999999999999999999"))
-    _assert_one_line_error(result, "--samples 99999999999999999999 x --seqlen 4", f"({sys.maxsize} bytes)")
+    assert_one_line_error(result, "--samples 99999999999999999999 x --seqlen 4", f"({sys.maxsize} bytes)")
     assert not output.exists()
 
 
@@ -240,6 +232,6 @@ def test_model_that_is_not_utf8(gptq_run, gptq_opt, tokenizer_path, short_text, 
                   "--configs", "rtn-w4"],
     }[command]
     result = _run(command, "--model", str(model), "--tokenizer", str(tokenizer_path), *args)
-    _assert_one_line_error(result, f"gptq-run --describe failed (exit status 1) on {model}: ",
+    assert_one_line_error(result, f"gptq-run --describe failed (exit status 1) on {model}: ",
                            "error: unexpected character")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.mlir", "text.txt"]

@@ -19,7 +19,7 @@ from typing import Dict, List
 import numpy as np
 import pytest
 
-from conftest import synthetic_checkpoint, write_checkpoint
+from conftest import assert_one_line_error, synthetic_checkpoint, write_checkpoint
 from gptq_mlir import cli, gptq_checkpoint, importer, llama2c, runner
 from hf_convert import write_hf_checkpoint
 
@@ -46,16 +46,6 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     process = _start(*args)
     out, err = process.communicate(timeout=300)
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
-
-
-def _one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
-    assert result.returncode == 1, result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("gptq_mlir: error: "), lines[0]
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-    return lines[0]
 
 
 def _snapshot(folder: Path) -> Dict[str, str]:
@@ -102,7 +92,7 @@ def test_llama2c_checkpoint_as_output(llama2c_folder, spelling):
         os.link(checkpoint, output)
     before = _snapshot(llama2c_folder)
     result = _run("import-llama2c", str(checkpoint), "-o", str(output))
-    _one_line_error(result, f"output {output} is the same file as the checkpoint {checkpoint}")
+    assert_one_line_error(result, f"output {output} is the same file as the checkpoint {checkpoint}")
     assert _snapshot(llama2c_folder) == before
 
 
@@ -112,7 +102,7 @@ def test_external_weights_that_are_the_checkpoint(llama2c_folder):
     (llama2c_folder / "ck.bin").rename(checkpoint)
     before = _snapshot(llama2c_folder)
     result = _run("import-llama2c", str(checkpoint), "-o", str(llama2c_folder / "m.mlir"), "--external-weights")
-    _one_line_error(result, f"output {checkpoint} (the weights of {llama2c_folder / 'm.mlir'}) is the same file as "
+    assert_one_line_error(result, f"output {checkpoint} (the weights of {llama2c_folder / 'm.mlir'}) is the same file as "
                             f"the checkpoint {checkpoint}")
     assert _snapshot(llama2c_folder) == before
 
@@ -127,7 +117,7 @@ def test_calib_input_as_output(tmp_path, tokenizer_path, which):
     before = _snapshot(tmp_path)
     result = _run("calib", "--tokenizer", str(tokenizer), "--text", str(text), "--samples", "2", "--seqlen", "4",
                   "-o", str(output))
-    _one_line_error(result, f"output {output} is the same file as the {which} {output}")
+    assert_one_line_error(result, f"output {output} is the same file as the {which} {output}")
     assert _snapshot(tmp_path) == before
 
 
@@ -146,7 +136,7 @@ def test_import_hf_file_as_output(tmp_path, stories, shards, name):
     assert (folder / name).is_file()
     before = _snapshot(folder)
     result = _run("import-hf", str(folder), "-o", str(folder / name))
-    _one_line_error(result, f"output {folder / name} is the same file as the checkpoint file {folder / name}")
+    assert_one_line_error(result, f"output {folder / name} is the same file as the checkpoint file {folder / name}")
     assert _snapshot(folder) == before
 
 
@@ -168,7 +158,7 @@ def test_import_gptq_file_as_output(gptq_folder, name, external):
     before = _snapshot(gptq_folder)
     output = gptq_folder / name
     result = _run("import-gptq", str(gptq_folder), "-o", str(output), *(["--external-weights"] if external else []))
-    _one_line_error(result, f"output {output} is the same file as the checkpoint file {output}")
+    assert_one_line_error(result, f"output {output} is the same file as the checkpoint file {output}")
     assert _snapshot(gptq_folder) == before
 
 
@@ -209,7 +199,7 @@ def test_sweep_pass_option_output_collides(gptq_opt, gptq_run, tmp_path, externa
         "archive": f"the parameter archive of {external_model}, {target}",
         "output": f"output {target}",
     }[collides_with]
-    _one_line_error(result, f"{option}={target} is the same file as {what}")
+    assert_one_line_error(result, f"{option}={target} is the same file as {what}")
     assert _snapshot(tmp_path) == before
 
 
