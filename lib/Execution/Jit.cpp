@@ -454,9 +454,18 @@ llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path,
   std::string tag = "." + std::to_string(::getpid()) + ".tmp";
   std::string objectPath = (path + tag + ".o").str();
   std::string libraryPath = (path + tag).str();
+  // Removed whatever happens, also when the tool is interrupted while the
+  // library is linked.
+  {
+    DeferInterrupts registering;
+    llvm::sys::RemoveFileOnSignal(objectPath);
+    llvm::sys::RemoveFileOnSignal(libraryPath);
+  }
   llvm::scope_exit cleanup([&] {
     llvm::sys::fs::remove(objectPath);
     llvm::sys::fs::remove(libraryPath);
+    llvm::sys::DontRemoveFileOnSignal(objectPath);
+    llvm::sys::DontRemoveFileOnSignal(libraryPath);
   });
   if (llvm::Error err = writeFileAtomically(objectPath, object))
     return err;
