@@ -127,6 +127,25 @@ ToolInput::ToolInput() : ctx(toolRegistry()), handler(sourceMgr, &ctx) {
   ctx.loadAllAvailableDialects();
 }
 
+namespace {
+/// Whether line `line` of the main buffer of `sourceMgr` is longer than a
+/// diagnostic should show.
+bool isLongLine(llvm::SourceMgr &sourceMgr, unsigned line) {
+  constexpr size_t kLongestShown = 240;
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  const char *start = sourceMgr.FindLocForLineAndColumn(
+                                   sourceMgr.getMainFileID(), line, 1)
+                          .getPointer();
+  if (!start)
+    return false;
+  llvm::StringRef rest(start, buffer->getBufferEnd() - start);
+  return rest.take_front(kLongestShown + 1).find('\n') ==
+             llvm::StringRef::npos &&
+         rest.size() > kLongestShown;
+}
+} // namespace
+
 llvm::Expected<OwningOpRef<ModuleOp>> ToolInput::parse(llvm::StringRef path) {
   std::string message;
   auto file = openModuleFile(path, &message);
@@ -136,6 +155,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> ToolInput::parse(llvm::StringRef path) {
   // The parser stops at its first error; errors after it are what its
   // recovery makes of the same fault (a truncated string literal, then
   // "expected hex string blob"), so only the first is printed.
+  // A line too long to show (a weight's hexadecimal string is one line of
+  // up to gigabytes) is not printed under the message: only its location.
   bool seenError = false;
   ScopedDiagnosticHandler firstError(&ctx, [&](Diagnostic &d) {
     if (d.getSeverity() != DiagnosticSeverity::Error)
@@ -143,7 +164,12 @@ llvm::Expected<OwningOpRef<ModuleOp>> ToolInput::parse(llvm::StringRef path) {
     if (seenError)
       return success();
     seenError = true;
-    return failure();
+    auto loc = dyn_cast<FileLineColLoc>(d.getLocation());
+    if (!loc || !isLongLine(sourceMgr, loc.getLine()))
+      return failure();
+    llvm::errs() << loc.getFilename().getValue() << ":" << loc.getLine() << ":"
+                 << loc.getColumn() << ": error: " << d.str() << "\n";
+    return success();
   });
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
   if (!module)
