@@ -45,6 +45,22 @@ constexpr int kInterrupts[] = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction previousBus;
 struct sigaction previousInterrupt[3];
 
+/// Which interrupts the process was started with ignored (SIGHUP under
+/// nohup, SIGINT in a shell's background job), recorded before main, when
+/// LLVM's handlers have not yet replaced the inherited dispositions: such a
+/// signal stays ignored (LLVM's handler would remove the run's temporary
+/// files and let the run go on without them).
+bool ignoredAtStart[3];
+const bool recordedAtStart = [] {
+  for (int i = 0; i < 3; ++i) {
+    struct sigaction action;
+    ignoredAtStart[i] = ::sigaction(kInterrupts[i], nullptr, &action) == 0 &&
+                        !(action.sa_flags & SA_SIGINFO) &&
+                        action.sa_handler == SIG_IGN;
+  }
+  return true;
+}();
+
 void writeAll(const char *text) {
   size_t left = std::strlen(text);
   while (left > 0) {
@@ -100,6 +116,9 @@ void onBus(int signal, siginfo_t *info, void *context) {
 }
 
 void onInterrupt(int signal, siginfo_t *info, void *context) {
+  for (int i = 0; i < 3; ++i)
+    if (kInterrupts[i] == signal && ignoredAtStart[i])
+      return;
   if (haveFileThread.load() && !pthread_equal(pthread_self(), fileThread)) {
     ::pthread_kill(fileThread, signal);
     return;

@@ -8,7 +8,8 @@ Each trial writes a set of results from one input, then runs again with
 another input and sends SIGNAL: in even trials as soon as the first result
 of the new set is in place (its inode changes), while the others are still
 being renamed; in odd ones as soon as a temporary file of the new set
-appears, while they are being written.
+appears, while they are being written. With SIGNAL "ignored-SIGINT" the
+runs start with SIGINT ignored and must not heed it.
 """
 
 import os
@@ -35,18 +36,25 @@ def module_text() -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(tool, module, inp, out, env):
-    # With the default actions, whatever the test runner ignores.
-    def defaults():
+def run(tool, module, inp, out, env, ignored=None):
+    # With the default actions, whatever the test runner ignores; `ignored`
+    # is started ignored, as a shell's background job starts with SIGINT.
+    def dispositions():
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if ignored is not None:
+            signal.signal(ignored, signal.SIG_IGN)
 
     return subprocess.Popen([tool, module, "--input", inp, "--output-dir", out],
-                            env=env, stderr=subprocess.DEVNULL, preexec_fn=defaults)
+                            env=env, stderr=subprocess.DEVNULL, preexec_fn=dispositions)
 
 
 def main() -> int:
     tool, work, signame, trials = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    # "ignored-SIGINT": the signal is ignored from the start, and must stay
+    # so: every run ends normally with the whole new set.
+    ignored = signame.startswith("ignored-")
+    signame = signame[len("ignored-"):] if ignored else signame
     sig = getattr(signal, signame)
     os.makedirs(work, exist_ok=True)
     module = os.path.join(work, "many.mlir")
@@ -64,7 +72,7 @@ def main() -> int:
         out = os.path.join(work, f"out{trial}")
         assert run(tool, module, old_in, out, env).wait() == 0
         first = os.stat(os.path.join(out, "0.npy")).st_ino
-        proc = run(tool, module, new_in, out, env)
+        proc = run(tool, module, new_in, out, env, sig if ignored else None)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
             if trial % 2 and any(".tmp" in n for n in os.listdir(out)):
@@ -84,6 +92,10 @@ def main() -> int:
         if proc.returncode == -sig:
             interrupted += 1
         starts = {float(np.load(os.path.join(out, f"{i}.npy"))[0]) - i for i in range(RESULTS)}
+        if ignored and (proc.returncode != 0 or starts != {1000.0}):
+            print(f"trial {trial}: {signame}, ignored, ended the run ({proc.returncode}) or "
+                  f"left an old set {sorted(starts)}")
+            return 1
         left = [n for n in os.listdir(out) if "tmp" in n]
         if len(starts) != 1 or left:
             print(f"trial {trial}: a mixture of sets {sorted(starts)} or temporaries {left[:3]}")
