@@ -116,9 +116,11 @@ void onBus(int signal, siginfo_t *info, void *context) {
 }
 
 void onInterrupt(int signal, siginfo_t *info, void *context) {
-  for (int i = 0; i < 3; ++i)
-    if (kInterrupts[i] == signal && ignoredAtStart[i])
-      return;
+  int which = 0;
+  while (kInterrupts[which] != signal)
+    ++which;
+  if (ignoredAtStart[which])
+    return;
   if (haveFileThread.load() && !pthread_equal(pthread_self(), fileThread)) {
     ::pthread_kill(fileThread, signal);
     return;
@@ -128,23 +130,7 @@ void onInterrupt(int signal, siginfo_t *info, void *context) {
     deferredSignal.compare_exchange_strong(none, signal);
     return;
   }
-  for (int i = 0; i < 3; ++i)
-    if (kInterrupts[i] == signal)
-      return chain(signal, info, context, previousInterrupt[i]);
-}
-
-bool identity(const std::string &path, unsigned long long &device,
-              unsigned long long &inode, unsigned long long &size,
-              long long &modified) {
-  struct stat status;
-  if (::stat(path.c_str(), &status) != 0)
-    return false;
-  device = status.st_dev;
-  inode = status.st_ino;
-  size = status.st_size;
-  modified = (long long)status.st_mtim.tv_sec * 1000000000LL +
-             status.st_mtim.tv_nsec;
-  return true;
+  chain(signal, info, context, previousInterrupt[which]);
 }
 
 llvm::Error changed(const std::string &path) {
@@ -159,15 +145,9 @@ llvm::Error changed(const std::string &path) {
 /// whose mapping is already gone (gptq-opt writes its output after the
 /// module, and the archive it maps, are freed). Outside a run (a library,
 /// the unit tests), only live mappings are checked.
-struct Snapshot {
-  std::string path;
-  bool known;
-  unsigned long long device, inode, size;
-  long long modified;
-};
 std::mutex snapshotsMutex;
-std::vector<Snapshot> &snapshots() {
-  static std::vector<Snapshot> all;
+std::vector<FileIdentity> &snapshots() {
+  static std::vector<FileIdentity> all;
   return all;
 }
 int openRuns = 0;
@@ -199,21 +179,47 @@ void mlir::gptq::installToolSignalHandlers(const char *name) {
   });
 }
 
+FileIdentity FileIdentity::of(llvm::StringRef path) {
+  FileIdentity identity;
+  identity.path = path.str();
+  struct stat status;
+  if (::stat(identity.path.c_str(), &status) != 0)
+    return identity;
+  identity.known = true;
+  identity.device = status.st_dev;
+  identity.inode = status.st_ino;
+  identity.size = status.st_size;
+  identity.modifiedNanoseconds =
+      (long long)status.st_mtim.tv_sec * 1000000000LL + status.st_mtim.tv_nsec;
+  return identity;
+}
+
+bool FileIdentity::sameFile(const FileIdentity &other) const {
+  return path == other.path && known == other.known &&
+         device == other.device && inode == other.inode;
+}
+
+llvm::Error FileIdentity::checkUnchanged() const {
+  if (!known)
+    return llvm::Error::success();
+  FileIdentity now = of(path);
+  if (!now.sameFile(*this) || now.size != size ||
+      now.modifiedNanoseconds != modifiedNanoseconds)
+    return changed(path);
+  return llvm::Error::success();
+}
+
 MappedInput::MappedInput(const void *data, size_t size, llvm::StringRef name)
-    : path(name.str()) {
-  known = identity(path, device, inode, this->size, modifiedNanoseconds);
+    : identity(FileIdentity::of(name)) {
   {
     std::lock_guard<std::mutex> lock(snapshotsMutex);
     live().push_back(this);
     // Outside a run nothing is kept; in one, each file once.
-    bool keep = openRuns > 0 &&
-                llvm::none_of(snapshots(), [&](const Snapshot &s) {
-                  return s.path == path && s.known == known &&
-                         s.device == device && s.inode == inode;
-                });
-    if (keep)
-      snapshots().push_back(
-          {path, known, device, inode, this->size, modifiedNanoseconds});
+    if (openRuns > 0 &&
+        llvm::none_of(snapshots(), [&](const FileIdentity &was) {
+          return was.sameFile(identity);
+        }))
+      snapshots().push_back(identity);
   }
   if (!data || size == 0)
     return;
@@ -223,7 +229,7 @@ MappedInput::MappedInput(const void *data, size_t size, llvm::StringRef name)
       continue;
     regions[i].start.store(reinterpret_cast<uintptr_t>(data));
     regions[i].size.store(size);
-    regions[i].path.store(::strdup(path.c_str()));
+    regions[i].path.store(::strdup(identity.path.c_str()));
     slot = i;
     return;
   }
@@ -242,17 +248,6 @@ MappedInput::~MappedInput() {
   std::free(const_cast<char *>(name));
 }
 
-llvm::Error MappedInput::checkUnchanged() const {
-  if (!known)
-    return llvm::Error::success();
-  unsigned long long d, i, s;
-  long long m;
-  if (!identity(path, d, i, s, m) || d != device || i != inode ||
-      s != size || m != modifiedNanoseconds)
-    return changed(path);
-  return llvm::Error::success();
-}
-
 void mlir::gptq::openRunOfMappedInputs() {
   std::lock_guard<std::mutex> lock(snapshotsMutex);
   ++openRuns;
@@ -269,15 +264,9 @@ llvm::Error mlir::gptq::checkMappedInputsUnchanged() {
   for (const MappedInput *input : live())
     if (llvm::Error err = input->checkUnchanged())
       return err;
-  for (const Snapshot &was : snapshots()) {
-    if (!was.known)
-      continue;
-    unsigned long long d, i, s;
-    long long m;
-    if (!identity(was.path, d, i, s, m) || d != was.device ||
-        i != was.inode || s != was.size || m != was.modified)
-      return changed(was.path);
-  }
+  for (const FileIdentity &was : snapshots())
+    if (llvm::Error err = was.checkUnchanged())
+      return err;
   return llvm::Error::success();
 }
 

@@ -34,6 +34,22 @@ void installToolSignalHandlers(const char *toolName);
 /// does their work, and with `false` when it is done.
 void setFileThread(bool isFileThread);
 
+/// A file as it was when it was read: its device, inode, size and
+/// modification time (none when it could not be stat'ed).
+struct FileIdentity {
+  std::string path;
+  bool known = false;
+  unsigned long long device = 0, inode = 0, size = 0;
+  long long modifiedNanoseconds = 0;
+
+  static FileIdentity of(llvm::StringRef path);
+  /// Whether `other` is this file at another time (or another spelling).
+  bool sameFile(const FileIdentity &other) const;
+  /// Fails, naming the file, when it is no longer this file (replaced,
+  /// truncated, or written since).
+  llvm::Error checkUnchanged() const;
+};
+
 /// A mapped input: while it lives, a SIGBUS at an address in [data, data +
 /// size) ends the tool with "TOOL: error: PATH: the file changed while it
 /// was read (cut short or replaced during the run); no output was written",
@@ -49,14 +65,11 @@ public:
 
   /// Fails, naming the file, when it is no longer the file that was mapped
   /// (replaced, truncated, or written since).
-  llvm::Error checkUnchanged() const;
+  llvm::Error checkUnchanged() const { return identity.checkUnchanged(); }
 
 private:
   int slot = -1;
-  std::string path;
-  bool known = false;
-  unsigned long long device = 0, inode = 0, size = 0;
-  long long modifiedNanoseconds = 0;
+  FileIdentity identity;
 };
 
 /// Fails, naming the first, when a file mapped by a live MappedInput, or by
