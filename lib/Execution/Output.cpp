@@ -191,12 +191,10 @@ llvm::Error mlir::gptq::createOutputDirectory(llvm::StringRef dir) {
 
 llvm::Error mlir::gptq::checkNotAnInput(llvm::StringRef output,
                                         llvm::ArrayRef<std::string> inputs) {
-  for (const std::string &input : inputs) {
-    bool same = false;
-    if (!fs::equivalent(output, input, same) && same)
+  for (const std::string &input : inputs)
+    if (sameFile(output, input))
       return error("writing '" + output + "' would replace the input '" +
                    input + "'; choose another output");
-  }
   return llvm::Error::success();
 }
 
