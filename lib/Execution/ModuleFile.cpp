@@ -4,7 +4,6 @@
 
 #include "gptq/Execution/Signals.h"
 
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Process.h"
 
 #include <cerrno>
