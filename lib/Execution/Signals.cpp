@@ -102,6 +102,12 @@ void onBus(int signal, siginfo_t *info, void *context) {
     uintptr_t start = region.start.load();
     if (!path || address < start || address - start >= region.size.load())
       continue;
+    // Several threads may fault on the same pages: the first one reports
+    // and ends the process, the others wait for that.
+    static std::atomic<bool> reporting{false};
+    if (reporting.exchange(true))
+      for (;;)
+        ::pause();
     writeAll(toolName.load());
     writeAll(": error: ");
     writeAll(path);
