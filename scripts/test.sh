@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Sets up and builds (scripts/setup.sh), then runs every test: the lit suite
+# Sets up and builds (scripts/setup.sh), installs the optional test
+# dependencies (scripts/test-deps.sh), then runs every test: the lit suite
 # with the GoogleTest unit tests (check-gptq) and the Python package's
 # pytest suite. Ends with one summary line, "tests: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
+# The references the optional tests compare with (transformers, AutoGPTQ, ...).
+bash scripts/test-deps.sh || exit 1
 
 status=0
 lit_json=$PWD/build/lit-results.json
