@@ -35,3 +35,11 @@ module {
   module @inner attributes {gptq.model = {dim = 8 : i64, hidden_dim = 1 : i64, n_heads = 1 : i64, n_kv_heads = 1 : i64, n_layers = 1 : i64, seq_len = 1 : i64, vocab_size = 1 : i64}} {
   }
 }
+
+// -----
+
+// An explicit head size (Gemma 2 and Qwen 3 give one): dim need not be a
+// multiple of n_heads then, nor head_dim * n_heads equal dim.
+// CHECK: module attributes {gptq.model = {dim = 100 : i64, head_dim = 32 : i64, hidden_dim = 64 : i64, n_heads = 3 : i64, n_kv_heads = 1 : i64, n_layers = 2 : i64, seq_len = 16 : i64, vocab_size = 32 : i64}}
+module attributes {gptq.model = {dim = 100 : i64, head_dim = 32 : i64, hidden_dim = 64 : i64, n_heads = 3 : i64, n_kv_heads = 1 : i64, n_layers = 2 : i64, seq_len = 16 : i64, vocab_size = 32 : i64}} {
+}

@@ -35,11 +35,29 @@ constexpr llvm::StringLiteral kModelKeys[] = {
     "dim",      "hidden_dim", "n_heads",   "n_kv_heads",
     "n_layers", "seq_len",    "vocab_size"};
 
+/// The key a module may add: the head size, when it is not dim / n_heads.
+constexpr llvm::StringLiteral kHeadDimKey = "head_dim";
+
 std::string modelKeyList() {
   std::string list;
   for (llvm::StringRef key : kModelKeys)
     list += (list.empty() ? "" : ", ") + key.str();
-  return list;
+  return list + ", and optionally " + kHeadDimKey.str();
+}
+
+/// The value of `key` as a positive i64, or an error at `op`.
+FailureOr<int64_t> positiveField(Operation *op, llvm::StringRef name,
+                                 llvm::StringRef key, Attribute field) {
+  auto integer = dyn_cast<IntegerAttr>(field);
+  if (!integer || !integer.getType().isSignlessInteger(64))
+    return emitError(op->getLoc())
+           << "expected '" << name << "' key '" << key
+           << "' to be an i64 integer, found " << field;
+  if (integer.getInt() < 1)
+    return emitError(op->getLoc())
+           << "expected '" << name << "' key '" << key
+           << "' to be positive, found " << integer.getInt();
+  return integer.getInt();
 }
 
 /// Errors are reported at the module's location without the usual note that
@@ -57,7 +75,8 @@ LogicalResult verifyModelAttribute(Operation *op, Attribute value) {
     return emitError(op->getLoc())
            << "expected '" << name << "' to be a dictionary, found " << value;
   for (NamedAttribute entry : dict)
-    if (!llvm::is_contained(kModelKeys, entry.getName().getValue()))
+    if (!llvm::is_contained(kModelKeys, entry.getName().getValue()) &&
+        entry.getName().getValue() != kHeadDimKey)
       return emitError(op->getLoc())
              << "'" << name << "' has unknown key '"
              << entry.getName().getValue() << "' (expected the keys "
@@ -69,19 +88,30 @@ LogicalResult verifyModelAttribute(Operation *op, Attribute value) {
       return emitError(op->getLoc())
              << "'" << name << "' is missing key '" << key
              << "' (expected the keys " << modelKeyList() << ")";
-    auto integer = dyn_cast<IntegerAttr>(field);
-    if (!integer || !integer.getType().isSignlessInteger(64))
-      return emitError(op->getLoc())
-             << "expected '" << name << "' key '" << key
-             << "' to be an i64 integer, found " << field;
-    if (integer.getInt() < 1)
-      return emitError(op->getLoc())
-             << "expected '" << name << "' key '" << key
-             << "' to be positive, found " << integer.getInt();
-    values[key] = integer.getInt();
+    FailureOr<int64_t> value = positiveField(op, name, key, field);
+    if (failed(value))
+      return failure();
+    values[key] = *value;
   }
   int64_t dim = values["dim"], heads = values["n_heads"],
           kvHeads = values["n_kv_heads"];
+  if (Attribute field = dict.get(kHeadDimKey)) {
+    // An explicit head size (Gemma 2, Qwen 3): q has n_heads * head_dim
+    // features, whatever dim is.
+    FailureOr<int64_t> headDim = positiveField(op, name, kHeadDimKey, field);
+    if (failed(headDim))
+      return failure();
+    if (*headDim % 2 != 0)
+      return emitError(op->getLoc())
+             << "expected '" << name << "' to give an even head size, found "
+             << kHeadDimKey << " = " << *headDim;
+    if (heads % kvHeads != 0)
+      return emitError(op->getLoc())
+             << "expected '" << name
+             << "' n_heads to be a multiple of n_kv_heads, found n_heads = "
+             << heads << " and n_kv_heads = " << kvHeads;
+    return success();
+  }
   if (dim % heads != 0)
     return emitError(op->getLoc())
            << "expected '" << name

@@ -47,15 +47,18 @@ def GPTQ_Dialect : Dialect {
     whenever the module is parsed or verified:
 
     - it is allowed only on a `builtin.module`;
-    - it is a dictionary with exactly the seven keys `dim`, `hidden_dim`,
-      `n_heads`, `n_kv_heads`, `n_layers`, `seq_len` and `vocab_size`, each a
-      positive `i64` integer. A missing key and any other key are errors, so
-      that a misspelled key cannot silently drop a check that depends on it;
-    - `dim` is a multiple of `n_heads`, `n_heads` a multiple of `n_kv_heads`
-      (grouped-query attention), and the head size `dim / n_heads` is even
-      (rotary embeddings turn pairs of channels). These hold for every
-      llama2.c checkpoint (its reader refuses others) and every Hugging Face
-      Llama model whose head size is the default `dim / n_heads`.
+    - it is a dictionary with the seven keys `dim`, `hidden_dim`,
+      `n_heads`, `n_kv_heads`, `n_layers`, `seq_len` and `vocab_size`, and
+      optionally `head_dim`, each a positive `i64` integer. A missing key
+      and any other key are errors, so that a misspelled key cannot
+      silently drop a check that depends on it;
+    - `n_heads` is a multiple of `n_kv_heads` (grouped-query attention),
+      and the head size is even (rotary embeddings turn pairs of channels).
+      The head size is `head_dim` when the key is there (Gemma 2 and Qwen 3
+      give one that is not `dim / n_heads`), else `dim / n_heads`, and then
+      `dim` must be a multiple of `n_heads`. These hold for every llama2.c
+      checkpoint (its reader refuses others) and every Hugging Face model
+      that `import-hf` reads.
 
     The drivers read it with `gptq-run --describe`: `seq_len` bounds the
     sequences and `vocab_size` the token ids they pass to `@forward`. Other
