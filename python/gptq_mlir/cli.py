@@ -135,7 +135,8 @@ def _import_hf(args: argparse.Namespace) -> None:
     cfg = checkpoint.config
     dtypes = ", ".join(sorted(set(checkpoint.dtypes.values())))
     lm_head = "tied lm_head" if cfg.shared_classifier else "separate lm_head"
-    print("import-hf: " + _imported(args, cfg, dtypes, lm_head), file=sys.stderr)
+    source = f"{checkpoint.hf_config['architectures'][0]}, {dtypes}"
+    print("import-hf: " + _imported(args, cfg, source, lm_head), file=sys.stderr)
 
 
 def _export_gptq(args: argparse.Namespace) -> None:
@@ -310,7 +311,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_external_weights(sub)
     sub.set_defaults(handler=_import_llama2c)
 
-    sub = commands.add_parser("import-hf", help="Hugging Face Llama checkpoint -> linalg-on-tensors MLIR")
+    sub = commands.add_parser(
+        "import-hf",
+        help="Hugging Face checkpoint (Llama, Mistral, Qwen2, Qwen3, Phi-3, Gemma-2) -> linalg-on-tensors MLIR",
+    )
     sub.add_argument("folder", help="folder with config.json and model.safetensors (or a sharded index)")
     sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
     _add_external_weights(sub)

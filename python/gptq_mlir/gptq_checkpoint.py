@@ -1,8 +1,9 @@
 """GPTQ checkpoints in the layout inference engines load (``export-gptq``,
 ``import-gptq``); see docs/gptq-checkpoints.md.
 
-A checkpoint is a folder with ``config.json`` (a ``LlamaForCausalLM``
-config with ``quantization_config``), ``quantize_config.json`` and
+A checkpoint is a folder with ``config.json`` (the config of one of the
+architectures :mod:`gptq_mlir.architectures` reads, with
+``quantization_config``), ``quantize_config.json`` and
 ``model.safetensors``. Per quantized linear layer ``P`` (Hugging Face's
 module name, ``model.layers.0.self_attn.q_proj``):
 
@@ -19,10 +20,11 @@ module name, ``model.layers.0.self_attn.q_proj``):
 
 Weight ``W[o, j] = scales[g, o] * (q[j, o] - (qzeros[g, o] + 1))`` with
 ``g = g_idx[j]``. The other tensors are stored as they were, under their
-Hugging Face names. q and k projections are stored in Hugging Face's row
-order (:func:`gptq_mlir.hf.hf_rows`), so every array indexed by output
-row (qweight's columns, scales, qzeros) is permuted on the way out and
-back on the way in.
+Hugging Face names. q and k features are stored in Hugging Face's row
+order (:func:`gptq_mlir.architectures.rotary_rows`: the q and k
+projections, their biases, the q and k parts of a fused qkv projection), so
+every array indexed by output row (qweight's columns, scales, qzeros) is
+permuted on the way out and back on the way in.
 
 The rewritten model (``gptq-opt --gptq-quantize-model``) holds per layer
 ``L`` the constants ``L.qweight`` (``gptq.pack``'s layout: int32
@@ -44,10 +46,10 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from . import hf, importer, inputs, runner
+from . import architectures, hf, importer, inputs, runner
 from .errors import GPTQError
 from .fileio import Run
-from .llama2c import RMS_NORM_EPS, ROPE_THETA, Llama2cConfig, rope_tables
+from .llama2c import RMS_NORM_EPS, ROPE_THETA, Llama2cConfig
 
 SUPPORTED_BITS = (2, 3, 4, 8)
 CHECKPOINT_FORMAT = "gptq"
@@ -459,6 +461,15 @@ def _model_config(model: RewrittenModel) -> Llama2cConfig:
                 "expected an integer : i64"
             )
         fields[key] = int(match.group(1))
+    head_dim = values.get("head_dim")
+    if head_dim is not None:
+        match = re.fullmatch(r"([0-9]{1,18}) : i64", head_dim)
+        if match is None:
+            raise GPTQError(
+                f"attribute {importer.MODEL_ATTRIBUTE}: field head_dim is {inputs.shown(head_dim, 40)}, "
+                "expected an integer : i64"
+            )
+        fields["head_dim"] = int(match.group(1))
     cfg = Llama2cConfig(**fields, shared_classifier="output" not in model.weights)
     try:
         cfg.validate()
@@ -532,18 +543,19 @@ def _save_safetensors(tensors: Dict[str, np.ndarray], dtypes: Dict[str, str], pa
 _DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 
 
-#: gptq.hf_config's fields that gptq.model's sizes determine.
+#: gptq.model's fields and the config.json fields they come from.
 _HF_SIZES = {
-    "hidden_size": "dim", "intermediate_size": "hidden_dim", "num_hidden_layers": "n_layers",
-    "num_attention_heads": "n_heads", "num_key_value_heads": "n_kv_heads", "vocab_size": "vocab_size",
-    "max_position_embeddings": "seq_len",
+    "dim": "hidden_size", "hidden_dim": "intermediate_size", "n_layers": "num_hidden_layers",
+    "n_heads": "num_attention_heads", "n_kv_heads": "num_key_value_heads", "vocab_size": "vocab_size",
+    "seq_len": "max_position_embeddings", "head_dim": "head_dim",
 }
 
 
 def _hf_config(text: Optional[str], cfg: Llama2cConfig) -> Dict[str, Any]:
     """The config.json an import-hf module keeps in ``gptq.hf_config``: a
-    JSON object whose sizes are those of ``gptq.model`` (the export writes it
-    beside tensors of those sizes); empty when the attribute is absent."""
+    JSON object of an architecture import-hf reads, whose sizes are those of
+    ``gptq.model`` (the export writes it beside tensors of those sizes);
+    empty when the attribute is absent."""
     if text is None:
         return {}
     try:
@@ -552,10 +564,13 @@ def _hf_config(text: Optional[str], cfg: Llama2cConfig) -> Dict[str, Any]:
         raise GPTQError(f"attribute {hf.CONFIG_ATTRIBUTE}: {error}") from None
     if not isinstance(config, dict):
         raise GPTQError(f"attribute {hf.CONFIG_ATTRIBUTE}: not a JSON object")
-    for key, field in _HF_SIZES.items():
-        if key in config and (type(config[key]) is not int or config[key] != getattr(cfg, field)):
+    # An import-gptq module keeps its checkpoint's quantization_config too.
+    plain = {key: value for key, value in config.items() if key != "quantization_config"}
+    sizes, _ = architectures.parse(plain, Path(f"attribute {hf.CONFIG_ATTRIBUTE}"))
+    for field, key in _HF_SIZES.items():
+        if getattr(sizes, field) != getattr(cfg, field):
             raise GPTQError(
-                f"attribute {hf.CONFIG_ATTRIBUTE}: {key} is {inputs.describe(config[key])}, but "
+                f"attribute {hf.CONFIG_ATTRIBUTE}: {key} gives {field} = {getattr(sizes, field)}, but "
                 f"{importer.MODEL_ATTRIBUTE} has {field} = {getattr(cfg, field)}"
             )
     return config
@@ -729,7 +744,7 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
     bits, group_size = _quantization_config(config, config_path)
     _check_quantize_config(folder, bits, group_size)
     plain = {key: value for key, value in config.items() if key != "quantization_config"}
-    cfg, eps, theta = hf.parse_config(plain, config_path)
+    cfg, arch = hf.parse_config(plain, config_path)
     with hf.TensorFiles(folder) as files:
         hf.check_against_tensors(cfg, files, config_path, folder)
         # The classifier is separate when lm_head is stored, quantized or not.
@@ -737,8 +752,9 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
         if separate and cfg.shared_classifier:
             raise GPTQError(f"{config_path}: tie_word_embeddings is true but the checkpoint stores lm_head")
         cfg = dataclasses.replace(cfg, shared_classifier=not separate)
-        names = hf.hf_names(cfg.n_layers, cfg.shared_classifier)
-        shapes = hf.weight_shapes(cfg)
+        names = hf.hf_names(cfg.n_layers, cfg.shared_classifier, arch)
+        shapes = hf.weight_shapes(cfg, arch)
+        stored = set(names.values())
         weights: Dict[str, np.ndarray] = {}
         quantized: Dict[str, importer.QuantizedWeight] = {}
         dtypes: Dict[str, str] = {}
@@ -749,7 +765,9 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
                 quantized[ours] = _read_quantized(files, prefix, shape, bits, group_size, hf.rotary_rows(cfg, ours))
                 consumed.update(f"{prefix}.{suffix}" for suffix in QUANTIZED_TENSORS)
                 bias = f"{prefix}.bias"
-                if bias in files:
+                # A zero bias beside a layer that has none (a quantized
+                # layer's, as some writers store it); Qwen 2's are weights.
+                if bias in files and bias not in stored:
                     if np.any(files.read(bias, hf.FLOAT_DTYPES, (shape[0],)) != 0):
                         raise GPTQError(f"{files.path(bias)}: tensor {bias} is not zero, and the model has no biases")
                     consumed.add(bias)
@@ -767,8 +785,7 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
                 raise GPTQError(f"{files.path(name)}: unexpected tensor {inputs.shown(name)}")
     if not quantized:
         raise GPTQError(f"{folder}: no quantized layer (no tensor named *.qweight)")
-    weights["freq_cis_real"], weights["freq_cis_imag"] = rope_tables(cfg.head_size, cfg.seq_len, theta)
-    return GptqCheckpoint(cfg, weights, eps, theta, names, dtypes, config, quantized)
+    return GptqCheckpoint(cfg, weights, names, dtypes, config, arch, quantized)
 
 
 def _read_quantized(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int], bits: int, group_size: int,

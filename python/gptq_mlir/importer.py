@@ -42,6 +42,7 @@ lookup) unless the checkpoint has an untied classifier ``output``.
 
 import dataclasses
 import io
+import math
 import os
 import struct
 import zipfile
@@ -50,6 +51,7 @@ from typing import Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 
+from .architectures import Architecture
 from .fileio import Run
 from .llama2c import Llama2cConfig
 
@@ -64,6 +66,8 @@ PARAMETERS_ATTRIBUTE = "gptq.parameters"
 def model_attribute(cfg: Llama2cConfig) -> str:
     """The value of the ``gptq.model`` attribute: ``{dim = 64 : i64, ...}``."""
     fields = ("dim", "hidden_dim", "n_heads", "n_kv_heads", "n_layers", "seq_len", "vocab_size")
+    if cfg.head_dim is not None:
+        fields += ("head_dim",)
     return "{" + ", ".join(f"{key} = {getattr(cfg, key)} : i64" for key in fields) + "}"
 
 
@@ -88,9 +92,12 @@ class Checkpoint(Protocol):
     (:class:`gptq_mlir.gptq_checkpoint.GptqCheckpoint`) all provide it."""
 
     config: Llama2cConfig
-    #: float32 arrays by llama2.c name, rotary tables included.
+    #: float32 arrays by our (llama2.c's) name; the rotary tables among
+    #: them when the architecture gives no rotary frequencies.
     weights: Dict[str, np.ndarray]
     rms_norm_eps: float
+    #: What the module computes beyond llama2.c's Llama.
+    architecture: Architecture
 
     @property
     def classifier_name(self) -> str: ...
@@ -290,6 +297,7 @@ class _LlamaEmitter:
     def __init__(self, checkpoint: Checkpoint):
         self.ckpt = checkpoint
         self.cfg = checkpoint.config
+        self.arch: Architecture = checkpoint.architecture
         self.b = _FunctionBuilder()
         self.quantized = checkpoint.quantized_weights()
         # Dynamic sizes, defined by tensor.dim at the top of the function.
@@ -298,7 +306,7 @@ class _LlamaEmitter:
     # Building blocks -----------------------------------------------------
 
     def _constants(self) -> None:
-        b = self.b
+        b, arch = self.b, self.arch
         self.c0 = b.scalar("c", "0", "index")
         self.c1 = b.scalar("c", "1", "index")
         self.zero = b.scalar("cst", _f32(0.0), "f32")
@@ -306,7 +314,8 @@ class _LlamaEmitter:
         self.one = b.scalar("cst", _f32(1.0), "f32")
         self.eps = b.scalar("cst", _f32(self.ckpt.rms_norm_eps), "f32")
         self.width = b.scalar("cst", _f32(float(self.cfg.dim)), "f32")
-        self.scale = b.scalar("cst", _f32(1.0 / np.sqrt(self.cfg.head_size)), "f32")
+        scale = arch.query_scale if arch.query_scale is not None else 1.0 / np.sqrt(self.cfg.head_size)
+        self.scale = b.scalar("cst", _f32(scale), "f32")
 
     def _weight(self, name: str) -> _Value:
         quantized = self.quantized.get(name)
@@ -348,9 +357,15 @@ class _LlamaEmitter:
         b.emit(f"cf.assert {seq_ok}, \"forward: sequence longer than the model's seq_len = {cfg.seq_len}\"")
 
     def embed(self, tokens: _Value) -> _Value:
-        """Gather rows of ``tok_embeddings``: ``[B, S] i32 -> [B, S, dim]``."""
+        """Gather rows of ``tok_embeddings``: ``[B, S] i32 -> [B, S, dim]``,
+        times the architecture's embedding scale when it has one."""
         table = self._weight("tok_embeddings")
         out = self.b.empty([self.batch, self.seq, self.cfg.dim])
+        scaled = "%row"
+        scaling = ""
+        if self.arch.embed_scale is not None:
+            factor = self.b.scalar("cst", _f32(self.arch.embed_scale), "f32")
+            scaled, scaling = "%scaled", f"\n%scaled = arith.mulf %row, {factor} : f32"
         return self.b.generic(
             [(tokens, [0, 1])],
             out,
@@ -359,21 +374,26 @@ class _LlamaEmitter:
             f"""
             %id = arith.index_cast %tok : i32 to index
             %col = linalg.index 2 : index
-            %row = tensor.extract {table.name}[%id, %col] : {table.type}
-            linalg.yield %row : f32
+            %row = tensor.extract {table.name}[%id, %col] : {table.type}{scaling}
+            linalg.yield {scaled} : f32
             """,
             ["%tok", "%out"],
             "embed",
         )
 
     def rmsnorm(self, x: _Value, weight_name: str) -> _Value:
-        """``x * rsqrt(mean(x^2) + eps) * weight`` over the last dimension."""
+        """``x * rsqrt(mean(x^2) + eps) * weight`` over the last dimension
+        (``* (1 + weight)`` for architectures whose norms are offset)."""
         weight = self._weight(weight_name)
+        rank = len(x.shape)
+        width = self.width
+        if x.shape[-1] != self.cfg.dim:
+            width = self.b.scalar("cst", _f32(float(x.shape[-1])), "f32")
         sums = self.b.generic(
-            [(x, [0, 1, 2])],
-            self.b.filled([self.batch, self.seq], self.zero),
-            [0, 1],
-            ["parallel", "parallel", "reduction"],
+            [(x, list(range(rank)))],
+            self.b.filled(x.shape[:-1], self.zero),
+            list(range(rank - 1)),
+            ["parallel"] * (rank - 1) + ["reduction"],
             """
             %sq = arith.mulf %a, %a : f32
             %sum = arith.addf %acc, %sq : f32
@@ -382,17 +402,21 @@ class _LlamaEmitter:
             ["%a", "%acc"],
             "sumsq",
         )
+        gain = "%g"
+        offset = ""
+        if self.arch.norm_offset:
+            gain, offset = "%gain", f"\n%gain = arith.addf %g, {self.one} : f32"
         return self.b.generic(
-            [(x, [0, 1, 2]), (sums, [0, 1]), (weight, [2])],
+            [(x, list(range(rank))), (sums, list(range(rank - 1))), (weight, [rank - 1])],
             self.b.empty(x.shape),
-            [0, 1, 2],
-            ["parallel"] * 3,
+            list(range(rank)),
+            ["parallel"] * rank,
             f"""
-            %mean = arith.divf %s, {self.width} : f32
+            %mean = arith.divf %s, {width} : f32
             %shifted = arith.addf %mean, {self.eps} : f32
             %inv = math.rsqrt %shifted : f32
-            %normed = arith.mulf %a, %inv : f32
-            %scaled = arith.mulf %normed, %g : f32
+            %normed = arith.mulf %a, %inv : f32{offset}
+            %scaled = arith.mulf %normed, {gain} : f32
             linalg.yield %scaled : f32
             """,
             ["%a", "%s", "%g", "%out"],
@@ -412,6 +436,22 @@ class _LlamaEmitter:
             [self.batch, self.seq, weight.shape[0]],
             "linear",
             layer_name or weight_name,
+        )
+
+    def add_bias(self, y: _Value, bias_name: str) -> _Value:
+        """``y[b, s, n] + bias[n]``: a linear layer's bias, kept float."""
+        bias = self._weight(bias_name)
+        return self.b.generic(
+            [(y, [0, 1, 2]), (bias, [2])],
+            self.b.empty(y.shape),
+            [0, 1, 2],
+            ["parallel"] * 3,
+            """
+            %sum = arith.addf %a, %c : f32
+            linalg.yield %sum : f32
+            """,
+            ["%a", "%c", "%out"],
+            "bias",
         )
 
     def _contract(
@@ -457,20 +497,124 @@ class _LlamaEmitter:
             "residual",
         )
 
+    def features(self, x: _Value, start: int, size: int) -> _Value:
+        """``x[:, :, start:start + size]`` of a ``[B, S, d]`` tensor (a part
+        of a fused layer's output)."""
+        return self.b.slice(x, [0, 0, start], [self.batch, self.seq, size], [self.batch, self.seq, size])
+
+    def heads(self, x: _Value, heads: Sequence[int]) -> _Value:
+        """``[B, S, prod(heads) * hs]`` viewed as ``[B, S, *heads, hs]``."""
+        rank = 3 + len(heads)
+        return self.b.reshape(
+            "expand", x, [[0], [1], list(range(2, rank))], [self.batch, self.seq, *heads, self.cfg.head_size]
+        )
+
+    # Rotary embedding ----------------------------------------------------
+
+    def rope_angles(self) -> None:
+        """The cos and sin of every position's rotary angles, ``[S, hs / 2]``,
+        for architectures that give frequencies: ``angle[s, i] = float(s) *
+        inv_freq[i]`` in float32, as transformers computes them; with dynamic
+        scaling, frequencies recomputed from the sequence's length when it
+        exceeds the original context. llama2.c modules read their stored
+        tables instead (:meth:`rope_tables`)."""
+        b, arch = self.b, self.arch
+        half = self.cfg.head_size // 2
+        frequencies = arch.frequencies(self.cfg.head_size).astype("<f4")
+        freqs = _Value(b.fresh("inv_freq"), [half])
+        b.emit(f'{freqs.name} = arith.constant dense<"0x{frequencies.tobytes().hex().upper()}"> : {freqs.type}')
+        if arch.dynamic_rope is not None:
+            freqs = self.dynamic_frequencies(freqs)
+        tables = []
+        for fn in ("cos", "sin"):
+            tables.append(b.generic(
+                [(freqs, [1])],
+                b.empty([self.seq, half]),
+                [0, 1],
+                ["parallel", "parallel"],
+                f"""
+                %pos = linalg.index 0 : index
+                %pos_i = arith.index_cast %pos : index to i64
+                %pos_f = arith.sitofp %pos_i : i64 to f32
+                %angle = arith.mulf %pos_f, %f : f32
+                %v = math.{fn} %angle : f32
+                linalg.yield %v : f32
+                """,
+                ["%f", "%out"],
+                fn,
+            ))
+        self.angles = tuple(tables)
+
+    def dynamic_frequencies(self, freqs: _Value) -> _Value:
+        """Dynamic NTK scaling: for ``S > max_positions`` the frequencies
+        ``1 / base ** (2i / d)`` with ``base = theta * (factor * S /
+        max_positions - (factor - 1)) ** (d / (d - 2))``, in float32 in
+        transformers' order of operations; ``freqs`` otherwise."""
+        b, rope = self.b, self.arch.dynamic_rope
+        d = self.cfg.head_size
+        half = d // 2
+        exponents = (np.arange(0, d, 2, dtype=np.float32) / np.float32(d)).astype("<f4")
+        expo = _Value(b.fresh("rope_exp"), [half])
+        b.emit(f'{expo.name} = arith.constant dense<"0x{exponents.tobytes().hex().upper()}"> : {expo.type}')
+        factor = b.scalar("cst", _f32(rope.factor), "f32")
+        positions = b.scalar("cst", _f32(float(rope.max_positions)), "f32")
+        shift = b.scalar("cst", _f32(rope.factor - 1), "f32")
+        power = b.scalar("cst", _f32(d / (d - 2)), "f32")
+        theta = b.scalar("cst", _f32(rope.theta), "f32")
+        limit = b.scalar("max_pos", str(rope.max_positions), "index")
+        longer = b.fresh("longer")
+        b.emit(f"{longer} = arith.cmpi ugt, {self.seq}, {limit} : index")
+        seq_i = b.fresh("seq_i")
+        b.emit(f"{seq_i} = arith.index_cast {self.seq} : index to i64")
+        seq_f = b.fresh("seq_f")
+        b.emit(f"{seq_f} = arith.sitofp {seq_i} : i64 to f32")
+        return b.generic(
+            [(freqs, [0]), (expo, [0])],
+            b.empty([half]),
+            [0],
+            ["parallel"],
+            f"""
+            %scaled = arith.mulf {factor}, {seq_f} : f32
+            %ratio = arith.divf %scaled, {positions} : f32
+            %shifted = arith.subf %ratio, {shift} : f32
+            %grown = math.powf %shifted, {power} : f32
+            %base = arith.mulf {theta}, %grown : f32
+            %p = math.powf %base, %e : f32
+            %inv = arith.divf {self.one}, %p : f32
+            %picked = arith.select {longer}, %inv, %f : f32
+            linalg.yield %picked : f32
+            """,
+            ["%f", "%e", "%out"],
+            "ntk",
+        )
+
+    def rope_tables(self) -> Tuple[_Value, _Value]:
+        """The cos and sin ``[S, hs / 2]`` that rotate positions ``0..S-1``."""
+        if self.arch.rope_theta is not None:
+            return self.angles
+        half = self.cfg.head_size // 2
+        cos = self.b.slice(self.cos, [0, 0], [self.seq, half], [self.seq, half])
+        sin = self.b.slice(self.sin, [0, 0], [self.seq, half], [self.seq, half])
+        return cos, sin
+
     def rotary(self, x: _Value, heads: Sequence[int]) -> _Value:
-        """Rotate (even, odd) pairs of each head of ``x: [B, S, prod(heads)*hs]``.
+        """Rotate (even, odd) pairs of each head of ``x``: ``[B, S,
+        prod(heads) * hs]``, or ``[B, S, *heads, hs]`` already split.
 
         Returns ``[B, S, *heads, hs]``.
         """
         half = self.cfg.head_size // 2
         pairs_shape = [self.batch, self.seq, *heads, half, 2]
         rank = len(pairs_shape)
-        pairs = self.b.reshape("expand", x, [[0], [1], list(range(2, rank))], pairs_shape)
+        if len(x.shape) == 3:
+            groups = [[0], [1], list(range(2, rank))]
+        else:
+            groups = [[i] for i in range(rank - 2)] + [[rank - 2, rank - 1]]
+        pairs = self.b.reshape("expand", x, groups, pairs_shape)
         part_shape = pairs_shape[:-1]
         real = self.b.slice(pairs, [0] * rank, part_shape + [1], part_shape)
         imag = self.b.slice(pairs, [0] * (rank - 1) + [1], part_shape + [1], part_shape)
-        cos = self.b.slice(self.cos, [0, 0], [self.seq, half], [self.seq, half])
-        sin = self.b.slice(self.sin, [0, 0], [self.seq, half], [self.seq, half])
+        cos, sin = self.rope_tables()
         part_map = list(range(rank - 1))
         table_map = [1, rank - 2]
         rotated = self.b.generic(
@@ -500,13 +644,18 @@ class _LlamaEmitter:
             pairs_shape[:-2] + [self.cfg.head_size],
         )
 
-    def attention(self, q: _Value, k: _Value, v: _Value) -> _Value:
+    # Attention and feed-forward --------------------------------------------
+
+    def attention(self, q: _Value, k: _Value, v: _Value, window: Optional[int] = None) -> _Value:
         """Causal grouped-query attention.
 
         ``q: [B, S, KV, G, hs]``, ``k, v: [B, S, KV, hs]`` (query head
-        ``kv * G + g`` reads key/value head ``kv``); returns ``[B, S, dim]``.
+        ``kv * G + g`` reads key/value head ``kv``); returns ``[B, S, H * hs]``.
+        With ``window``, position ``s`` sees only ``s - window < t <= s``;
+        scores are soft-capped (``cap * tanh(score / cap)``) when the
+        architecture caps them.
         """
-        b, cfg = self.b, self.cfg
+        b, cfg, arch = self.b, self.cfg, self.arch
         groups = cfg.n_heads // cfg.n_kv_heads
         kv, hs = cfg.n_kv_heads, cfg.head_size
         scores_shape = [self.batch, kv, groups, self.seq, self.seq]
@@ -518,6 +667,20 @@ class _LlamaEmitter:
             %visible = arith.cmpi ule, %t, %s : index
             %scaled = arith.mulf %a, {self.scale} : f32
         """
+        if window is not None:
+            width = b.scalar("window", str(window), "index")
+            causal = causal.replace("%visible = ", "%causal = ") + f"""
+            %reach = arith.addi %t, {width} : index
+            %near = arith.cmpi ugt, %reach, %s : index
+            %visible = arith.andi %causal, %near : i1
+            """
+        if arch.attn_softcap is not None:
+            cap = b.scalar("cst", _f32(arch.attn_softcap), "f32")
+            causal = causal.replace("%scaled = ", "%raw = ") + f"""
+            %shrunk = arith.divf %raw, {cap} : f32
+            %bent = math.tanh %shrunk : f32
+            %scaled = arith.mulf %bent, {cap} : f32
+            """
         row_shape = scores_shape[:-1]
         row_map = [0, 1, 2, 3]
         full_map = [0, 1, 2, 3, 4]
@@ -577,47 +740,117 @@ class _LlamaEmitter:
         # Loops (b, s, kv, g, d, t): out[b, s, kv, g, d] = probs[b, kv, g, s, :] . v[b, :, kv, d]
         out_shape = [self.batch, self.seq, kv, groups, hs]
         mixed = self._contract((probs, [0, 2, 3, 1, 5]), (v, [0, 5, 2, 4]), out_shape, "attn")
-        return b.reshape("collapse", mixed, [[0], [1], [2, 3, 4]], [self.batch, self.seq, cfg.dim])
+        return b.reshape("collapse", mixed, [[0], [1], [2, 3, 4]], [self.batch, self.seq, cfg.q_dim])
 
     def feed_forward(self, x: _Value, prefix: str) -> _Value:
-        """SwiGLU: ``w2(silu(w1 x) * w3 x)``."""
-        gate = self.linear(x, f"{prefix}.w1")
-        up = self.linear(x, f"{prefix}.w3")
-        hidden = self.b.generic(
-            [(gate, [0, 1, 2]), (up, [0, 1, 2])],
-            self.b.empty(gate.shape),
-            [0, 1, 2],
-            ["parallel"] * 3,
-            f"""
+        """SwiGLU ``w2(silu(w1 x) * w3 x)``, or GeGLU with the tanh GELU;
+        ``w1`` and ``w3`` as the halves of one fused ``w13`` for
+        architectures that fuse them."""
+        if self.arch.fused:
+            both = self.linear(x, f"{prefix}.w13")
+            gate = self.features(both, 0, self.cfg.hidden_dim)
+            up = self.features(both, self.cfg.hidden_dim, self.cfg.hidden_dim)
+        else:
+            gate = self.linear(x, f"{prefix}.w1")
+            up = self.linear(x, f"{prefix}.w3")
+        if self.arch.activation == "gelu_tanh":
+            # 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), as torch's
+            # gelu(approximate="tanh") computes it.
+            beta = self.b.scalar("cst", _f32(math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5), "f32")
+            kappa = self.b.scalar("cst", _f32(0.044715), "f32")
+            half = self.b.scalar("cst", _f32(0.5), "f32")
+            body = f"""
+            %g2 = arith.mulf %g, %g : f32
+            %g3 = arith.mulf %g2, %g : f32
+            %k3 = arith.mulf {kappa}, %g3 : f32
+            %sum = arith.addf %g, %k3 : f32
+            %inner = arith.mulf {beta}, %sum : f32
+            %th = math.tanh %inner : f32
+            %onep = arith.addf %th, {self.one} : f32
+            %hx = arith.mulf {half}, %g : f32
+            %act = arith.mulf %hx, %onep : f32
+            %h = arith.mulf %act, %u : f32
+            linalg.yield %h : f32
+            """
+            label = "geglu"
+        else:
+            body = f"""
             %neg = arith.negf %g : f32
             %e = math.exp %neg : f32
             %den = arith.addf %e, {self.one} : f32
             %silu = arith.divf %g, %den : f32
             %h = arith.mulf %silu, %u : f32
             linalg.yield %h : f32
-            """,
+            """
+            label = "swiglu"
+        hidden = self.b.generic(
+            [(gate, [0, 1, 2]), (up, [0, 1, 2])],
+            self.b.empty(gate.shape),
+            [0, 1, 2],
+            ["parallel"] * 3,
+            body,
             ["%g", "%u", "%out"],
-            "swiglu",
+            label,
         )
         return self.linear(hidden, f"{prefix}.w2")
 
+    def qkv(self, xb: _Value, prefix: str) -> Tuple[_Value, _Value, _Value]:
+        """The q, k and v projections ``[B, S, features]`` of one block:
+        separate layers (with biases where the architecture has them), or the
+        parts of one fused ``wqkv``."""
+        cfg = self.cfg
+        if self.arch.fused:
+            fused = self.linear(xb, f"{prefix}.wqkv")
+            return (self.features(fused, 0, cfg.q_dim), self.features(fused, cfg.q_dim, cfg.kv_dim),
+                    self.features(fused, cfg.q_dim + cfg.kv_dim, cfg.kv_dim))
+        projections = []
+        for x in "qkv":
+            y = self.linear(xb, f"{prefix}.w{x}")
+            if self.arch.qkv_bias:
+                y = self.add_bias(y, f"{prefix}.b{x}")
+            projections.append(y)
+        return tuple(projections)
+
     def block(self, x: _Value, layer: int) -> _Value:
         """One transformer block."""
-        cfg, prefix = self.cfg, f"layers.{layer}"
+        cfg, arch, prefix = self.cfg, self.arch, f"layers.{layer}"
         groups = cfg.n_heads // cfg.n_kv_heads
         xb = self.rmsnorm(x, f"{prefix}.attention_norm")
-        q = self.linear(xb, f"{prefix}.attention.wq")
-        k = self.linear(xb, f"{prefix}.attention.wk")
-        v = self.linear(xb, f"{prefix}.attention.wv")
+        q, k, v = self.qkv(xb, f"{prefix}.attention")
+        if arch.qk_norm:
+            q = self.rmsnorm(self.heads(q, [cfg.n_kv_heads, groups]), f"{prefix}.attention.q_norm")
+            k = self.rmsnorm(self.heads(k, [cfg.n_kv_heads]), f"{prefix}.attention.k_norm")
         q = self.rotary(q, [cfg.n_kv_heads, groups])
         k = self.rotary(k, [cfg.n_kv_heads])
-        v = self.b.reshape(
-            "expand", v, [[0], [1], [2, 3]], [self.batch, self.seq, cfg.n_kv_heads, cfg.head_size]
-        )
-        mixed = self.attention(q, k, v)
-        x = self.add(x, self.linear(mixed, f"{prefix}.attention.wo"))
+        v = self.heads(v, [cfg.n_kv_heads])
+        mixed = self.attention(q, k, v, arch.window(layer))
+        out = self.linear(mixed, f"{prefix}.attention.wo")
+        if arch.post_norms:
+            out = self.rmsnorm(out, f"{prefix}.attention_post_norm")
+        x = self.add(x, out)
         xb = self.rmsnorm(x, f"{prefix}.ffn_norm")
-        return self.add(x, self.feed_forward(xb, f"{prefix}.feed_forward"))
+        out = self.feed_forward(xb, f"{prefix}.feed_forward")
+        if arch.post_norms:
+            out = self.rmsnorm(out, f"{prefix}.ffn_post_norm")
+        return self.add(x, out)
+
+    def softcap(self, x: _Value, cap: float) -> _Value:
+        """``cap * tanh(x / cap)`` elementwise (Gemma 2's final logits)."""
+        limit = self.b.scalar("cst", _f32(cap), "f32")
+        return self.b.generic(
+            [(x, [0, 1, 2])],
+            self.b.empty(x.shape),
+            [0, 1, 2],
+            ["parallel"] * 3,
+            f"""
+            %shrunk = arith.divf %a, {limit} : f32
+            %bent = math.tanh %shrunk : f32
+            %capped = arith.mulf %bent, {limit} : f32
+            linalg.yield %capped : f32
+            """,
+            ["%a", "%out"],
+            "softcap",
+        )
 
     # The function ---------------------------------------------------------
 
@@ -628,13 +861,18 @@ class _LlamaEmitter:
         b.emit(f"{self.batch} = tensor.dim %tokens, {self.c0} : {tokens.type}")
         b.emit(f"{self.seq} = tensor.dim %tokens, {self.c1} : {tokens.type}")
         self.check_tokens(tokens)
-        self.cos = self._weight("freq_cis_real")
-        self.sin = self._weight("freq_cis_imag")
+        if self.arch.rope_theta is not None:
+            self.rope_angles()
+        else:
+            self.cos = self._weight("freq_cis_real")
+            self.sin = self._weight("freq_cis_imag")
         x = self.embed(tokens)
         for layer in range(cfg.n_layers):
             x = self.block(x, layer)
         x = self.rmsnorm(x, "norm")
         logits = self.linear(x, self.ckpt.classifier_name, "output")
+        if self.arch.final_softcap is not None:
+            logits = self.softcap(logits, self.arch.final_softcap)
         result = b.fresh("logits")
         b.emit(f"{result} = tensor.cast {logits.name} : {logits.type} to tensor<?x?x?xf32>")
         b.emit(f"return {result} : tensor<?x?x?xf32>")

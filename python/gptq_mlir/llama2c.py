@@ -48,11 +48,19 @@ class Llama2cConfig:
     vocab_size: int
     seq_len: int
     shared_classifier: bool = True
+    #: The width of one attention head when it is not ``dim / n_heads``
+    #: (Hugging Face's ``head_dim``: Gemma 2, Qwen 3); None for the default.
+    head_dim: Optional[int] = None
 
     @property
     def head_size(self) -> int:
         """Width of one attention head."""
-        return self.dim // self.n_heads
+        return self.head_dim if self.head_dim is not None else self.dim // self.n_heads
+
+    @property
+    def q_dim(self) -> int:
+        """Width of the query projection and of the attention's output."""
+        return self.head_size * self.n_heads
 
     @property
     def kv_dim(self) -> int:
@@ -63,10 +71,12 @@ class Llama2cConfig:
         """Raise GPTQError unless the header describes a well-formed model."""
         fields = dataclasses.asdict(self)
         fields.pop("shared_classifier")
+        if self.head_dim is None:
+            fields.pop("head_dim")
         for name, value in fields.items():
             if value <= 0:
                 raise GPTQError(f"invalid checkpoint header: {name} = {value}, expected > 0")
-        if self.dim % self.n_heads:
+        if self.head_dim is None and self.dim % self.n_heads:
             raise GPTQError(
                 f"invalid checkpoint header: dim {self.dim} is not a multiple of "
                 f"n_heads {self.n_heads}"
@@ -107,6 +117,13 @@ class Llama2cCheckpoint:
     def rms_norm_eps(self) -> float:
         return RMS_NORM_EPS
 
+    @property
+    def architecture(self):
+        """llama2.c's Llama: the rotary tables are among the weights."""
+        from .architectures import Architecture
+
+        return Architecture(rms_norm_eps=RMS_NORM_EPS)
+
     def module_attributes(self) -> Dict[str, str]:
         """No module attributes besides the ones every import has."""
         return {}
@@ -139,10 +156,10 @@ def _layer_shapes(cfg: Llama2cConfig) -> Dict[str, Tuple[int, ...]]:
     return {
         "attention_norm": (cfg.dim,),
         "ffn_norm": (cfg.dim,),
-        "attention.wq": (cfg.dim, cfg.dim),
+        "attention.wq": (cfg.q_dim, cfg.dim),
         "attention.wk": (cfg.kv_dim, cfg.dim),
         "attention.wv": (cfg.kv_dim, cfg.dim),
-        "attention.wo": (cfg.dim, cfg.dim),
+        "attention.wo": (cfg.dim, cfg.q_dim),
         "feed_forward.w1": (cfg.hidden_dim, cfg.dim),
         "feed_forward.w2": (cfg.dim, cfg.hidden_dim),
         "feed_forward.w3": (cfg.hidden_dim, cfg.dim),

@@ -5,6 +5,7 @@ wrong, and no output."""
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -26,19 +27,20 @@ def hf_folder(tmp_path_factory, stories) -> Path:
     return write_hf_checkpoint(stories, tmp_path_factory.mktemp("hf") / "stories260K")
 
 
-def _body(path: Path) -> str:
-    """A module's text without its attributes line and its rotary tables
-    (llama2.c stores the tables; Hugging Face computes them from
-    rope_theta, equal to float32 rounding)."""
-    lines = path.read_text().splitlines()[1:]
-    return "\n".join(line for line in lines if not line.lstrip().startswith("freq_cis_"))
+def _linear_layers(path: Path) -> list:
+    """The names of a module's weight constants, in order."""
+    return re.findall(r'dense_resource<([^>]+)> : [^ ]+ loc', path.read_text())
 
 
 def test_logits_equal_the_llama2c_import(tmp_path, hf_folder, checkpoint_path, stories_mlir, gptq_run, capsys):
+    """The same weights in the same order, rotary angles computed in the
+    module (llama2.c's module reads its stored tables), equal logits."""
     output = tmp_path / "hf.mlir"
     assert main(["import-hf", str(hf_folder), "-o", str(output)]) == 0
     assert "import-hf: wrote" in capsys.readouterr().err
-    assert _body(output) == _body(stories_mlir)
+    tables = ["freq_cis_real", "freq_cis_imag"]
+    assert _linear_layers(output) == [name for name in _linear_layers(stories_mlir) if name not in tables]
+    assert "freq_cis" not in output.read_text()
     tokens = np.random.default_rng(0).integers(0, 512, size=(2, 20)).astype(np.int32)
     ours, theirs = Model(output).logits(tokens), Model(stories_mlir).logits(tokens)
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5 * np.abs(theirs).max())
@@ -95,12 +97,15 @@ def test_untied_lm_head_and_config_fields(tmp_path):
     assert read.names["output"] == "lm_head.weight"
     np.testing.assert_array_equal(read.weights["output"], weights["output"])
     np.testing.assert_array_equal(read.weights["layers.0.attention.wk"], weights["layers.0.attention.wk"])
-    cos, _ = llama2c.rope_tables(cfg.head_size, cfg.seq_len, 500000.0)
-    np.testing.assert_array_equal(read.weights["freq_cis_real"], cos)
+    # The rotary frequencies 1 / 500000 ** (2i / 4) of the two pairs of a head.
+    frequencies = np.array([1.0, 500000.0 ** -0.5], dtype=np.float32)
+    np.testing.assert_allclose(read.architecture.frequencies(cfg.head_size), frequencies, rtol=1e-7)
+    assert "freq_cis_real" not in read.weights
     output = tmp_path / "m.mlir"
     assert main(["import-hf", str(folder), "-o", str(output), "--external-weights"]) == 0
     text = output.read_text()
     assert "0x358637BD" in text  # 1e-6 as f32, the norms' epsilon
+    assert f'dense<"0x{read.architecture.frequencies(cfg.head_size).astype("<f4").tobytes().hex().upper()}">' in text
     assert "dense_resource<output>" in text and (tmp_path / "m.weights.npz").exists()
 
 
@@ -128,9 +133,9 @@ def _reshape(name):
     return change
 
 
-def _add(name):
+def _add(name, scale=1.0):
     def change(config, tensors):
-        tensors[name] = tensors["model.embed_tokens.weight"].copy()
+        tensors[name] = tensors["model.embed_tokens.weight"] * np.float32(scale)
     return change
 
 
@@ -141,11 +146,16 @@ def _add(name):
         (_retype("model.norm.weight", np.int32), "tensor model.norm.weight has dtype I32"),
         (_reshape("model.layers.0.self_attn.k_proj.weight"),
          "tensor model.layers.0.self_attn.k_proj.weight has shape [31, 64], expected [32, 64]"),
-        (_add("lm_head.weight"), "tensor lm_head.weight present but config.json has tie_word_embeddings = true"),
+        (_add("lm_head.weight", 0.5),
+         "tensor lm_head.weight differs from model.embed_tokens.weight, but config.json has tie_word_embeddings = true"),
         (_add("model.layers.0.self_attn.q_proj.bias"), "unexpected tensor model.layers.0.self_attn.q_proj.bias"),
         (_bad_config("tie_word_embeddings", False), "missing tensor lm_head.weight"),
-        (_bad_config("architectures", ["MistralForCausalLM"]), "architectures is ['MistralForCausalLM']"),
-        (_bad_config("rope_scaling", {"type": "linear", "factor": 2.0}), "unsupported rope_scaling"),
+        (_bad_config("architectures", ["GPT2LMHeadModel"]), "architectures is ['GPT2LMHeadModel'], expected one of"),
+        (_bad_config("model_type", "mistral"), 'model_type is "mistral", expected "llama"'),
+        (_bad_config("rope_scaling", {"rope_type": "yarn", "factor": 2.0}),
+         "unsupported rope_scaling.rope_type = 'yarn' (supported: linear, dynamic, llama3)"),
+        (_bad_config("rope_scaling", {"rope_type": "linear"}), "field rope_scaling.factor is null"),
+        (_bad_config("head_dim", 7), "head size 7 is odd"),
         (_bad_config("attention_bias", True), "unsupported attention_bias = true"),
         (_bad_config("hidden_act", "gelu"), 'unsupported hidden_act = "gelu"'),
         (_bad_config("num_key_value_heads", 3), "n_heads 8 is not a multiple of n_kv_heads 3"),

@@ -1,0 +1,512 @@
+"""The decoder-only architectures that ``import-hf`` reads, from config.json.
+
+Every one is a Llama-shaped stack (embedding, blocks of RMS-normalized
+attention with rotary positions and a gated feed-forward layer, a final norm
+and a classifier), and :mod:`gptq_mlir.importer` emits all of them as one
+module form with the same weight and layer names. What differs is what
+:class:`Architecture` records:
+
+============================  ==================================================
+``LlamaForCausalLM``          rotary scaling ``linear``, ``dynamic``, ``llama3``
+``MistralForCausalLM``        a sliding attention window on every layer
+``Qwen2ForCausalLM``          biases on q, k and v
+``Qwen3ForCausalLM``          RMS norms of each q and k head, ``head_dim``
+``Phi3ForCausalLM``           fused ``qkv_proj`` and ``gate_up_proj``
+``Gemma2ForCausalLM``         ``(1 + w)`` norms, scaled embeddings, norms after
+                              attention and feed-forward, tanh GELU, soft caps
+                              on attention and final logits,
+                              ``query_pre_attn_scalar``, a window on even layers
+============================  ==================================================
+
+Each field is read as the architecture's transformers 4.46 configuration
+class reads it, with that class's default where config.json omits it (so a
+Mistral config without ``sliding_window`` has the default window of 4096, as
+transformers gives it). Settings that the module cannot express are refused
+with the field's name: other rotary scalings (``yarn``, ``longrope``, ...),
+``partial_rotary_factor`` below 1, Qwen 2's ``use_sliding_window`` (which
+transformers 4.46 applies only in flash attention), biases where the
+architecture has none.
+
+Names: our weight names are llama2.c's (``layers.0.attention.wq``), plus
+``attention.{bq,bk,bv}`` for Qwen 2's biases, ``attention.{q_norm,k_norm}``
+for Qwen 3's head norms, ``attention.wqkv`` and ``feed_forward.w13`` for
+Phi-3's fused layers, and ``attention_post_norm`` and ``ffn_post_norm`` for
+Gemma 2's norms after attention and feed-forward (its
+``pre_feedforward_layernorm`` is our ``ffn_norm``). :func:`hf_names` maps
+them to the Hugging Face tensor names.
+
+Rotary embedding: the module rotates interleaved pairs ``(x[2i], x[2i+1])``
+of each head, as llama2.c does; Hugging Face rotates the halves ``(x[i],
+x[i + head_dim / 2])``. :func:`rotary_rows` is the per-head row permutation
+between the two, which the readers undo on every tensor whose rows (or
+elements) are q or k features: the q and k projections and their biases,
+the q and k parts of Phi-3's fused projection, and Qwen 3's head norms.
+"""
+
+import dataclasses
+import math
+import re
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+from . import inputs
+from .errors import GPTQError
+from .llama2c import Llama2cConfig
+
+#: ``architectures`` value -> our kind, which is also its ``model_type``.
+KINDS = {
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "Qwen2ForCausalLM": "qwen2",
+    "Qwen3ForCausalLM": "qwen3",
+    "Phi3ForCausalLM": "phi3",
+    "Gemma2ForCausalLM": "gemma2",
+}
+
+#: Each configuration class's defaults (transformers 4.46; Qwen 3 as its
+#: model card and later transformers give them) for the fields read here.
+_DEFAULTS: Dict[str, Dict[str, Any]] = {
+    "llama": {"rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": False,
+              "max_position_embeddings": 2048},
+    "mistral": {"rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": False,
+                "max_position_embeddings": 4096 * 32, "sliding_window": 4096},
+    "qwen2": {"rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": False,
+              "max_position_embeddings": 32768},
+    "qwen3": {"rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": False,
+              "max_position_embeddings": 32768, "head_dim": 128},
+    "phi3": {"rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": False,
+             "max_position_embeddings": 4096, "sliding_window": None},
+    "gemma2": {"rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": True,
+               "max_position_embeddings": 8192, "head_dim": 256, "query_pre_attn_scalar": 256,
+               "sliding_window": 4096, "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0,
+               "hidden_activation": "gelu_pytorch_tanh"},
+}
+#: Kinds whose transformers class reads ``head_dim`` (the others compute
+#: hidden_size / num_attention_heads and ignore the field).
+_HEAD_DIM_KINDS = ("llama", "mistral", "qwen3", "gemma2")
+#: Kinds whose rotary embedding follows ``rope_scaling`` (transformers'
+#: shared rotary code); the others' classes take no scaling.
+_SCALED_KINDS = ("llama", "qwen2", "qwen3")
+#: The rotary scalings read, by ``rope_type``.
+ROPE_TYPES = ("default", "linear", "dynamic", "llama3")
+
+#: The most positions a config may give (max_position_embeddings, and a
+#: dynamic scaling's reach): the rotary angles are float32 products of the
+#: position, and float32 holds every integer only up to 2**24.
+MAX_POSITIONS = 1 << 24
+#: The largest vocabulary: the module's token ids are i32.
+MAX_VOCAB = (1 << 31) - 1
+#: rms_norm_eps must be a normal float32 (the module's type; a subnormal or
+#: zero epsilon divides by zero for a row of zeros) and at most 0.1: it is
+#: added to a mean of squares near 1, and larger values flatten every
+#: activation (1e300 makes all logits zero). Llama uses 1e-5 and 1e-6.
+EPS_RANGE = (float(np.finfo(np.float32).tiny), 0.1)
+#: rope_theta must exceed 1 (theta ** (2i / d) then falls with i, and 0 or
+#: a float32 underflow makes the angles NaN) and be finite in float32.
+THETA_RANGE = (1.0, float(np.finfo(np.float32).max))
+#: Scaling factors, soft caps and query_pre_attn_scalar: positive and
+#: finite in float32, the module's type.
+POSITIVE_RANGE = (0.0, float(np.finfo(np.float32).max))
+
+
+@dataclasses.dataclass(frozen=True)
+class DynamicRope:
+    """Dynamic NTK scaling: for a sequence of ``seq > max_positions``
+    tokens, the rotary base becomes ``theta * (factor * seq / max_positions
+    - (factor - 1)) ** (d / (d - 2))`` (d the head size), computed in the
+    module for each call as transformers computes it for a fresh model."""
+
+    factor: float
+    max_positions: int
+    theta: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Architecture:
+    """What the emitter needs to know of a model beyond its sizes.
+
+    ``rope_theta`` and ``rope_scaling`` give the rotary frequencies
+    (:meth:`frequencies`), from which the module computes the angles of the
+    positions it is given; None for llama2.c checkpoints, whose modules
+    read the rotary tables ``freq_cis_real`` and ``freq_cis_imag`` among
+    the weights. ``sliding_windows`` has one entry per layer: the window (a
+    query attends to the ``window`` latest positions, itself included) or
+    None."""
+
+    kind: str = "llama"
+    rms_norm_eps: float = 1e-5
+    rope_theta: Optional[float] = None
+    #: rope_scaling as :func:`_rope_scaling` checked it (None: unscaled).
+    rope_scaling: Optional[Dict[str, Any]] = None
+    dynamic_rope: Optional[DynamicRope] = None
+    sliding_windows: Tuple[Optional[int], ...] = ()
+    qkv_bias: bool = False
+    qk_norm: bool = False
+    fused: bool = False
+    #: RMS norms multiply by ``1 + weight`` (Gemma).
+    norm_offset: bool = False
+    #: Embeddings multiplied by this (Gemma: sqrt(hidden_size)).
+    embed_scale: Optional[float] = None
+    #: Norms of the attention's and the feed-forward layer's outputs (Gemma 2).
+    post_norms: bool = False
+    #: "silu" (SwiGLU) or "gelu_tanh" (GeGLU with the tanh approximation).
+    activation: str = "silu"
+    #: Attention scores are multiplied by this: head_size ** -0.5, or Gemma
+    #: 2's query_pre_attn_scalar ** -0.5.
+    query_scale: Optional[float] = None
+    attn_softcap: Optional[float] = None
+    final_softcap: Optional[float] = None
+
+    def window(self, layer: int) -> Optional[int]:
+        return self.sliding_windows[layer] if layer < len(self.sliding_windows) else None
+
+    def frequencies(self, head_size: int) -> np.ndarray:
+        """The rotary frequencies, float32 ``[head_size / 2]`` (computed
+        when the module is built: the head size has been checked against
+        the tensors by then, and a config cannot make this allocate)."""
+        return rope_frequencies(self.rope_theta, head_size, self.rope_scaling)
+
+
+def describe_field(value: Any) -> str:
+    return repr(value) if len(repr(value)) < 80 else inputs.describe(value)
+
+
+def _int(config: Dict[str, Any], key: str, path: Path, default: Any = None, maximum: Optional[int] = None) -> int:
+    value = config.get(key, default)
+    if value is None:
+        raise GPTQError(f"{path}: missing field {key}")
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise GPTQError(f"{path}: field {key} is {inputs.describe(value)}, expected a positive integer")
+    if maximum is not None and value > maximum:
+        raise GPTQError(f"{path}: field {key} is {value}, expected an integer in [1, {maximum}]")
+    return value
+
+
+def _number(value: Any, key: str, path: Path, bounds: Tuple[float, float], open_below: bool) -> float:
+    """A number within ``bounds`` (the lower one excluded when ``open_below``)."""
+    low, high = bounds
+    interval = f"{'(' if open_below else '['}{low:g}, {high:g}]"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise GPTQError(f"{path}: field {key} is {inputs.describe(value)}, expected a number in {interval}")
+    number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
+    if not (low < number if open_below else low <= number) or not number <= high:
+        raise GPTQError(f"{path}: field {key} is {inputs.describe(value)}, expected a number in {interval}")
+    return number
+
+
+def _optional_number(config: Dict[str, Any], key: str, path: Path, defaults: Dict[str, Any]) -> Optional[float]:
+    value = config.get(key, defaults.get(key))
+    return None if value is None else _number(value, key, path, POSITIVE_RANGE, open_below=True)
+
+
+def _window(config: Dict[str, Any], key: str, path: Path, defaults: Dict[str, Any]) -> Optional[int]:
+    value = config.get(key, defaults.get(key))
+    return None if value is None else _int({key: value}, key, path)
+
+
+def _unsupported(config: Dict[str, Any], path: Path, checks: Dict[str, Any]) -> None:
+    """Refuse each field of ``checks`` whose value is present and fails it."""
+    for key, supported in checks.items():
+        if key in config and not supported(config[key]):
+            raise GPTQError(f"{path}: unsupported {key} = {inputs.describe(config[key])}")
+
+
+def _rope_scaling(config: Dict[str, Any], path: Path, kind: str) -> Optional[Dict[str, Any]]:
+    """config.json's rope_scaling, checked: None, or a dict with its
+    ``rope_type`` (or the older ``type``) among ``ROPE_TYPES``."""
+    scaling = config.get("rope_scaling")
+    if scaling is None:
+        return None
+    if not isinstance(scaling, dict):
+        raise GPTQError(f"{path}: field rope_scaling is {inputs.describe(scaling)}, expected an object or null")
+    rope_type = scaling.get("rope_type", scaling.get("type"))
+    if kind not in _SCALED_KINDS:
+        raise GPTQError(
+            f"{path}: unsupported rope_scaling with rope_type {describe_field(rope_type)}: "
+            f"{config['architectures'][0]} takes no rotary scaling in transformers 4.46"
+        )
+    if rope_type not in ROPE_TYPES:
+        raise GPTQError(
+            f"{path}: unsupported rope_scaling.rope_type = {describe_field(rope_type)} "
+            f"(supported: {', '.join(ROPE_TYPES[1:])})"
+        )
+    if rope_type == "default":
+        return None
+    checked: Dict[str, Any] = {"rope_type": rope_type}
+    checked["factor"] = _number(scaling.get("factor"), "rope_scaling.factor", path,
+                                (1.0, POSITIVE_RANGE[1]), open_below=False)
+    if rope_type == "llama3":
+        for key in ("low_freq_factor", "high_freq_factor"):
+            checked[key] = _number(scaling.get(key), f"rope_scaling.{key}", path, POSITIVE_RANGE, open_below=True)
+        if not checked["low_freq_factor"] < checked["high_freq_factor"]:
+            raise GPTQError(
+                f"{path}: field rope_scaling.low_freq_factor {checked['low_freq_factor']:g} must be less "
+                f"than high_freq_factor {checked['high_freq_factor']:g}"
+            )
+        checked["original_max_position_embeddings"] = _int(
+            scaling, "original_max_position_embeddings", path, maximum=MAX_POSITIONS
+        )
+    return checked
+
+
+def rope_frequencies(theta: float, head_size: int, scaling: Optional[Dict[str, Any]]) -> np.ndarray:
+    """The rotary frequencies ``1 / theta ** (2i / d)``, scaled, in float32.
+
+    Computed with torch in the order of operations of transformers' rotary
+    initialization, so that they are its float32 values bit for bit (NumPy's
+    float32 ``**`` rounds some differently, and a frequency one ulp off
+    moves the angle at position 2048 by 1e-4 radians)."""
+    import torch
+
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_size, 2, dtype=torch.int64).float() / head_size))
+    rope_type = scaling["rope_type"] if scaling else "default"
+    if rope_type == "linear":
+        inv_freq = inv_freq / scaling["factor"]
+    elif rope_type == "llama3":
+        # Llama 3.1's scaling: wavelengths longer than the original context
+        # over low_freq_factor are divided by factor, those shorter than it
+        # over high_freq_factor kept, and those between interpolated.
+        factor = scaling["factor"]
+        low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
+        context = scaling["original_max_position_embeddings"]
+        low_wavelen, high_wavelen = context / low, context / high
+        wavelen = 2 * math.pi / inv_freq
+        scaled = torch.where(wavelen > low_wavelen, inv_freq / factor, inv_freq)
+        smooth = (context / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
+        inv_freq = torch.where(medium, smoothed, scaled)
+    return inv_freq.numpy().astype(np.float32)
+
+
+def parse(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
+    """(sizes, architecture) of a parsed config.json; GPTQError naming the
+    field for another architecture or a setting the module cannot express."""
+    if not isinstance(config, dict):
+        raise GPTQError(f"{path}: expected a JSON object")
+    architectures = config.get("architectures")
+    if not (isinstance(architectures, list) and len(architectures) == 1 and architectures[0] in KINDS):
+        raise GPTQError(
+            f"{path}: architectures is {describe_field(architectures)}, expected one of "
+            f"{', '.join(repr([name]) for name in KINDS)}"
+        )
+    kind = KINDS[architectures[0]]
+    model_type = config.get("model_type", kind)
+    if model_type != kind:
+        raise GPTQError(f"{path}: model_type is {inputs.describe(model_type)}, expected \"{kind}\"")
+    if "quantization_config" in config:
+        raise GPTQError(f"{path}: field quantization_config: a quantized checkpoint (read it with import-gptq)")
+    defaults = _DEFAULTS[kind]
+    _unsupported(config, path, {
+        "attention_bias": lambda v: v is False or (kind == "qwen2" and v is True),
+        "mlp_bias": lambda v: v is False,
+        "partial_rotary_factor": lambda v: v == 1 and not isinstance(v, bool),
+        "use_sliding_window": lambda v: v is False,
+    })
+    if kind == "gemma2":
+        activation = config.get("hidden_activation", defaults["hidden_activation"])
+        if activation not in ("gelu_pytorch_tanh", "gelu_tanh"):
+            raise GPTQError(f"{path}: unsupported hidden_activation = {inputs.describe(activation)}, "
+                            "expected \"gelu_pytorch_tanh\"")
+    elif "hidden_act" in config and config["hidden_act"] != "silu":
+        raise GPTQError(f"{path}: unsupported hidden_act = {inputs.describe(config['hidden_act'])}")
+    tie = config.get("tie_word_embeddings", defaults["tie_word_embeddings"])
+    if not isinstance(tie, bool):
+        raise GPTQError(f"{path}: field tie_word_embeddings is {inputs.describe(tie)}, expected true or false")
+
+    heads = _int(config, "num_attention_heads", path)
+    dim = _int(config, "hidden_size", path)
+    head_dim = None
+    if kind in _HEAD_DIM_KINDS:
+        given = config.get("head_dim", defaults.get("head_dim"))
+        if given is not None:
+            head_dim = _int({"head_dim": given}, "head_dim", path)
+            if head_dim * heads == dim:
+                head_dim = None  # the default, which the module need not state
+    elif "head_dim" in config and config["head_dim"] is not None and config["head_dim"] * heads != dim:
+        raise GPTQError(
+            f"{path}: unsupported head_dim = {inputs.describe(config['head_dim'])}: {architectures[0]} "
+            f"uses hidden_size / num_attention_heads = {dim // heads}"
+        )
+    max_positions = _int(config, "max_position_embeddings", path, defaults["max_position_embeddings"],
+                         maximum=MAX_POSITIONS)
+    scaling = _rope_scaling(config, path, kind)
+    seq_len = max_positions
+    if scaling and scaling["rope_type"] == "dynamic":
+        # Dynamic scaling exists to reach past max_position_embeddings: the
+        # module takes sequences up to factor times as long.
+        seq_len = min(MAX_POSITIONS, int(scaling["factor"] * max_positions))
+    cfg = Llama2cConfig(
+        dim=dim,
+        hidden_dim=_int(config, "intermediate_size", path),
+        n_layers=_int(config, "num_hidden_layers", path),
+        n_heads=heads,
+        n_kv_heads=_int(config, "num_key_value_heads", path, heads),
+        vocab_size=_int(config, "vocab_size", path, maximum=MAX_VOCAB),
+        seq_len=seq_len,
+        shared_classifier=tie,
+        head_dim=head_dim,
+    )
+    try:
+        cfg.validate()
+    except GPTQError as error:
+        raise GPTQError(f"{path}: {str(error).replace('invalid checkpoint header', 'config')}") from None
+
+    eps = _number(config.get("rms_norm_eps", defaults["rms_norm_eps"]), "rms_norm_eps", path, EPS_RANGE,
+                  open_below=False)
+    theta = _number(config.get("rope_theta", defaults["rope_theta"]), "rope_theta", path, THETA_RANGE,
+                    open_below=True)
+    dynamic = None
+    if scaling and scaling["rope_type"] == "dynamic":
+        dynamic = DynamicRope(scaling["factor"], max_positions, theta)
+    fields: Dict[str, Any] = dict(
+        kind=kind,
+        rms_norm_eps=eps,
+        rope_theta=theta,
+        rope_scaling=scaling,
+        dynamic_rope=dynamic,
+        query_scale=1.0 / math.sqrt(cfg.head_size),
+    )
+    if kind in ("mistral", "phi3"):
+        fields["sliding_windows"] = (_window(config, "sliding_window", path, defaults),) * cfg.n_layers
+    elif kind == "qwen2":
+        fields["qkv_bias"] = True
+    elif kind == "qwen3":
+        fields["qk_norm"] = True
+    if kind == "phi3":
+        fields["fused"] = True
+    if kind == "gemma2":
+        window = _window(config, "sliding_window", path, defaults)
+        scalar = _number(config.get("query_pre_attn_scalar", defaults["query_pre_attn_scalar"]),
+                         "query_pre_attn_scalar", path, POSITIVE_RANGE, open_below=True)
+        fields.update(
+            sliding_windows=tuple(window if layer % 2 == 0 else None for layer in range(cfg.n_layers)),
+            norm_offset=True,
+            embed_scale=dim ** 0.5,
+            post_norms=True,
+            activation="gelu_tanh",
+            query_scale=scalar ** -0.5,
+            attn_softcap=_optional_number(config, "attn_logit_softcapping", path, defaults),
+            final_softcap=_optional_number(config, "final_logit_softcapping", path, defaults),
+        )
+    return cfg, Architecture(**fields)
+
+
+#: Our per-layer weight names -> Hugging Face's, within layer ``i``, for
+#: every kind (then the additions of some).
+_LAYER_NAMES = {
+    "attention_norm": "input_layernorm.weight",
+    "ffn_norm": "post_attention_layernorm.weight",
+    "attention.wq": "self_attn.q_proj.weight",
+    "attention.wk": "self_attn.k_proj.weight",
+    "attention.wv": "self_attn.v_proj.weight",
+    "attention.wo": "self_attn.o_proj.weight",
+    "feed_forward.w1": "mlp.gate_proj.weight",
+    "feed_forward.w2": "mlp.down_proj.weight",
+    "feed_forward.w3": "mlp.up_proj.weight",
+}
+
+
+def layer_names(arch: Architecture) -> Dict[str, str]:
+    """Our names of one layer's weights -> Hugging Face's, for ``arch``."""
+    names = dict(_LAYER_NAMES)
+    if arch.qkv_bias:
+        names.update({f"attention.b{x}": f"self_attn.{x}_proj.bias" for x in "qkv"})
+    if arch.qk_norm:
+        names.update({f"attention.{x}_norm": f"self_attn.{x}_norm.weight" for x in "qk"})
+    if arch.fused:
+        for ours in ("attention.wq", "attention.wk", "attention.wv", "feed_forward.w1", "feed_forward.w3"):
+            del names[ours]
+        names["attention.wqkv"] = "self_attn.qkv_proj.weight"
+        names["feed_forward.w13"] = "mlp.gate_up_proj.weight"
+    if arch.post_norms:
+        names.update({
+            "attention_post_norm": "post_attention_layernorm.weight",
+            "ffn_norm": "pre_feedforward_layernorm.weight",
+            "ffn_post_norm": "post_feedforward_layernorm.weight",
+        })
+    return names
+
+
+def hf_names(n_layers: int, shared_classifier: bool, arch: Architecture = Architecture()) -> Dict[str, str]:
+    """Hugging Face's tensor name for each of our weight names (and
+    ``output``, the classifier, whose weight is ``lm_head.weight`` when
+    untied)."""
+    names = {"tok_embeddings": "model.embed_tokens.weight", "norm": "model.norm.weight"}
+    per_layer = layer_names(arch)
+    for layer in range(n_layers):
+        for ours, theirs in per_layer.items():
+            names[f"layers.{layer}.{ours}"] = f"model.layers.{layer}.{theirs}"
+    if not shared_classifier:
+        names["output"] = "lm_head.weight"
+    return names
+
+
+def weight_shapes(cfg: Llama2cConfig, arch: Architecture = Architecture()) -> Dict[str, Tuple[int, ...]]:
+    """The shape of each of our weights, by name."""
+    per_layer: Dict[str, Tuple[int, ...]] = {
+        "attention_norm": (cfg.dim,),
+        "ffn_norm": (cfg.dim,),
+        "attention_post_norm": (cfg.dim,),
+        "ffn_post_norm": (cfg.dim,),
+        "attention.wq": (cfg.q_dim, cfg.dim),
+        "attention.wk": (cfg.kv_dim, cfg.dim),
+        "attention.wv": (cfg.kv_dim, cfg.dim),
+        "attention.wqkv": (cfg.q_dim + 2 * cfg.kv_dim, cfg.dim),
+        "attention.wo": (cfg.dim, cfg.q_dim),
+        "attention.bq": (cfg.q_dim,),
+        "attention.bk": (cfg.kv_dim,),
+        "attention.bv": (cfg.kv_dim,),
+        "attention.q_norm": (cfg.head_size,),
+        "attention.k_norm": (cfg.head_size,),
+        "feed_forward.w1": (cfg.hidden_dim, cfg.dim),
+        "feed_forward.w3": (cfg.hidden_dim, cfg.dim),
+        "feed_forward.w13": (2 * cfg.hidden_dim, cfg.dim),
+        "feed_forward.w2": (cfg.dim, cfg.hidden_dim),
+    }
+    shapes: Dict[str, Tuple[int, ...]] = {
+        "tok_embeddings": (cfg.vocab_size, cfg.dim),
+        "norm": (cfg.dim,),
+        "output": (cfg.vocab_size, cfg.dim),
+    }
+    for layer in range(cfg.n_layers):
+        for suffix in layer_names(arch):
+            shapes[f"layers.{layer}.{suffix}"] = per_layer[suffix]
+    return shapes
+
+
+def hf_rows(n_heads: int, head_size: int) -> np.ndarray:
+    """The row permutation of Hugging Face's q/k conversion: ``w_hf = w[rows]``.
+
+    Hugging Face's ``w.view(n_heads, head_size // 2, 2, dim).transpose(1, 2)``:
+    row ``h * head_size + t * head_size / 2 + i`` of the converted weight is
+    row ``h * head_size + 2 * i + t`` of llama2.c's (``t`` in {0, 1}).
+    ``np.argsort`` of it is the inverse."""
+    half = head_size // 2
+    rows = np.arange(n_heads * head_size).reshape(n_heads, half, 2)
+    return rows.transpose(0, 2, 1).reshape(-1)
+
+
+_ROTARY_NAME = re.compile(r"\.attention\.(wq|bq|wk|bk|wqkv|q_norm|k_norm)$")
+
+
+def rotary_rows(cfg: Llama2cConfig, weight_name: str) -> Optional[np.ndarray]:
+    """:func:`hf_rows` for a weight whose rows are q or k features (by our
+    name), else None: ``theirs = ours[rows]``, ``ours = theirs[argsort(rows)]``."""
+    match = _ROTARY_NAME.search(weight_name)
+    if match is None:
+        return None
+    which = match.group(1)
+    if which in ("wq", "bq"):
+        return hf_rows(cfg.n_heads, cfg.head_size)
+    if which in ("wk", "bk"):
+        return hf_rows(cfg.n_kv_heads, cfg.head_size)
+    if which in ("q_norm", "k_norm"):
+        return hf_rows(1, cfg.head_size)
+    return np.concatenate([
+        hf_rows(cfg.n_heads, cfg.head_size),
+        cfg.q_dim + hf_rows(cfg.n_kv_heads, cfg.head_size),
+        cfg.q_dim + cfg.kv_dim + np.arange(cfg.kv_dim),
+    ])

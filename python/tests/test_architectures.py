@@ -1,0 +1,275 @@
+"""import-hf on the architectures people quantize (hf_models.py: real
+config.json fields, tiny sizes, random weights): logits equal to
+transformers' own implementation (Qwen 3: to our PyTorch implementation),
+at 2048 positions for the Llama 3 configs, whose rotary scaling matters
+there; then 4-bit quantization, export-gptq and import-gptq of each.
+
+The transformers tests skip without transformers (scripts/test-deps.sh
+installs it); the Qwen 3 ones need only torch."""
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hf_models
+from gptq_mlir import gptq_checkpoint, runner
+from gptq_mlir.cli import main
+from gptq_mlir.model import Model
+from hf_models import CONFIGS, SCALED, relative_error
+
+#: Agreement with the reference implementation, float32 throughout.
+TOLERANCE = 1e-5
+
+
+def _needs_reference(name: str) -> None:
+    if CONFIGS[name]["model_type"] != "qwen3":
+        pytest.importorskip("transformers", reason="transformers is not installed (scripts/test-deps.sh installs it)")
+
+
+def _tokens(name: str, batch: int = 2) -> np.ndarray:
+    """Token ids long enough for what the config changes: 2048 positions
+    for scaled rotary embeddings (1 sequence), else 64 (past every window)."""
+    seq = 2048 if name in SCALED else 64
+    rng = np.random.default_rng(len(name))
+    return rng.integers(0, CONFIGS[name]["vocab_size"], size=(1 if name in SCALED else batch, seq)).astype(np.int32)
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    """name -> its float32 checkpoint folder, written once."""
+    folders = {}
+
+    def get(name: str, dtype: str = "float32") -> Path:
+        if (name, dtype) not in folders:
+            _needs_reference(name)
+            folder = tmp_path_factory.mktemp(f"{name}-{dtype}")
+            folders[name, dtype] = hf_models.write_checkpoint(name, folder / "ckpt", dtype)
+        return folders[name, dtype]
+
+    return get
+
+
+def _import(folder: Path, output: Path, *extra: str) -> Path:
+    assert main(["import-hf", str(folder), "-o", str(output), *extra]) == 0
+    return output
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_logits_equal_the_reference(tmp_path, checkpoints, gptq_run, name, dtype):
+    folder = checkpoints(name, dtype)
+    module = _import(folder, tmp_path / "model.mlir")
+    tokens = _tokens(name)
+    theirs = hf_models.reference_logits(folder, tokens)
+    ours = Model(module).logits(tokens)
+    assert relative_error(ours, theirs) < TOLERANCE, relative_error(ours, theirs)
+    assert json.loads((folder / "config.json").read_text())["torch_dtype"] == dtype
+
+
+@pytest.mark.parametrize(
+    "name, change",
+    [
+        # Llama 3 read as if unscaled: wrong at 2048 positions (the tokens
+        # above), so the agreement there tests the scaling.
+        ("llama-3.2-1b", lambda config: config.pop("rope_scaling")),
+        ("llama-3.1-8b", lambda config: config.pop("rope_scaling")),
+        # No window: the positions past it would be seen.
+        ("mistral", lambda config: config.update(sliding_window=None)),
+        ("gemma-2", lambda config: config.update(sliding_window=4096)),
+        ("gemma-2", lambda config: config.update(attn_logit_softcapping=None)),
+        ("gemma-2", lambda config: config.update(final_logit_softcapping=None)),
+        ("gemma-2", lambda config: config.update(query_pre_attn_scalar=16)),
+        ("qwen3", lambda config: config.update(rms_norm_eps=1e-2)),
+    ],
+)
+def test_the_reference_comparison_sees_each_setting(tmp_path, checkpoints, gptq_run, name, change):
+    """Importing a checkpoint with one setting changed in its config.json
+    gives logits far from the reference's: each setting the tests compare
+    at is one that the comparison can see."""
+    folder = checkpoints(name)
+    changed = tmp_path / "changed"
+    shutil.copytree(folder, changed)
+    config = json.loads((changed / "config.json").read_text())
+    change(config)
+    (changed / "config.json").write_text(json.dumps(config))
+    tokens = _tokens(name)
+    ours = Model(_import(changed, tmp_path / "model.mlir")).logits(tokens)
+    assert relative_error(ours, hf_models.reference_logits(folder, tokens)) > 100 * TOLERANCE
+
+
+@pytest.mark.parametrize(
+    "scaling, positions",
+    [
+        ({"rope_type": "linear", "factor": 4.0}, 4096),
+        ({"type": "linear", "factor": 2.0}, 4096),  # the older spelling
+        # Dynamic scaling acts past max_position_embeddings, which it extends factor times.
+        ({"rope_type": "dynamic", "factor": 4.0}, 1024),
+    ],
+)
+def test_linear_and_dynamic_scaling(tmp_path, gptq_run, scaling, positions):
+    pytest.importorskip("transformers", reason="transformers is not installed (scripts/test-deps.sh installs it)")
+    config = hf_models.config("tinyllama")
+    config.update(rope_scaling=scaling, max_position_embeddings=positions)
+    folder = hf_models.write_checkpoint("tinyllama", tmp_path / "ckpt", config_json=config)
+    model = Model(_import(folder, tmp_path / "model.mlir"))
+    if scaling["rope_type" if "rope_type" in scaling else "type"] == "dynamic":
+        assert model.seq_len == 4 * positions
+    tokens = np.random.default_rng(1).integers(0, 256, size=(1, 2048)).astype(np.int32)
+    assert relative_error(model.logits(tokens), hf_models.reference_logits(folder, tokens)) < TOLERANCE
+
+
+def test_module_size_does_not_grow_with_positions(tmp_path, checkpoints):
+    """The module computes the rotary angles of the positions it is given:
+    131072 positions cost what 2048 do (a digit or two of the attribute)."""
+    folder = checkpoints("llama-3.2-1b")
+    short = tmp_path / "short"
+    shutil.copytree(folder, short)
+    config = json.loads((short / "config.json").read_text())
+    config["max_position_embeddings"] = 2048
+    (short / "config.json").write_text(json.dumps(config))
+    long_size = _import(folder, tmp_path / "long.mlir").stat().st_size
+    short_size = _import(short, tmp_path / "short.mlir").stat().st_size
+    assert abs(long_size - short_size) <= 16, (long_size, short_size)
+
+
+def test_our_qwen3_implementation_is_qwen2_where_they_overlap(tmp_path, checkpoints):
+    """qwen3_reference.py with Qwen 2's biases and without head norms is
+    transformers' Qwen2ForCausalLM."""
+    import qwen3_reference
+    import torch
+    from safetensors.torch import load_file
+
+    folder = checkpoints("qwen2.5")
+    config = json.loads((folder / "config.json").read_text())
+    weights = load_file(str(folder / "model.safetensors"))
+    if "lm_head.weight" not in weights:
+        weights["lm_head.weight"] = weights["model.embed_tokens.weight"]
+    tokens = _tokens("qwen2.5")
+    with torch.no_grad():
+        ours = qwen3_reference.forward(config, weights, torch.from_numpy(tokens).long()).numpy()
+    assert relative_error(ours, hf_models.reference_logits(folder, tokens)) < TOLERANCE
+
+
+def _calibration(tmp_path: Path, vocab: int) -> Path:
+    path = tmp_path / "calibration.npy"
+    np.save(path, np.random.default_rng(3).integers(0, vocab, size=(4, 64)).astype(np.int32))
+    return path
+
+
+#: The quantized layers of one block, by our name (Phi-3's fused ones as stored).
+BLOCK_LAYERS = {
+    "separate": ["attention.wq", "attention.wk", "attention.wv", "attention.wo",
+                 "feed_forward.w1", "feed_forward.w2", "feed_forward.w3"],
+    "fused": ["attention.wqkv", "attention.wo", "feed_forward.w13", "feed_forward.w2"],
+}
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_quantize_export_and_import(tmp_path, checkpoints, gptq_opt, gptq_run, name):
+    """4 bits in groups of 32 with act-order through --gptq-quantize-model;
+    export-gptq writes every layer under its Hugging Face name and every
+    float tensor as the model has it; import-gptq gives back the codes,
+    zeros and groups exactly and the scales rounded to float16."""
+    folder = checkpoints(name)
+    module = _import(folder, tmp_path / "model.mlir")
+    quantized = tmp_path / "q.mlir"
+    report = tmp_path / "report.json"
+    runner.run_opt(module, quantized, [
+        f"--gptq-quantize-model=calibration={_calibration(tmp_path, 256)} bits=4 group-size=32 act-order=true "
+        f"report={report}"
+    ])
+    layers = json.loads(report.read_text())["layers"]
+    kind = "fused" if CONFIGS[name]["model_type"] == "phi3" else "separate"
+    expected = [f"layers.{i}.{layer}" for i in range(2) for layer in BLOCK_LAYERS[kind]]
+    assert sorted(layer["name"] for layer in layers) == sorted(expected)
+    assert main(["export-gptq", str(quantized), "--out", str(tmp_path / "gptq")]) == 0
+    exported = json.loads((tmp_path / "gptq" / "config.json").read_text())
+    assert exported["architectures"] == CONFIGS[name]["architectures"]
+    assert exported["quantization_config"]["desc_act"] is True
+    imported = tmp_path / "imported.mlir"
+    assert main(["import-gptq", str(tmp_path / "gptq"), "-o", str(imported)]) == 0
+
+    before = gptq_checkpoint.read_rewritten_model(quantized)
+    after = gptq_checkpoint.read_rewritten_model(imported)
+    assert sorted(before.layers) == sorted(after.layers) == sorted(expected)
+    for layer_name, layer in before.layers.items():
+        again = after.layers[layer_name]
+        np.testing.assert_array_equal(layer.codes, again.codes, err_msg=layer_name)
+        np.testing.assert_array_equal(layer.zeros, again.zeros, err_msg=layer_name)
+        np.testing.assert_array_equal(layer.g_idx, again.g_idx, err_msg=layer_name)
+        np.testing.assert_array_equal(layer.scales.astype(np.float16).astype(np.float32), again.scales,
+                                      err_msg=layer_name)
+    for weight_name, array in before.weights.items():
+        np.testing.assert_array_equal(array, after.weights[weight_name], err_msg=weight_name)
+    tokens = _tokens(name)[:, :256]
+    ours, theirs = Model(imported).logits(tokens), Model(quantized).logits(tokens)
+    # Only the scales' rounding to float16 (2**-11 of each) separates them.
+    assert 0 < relative_error(ours, theirs) < 1e-2
+
+
+def _write_changed(tmp_path: Path, folder: Path, change) -> Path:
+    changed = tmp_path / "changed"
+    shutil.copytree(folder, changed)
+    config = json.loads((changed / "config.json").read_text())
+    from safetensors.numpy import load_file, save_file
+
+    tensors = load_file(str(changed / "model.safetensors"))
+    change(config, tensors)
+    (changed / "config.json").write_text(json.dumps(config))
+    save_file(tensors, str(changed / "model.safetensors"), metadata={"format": "pt"})
+    return changed
+
+
+def _set(**fields):
+    return lambda config, tensors: config.update(copy.deepcopy(fields))
+
+
+def _drop(tensor):
+    return lambda config, tensors: tensors.pop(tensor)
+
+
+@pytest.mark.parametrize(
+    "name, change, fragment",
+    [
+        ("qwen2.5", _set(use_sliding_window=True), "unsupported use_sliding_window = true"),
+        ("qwen2.5", _drop("model.layers.1.self_attn.k_proj.bias"), "missing tensor model.layers.1.self_attn.k_proj.bias"),
+        ("phi-3-mini", _set(rope_scaling={"type": "longrope", "short_factor": [1.0], "long_factor": [1.0]}),
+         "unsupported rope_scaling with rope_type 'longrope': Phi3ForCausalLM takes no rotary scaling"),
+        ("llama-3.2-1b", _set(rope_scaling={"rope_type": "llama3", "factor": 32.0}),
+         "field rope_scaling.low_freq_factor is null"),
+        ("llama-3.2-1b", _set(rope_scaling={"rope_type": "yarn", "factor": 4.0}),
+         "unsupported rope_scaling.rope_type = 'yarn'"),
+        ("gemma-2", _set(head_dim=16),
+         "tensor model.layers.0.self_attn.q_proj.weight has shape [128, 64], expected [64, 64]"),
+        ("gemma-2", _set(hidden_activation="gelu"), 'unsupported hidden_activation = "gelu"'),
+        ("gemma-2", _set(final_logit_softcapping=-1.0), "field final_logit_softcapping is -1.0"),
+        ("mistral", _set(sliding_window=0), "field sliding_window is 0, expected a positive integer"),
+        ("qwen3", _set(attention_bias=True), "unsupported attention_bias = true"),
+        ("qwen3", _set(architectures=["Qwen3MoeForCausalLM"]), "architectures is ['Qwen3MoeForCausalLM']"),
+        ("phi-3-mini", _set(intermediate_size=96),
+         "tensor model.layers.0.mlp.down_proj.weight has shape [64, 128], expected [64, 96]"),
+    ],
+)
+def test_bad_configs(tmp_path, checkpoints, capsys, name, change, fragment):
+    changed = _write_changed(tmp_path, checkpoints(name), change)
+    output = tmp_path / "out" / "model.mlir"
+    output.parent.mkdir()
+    assert main(["import-hf", str(changed), "-o", str(output)]) == 1
+    message = capsys.readouterr().err
+    assert message.startswith("gptq_mlir: error: ") and message.count("\n") == 1, message
+    assert fragment in message and str(changed) in message, message
+    assert list(output.parent.iterdir()) == []
+
+
+def test_a_tied_model_may_store_its_classifier(tmp_path, checkpoints):
+    """A tied model that also stores lm_head.weight (equal to the
+    embedding, as transformers saves some) imports to the same module."""
+    folder = checkpoints("qwen2.5")
+    changed = _write_changed(
+        tmp_path, folder,
+        lambda config, tensors: tensors.update({"lm_head.weight": tensors["model.embed_tokens.weight"].copy()}))
+    assert _import(changed, tmp_path / "a.mlir").read_bytes() == _import(folder, tmp_path / "b.mlir").read_bytes()
