@@ -71,13 +71,14 @@ def _checkpoint_inputs(run: Run, folder: str) -> None:
     """Every file of the Hugging Face or GPTQ checkpoint in ``folder`` that
     a reader may open is an input of ``run``: config.json,
     quantize_config.json, the shard index, the files it names and every
-    ``*.safetensors``."""
+    ``*.safetensors`` and ``*.safetensors.index.json``."""
     from . import hf, inputs
 
     base = Path(folder)
     names = {hf.CONFIG_FILE, hf.SINGLE_FILE, hf.INDEX_FILE, "quantize_config.json"}
     with contextlib.suppress(OSError):
-        names.update(path.name for path in base.glob("*.safetensors"))
+        for pattern in ("*.safetensors", "*.safetensors.index.json"):
+            names.update(path.name for path in base.glob(pattern))
     index = base / hf.INDEX_FILE
     # An index the reader refuses (through the same bounded, regular-file
     # reader) names no input; the reader says why, after the check.
