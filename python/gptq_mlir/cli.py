@@ -71,13 +71,14 @@ def _checkpoint_inputs(run: Run, folder: str) -> None:
     """Every file of the Hugging Face or GPTQ checkpoint in ``folder`` that
     a reader may open is an input of ``run``: config.json,
     quantize_config.json, the shard index, the files it names and every
-    ``*.safetensors``."""
+    ``*.safetensors`` and ``*.safetensors.index.json``."""
     from . import hf, inputs
 
     base = Path(folder)
     names = {hf.CONFIG_FILE, hf.SINGLE_FILE, hf.INDEX_FILE, "quantize_config.json"}
     with contextlib.suppress(OSError):
-        names.update(path.name for path in base.glob("*.safetensors"))
+        for pattern in ("*.safetensors", "*.safetensors.index.json"):
+            names.update(path.name for path in base.glob(pattern))
     index = base / hf.INDEX_FILE
     # An index the reader refuses (through the same bounded, regular-file
     # reader) names no input; the reader says why, after the check.
@@ -142,11 +143,12 @@ def _import_hf(args: argparse.Namespace) -> None:
 def _export_gptq(args: argparse.Namespace) -> None:
     from . import gptq_checkpoint
 
-    quantization = gptq_checkpoint.export_gptq(args.model, args.out)
+    quantization = gptq_checkpoint.export_gptq(args.model, args.out, args.format)
     print(
         f"export-gptq: wrote {Path(args.out) / 'model.safetensors'}, config.json and "
-        f"quantize_config.json ({quantization['bits']} bits, group_size {quantization['group_size']}, "
-        f"desc_act {str(quantization['desc_act']).lower()}, sym {str(quantization['sym']).lower()})",
+        f"quantize_config.json ({quantization['checkpoint_format']}, {quantization['bits']} bits, "
+        f"group_size {quantization['group_size']}, desc_act {str(quantization['desc_act']).lower()}, "
+        f"sym {str(quantization['sym']).lower()})",
         file=sys.stderr,
     )
 
@@ -157,7 +159,7 @@ def _import_gptq(args: argparse.Namespace) -> None:
     checkpoint = _import_folder(args, gptq_checkpoint.read_gptq_checkpoint)
     print(
         f"import-gptq: wrote {args.output} ({len(checkpoint.quantized)} quantized layers, "
-        f"{checkpoint.hf_config['quantization_config']['bits']} bits)",
+        f"{checkpoint.quantization.bits} bits, {checkpoint.quantization.checkpoint_format})",
         file=sys.stderr,
     )
 
@@ -321,14 +323,27 @@ def build_parser() -> argparse.ArgumentParser:
     sub.set_defaults(handler=_import_hf)
 
     sub = commands.add_parser(
-        "export-gptq", help="model rewritten by --gptq-quantize-model -> GPTQ checkpoint (safetensors)"
+        "export-gptq", help="model rewritten by --gptq-quantize-model -> GPTQ checkpoint (safetensors)",
+        description="Write a model that gptq-opt --gptq-quantize-model rewrote as a GPTQ checkpoint: "
+        "model.safetensors, config.json with quantization_config, and quantize_config.json "
+        "(docs/gptq-checkpoints.md). A tied model's classifier is stored as lm_head.weight as well, a copy "
+        "of the embeddings, for loaders that do not tie it (AutoGPTQ).",
     )
     sub.add_argument("model", help="MLIR module (text or bytecode) written by gptq-opt --gptq-quantize-model")
     sub.add_argument("--out", required=True, help="folder for model.safetensors, config.json, quantize_config.json")
+    sub.add_argument(
+        "--format", choices=["gptq", "gptq_v2"], default="gptq",
+        help="checkpoint_format: gptq (the default, v1: qzeros hold zero - 1, so no zero point of 0; what "
+        "AutoGPTQ 0.7.1 and transformers read) or gptq_v2 (qzeros hold the zero; GPTQModel reads it)",
+    )
     sub.set_defaults(handler=_export_gptq)
 
     sub = commands.add_parser("import-gptq", help="GPTQ checkpoint (safetensors) -> quantized MLIR model")
-    sub.add_argument("folder", help="folder with config.json (with quantization_config) and model.safetensors")
+    sub.add_argument(
+        "folder",
+        help="folder with config.json, quantize_config.json (either holding the quantization config) and "
+        "model.safetensors, shards with an index, or the *.safetensors file model_file_base_name names",
+    )
     sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
     _add_external_weights(sub)
     sub.set_defaults(handler=_import_gptq)

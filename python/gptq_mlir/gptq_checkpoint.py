@@ -4,8 +4,10 @@
 A checkpoint is a folder with ``config.json`` (the config of one of the
 architectures :mod:`gptq_mlir.architectures` reads, with
 ``quantization_config``), ``quantize_config.json`` and
-``model.safetensors``. Per quantized linear layer ``P`` (Hugging Face's
-module name, ``model.layers.0.self_attn.q_proj``):
+``model.safetensors`` (AutoGPTQ's repositories may lack the
+``quantization_config`` and name the file otherwise, e.g.
+``gptq_model-4bit-128g.safetensors``). Per quantized linear layer ``P``
+(Hugging Face's module name, ``model.layers.0.self_attn.q_proj``):
 
 * ``P.qweight``, int32 ``[in * bits / 32, out]``: column ``o`` is output
   ``o``'s codes in input order as one little-endian bit stream of 32-bit
@@ -13,16 +15,19 @@ module name, ``model.layers.0.self_attn.q_proj``):
   bits, ``32 / bits`` whole codes per word, for 3 bits 32 codes in 3 words,
   codes 10 and 21 crossing words;
 * ``P.qzeros``, int32 ``[groups, out * bits / 32]``: each group's zero
-  points minus one (the original "v1" convention), packed the same way
-  along the output dimension;
+  points minus one (``checkpoint_format`` ``gptq``, the original "v1"
+  convention) or the zero points themselves (``gptq_v2``), packed the same
+  way along the output dimension;
 * ``P.scales``, float16 ``[groups, out]``;
 * ``P.g_idx``, int32 ``[in]``: each input's group.
 
 Weight ``W[o, j] = scales[g, o] * (q[j, o] - (qzeros[g, o] + 1))`` with
-``g = g_idx[j]``. The other tensors are stored as they were, under their
-Hugging Face names. q and k features are stored in Hugging Face's row
-order (:func:`gptq_mlir.architectures.rotary_rows`: the q and k
-projections, their biases, the q and k parts of a fused qkv projection), so
+``g = g_idx[j]`` (without the ``+ 1`` for ``gptq_v2``). The other tensors
+are stored as they were, under their Hugging Face names, and a tied
+model's classifier as ``lm_head.weight`` too. q and k features are stored
+in Hugging Face's row order (:func:`gptq_mlir.architectures.rotary_rows`:
+the q and k projections, their biases, the q and k parts of a fused qkv
+projection), so
 every array indexed by output row (qweight's columns, scales, qzeros) is
 permuted on the way out and back on the way in.
 
@@ -52,7 +57,12 @@ from .fileio import Run
 from .llama2c import RMS_NORM_EPS, ROPE_THETA, Llama2cConfig
 
 SUPPORTED_BITS = (2, 3, 4, 8)
+#: The default checkpoint_format, the original ("v1") one.
 CHECKPOINT_FORMAT = "gptq"
+#: What qzeros stores is the zero point minus this, by checkpoint_format:
+#: v1 stores zero - 1, gptq_v2 the zero itself.
+ZERO_OFFSET = {"gptq": 1, "gptq_v2": 0}
+CHECKPOINT_FORMATS = tuple(ZERO_OFFSET)
 QUANTIZE_CONFIG_FILE = "quantize_config.json"
 #: The tensors of a quantized layer, with their safetensors dtypes.
 QUANTIZED_TENSORS = {"qweight": ("I32",), "qzeros": ("I32",), "scales": ("F16", "F32"), "g_idx": ("I32",)}
@@ -491,8 +501,10 @@ _MODEL_FIELDS = ("dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "voca
 _LAYER_WEIGHT = re.compile(r"layers\.(0|[1-9][0-9]{0,17})\.")
 
 
-def _pack_layer(layer: QuantizedLayer, bits: int, rows: Optional[np.ndarray]) -> Dict[str, np.ndarray]:
-    """A layer's four checkpoint tensors; ``rows`` permutes its outputs."""
+def _pack_layer(layer: QuantizedLayer, bits: int, rows: Optional[np.ndarray],
+                checkpoint_format: str) -> Dict[str, np.ndarray]:
+    """A layer's four checkpoint tensors in ``checkpoint_format``; ``rows``
+    permutes its outputs."""
     out, columns = layer.codes.shape
     for what, extent in (("in", columns), ("out", out)):
         if extent * bits % 32:
@@ -500,13 +512,19 @@ def _pack_layer(layer: QuantizedLayer, bits: int, rows: Optional[np.ndarray]) ->
                 f"layer {layer.name}: {what} features {extent} x {bits} bits is not a multiple of 32, "
                 "which the GPTQ checkpoint format needs (leave the layer float: exclude it from quantization)"
             )
-    maxq = (1 << bits) - 1
+    maxq, offset = (1 << bits) - 1, ZERO_OFFSET[checkpoint_format]
     zeros = layer.zeros
-    if not np.array_equal(zeros, np.round(zeros)) or zeros.min() < 1 or zeros.max() > maxq:
-        row, group = np.argwhere((zeros != np.round(zeros)) | (zeros < 1) | (zeros > maxq))[0]
+    # Zeros no format stores, and those only gptq_v2 stores (0).
+    unstorable = (zeros != np.round(zeros)) | (zeros < 0) | (zeros > maxq)
+    refused = unstorable | (zeros < offset)
+    if np.any(refused):
+        row, group = np.argwhere(unstorable if np.any(unstorable) else refused)[0]
+        stored = f"zero - {offset}" if offset else "zero"
+        hint = "; --format gptq_v2 stores zero points of 0" if not np.any(unstorable) else ""
         raise GPTQError(
             f"layer {layer.name}: zero point {zeros[row, group]} (row {row}, group {group}) is not an "
-            f"integer in [1, {maxq}], which the v1 format (zero - 1 in {bits} bits) can store"
+            f"integer in [{offset}, {maxq}], which the {checkpoint_format} format ({stored} in {bits} bits) "
+            f"can store{hint}"
         )
     scales16 = layer.scales.astype(np.float16)
     if not np.all(np.isfinite(scales16)) or np.any((scales16 == 0) & (layer.scales != 0)):
@@ -516,19 +534,25 @@ def _pack_layer(layer: QuantizedLayer, bits: int, rows: Optional[np.ndarray]) ->
         codes, zeros, scales16 = codes[rows], zeros[rows], scales16[rows]
     return {
         "qweight": pack_stream(codes, bits).T.copy().view(np.int32),
-        "qzeros": pack_stream((zeros - 1).T, bits).view(np.int32),
+        "qzeros": pack_stream((zeros - offset).T, bits).view(np.int32),
         "scales": np.ascontiguousarray(scales16.T),
         "g_idx": layer.g_idx.astype(np.int32),
     }
 
 
+#: The safetensors metadata transformers' loader needs (it reads the
+#: header's ``format``, and fails on a file without metadata).
+SAFETENSORS_METADATA = {"format": "pt"}
+
+
 def _save_safetensors(tensors: Dict[str, np.ndarray], dtypes: Dict[str, str], path: Path) -> None:
-    """Write ``tensors`` to ``path``; those whose entry in ``dtypes`` is BF16
-    (float32 arrays) as bfloat16, which numpy lacks, through torch."""
+    """Write ``tensors`` to ``path`` with :data:`SAFETENSORS_METADATA`; those
+    whose entry in ``dtypes`` is BF16 (float32 arrays) as bfloat16, which
+    numpy lacks, through torch."""
     if "BF16" not in dtypes.values():
         from safetensors.numpy import save_file
 
-        save_file(tensors, str(path))
+        save_file(tensors, str(path), metadata=SAFETENSORS_METADATA)
         return
     import torch
     from safetensors.torch import save_file as save_torch
@@ -537,7 +561,7 @@ def _save_safetensors(tensors: Dict[str, np.ndarray], dtypes: Dict[str, str], pa
     for name, array in tensors.items():
         tensor = torch.from_numpy(np.ascontiguousarray(array))
         converted[name] = tensor.to(torch.bfloat16) if dtypes.get(name) == "BF16" else tensor
-    save_torch(converted, str(path))
+    save_torch(converted, str(path), metadata=SAFETENSORS_METADATA)
 
 
 _DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
@@ -576,9 +600,10 @@ def _hf_config(text: Optional[str], cfg: Llama2cConfig) -> Dict[str, Any]:
     return config
 
 
-def _checkpoint_tensors(model: RewrittenModel) -> Tuple[_Scheme, Dict[str, Any], Dict[str, np.ndarray], Dict[str, str]]:
+def _checkpoint_tensors(model: RewrittenModel, checkpoint_format: str
+                        ) -> Tuple[_Scheme, Dict[str, Any], Dict[str, np.ndarray], Dict[str, str]]:
     """(scheme, config.json as imported, tensors by Hugging Face name,
-    their dtypes) of a rewritten model."""
+    their dtypes) of a rewritten model, its layers in ``checkpoint_format``."""
     cfg = _model_config(model)
     scheme = _scheme(model.layers)
     names_text = model.attributes.get(hf.NAMES_ATTRIBUTE)
@@ -606,7 +631,7 @@ def _checkpoint_tensors(model: RewrittenModel) -> Tuple[_Scheme, Dict[str, Any],
         if name not in names or not names[name].endswith(".weight"):
             raise GPTQError(f"layer {name} has no Hugging Face name")
         prefix = names[name][: -len(".weight")]
-        for suffix, array in _pack_layer(layer, scheme.bits, hf.rotary_rows(cfg, name)).items():
+        for suffix, array in _pack_layer(layer, scheme.bits, hf.rotary_rows(cfg, name), checkpoint_format).items():
             tensors[f"{prefix}.{suffix}"] = array
     for name, array in model.weights.items():
         if name.startswith("freq_cis_"):
@@ -620,17 +645,27 @@ def _checkpoint_tensors(model: RewrittenModel) -> Tuple[_Scheme, Dict[str, Any],
         value = array if rows is None else array[rows]
         tensors[names[name]] = np.ascontiguousarray(value.astype(np.float16 if dtype == "F16" else np.float32))
         tensor_dtypes[names[name]] = dtype
+    embeddings = names.get("tok_embeddings")
+    if "output" not in model.weights and "output" not in model.layers and embeddings in tensors:
+        # The tied classifier is stored too, for loaders that do not tie it
+        # to the embeddings (AutoGPTQ's leaves it unset without it).
+        tensors["lm_head.weight"] = tensors[embeddings].copy()
+        tensor_dtypes["lm_head.weight"] = tensor_dtypes[embeddings]
 
     return scheme, config, tensors, tensor_dtypes
 
 
-def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike]) -> Dict[str, Any]:
+def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike],
+                checkpoint_format: str = CHECKPOINT_FORMAT) -> Dict[str, Any]:
     """Write the GPTQ checkpoint of the rewritten model ``module`` into
-    ``out_dir``; all three files appear together or none, and none may be
-    the module or the parameter archive it names (checked before it is
-    read). Returns the quantization_config."""
+    ``out_dir`` in ``checkpoint_format`` (``gptq``, v1, or ``gptq_v2``); all
+    three files appear together or none, and none may be the module or the
+    parameter archive it names (checked before it is read). Returns the
+    quantization_config."""
     from .model import parameter_archive
 
+    if checkpoint_format not in CHECKPOINT_FORMATS:
+        raise GPTQError(f"unknown checkpoint format {inputs.shown(checkpoint_format, 40)}, expected gptq or gptq_v2")
     module = Path(module)
     run = Run()
     run.input(module, "model")
@@ -639,7 +674,7 @@ def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike
     run.check()
     model = read_rewritten_model(module)
     try:
-        scheme, config, tensors, tensor_dtypes = _checkpoint_tensors(model)
+        scheme, config, tensors, tensor_dtypes = _checkpoint_tensors(model, checkpoint_format)
     except GPTQError as error:
         raise GPTQError(f"{module}: {error}") from None
     lm_head = "output" in model.layers
@@ -649,7 +684,7 @@ def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike
         "group_size": scheme.group_size,
         "desc_act": scheme.desc_act,
         "sym": scheme.sym,
-        "checkpoint_format": CHECKPOINT_FORMAT,
+        "checkpoint_format": checkpoint_format,
         "true_sequential": True,
         "lm_head": lm_head,
     }
@@ -668,39 +703,50 @@ def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike
 # Import -------------------------------------------------------------------------
 
 
+@dataclasses.dataclass(frozen=True)
+class Quantization:
+    """What import-gptq reads of a checkpoint's quantization config:
+    ``base_name`` is AutoGPTQ's ``model_file_base_name`` (the tensors'
+    file without ``.safetensors``), None when not given."""
+
+    bits: int
+    group_size: int
+    checkpoint_format: str
+    base_name: Optional[str]
+
+
 @dataclasses.dataclass
 class GptqCheckpoint(hf.HfCheckpoint):
     """A GPTQ checkpoint in llama2.c's names and layout, for the emitter:
     float weights in ``weights``, quantized layers in ``quantized`` (by
-    llama2.c weight name; the classifier, when quantized, as ``output``)."""
+    llama2.c weight name; the classifier, when quantized, as ``output``),
+    and the quantization config it was read with."""
 
     quantized: Dict[str, importer.QuantizedWeight] = dataclasses.field(default_factory=dict)
+    quantization: Optional[Quantization] = None
 
     def quantized_weights(self) -> Dict[str, importer.QuantizedWeight]:
         return self.quantized
 
 
-def _quantization_config(config: Dict[str, Any], path: Path) -> Tuple[int, int]:
-    """(bits, group_size) of a checkpoint's quantization_config; GPTQError
-    naming the field for what import-gptq cannot read."""
-    quantization = config.get("quantization_config")
-    if not isinstance(quantization, dict):
-        raise GPTQError(f"{path}: missing field quantization_config (not a quantized checkpoint: use import-hf)")
-    return _quantization_fields(quantization, path, "quantization_config.")
-
-
-def _quantization_fields(quantization: Dict[str, Any], path: Path, prefix: str) -> Tuple[int, int]:
-    """(bits, group_size) of a quantization_config object (of config.json,
-    or quantize_config.json's whole content); ``prefix`` names it in
-    messages."""
+def _quantization_fields(quantization: Dict[str, Any], path: Path, prefix: str) -> Quantization:
+    """The fields of a quantization_config object (of config.json, or
+    quantize_config.json's whole content); ``prefix`` names it in
+    messages. GPTQError naming the field for what import-gptq cannot read."""
     method = quantization.get("quant_method", "gptq")
     if method != "gptq":
         raise GPTQError(f"{path}: unsupported {prefix}quant_method = {inputs.describe(method)}, expected \"gptq\"")
     checkpoint_format = quantization.get("checkpoint_format", CHECKPOINT_FORMAT)
-    if checkpoint_format != CHECKPOINT_FORMAT:
+    if checkpoint_format not in CHECKPOINT_FORMATS:
         raise GPTQError(
             f"{path}: unsupported {prefix}checkpoint_format = {inputs.describe(checkpoint_format)}, "
-            f"expected \"{CHECKPOINT_FORMAT}\""
+            f"expected {' or '.join(map(inputs.describe, CHECKPOINT_FORMATS))}"
+        )
+    # AutoGPTQ 0.7.1 names its Marlin repacking so, before checkpoint_format.
+    if quantization.get("is_marlin_format", False) is not False:
+        raise GPTQError(
+            f"{path}: unsupported {prefix}is_marlin_format = {inputs.describe(quantization['is_marlin_format'])} "
+            "(Marlin's packing), expected false"
         )
     bits = quantization.get("bits")
     # type(...) is int: 4.0 == 4 and True == 1 in Python, and neither is a bit width.
@@ -709,31 +755,98 @@ def _quantization_fields(quantization: Dict[str, Any], path: Path, prefix: str) 
     group_size = quantization.get("group_size", -1)
     if type(group_size) is not int or (group_size <= 0 and group_size != -1):
         raise GPTQError(f"{path}: {prefix}group_size = {inputs.describe(group_size)}, expected -1 or an integer > 0")
-    return bits, group_size
-
-
-def _check_quantize_config(folder: Path, bits: int, group_size: int) -> None:
-    """quantize_config.json, which AutoGPTQ reads instead of config.json's
-    quantization_config, must say the same bits and group size when it is
-    there (a FIFO or a link to a device in its place is refused)."""
-    path = folder / QUANTIZE_CONFIG_FILE
-    if not os.path.lexists(path):
-        return
-    content = inputs.load_json(path, "quantize config")
-    if not isinstance(content, dict):
-        raise GPTQError(f"{path}: expected a JSON object")
-    theirs = _quantization_fields(content, path, "")
-    if theirs != (bits, group_size):
+    base_name = quantization.get("model_file_base_name")
+    if base_name is not None and (
+        not isinstance(base_name, str) or not base_name or base_name in (".", "..") or "/" in base_name
+        or "\0" in base_name
+    ):
         raise GPTQError(
-            f"{path}: bits {theirs[0]} and group_size {theirs[1]}, but {hf.CONFIG_FILE}'s quantization_config "
-            f"has bits {bits} and group_size {group_size}"
+            f"{path}: {prefix}model_file_base_name = {inputs.describe(base_name)}, expected a file name "
+            "(without .safetensors) in the folder"
         )
+    return Quantization(bits, group_size, checkpoint_format, base_name)
+
+
+def _quantization(folder: Path, config: Dict[str, Any], config_path: Path) -> Tuple[Quantization, Path]:
+    """The checkpoint's quantization config, and the file that names its
+    model_file_base_name (config_path when none does): config.json's
+    quantization_config (transformers reads it) and quantize_config.json
+    (AutoGPTQ does; an AutoGPTQ repository may have only that file). When
+    both are there they must agree; a FIFO or a link to a device in the
+    place of quantize_config.json is refused."""
+    found: List[Tuple[Quantization, Path, str]] = []
+    quantization = config.get("quantization_config")
+    if quantization is not None:
+        if not isinstance(quantization, dict):
+            raise GPTQError(f"{config_path}: field quantization_config is not a JSON object")
+        found.append((_quantization_fields(quantization, config_path, "quantization_config."), config_path,
+                      "quantization_config."))
+    path = folder / QUANTIZE_CONFIG_FILE
+    if os.path.lexists(path):
+        content = inputs.load_json(path, "quantize config")
+        if not isinstance(content, dict):
+            raise GPTQError(f"{path}: expected a JSON object")
+        found.append((_quantization_fields(content, path, ""), path, ""))
+    if not found:
+        raise GPTQError(
+            f"{config_path}: missing field quantization_config, and no {QUANTIZE_CONFIG_FILE} "
+            "(not a quantized checkpoint: use import-hf)"
+        )
+    first, first_path, first_prefix = found[0]
+    for other, other_path, _ in found[1:]:
+        for field in dataclasses.fields(Quantization):
+            ours, theirs = getattr(first, field.name), getattr(other, field.name)
+            if field.name == "base_name" and (ours is None or theirs is None):
+                continue
+            if ours != theirs:
+                key = "model_file_base_name" if field.name == "base_name" else field.name
+                raise GPTQError(
+                    f"{other_path}: field {key} is {inputs.describe(theirs)}, but {first_path.name}'s "
+                    f"{first_prefix}{key} is {inputs.describe(ours)}"
+                )
+    for other, other_path, _ in found:
+        if other.base_name is not None:
+            return dataclasses.replace(first, base_name=other.base_name), other_path
+    return first, config_path
+
+
+def _tensor_file_name(folder: Path, base_name: Optional[str], named_in: Path) -> str:
+    """The name of the checkpoint's single safetensors file (or, with
+    ``.index.json`` added, of its shards' index): ``base_name`` plus
+    ``.safetensors`` when the quantization config names one, else the one
+    index or, without an index, the one ``*.safetensors`` file in the
+    folder (``model.safetensors`` when there is none, which the reader
+    then reports missing). GPTQError listing them when there are several."""
+    if base_name is not None:
+        name = f"{base_name}.safetensors"
+        if not os.path.lexists(folder / name) and not os.path.lexists(folder / f"{name}.index.json"):
+            raise GPTQError(
+                f"{named_in}: field model_file_base_name is {inputs.describe(base_name)}, but {folder} has "
+                f"neither {name} nor {name}.index.json"
+            )
+        return name
+    try:
+        entries = sorted(os.listdir(folder))
+    except OSError as error:
+        raise GPTQError(f"cannot list {folder}: {error.strerror or error}") from error
+    for suffix in (".safetensors.index.json", ".safetensors"):
+        candidates = [name for name in entries if name.endswith(suffix)]
+        if len(candidates) > 1:
+            raise GPTQError(
+                f"{folder}: several {'shard indexes' if 'index' in suffix else 'safetensors files'} "
+                f"({inputs.shown(', '.join(candidates))}) and no model_file_base_name in "
+                f"{QUANTIZE_CONFIG_FILE} to choose one"
+            )
+        if candidates:
+            return candidates[0][: len(candidates[0]) - len(suffix)] + ".safetensors"
+    return hf.SINGLE_FILE
 
 
 def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
     """Read the GPTQ checkpoint in ``folder`` (``model.safetensors`` or
-    shards, as :class:`gptq_mlir.hf.TensorFiles` reads them); GPTQError
-    naming the file, tensor or field for what it cannot read."""
+    shards, as :class:`gptq_mlir.hf.TensorFiles` reads them, or the file
+    :func:`_tensor_file_name` finds); GPTQError naming the file, tensor or
+    field for what it cannot read."""
     folder = Path(folder)
     if not folder.is_dir():
         raise GPTQError(f"{folder} is not a folder")
@@ -741,14 +854,18 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
     config = inputs.load_json(config_path, "config")
     if not isinstance(config, dict):
         raise GPTQError(f"{config_path}: expected a JSON object")
-    bits, group_size = _quantization_config(config, config_path)
-    _check_quantize_config(folder, bits, group_size)
+    quantization, named_in = _quantization(folder, config, config_path)
     plain = {key: value for key, value in config.items() if key != "quantization_config"}
     cfg, arch = hf.parse_config(plain, config_path)
-    with hf.TensorFiles(folder) as files:
+    single_name = _tensor_file_name(folder, quantization.base_name, named_in)
+    with hf.TensorFiles(folder, single_name) as files:
         hf.check_against_tensors(cfg, files, config_path, folder)
-        # The classifier is separate when lm_head is stored, quantized or not.
-        separate = "lm_head.weight" in files or "lm_head.qweight" in files
+        # A tied model's classifier may be stored as well, a copy of the
+        # embeddings for loaders that do not tie them (export-gptq writes
+        # one); it is checked below and read as the tied classifier.
+        copied_head = cfg.shared_classifier and "lm_head.weight" in files and "lm_head.qweight" not in files
+        # Otherwise the classifier is separate when lm_head is stored, quantized or not.
+        separate = not copied_head and ("lm_head.weight" in files or "lm_head.qweight" in files)
         if separate and cfg.shared_classifier:
             raise GPTQError(f"{config_path}: tie_word_embeddings is true but the checkpoint stores lm_head")
         cfg = dataclasses.replace(cfg, shared_classifier=not separate)
@@ -762,7 +879,7 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
         for ours, theirs in names.items():
             prefix, shape = theirs[: -len(".weight")], shapes[ours]
             if len(shape) == 2 and f"{prefix}.qweight" in files:
-                quantized[ours] = _read_quantized(files, prefix, shape, bits, group_size, hf.rotary_rows(cfg, ours))
+                quantized[ours] = _read_quantized(files, prefix, shape, quantization, hf.rotary_rows(cfg, ours))
                 consumed.update(f"{prefix}.{suffix}" for suffix in QUANTIZED_TENSORS)
                 bias = f"{prefix}.bias"
                 # A zero bias beside a layer that has none (a quantized
@@ -780,19 +897,23 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
             weights[ours] = np.ascontiguousarray(array if rows is None else array[np.argsort(rows)])
             dtypes[ours] = files.dtype(theirs)
             consumed.add(theirs)
+        if copied_head:
+            hf.check_tied_lm_head(files, weights["tok_embeddings"])
+            consumed.add(hf.LM_HEAD)
         for name in files.names():
             if name not in consumed and not hf.is_ignored(name):
                 raise GPTQError(f"{files.path(name)}: unexpected tensor {inputs.shown(name)}")
     if not quantized:
         raise GPTQError(f"{folder}: no quantized layer (no tensor named *.qweight)")
-    return GptqCheckpoint(cfg, weights, names, dtypes, config, arch, quantized)
+    return GptqCheckpoint(cfg, weights, names, dtypes, config, arch, quantized, quantization)
 
 
-def _read_quantized(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int], bits: int, group_size: int,
+def _read_quantized(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int], quantization: Quantization,
                     rows: Optional[np.ndarray]) -> importer.QuantizedWeight:
     """One quantized layer's tensors, checked, in the rewrite's layout;
     ``rows`` is the layer's Hugging Face row permutation."""
     out, columns = shape
+    bits, group_size = quantization.bits, quantization.group_size
     if columns * bits % 32 or out * bits % 32:
         raise GPTQError(f"layer {prefix}: {out} x {columns} cannot be stored in {bits} bits (need multiples of 32 bits)")
     groups = 1 if group_size == -1 else -(-columns // group_size)
@@ -814,7 +935,8 @@ def _read_quantized(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int]
     if not np.all(np.isfinite(tensors["scales"])):
         raise GPTQError(f"{files.path(prefix + '.scales')}: tensor {prefix}.scales holds non-finite values")
     codes = unpack_stream(np.ascontiguousarray(tensors["qweight"].T), columns, bits)
-    zeros = unpack_stream(tensors["qzeros"], out, bits).T.astype(np.float32) + 1
+    offset = ZERO_OFFSET[quantization.checkpoint_format]
+    zeros = unpack_stream(tensors["qzeros"], out, bits).T.astype(np.float32) + offset
     scales = tensors["scales"].T
     if rows is not None:
         inverse = np.argsort(rows)

@@ -124,16 +124,18 @@ def parse_config(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
     return architectures.parse(config, path)
 
 
-def _tensor_files(folder: Path) -> Dict[str, Optional[List[str]]]:
+def _tensor_files(folder: Path, single_name: str = SINGLE_FILE) -> Dict[str, Optional[List[str]]]:
     """The safetensors files of a checkpoint and the tensors the index puts in
-    each (None for a single file: all of its tensors)."""
-    single, index = folder / SINGLE_FILE, folder / INDEX_FILE
+    each (None for a single file: all of its tensors). ``single_name`` is
+    the single file's name, its index's that name plus ``.index.json``."""
+    index_name = f"{single_name}.index.json"
+    single, index = folder / single_name, folder / index_name
     # lexists: a FIFO or a broken link in a file's place is that file,
     # refused by name when it is opened, not taken for its absence.
     if os.path.lexists(single):
-        return {SINGLE_FILE: None}
+        return {single_name: None}
     if not os.path.lexists(index):
-        raise GPTQError(f"{folder}: neither {SINGLE_FILE} nor {INDEX_FILE}")
+        raise GPTQError(f"{folder}: neither {single_name} nor {index_name}")
     content = inputs.load_json(index, "index")
     weight_map = content.get("weight_map") if isinstance(content, dict) else None
     if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
@@ -155,17 +157,19 @@ def is_ignored(name: str) -> bool:
 
 class TensorFiles:
     """The tensors of a checkpoint folder: ``model.safetensors``, or the
-    shards ``model.safetensors.index.json`` names. Every file's header is
-    read and checked (:class:`gptq_mlir.inputs.SafetensorsFile`) when this
-    is made, tensors one at a time when asked for.
+    shards ``model.safetensors.index.json`` names (``single_name`` in place
+    of ``model.safetensors`` for a checkpoint that names its file otherwise,
+    as AutoGPTQ's ``gptq_model-4bit-128g.safetensors``). Every file's header
+    is read and checked (:class:`gptq_mlir.inputs.SafetensorsFile`) when
+    this is made, tensors one at a time when asked for.
 
     GPTQError naming the file for one that cannot be read, a tensor the
     index puts in a file that lacks it, or a tensor stored twice."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, single_name: str = SINGLE_FILE):
         self._files: Dict[Path, inputs.SafetensorsFile] = {}
         self._where: Dict[str, Path] = {}
-        for file_name, listed in _tensor_files(folder).items():
+        for file_name, listed in _tensor_files(folder, single_name).items():
             path = folder / file_name
             what = "shard" if listed is not None else "safetensors file"
             tensors = inputs.SafetensorsFile(path, what)

@@ -184,3 +184,34 @@ def reference_logits(folder: Path, tokens: np.ndarray) -> np.ndarray:
 def relative_error(ours: np.ndarray, theirs: np.ndarray) -> float:
     """The largest logit difference relative to the largest logit."""
     return float(np.abs(ours - theirs).max() / np.abs(theirs).max())
+
+
+def main() -> None:
+    """Print each config's logit agreement with its reference, as
+    test_architectures.py measures it (the table of docs/hf-import.md)."""
+    import sys
+    import tempfile
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from gptq_mlir.cli import main as cli
+    from gptq_mlir.model import Model
+
+    print("| config | architectures | positions | dtype | max abs logit error / max abs logit | same top token |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in CONFIGS:
+            for dtype in ("float32", "bfloat16"):
+                folder = write_checkpoint(name, Path(scratch) / name / dtype, dtype)
+                module = Path(scratch) / name / f"{dtype}.mlir"
+                if cli(["import-hf", str(folder), "-o", str(module)]) != 0:
+                    raise SystemExit(1)
+                seq = 2048 if name in SCALED else 64
+                tokens = np.random.default_rng(len(name)).integers(0, 256, size=(1, seq)).astype(np.int32)
+                ours, theirs = Model(module).logits(tokens), reference_logits(folder, tokens)
+                agree = float((ours.argmax(-1) == theirs.argmax(-1)).mean())
+                print(f"| {name} | {CONFIGS[name]['architectures'][0]} | {seq} | {dtype} | "
+                      f"{relative_error(ours, theirs):.1e} | {agree:.0%} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -14,7 +14,7 @@ from gptq_mlir import data, gptq_checkpoint, importer, llama2c, runner
 from gptq_mlir.cli import main
 from gptq_mlir.model import Model, perplexity
 from gptq_mlir.tokenizer import load_tokenizer
-from gptq_reader import dequantize, read_safetensors
+from gptq_reader import dequantize, read_metadata, read_safetensors, zero_points
 
 #: Relative error of rounding a float32 scale to float16 (10 stored bits):
 #: a weight dequantized with the float16 scale differs from the float32 one
@@ -93,7 +93,12 @@ def test_independent_reader_agrees(tmp_path, stories_mlir, calibration, options,
     np.testing.assert_array_equal(tensors["model.layers.1.mlp.down_proj.weight"], ckpt.weights["layers.1.feed_forward.w2"])
     np.testing.assert_array_equal(tensors["model.layers.2.self_attn.q_proj.weight"],
                                   _hf_rows(ckpt.weights["layers.2.attention.wq"], 8))
-    assert "lm_head.weight" not in tensors and not any(name.startswith("freq_cis") for name in tensors)
+    # The tied classifier is stored too: a copy of the embeddings, in their dtype.
+    assert config["tie_word_embeddings"] is True
+    assert tensors["lm_head.weight"].dtype == tensors["model.embed_tokens.weight"].dtype
+    np.testing.assert_array_equal(tensors["lm_head.weight"], tensors["model.embed_tokens.weight"])
+    assert not any(name.startswith("freq_cis") for name in tensors)
+    assert read_metadata(out / "model.safetensors") == {"format": "pt"}
 
 
 @pytest.fixture(scope="module")
@@ -186,8 +191,113 @@ def test_export_refuses_what_the_format_cannot_store(tmp_path, stories_mlir, rou
     layer.zeros[3, 1] = 0
     importer.write_module(checkpoint, tmp_path / "zero.mlir")
     assert main(["export-gptq", str(tmp_path / "zero.mlir"), "--out", str(out)]) == 1
-    _error(capsys, "layer layers.1.attention.wv: zero point 0.0 (row 3, group 1)")
+    _error(capsys, "layer layers.1.attention.wv: zero point 0.0 (row 3, group 1) is not an integer in [1, 15], "
+           "which the gptq format (zero - 1 in 4 bits) can store; --format gptq_v2 stores zero points of 0")
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    # A zero point no format stores: gptq_v2 gives no hint, and v1 none either.
+    layer.zeros[5, 0] = 16
+    importer.write_module(checkpoint, tmp_path / "sixteen.mlir")
+    for checkpoint_format in ("gptq", "gptq_v2"):
+        command = ["export-gptq", str(tmp_path / "sixteen.mlir"), "--out", str(out), "--format", checkpoint_format]
+        assert main(command) == 1
+        low = 1 if checkpoint_format == "gptq" else 0
+        message = capsys.readouterr().err
+        assert f"zero point 16.0 (row 5, group 0) is not an integer in [{low}, 15]" in message, message
+        assert "--format gptq_v2" not in message and message.count("\n") == 1, message
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_gptq_v2(tmp_path, round_trip, capsys):
+    """--format gptq_v2 stores the zero points themselves (v1's plus one,
+    field by field) and says so in both configs; import-gptq reads it to
+    the same layers as the v1 checkpoint; and it stores a zero point of 0,
+    which v1 cannot."""
+    quantized, v1, imported = round_trip
+    v2 = tmp_path / "v2"
+    assert main(["export-gptq", str(quantized), "--out", str(v2), "--format", "gptq_v2"]) == 0
+    assert "(gptq_v2, 4 bits, group_size 32, desc_act true" in capsys.readouterr().err
+    config = json.loads((v2 / "config.json").read_text())
+    assert config["quantization_config"]["checkpoint_format"] == "gptq_v2"
+    assert json.loads((v2 / "quantize_config.json").read_text()) == config["quantization_config"]
+    first, second = read_safetensors(v1 / "model.safetensors"), read_safetensors(v2 / "model.safetensors")
+    assert sorted(first) == sorted(second)
+    for name in first:
+        if name.endswith(".qzeros"):
+            prefix = name[: -len(".qzeros")]
+            np.testing.assert_array_equal(zero_points(second, prefix, 4, "gptq_v2"), zero_points(first, prefix, 4))
+            np.testing.assert_array_equal(dequantize(second, prefix, 4, "gptq_v2"), dequantize(first, prefix, 4))
+            assert not np.array_equal(first[name], second[name])
+        else:
+            np.testing.assert_array_equal(first[name], second[name], err_msg=name)
+    again = tmp_path / "v2.mlir"
+    assert main(["import-gptq", str(v2), "-o", str(again)]) == 0
+    assert "4 bits, gptq_v2)" in capsys.readouterr().err
+    # The module records config.json, checkpoint_format included, on its first line.
+    assert again.read_text().splitlines()[1:] == imported.read_text().splitlines()[1:]
+
+    checkpoint = gptq_checkpoint.read_gptq_checkpoint(v1)
+    checkpoint.quantized["layers.1.attention.wv"].zeros[3, 1] = 0
+    importer.write_module(checkpoint, tmp_path / "zero.mlir")
+    zero = tmp_path / "zero"
+    assert main(["export-gptq", str(tmp_path / "zero.mlir"), "--out", str(zero), "--format", "gptq_v2"]) == 0
+    assert main(["import-gptq", str(zero), "-o", str(tmp_path / "zero-again.mlir")]) == 0
+    layer = gptq_checkpoint.read_rewritten_model(tmp_path / "zero-again.mlir").layers["layers.1.attention.wv"]
+    assert layer.zeros[3, 1] == 0
+    np.testing.assert_array_equal(layer.zeros, checkpoint.quantized["layers.1.attention.wv"].zeros)
+
+
+def test_autogptq_repository_layouts(tmp_path, round_trip):
+    """An AutoGPTQ repository: only quantize_config.json says how it is
+    quantized, and the tensors are in gptq_model-4bit-32g.safetensors, named
+    by model_file_base_name or the only *.safetensors file. It imports to
+    the module of the checkpoint export-gptq wrote (but the config it
+    records, which has no quantization_config)."""
+    _, ckpt, imported = round_trip
+    folder = tmp_path / "autogptq"
+    folder.mkdir()
+    config = json.loads((ckpt / "config.json").read_text())
+    quantization = config.pop("quantization_config")
+    (folder / "config.json").write_text(json.dumps(config))
+    shutil.copy(ckpt / "model.safetensors", folder / "gptq_model-4bit-32g.safetensors")
+    for named in (False, True):
+        content = dict(quantization, model_file_base_name="gptq_model-4bit-32g" if named else None)
+        (folder / "quantize_config.json").write_text(json.dumps(content))
+        output = tmp_path / f"named-{named}.mlir"
+        assert main(["import-gptq", str(folder), "-o", str(output)]) == 0
+        assert output.read_text().splitlines()[1:] == imported.read_text().splitlines()[1:]
+    # Named, it is chosen among others.
+    shutil.copy(ckpt / "model.safetensors", folder / "model.safetensors")
+    _edit_tensors(folder, lambda t: t.pop(f"{Q}.scales"))
+    assert main(["import-gptq", str(folder), "-o", str(tmp_path / "chosen.mlir")]) == 0
+    assert (tmp_path / "chosen.mlir").read_text() == (tmp_path / "named-True.mlir").read_text()
+
+
+def test_tied_classifier_copy(tmp_path, round_trip):
+    """The lm_head.weight that export-gptq stores for a tied model changes
+    nothing: without it, the checkpoint imports to the same module."""
+    _, ckpt, imported = round_trip
+    folder = tmp_path / "ckpt"
+    shutil.copytree(ckpt, folder)
+    _edit_tensors(folder, lambda t: t.pop("lm_head.weight"))
+    assert main(["import-gptq", str(folder), "-o", str(tmp_path / "without.mlir")]) == 0
+    assert (tmp_path / "without.mlir").read_text() == imported.read_text()
+
+
+def test_transformers_reads_the_safetensors_file(round_trip):
+    """transformers' loader needs the file's {"format": "pt"} metadata
+    (without it: AttributeError: 'NoneType' object has no attribute
+    'get'); it reads the tensors the independent reader reads."""
+    pytest.importorskip("transformers", reason="transformers is not installed (scripts/test-deps.sh)")
+    from safetensors import safe_open
+    from transformers.modeling_utils import load_state_dict
+
+    path = round_trip[1] / "model.safetensors"
+    with safe_open(str(path), framework="pt") as handle:
+        assert handle.metadata() == {"format": "pt"}
+    loaded, expected = load_state_dict(str(path)), read_safetensors(path)
+    assert sorted(loaded) == sorted(expected)
+    for name, tensor in loaded.items():
+        np.testing.assert_array_equal(tensor.numpy(), expected[name], err_msg=name)
 
 
 def _edit_tensors(folder: Path, change) -> None:
@@ -198,10 +308,28 @@ def _edit_tensors(folder: Path, change) -> None:
     save_file(tensors, str(folder / "model.safetensors"))
 
 
-def _edit_config(folder: Path, change) -> None:
-    config = json.loads((folder / "config.json").read_text())
+def _edit_config(folder: Path, change, name: str = "config.json") -> None:
+    config = json.loads((folder / name).read_text())
     change(config)
-    (folder / "config.json").write_text(json.dumps(config))
+    (folder / name).write_text(json.dumps(config))
+
+
+def _edit_quantize_config(folder: Path, change) -> None:
+    _edit_config(folder, change, "quantize_config.json")
+
+
+def _without_quantization_config(folder: Path) -> None:
+    _edit_config(folder, lambda c: c.pop("quantization_config"))
+    (folder / "quantize_config.json").unlink()
+
+
+def _add_file(folder: Path, name: str) -> None:
+    shutil.copy(folder / "model.safetensors", folder / name)
+
+
+def _change_lm_head(tensors) -> None:
+    tensors["lm_head.weight"] = tensors["lm_head.weight"].copy()
+    tensors["lm_head.weight"][3, 5] += 1e-3
 
 
 Q = "model.layers.0.self_attn.q_proj"
@@ -221,13 +349,34 @@ Q = "model.layers.0.self_attn.q_proj"
          f"tensor {Q}.g_idx has groups outside [0, 2)"),
         (lambda f: _edit_config(f, lambda c: c.update(architectures=["GPT2LMHeadModel"])),
          "architectures is ['GPT2LMHeadModel']"),
-        (lambda f: _edit_config(f, lambda c: c["quantization_config"].update(checkpoint_format="gptq_v2")),
-         'unsupported quantization_config.checkpoint_format = "gptq_v2"'),
+        (lambda f: _edit_config(f, lambda c: c["quantization_config"].update(checkpoint_format="marlin")),
+         'unsupported quantization_config.checkpoint_format = "marlin", expected "gptq" or "gptq_v2"'),
+        (lambda f: _edit_quantize_config(f, lambda c: c.update(checkpoint_format="gptq_v3")),
+         'quantize_config.json: unsupported checkpoint_format = "gptq_v3"'),
+        (lambda f: _edit_quantize_config(f, lambda c: c.update(is_marlin_format=True)),
+         "quantize_config.json: unsupported is_marlin_format = true"),
+        (lambda f: _edit_quantize_config(f, lambda c: c.update(checkpoint_format="gptq_v2")),
+         "quantize_config.json: field checkpoint_format is \"gptq_v2\", but config.json's "
+         "quantization_config.checkpoint_format is \"gptq\""),
+        (lambda f: _edit_quantize_config(f, lambda c: c.update(group_size=128)),
+         "quantize_config.json: field group_size is 128, but config.json's quantization_config.group_size is 32"),
+        (lambda f: _edit_quantize_config(f, lambda c: c.update(model_file_base_name="gptq_model-4bit-32g")),
+         'quantize_config.json: field model_file_base_name is "gptq_model-4bit-32g", but'),
+        (lambda f: _edit_quantize_config(f, lambda c: c.update(model_file_base_name="../model")),
+         'quantize_config.json: model_file_base_name = "../model", expected a file name'),
+        (lambda f: _add_file(f, "gptq_model-4bit-32g.safetensors"),
+         "several safetensors files (gptq_model-4bit-32g.safetensors, model.safetensors) and no "
+         "model_file_base_name in quantize_config.json"),
+        (lambda f: _edit_tensors(f, _change_lm_head),
+         "model.safetensors: tensor lm_head.weight differs from model.embed_tokens.weight, but config.json has "
+         "tie_word_embeddings = true"),
+        (lambda f: _edit_config(f, lambda c: c.update(quantization_config=4)),
+         "config.json: field quantization_config is not a JSON object"),
         (lambda f: _edit_config(f, lambda c: c["quantization_config"].update(bits=5)),
          "unsupported quantization_config.bits = 5"),
         (lambda f: _edit_config(f, lambda c: c["quantization_config"].update(quant_method="awq")),
          'unsupported quantization_config.quant_method = "awq"'),
-        (lambda f: _edit_config(f, lambda c: c.pop("quantization_config")), "missing field quantization_config"),
+        (_without_quantization_config, "missing field quantization_config, and no quantize_config.json"),
     ],
 )
 def test_import_gptq_bad_checkpoints(tmp_path, round_trip, capsys, edit, fragment):
@@ -262,6 +411,8 @@ def test_export_of_a_hugging_face_import(tmp_path, stories_mlir, checkpoint_path
     assert exported == config
     tensors = read_safetensors(tmp_path / "ckpt/model.safetensors")
     originals = hf_tensors(stories)
+    # The tied classifier, stored as a copy of the embeddings.
+    originals["lm_head.weight"] = originals["model.embed_tokens.weight"]
     assert {f"model.layers.0.self_attn.{p}_proj.{s}" for p in "qk" for s in ("qweight", "qzeros", "scales", "g_idx")} \
         <= set(tensors)
     for name, array in tensors.items():

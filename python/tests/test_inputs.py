@@ -264,7 +264,7 @@ def test_huge_layer_count_is_refused_fast(tmp_path, tiny, command):
         ("config", True, "unsupported quantization_config.bits = true"),
         ("config", "4", 'unsupported quantization_config.bits = "4"'),
         ("quantize_config", 4.0, "quantize_config.json: unsupported bits = 4.0"),
-        ("quantize_config", 8, "quantize_config.json: bits 8 and group_size -1, but config.json's quantization_config has bits 4"),
+        ("quantize_config", 8, "quantize_config.json: field bits is 8, but config.json's quantization_config.bits is 4"),
     ],
 )
 def test_quantization_fields_must_be_integers(tmp_path, gptq_folder, capsys, where, value, fragment):
