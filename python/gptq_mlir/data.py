@@ -14,7 +14,7 @@ from typing import List, Union
 import numpy as np
 
 from .errors import GPTQError
-from .tokenizer import Tokenizer
+from .tokenizer import TextTokenizer
 
 _BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
 
@@ -47,16 +47,17 @@ def select_fraction(paragraphs: List[str], start: float = 0.0, end: float = 1.0)
     return paragraphs[int(count * start) : int(count * end)]
 
 
-def tokenize_paragraphs(tokenizer: Tokenizer, paragraphs: List[str]) -> np.ndarray:
-    """One int32 stream: for each paragraph, BOS followed by its tokens."""
+def tokenize_paragraphs(tokenizer: TextTokenizer, paragraphs: List[str]) -> np.ndarray:
+    """One int32 stream: for each paragraph (document), its tokens, with BOS
+    before and EOS after them as the tokenizer says (llama2.c's: BOS only)."""
     stream: List[int] = []
     for paragraph in paragraphs:
-        stream.extend(tokenizer.encode(paragraph, bos=True))
+        stream.extend(tokenizer.encode(paragraph, bos=tokenizer.add_bos, eos=tokenizer.add_eos))
     return np.asarray(stream, dtype=np.int32)
 
 
 def load_corpus(
-    tokenizer: Tokenizer,
+    tokenizer: TextTokenizer,
     path: Union[str, os.PathLike],
     start_fraction: float = 0.0,
     end_fraction: float = 1.0,
