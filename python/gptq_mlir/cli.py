@@ -290,16 +290,22 @@ _TOKENIZER_HELP = (
     "itself, BOS/EOS from tokenizer_config.json, generation_config.json and config.json beside it "
     "(needs the tokenizers package)"
 )
+#: --text's help.
+_TEXT_HELP = (
+    "plain text (each paragraph, separated by blank lines, a document), JSON lines (.jsonl or .json: "
+    'one object per line, its "text" field a document) or parquet (.parquet or PAR1 magic: each row of '
+    'its "text" column a document; needs pyarrow)'
+)
 
 
 def _add_fraction_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--start-fraction", type=_fraction, default=0.0,
-        help="use paragraphs from this fraction of the text on (default 0)",
+        help="use documents from this fraction of the text on (default 0)",
     )
     parser.add_argument(
         "--end-fraction", type=_fraction, default=1.0,
-        help="use paragraphs up to this fraction of the text (default 1)",
+        help="use documents up to this fraction of the text (default 1)",
     )
 
 
@@ -367,7 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = commands.add_parser("calib", help="random token windows for calibration, as .npy")
     sub.add_argument("--tokenizer", required=True, help=_TOKENIZER_HELP)
-    sub.add_argument("--text", required=True, help="text file, paragraphs separated by blank lines")
+    sub.add_argument("--text", required=True, help=_TEXT_HELP)
     sub.add_argument("--samples", type=_integer(1), required=True, help="number of windows")
     sub.add_argument("--seqlen", type=_integer(1), required=True, help="tokens per window")
     sub.add_argument("--seed", type=_integer(0), default=0, help="random seed, >= 0 (default 0)")
@@ -378,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = commands.add_parser("perplexity", help="perplexity over consecutive windows of a text")
     sub.add_argument("--model", required=True, help="MLIR module with @forward")
     sub.add_argument("--tokenizer", required=True, help=_TOKENIZER_HELP)
-    sub.add_argument("--text", required=True, help="text file, paragraphs separated by blank lines")
+    sub.add_argument("--text", required=True, help=_TEXT_HELP)
     sub.add_argument("--seqlen", type=_integer(2), required=True, help="tokens per window")
     sub.add_argument("--batch", type=_integer(1), default=32, help="windows per gptq-run call (default 32)")
     _add_fraction_options(sub)
@@ -389,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--model", required=True, help="MLIR module with @forward (float32)")
     sub.add_argument("--tokenizer", required=True, help=_TOKENIZER_HELP)
-    sub.add_argument("--text", required=True, help="text file to measure perplexity on")
+    sub.add_argument("--text", required=True, help="text to measure perplexity on: " + _TEXT_HELP)
     sub.add_argument("--calibration", help="calibration windows .npy (as calib writes them), for gptq")
     sub.add_argument("--out-dir", required=True, help="folder for the models, reports, table and plot")
     sub.add_argument(
