@@ -16,7 +16,7 @@ from . import data, importer, llama2c, sweep
 from .errors import GPTQError, Terminated
 from .fileio import Run, raise_when_not_held
 from .model import Model, generate, parameter_archive, perplexity
-from .tokenizer import Tokenizer, load_tokenizer
+from .tokenizer import TextTokenizer, open_tokenizer, tokenizer_files
 
 
 #: The name every error message starts with: ``gptq_mlir: error: ...``.
@@ -175,21 +175,30 @@ def _import_torch(args: argparse.Namespace) -> None:
     print(f"import-torch: wrote {args.output}", file=sys.stderr)
 
 
-def _model_and_tokenizer(args: argparse.Namespace) -> Tuple[Model, Tokenizer]:
-    """The --model and --tokenizer of a command, checked against each other."""
-    tokenizer = load_tokenizer(args.tokenizer)
+def _model_and_tokenizer(args: argparse.Namespace) -> Tuple[Model, TextTokenizer]:
+    """The --model and --tokenizer of a command, checked against each other:
+    a llama2.c tokenizer must have as many tokens as the model's vocabulary,
+    a Hugging Face one at most as many."""
+    tokenizer = open_tokenizer(args.tokenizer)
     model = Model(args.model)
-    if model.vocab_size is not None and model.vocab_size != tokenizer.vocab_size:
-        raise GPTQError(
-            f"tokenizer {args.tokenizer} has {tokenizer.vocab_size} tokens but model "
-            f"{args.model} has a vocabulary of {model.vocab_size}"
-        )
+    if model.vocab_size is not None:
+        tokenizer.check_vocabulary(model.vocab_size, args.model)
     return model, tokenizer
+
+
+def _tokenizer_inputs(run: Run, path: str) -> None:
+    """The files of the tokenizer ``path`` are inputs of ``run``."""
+    for name in tokenizer_files(path):
+        run.input(name, "tokenizer")
 
 
 def _generate(args: argparse.Namespace) -> None:
     model, tokenizer = _model_and_tokenizer(args)
-    prompt = tokenizer.encode(args.prompt) if args.prompt else None
+    prompt = tokenizer.encode(args.prompt, bos=tokenizer.add_bos) if args.prompt else []
+    if not prompt:
+        if tokenizer.bos_id is None:
+            raise GPTQError(f"tokenizer {tokenizer.path} has no BOS token to start from: give --prompt")
+        prompt = [tokenizer.bos_id]
 
     counter = itertools.count(1)
 
@@ -197,7 +206,7 @@ def _generate(args: argparse.Namespace) -> None:
         del previous, token
         print(f"generate: {next(counter)}/{args.steps} tokens", file=sys.stderr, flush=True)
 
-    tokens = generate(model, args.steps, prompt, progress)
+    tokens = generate(model, args.steps, prompt, progress, stop=tokenizer.stop_ids)
     sys.stdout.write(tokenizer.decode(tokens) + "\n")
 
 
@@ -209,11 +218,11 @@ def _calib(args: argparse.Namespace) -> None:
             f"more than an array can hold ({sys.maxsize} bytes)"
         )
     with Run() as run:
-        run.input(args.tokenizer, "tokenizer")
+        _tokenizer_inputs(run, args.tokenizer)
         run.input(args.text, "text")
         run.output(args.output)
         run.begin()
-        tokenizer = load_tokenizer(args.tokenizer)
+        tokenizer = open_tokenizer(args.tokenizer)
         stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction)
         windows = data.calibration_windows(stream, args.samples, args.seqlen, args.seed)
         with run.open(args.output) as handle:
@@ -257,7 +266,7 @@ def _pass_options(text: str) -> List[str]:
 def _sweep(args: argparse.Namespace) -> None:
     with Run() as run:
         _model_input(run, args.model)
-        run.input(args.tokenizer, "tokenizer")
+        _tokenizer_inputs(run, args.tokenizer)
         run.input(args.text, "text")
         run.input(args.calibration, "calibration")
         sweep.declare(run, args.configs, args.out_dir, args.calibration, args.pass_options)
@@ -278,14 +287,28 @@ def _sweep(args: argparse.Namespace) -> None:
     sys.stdout.write(sweep.markdown_table(result["configurations"]))
 
 
+#: --tokenizer's help.
+_TOKENIZER_HELP = (
+    "llama2.c tokenizer .bin, or a Hugging Face tokenizer: a folder with tokenizer.json or the tokenizer.json "
+    "itself, BOS/EOS from tokenizer_config.json, generation_config.json and config.json beside it "
+    "(needs the tokenizers package)"
+)
+#: --text's help.
+_TEXT_HELP = (
+    "plain text (each paragraph, separated by blank lines, a document), JSON lines (.jsonl or .json: "
+    'one object per line, its "text" field a document) or parquet (.parquet or PAR1 magic: each row of '
+    'its "text" column a document; needs pyarrow)'
+)
+
+
 def _add_fraction_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--start-fraction", type=_fraction, default=0.0,
-        help="use paragraphs from this fraction of the text on (default 0)",
+        help="use documents from this fraction of the text on (default 0)",
     )
     parser.add_argument(
         "--end-fraction", type=_fraction, default=1.0,
-        help="use paragraphs up to this fraction of the text (default 1)",
+        help="use documents up to this fraction of the text (default 1)",
     )
 
 
@@ -357,14 +380,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = commands.add_parser("generate", help="greedy decoding through gptq-run")
     sub.add_argument("--model", required=True, help="MLIR module with @forward")
-    sub.add_argument("--tokenizer", required=True, help="llama2.c tokenizer .bin")
-    sub.add_argument("--steps", type=_integer(1), default=64, help="number of tokens to generate")
-    sub.add_argument("--prompt", default="", help="text to start from (default: BOS only)")
+    sub.add_argument("--tokenizer", required=True, help=_TOKENIZER_HELP)
+    sub.add_argument(
+        "--steps", type=_integer(1), default=64,
+        help="number of tokens to generate (fewer when the model predicts BOS or an EOS token)",
+    )
+    sub.add_argument(
+        "--prompt", default="", help="text to start from, after BOS where the tokenizer adds it (default: BOS only)"
+    )
     sub.set_defaults(handler=_generate)
 
     sub = commands.add_parser("calib", help="random token windows for calibration, as .npy")
-    sub.add_argument("--tokenizer", required=True, help="llama2.c tokenizer .bin")
-    sub.add_argument("--text", required=True, help="text file, paragraphs separated by blank lines")
+    sub.add_argument("--tokenizer", required=True, help=_TOKENIZER_HELP)
+    sub.add_argument("--text", required=True, help=_TEXT_HELP)
     sub.add_argument("--samples", type=_integer(1), required=True, help="number of windows")
     sub.add_argument("--seqlen", type=_integer(1), required=True, help="tokens per window")
     sub.add_argument("--seed", type=_integer(0), default=0, help="random seed, >= 0 (default 0)")
@@ -374,8 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = commands.add_parser("perplexity", help="perplexity over consecutive windows of a text")
     sub.add_argument("--model", required=True, help="MLIR module with @forward")
-    sub.add_argument("--tokenizer", required=True, help="llama2.c tokenizer .bin")
-    sub.add_argument("--text", required=True, help="text file, paragraphs separated by blank lines")
+    sub.add_argument("--tokenizer", required=True, help=_TOKENIZER_HELP)
+    sub.add_argument("--text", required=True, help=_TEXT_HELP)
     sub.add_argument("--seqlen", type=_integer(2), required=True, help="tokens per window")
     sub.add_argument("--batch", type=_integer(1), default=32, help="windows per gptq-run call (default 32)")
     _add_fraction_options(sub)
@@ -385,8 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
         "sweep", help="quantize with gptq-opt in several configurations and compare perplexity"
     )
     sub.add_argument("--model", required=True, help="MLIR module with @forward (float32)")
-    sub.add_argument("--tokenizer", required=True, help="llama2.c tokenizer .bin")
-    sub.add_argument("--text", required=True, help="text file to measure perplexity on")
+    sub.add_argument("--tokenizer", required=True, help=_TOKENIZER_HELP)
+    sub.add_argument("--text", required=True, help="text to measure perplexity on: " + _TEXT_HELP)
     sub.add_argument("--calibration", help="calibration windows .npy (as calib writes them), for gptq")
     sub.add_argument("--out-dir", required=True, help="folder for the models, reports, table and plot")
     sub.add_argument(

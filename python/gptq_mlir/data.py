@@ -1,22 +1,43 @@
-"""Text corpora as token streams: paragraphs, windows and calibration samples.
+"""Text corpora as token streams: documents, windows and calibration samples.
 
-A corpus is a text file of paragraphs separated by blank lines (the
-TinyStories layout). It is tokenized paragraph by paragraph, each paragraph
-as BOS followed by its tokens (the dummy-prefix space included), and the
-paragraphs are concatenated into one stream, as in the GPTQ paper's
-evaluation protocol.
+A corpus is a list of documents, read from one of three formats
+(:func:`text_format` tells them apart):
+
+- plain text: paragraphs separated by blank lines (the TinyStories layout),
+  each paragraph a document;
+- JSON lines (a name ending in ``.jsonl`` or ``.json``): one JSON object per
+  line with a string ``text`` field (the files people keep of C4), each
+  line a document; blank lines are skipped;
+- parquet (a name ending in ``.parquet``, or a file that starts and ends
+  with the magic ``PAR1``): a string column ``text`` (WikiText-2's
+  ``wikitext-2-raw-v1/test-*.parquet``), each row a document; nulls are
+  skipped. Read with ``pyarrow``.
+
+Each document is stripped of surrounding whitespace, and empty ones are
+skipped, so the same documents give the same tokens in every format. The
+corpus is tokenized document by document, each as BOS followed by its
+tokens (for a Hugging Face tokenizer, BOS and EOS as its configuration
+says, see :mod:`gptq_mlir.hf_tokenizer`), and the documents are
+concatenated into one stream, as in the GPTQ paper's evaluation protocol.
 """
 
 import os
 import re
-from typing import List, Union
+from pathlib import Path
+from typing import List, Tuple, Union
 
 import numpy as np
 
+from . import inputs
 from .errors import GPTQError
-from .tokenizer import Tokenizer
+from .tokenizer import TextTokenizer
 
 _BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
+_PARQUET_MAGIC = b"PAR1"
+#: Where Python's JSON parser says an error is, within the one line parsed.
+_JSON_POSITION = re.compile(r": line 1 column (\d+) \(char \d+\)")
+#: The names of a document in each format, for messages.
+_UNITS = {"text": "paragraphs", "jsonl": "records", "parquet": "rows"}
 
 
 def read_text(path: Union[str, os.PathLike]) -> str:
@@ -35,6 +56,126 @@ def split_paragraphs(text: str) -> List[str]:
     return [p.strip() for p in _BLANK_LINE.split(text) if p.strip()]
 
 
+def _starts_and_ends_with_parquet_magic(path: Union[str, os.PathLike]) -> bool:
+    try:
+        with inputs.open_regular(path, "text") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size < 2 * len(_PARQUET_MAGIC):
+                return False
+            head = handle.read(len(_PARQUET_MAGIC))
+            handle.seek(size - len(_PARQUET_MAGIC))
+            return head == _PARQUET_MAGIC and handle.read(len(_PARQUET_MAGIC)) == _PARQUET_MAGIC
+    except (OSError, GPTQError):
+        return False
+
+
+def text_format(path: Union[str, os.PathLike]) -> str:
+    """``"parquet"`` for a name ending in ``.parquet`` or a regular file that
+    starts and ends with ``PAR1``; else ``"jsonl"`` for a name ending in
+    ``.jsonl`` or ``.json``; else ``"text"``."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet" or _starts_and_ends_with_parquet_magic(path):
+        return "parquet"
+    if suffix in (".jsonl", ".json"):
+        return "jsonl"
+    return "text"
+
+
+def _json_lines(path: Union[str, os.PathLike]) -> List[str]:
+    """The ``text`` of each line of a JSON lines file, stripped, empty ones left out."""
+    documents = []
+    with inputs.open_regular(path, "JSON lines text") as handle:
+        number = 0
+        while True:
+            try:
+                line = handle.readline(inputs.MAX_JSON_BYTES + 1)
+            except OSError as error:
+                raise GPTQError(f"cannot read JSON lines text {path}: {error.strerror or error}") from error
+            if not line:
+                return documents
+            number += 1
+            if len(line) > inputs.MAX_JSON_BYTES:
+                raise GPTQError(f"{path}: line {number}: longer than the {inputs.MAX_JSON_BYTES} bytes a line may have")
+            if not line.strip():
+                continue
+            try:
+                record = inputs.parse_json(line.strip())
+            except GPTQError as error:
+                where = _JSON_POSITION.sub(r" at column \1", str(error))
+                raise GPTQError(f"{path}: line {number}: {where} (JSON lines hold one object per line)") from None
+            if not isinstance(record, dict):
+                raise GPTQError(
+                    f'{path}: line {number}: {inputs.describe(record, 40)}, expected an object with a "text" field'
+                )
+            if "text" not in record:
+                raise GPTQError(f'{path}: line {number}: no "text" field')
+            text = record["text"]
+            if not isinstance(text, str):
+                raise GPTQError(f'{path}: line {number}: "text" is {inputs.describe(text, 40)}, expected a string')
+            if text.strip():
+                documents.append(text.strip())
+
+
+def _pyarrow(path: Union[str, os.PathLike]):
+    """``pyarrow`` and ``pyarrow.parquet``, imported when first needed."""
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise GPTQError(f"{path}: a parquet file, which needs the pyarrow package (pip install pyarrow)") from None
+    return pyarrow, pyarrow.parquet
+
+
+def _parquet_rows(path: Union[str, os.PathLike]) -> List[str]:
+    """The ``text`` column of a parquet file, stripped, nulls and empty rows left out."""
+    pyarrow, parquet = _pyarrow(path)
+    with inputs.open_regular(path, "parquet file") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        magic = len(_PARQUET_MAGIC)
+        head = bytes(inputs.read_exactly(handle, min(magic, size), 0, path, "parquet file"))
+        if head != _PARQUET_MAGIC:
+            raise GPTQError(f"{path}: not a parquet file: it does not start with {_PARQUET_MAGIC.decode()}")
+        tail = b""
+        if size >= 2 * magic:
+            tail = bytes(inputs.read_exactly(handle, magic, size - magic, path, "parquet file"))
+        if tail != _PARQUET_MAGIC:
+            raise GPTQError(f"{path}: truncated parquet file: it does not end with {_PARQUET_MAGIC.decode()}")
+        handle.seek(0)
+        try:
+            table = parquet.ParquetFile(handle)
+            schema = table.schema_arrow
+        except (pyarrow.ArrowException, OSError, ValueError, TypeError, IndexError) as error:
+            raise GPTQError(f"{path}: not a readable parquet file ({inputs.reason(error)})") from None
+        if schema.names.count("text") != 1:
+            found = "twice" if "text" in schema.names else f"not among {inputs.describe(schema.names)}"
+            raise GPTQError(f'{path}: column "text" is {found}, expected one column of strings')
+        kind = schema.field("text").type
+        value = kind.value_type if pyarrow.types.is_dictionary(kind) else kind
+        if not (pyarrow.types.is_string(value) or pyarrow.types.is_large_string(value)):
+            raise GPTQError(f'{path}: column "text" is {kind}, expected strings')
+        try:
+            # One thread: pyarrow 15 can abort the process at exit after a
+            # damaged page was read by its thread pool (apache/arrow#34314).
+            rows = table.read(columns=["text"], use_threads=False).column("text").to_pylist()
+        except (pyarrow.ArrowException, OSError, ValueError, TypeError, IndexError) as error:
+            raise GPTQError(f'{path}: column "text" cannot be read ({inputs.reason(error)})') from None
+    return [row.strip() for row in rows if row is not None and row.strip()]
+
+
+def read_documents(path: Union[str, os.PathLike]) -> Tuple[List[str], str]:
+    """The documents of the corpus ``path`` in the format :func:`text_format`
+    gives, and what a document is called in it ("paragraphs", "records",
+    "rows"); GPTQError naming the file and the field or line when malformed."""
+    kind = text_format(path)
+    if kind == "parquet":
+        documents = _parquet_rows(path)
+    elif kind == "jsonl":
+        documents = _json_lines(path)
+    else:
+        documents = split_paragraphs(read_text(path))
+    return documents, _UNITS[kind]
+
+
 def select_fraction(paragraphs: List[str], start: float = 0.0, end: float = 1.0) -> List[str]:
     """Paragraphs ``[floor(n * start), floor(n * end))``.
 
@@ -47,31 +188,34 @@ def select_fraction(paragraphs: List[str], start: float = 0.0, end: float = 1.0)
     return paragraphs[int(count * start) : int(count * end)]
 
 
-def tokenize_paragraphs(tokenizer: Tokenizer, paragraphs: List[str]) -> np.ndarray:
-    """One int32 stream: for each paragraph, BOS followed by its tokens."""
+def tokenize_paragraphs(tokenizer: TextTokenizer, paragraphs: List[str]) -> np.ndarray:
+    """One int32 stream: for each paragraph (document), its tokens, with BOS
+    before and EOS after them as the tokenizer says (llama2.c's: BOS only)."""
     stream: List[int] = []
     for paragraph in paragraphs:
-        stream.extend(tokenizer.encode(paragraph, bos=True))
+        stream.extend(tokenizer.encode(paragraph, bos=tokenizer.add_bos, eos=tokenizer.add_eos))
     return np.asarray(stream, dtype=np.int32)
 
 
 def load_corpus(
-    tokenizer: Tokenizer,
+    tokenizer: TextTokenizer,
     path: Union[str, os.PathLike],
     start_fraction: float = 0.0,
     end_fraction: float = 1.0,
 ) -> np.ndarray:
-    """Tokenize the selected paragraphs of the text file ``path``.
+    """Tokenize the selected documents of the corpus ``path`` (plain text,
+    JSON lines or parquet, see :func:`read_documents`).
 
     Raises GPTQError when the selection holds no text.
     """
-    paragraphs = select_fraction(split_paragraphs(read_text(path)), start_fraction, end_fraction)
-    if not paragraphs:
+    documents, unit = read_documents(path)
+    selected = select_fraction(documents, start_fraction, end_fraction)
+    if not selected:
         raise GPTQError(
             f"{path}: no text in the selected range "
-            f"[{start_fraction}, {end_fraction}) of its paragraphs"
+            f"[{start_fraction}, {end_fraction}) of its {unit}"
         )
-    return tokenize_paragraphs(tokenizer, paragraphs)
+    return tokenize_paragraphs(tokenizer, selected)
 
 
 def consecutive_windows(stream: np.ndarray, length: int) -> np.ndarray:

@@ -418,7 +418,7 @@ class NpzArchive:
             self._members = {info.filename: info for info in self._zip.infolist()}
         except _ARCHIVE_ERRORS + (OSError,) as error:
             self._handle.close()
-            raise GPTQError(f"{self.path}: {what} is not a readable zip archive ({_reason(error)})") from None
+            raise GPTQError(f"{self.path}: {what} is not a readable zip archive ({reason(error)})") from None
 
     def __contains__(self, name: str) -> bool:
         return f"{name}.npy" in self._members
@@ -461,7 +461,7 @@ class NpzArchive:
         except GPTQError:
             raise
         except _ARCHIVE_ERRORS + (OSError,) as error:
-            raise GPTQError(f"{where}: unreadable ({_reason(error)})") from None
+            raise GPTQError(f"{where}: unreadable ({reason(error)})") from None
         return np.frombuffer(data, dtype=expected).reshape(shape)
 
     def close(self) -> None:
@@ -475,7 +475,7 @@ class NpzArchive:
         self.close()
 
 
-def _reason(error: BaseException) -> str:
+def reason(error: BaseException) -> str:
     """An exception as one short line of a message."""
     text = " ".join(str(error).split()) or type(error).__name__
     return shown(text, 160)

@@ -10,7 +10,7 @@ import re
 import stat
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, TextIO, Union
+from typing import Any, Callable, Collection, Dict, List, Optional, TextIO, Union
 
 import numpy as np
 
@@ -160,13 +160,16 @@ def generate(
     steps: int,
     prompt: Optional[List[int]] = None,
     on_token: Optional[Callable[[int, int], None]] = None,
+    stop: Collection[int] = (BOS, EOS),
 ) -> List[int]:
     """Greedy decoding: append the arg-max token ``steps`` times.
 
-    Starts from ``prompt`` (default: BOS) and recomputes the whole prefix with
-    one gptq-run call per step. Stops early at BOS or EOS (llama2.c's end of a
-    story) or at the model's ``seq_len``. ``on_token(previous, token)`` is
-    called for each new token. Returns the full sequence, prompt included.
+    Starts from ``prompt`` (default: llama2.c's BOS) and recomputes the whole
+    prefix with one gptq-run call per step. Stops early at a token of
+    ``stop`` (default llama2.c's BOS and EOS, the end of a story; a
+    tokenizer's ``stop_ids``) or at the model's ``seq_len``.
+    ``on_token(previous, token)`` is called for each new token. Returns the
+    full sequence, prompt included.
     """
     tokens = list(prompt) if prompt else [BOS]
     for _ in range(steps):
@@ -174,7 +177,7 @@ def generate(
             break
         logits = model.logits(np.asarray([tokens], dtype=np.int32))
         token = int(np.argmax(logits[0, -1]))
-        if token in (BOS, EOS):
+        if token in stop:
             break
         if on_token is not None:
             on_token(tokens[-1], token)

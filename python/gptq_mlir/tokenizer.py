@@ -5,16 +5,22 @@ score, an int32 byte length and the token's raw bytes. Id 0 is ``<unk>``, 1 is
 BOS, 2 is EOS and ids 3..258 are the byte tokens ``<0x00>``..``<0xFF>``.
 
 Encoding and decoding follow llama2.c's ``run.c`` (``encode``/``decode``).
+
+:func:`open_tokenizer` is what the commands call: it reads either this kind
+or a Hugging Face tokenizer (:mod:`gptq_mlir.hf_tokenizer`), both with the
+interface :class:`TextTokenizer` describes.
 """
 
 import heapq
 import os
 import re
 import struct
-from typing import Dict, Iterable, List, Optional, Sequence, Union
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, Union
 
 from .errors import GPTQError
 from .fileio import read_and_parse
+from .inputs import open_regular
 
 UNK, BOS, EOS = 0, 1, 2
 BYTE_OFFSET = 3
@@ -26,8 +32,42 @@ MAX_TOKENS = 1 << 20
 _BYTE_TOKEN = re.compile(rb"<0x([0-9A-Fa-f]{2})>")
 
 
+class TextTokenizer(Protocol):
+    """What the commands use of a tokenizer, llama2.c's or Hugging Face's."""
+
+    #: The file it was read from.
+    path: Union[str, os.PathLike, None]
+    #: Number of token ids.
+    vocab_size: int
+    #: The token a document starts with, None when there is none.
+    bos_id: Optional[int]
+    #: The tokens that end a document (the first is the one appended).
+    eos_ids: Tuple[int, ...]
+    #: Whether a document starts with BOS and ends with EOS.
+    add_bos: bool
+    add_eos: bool
+    #: The tokens generation stops at.
+    stop_ids: Tuple[int, ...]
+
+    def encode(self, text: str, bos: bool = True, eos: bool = False) -> List[int]:
+        """Token ids of ``text``, with BOS before them when ``bos`` and EOS after them when ``eos``."""
+
+    def decode(self, tokens: Iterable[int]) -> str:
+        """Text of a token sequence, without BOS and EOS."""
+
+    def check_vocabulary(self, model_vocab_size: int, model: Union[str, os.PathLike]) -> None:
+        """GPTQError when a model with this vocabulary size cannot take its tokens."""
+
+
 class Tokenizer:
     """Sentencepiece-style BPE over a llama2.c vocabulary."""
+
+    bos_id = BOS
+    eos_ids = (EOS,)
+    add_bos = True
+    add_eos = False
+    #: llama2.c ends a story at BOS or EOS.
+    stop_ids = (BOS, EOS)
 
     def __init__(self, pieces: Sequence[bytes], scores: Sequence[float], max_token_length: int):
         if len(pieces) != len(scores):
@@ -40,6 +80,7 @@ class Tokenizer:
         self.pieces = list(pieces)
         self.scores = list(scores)
         self.max_token_length = max_token_length
+        self.path: Union[str, os.PathLike, None] = None
         self._ids: Dict[bytes, int] = {}
         for index, piece in enumerate(self.pieces):
             self._ids.setdefault(piece, index)
@@ -48,6 +89,15 @@ class Tokenizer:
     def vocab_size(self) -> int:
         """Number of tokens."""
         return len(self.pieces)
+
+    def check_vocabulary(self, model_vocab_size: int, model: Union[str, os.PathLike]) -> None:
+        """GPTQError unless the model has exactly one row per token (as every
+        llama2.c model has for its tokenizer)."""
+        if model_vocab_size != self.vocab_size:
+            raise GPTQError(
+                f"tokenizer {self.path} has {self.vocab_size} tokens but model "
+                f"{model} has a vocabulary of {model_vocab_size}"
+            )
 
     def token_id(self, piece: bytes) -> int:
         """The id of ``piece``, or -1 when it is not in the vocabulary."""
@@ -204,4 +254,42 @@ def parse_tokenizer(data: bytes) -> Tokenizer:
 
 def load_tokenizer(path: Union[str, os.PathLike]) -> Tokenizer:
     """Read the tokenizer file at ``path``."""
-    return read_and_parse(path, "tokenizer", parse_tokenizer, header=(4, _check_header))
+    tokenizer = read_and_parse(path, "tokenizer", parse_tokenizer, header=(4, _check_header))
+    tokenizer.path = path
+    return tokenizer
+
+
+def is_hugging_face(path: Union[str, os.PathLike]) -> bool:
+    """Whether ``path`` names a Hugging Face tokenizer: a folder, a file
+    named ``*.json``, or a regular file whose first byte after whitespace is
+    ``{`` and whose first 4 bytes are no llama2.c header (an int32
+    ``max_token_length`` of 1 to :data:`MAX_TOKEN_LENGTH`). Anything else
+    is read as a llama2.c tokenizer."""
+    if os.path.isdir(path) or Path(path).suffix.lower() == ".json":
+        return True
+    try:
+        with open_regular(path, "tokenizer") as handle:
+            head = handle.read(64)
+    except (OSError, GPTQError):
+        return False
+    if len(head) >= 4 and 0 < struct.unpack_from("<i", head, 0)[0] <= MAX_TOKEN_LENGTH:
+        return False
+    return head.lstrip(b" \t\r\n").startswith(b"{")
+
+
+def open_tokenizer(path: Union[str, os.PathLike]) -> TextTokenizer:
+    """The tokenizer at ``path``, of the kind :func:`is_hugging_face` says."""
+    if is_hugging_face(path):
+        from . import hf_tokenizer
+
+        return hf_tokenizer.load_hf_tokenizer(path)
+    return load_tokenizer(path)
+
+
+def tokenizer_files(path: Union[str, os.PathLike]) -> List[Path]:
+    """The files the tokenizer at ``path`` may be read from (the inputs of a command)."""
+    if is_hugging_face(path):
+        from . import hf_tokenizer
+
+        return hf_tokenizer.input_files(path)
+    return [Path(path)]
