@@ -440,19 +440,7 @@ class _LlamaEmitter:
 
     def add_bias(self, y: _Value, bias_name: str) -> _Value:
         """``y[b, s, n] + bias[n]``: a linear layer's bias, kept float."""
-        bias = self._weight(bias_name)
-        return self.b.generic(
-            [(y, [0, 1, 2]), (bias, [2])],
-            self.b.empty(y.shape),
-            [0, 1, 2],
-            ["parallel"] * 3,
-            """
-            %sum = arith.addf %a, %c : f32
-            linalg.yield %sum : f32
-            """,
-            ["%a", "%c", "%out"],
-            "bias",
-        )
+        return self.add(y, self._weight(bias_name), [2], "bias")
 
     def _contract(
         self,
@@ -482,10 +470,12 @@ class _LlamaEmitter:
             loc,
         )
 
-    def add(self, x: _Value, y: _Value) -> _Value:
-        """Elementwise sum of two ``[B, S, d]`` tensors (the residual connection)."""
+    def add(self, x: _Value, y: _Value, y_dims: Sequence[int] = (0, 1, 2), label: str = "residual") -> _Value:
+        """``x + y`` for ``x: [B, S, d]`` and ``y`` indexed by the loops
+        ``y_dims``: the residual connection (``y`` of ``x``'s shape), or a
+        bias (``y: [d]``, loop 2)."""
         return self.b.generic(
-            [(x, [0, 1, 2]), (y, [0, 1, 2])],
+            [(x, [0, 1, 2]), (y, list(y_dims))],
             self.b.empty(x.shape),
             [0, 1, 2],
             ["parallel"] * 3,
@@ -494,7 +484,7 @@ class _LlamaEmitter:
             linalg.yield %sum : f32
             """,
             ["%a", "%b", "%out"],
-            "residual",
+            label,
         )
 
     def features(self, x: _Value, start: int, size: int) -> _Value:
