@@ -134,6 +134,24 @@ def seeds():
                                                            rope_theta=500000.0, rms_norm_eps=1e-6)).encode()
     yield "hf_config", "quantized", json.dumps(tiny_gptq(4)[0]).encode()
     yield "hf_config", "nested", b'{"a": [1, -2.5e-3, {"b": [true, false, null, "\\u00e9\\n"]}], "c": {}}'
+    # The architectures import-hf reads beyond Llama, with the fields that
+    # each adds (rotary scaling, windows, soft caps, explicit head sizes).
+    architectures = {
+        "llama3": {"architectures": ["LlamaForCausalLM"], "rope_scaling": {
+            "rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192}},
+        "llama-dynamic": {"architectures": ["LlamaForCausalLM"], "rope_scaling": {"type": "dynamic", "factor": 2.0}},
+        "mistral": {"architectures": ["MistralForCausalLM"], "model_type": "mistral", "sliding_window": 4},
+        "qwen2": {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "use_sliding_window": False,
+                  "sliding_window": 32768},
+        "qwen3": {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "head_dim": 8},
+        "phi3": {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "sliding_window": 2047},
+        "gemma2": {"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "head_dim": 8,
+                   "query_pre_attn_scalar": 8, "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0,
+                   "hidden_activation": "gelu_pytorch_tanh"},
+    }
+    for name, fields in architectures.items():
+        yield "hf_config", name, json.dumps(dict(config, **fields)).encode()
 
     yield "safetensors", "floats-and-ints", safetensors_bytes(
         {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.arange(4, dtype=np.float16),

@@ -325,7 +325,8 @@ def parse(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
             head_dim = _int({"head_dim": given}, "head_dim", path)
             if head_dim * heads == dim:
                 head_dim = None  # the default, which the module need not state
-    elif "head_dim" in config and config["head_dim"] is not None and config["head_dim"] * heads != dim:
+    elif config.get("head_dim") is not None and (type(config["head_dim"]) is not int
+                                                 or config["head_dim"] * heads != dim):
         raise GPTQError(
             f"{path}: unsupported head_dim = {inputs.describe(config['head_dim'])}: {architectures[0]} "
             f"uses hidden_size / num_attention_heads = {dim // heads}"
