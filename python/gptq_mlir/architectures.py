@@ -287,7 +287,8 @@ def parse(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
     if not isinstance(config, dict):
         raise GPTQError(f"{path}: expected a JSON object")
     architectures = config.get("architectures")
-    if not (isinstance(architectures, list) and len(architectures) == 1 and architectures[0] in KINDS):
+    if not (isinstance(architectures, list) and len(architectures) == 1 and isinstance(architectures[0], str)
+            and architectures[0] in KINDS):
         raise GPTQError(
             f"{path}: architectures is {describe_field(architectures)}, expected one of "
             f"{', '.join(repr([name]) for name in KINDS)}"

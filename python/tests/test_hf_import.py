@@ -151,6 +151,8 @@ def _add(name, scale=1.0):
         (_add("model.layers.0.self_attn.q_proj.bias"), "unexpected tensor model.layers.0.self_attn.q_proj.bias"),
         (_bad_config("tie_word_embeddings", False), "missing tensor lm_head.weight"),
         (_bad_config("architectures", ["GPT2LMHeadModel"]), "architectures is ['GPT2LMHeadModel'], expected one of"),
+        # An object in the list was looked up in a dict (TypeError; found by fuzz_hf_config.py).
+        (_bad_config("architectures", [{"a": {}}]), "architectures is [{'a': {}}], expected one of"),
         (_bad_config("model_type", "mistral"), 'model_type is "mistral", expected "llama"'),
         (_bad_config("rope_scaling", {"rope_type": "yarn", "factor": 2.0}),
          "unsupported rope_scaling.rope_type = 'yarn' (supported: linear, dynamic, llama3)"),
