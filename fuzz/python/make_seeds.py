@@ -7,7 +7,6 @@ format change.
     .venv/bin/python fuzz/python/make_seeds.py
 """
 
-import io
 import json
 import os
 import struct

@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from . import architectures, inputs
-from .architectures import Architecture, hf_rows, rotary_rows, weight_shapes
+from .architectures import Architecture, hf_rows, rotary_rows, weight_shapes  # noqa: F401 (hf_rows: for callers)
 from .errors import GPTQError
 from .llama2c import Llama2cConfig
 
