@@ -74,9 +74,10 @@ def read_model_attributes(path: Union[str, os.PathLike]) -> dict:
 
     Read through ``gptq-run --describe``, which parses (and so verifies) the
     module without compiling it. Returns ``{}`` when the module has none
-    (only the ``seq_len`` and ``vocab_size`` checks are lost), else all seven
-    keys as ints: ``dim``, ``hidden_dim``, ``n_heads``, ``n_kv_heads``,
-    ``n_layers``, ``seq_len``, ``vocab_size``.
+    (only the ``seq_len`` and ``vocab_size`` checks are lost), else its keys
+    as ints: ``dim``, ``hidden_dim``, ``n_heads``, ``n_kv_heads``,
+    ``n_layers``, ``seq_len``, ``vocab_size``, and ``head_dim`` when the
+    model states one.
     """
     return runner.describe(path)["model"] or {}
 
