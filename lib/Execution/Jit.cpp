@@ -6,6 +6,7 @@
 #include "gptq/Execution/ModuleFile.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Signals.h"
+#include "gptq/Execution/SourceLines.h"
 #include "gptq/Pipelines/Pipelines.h"
 #include "gptq/Runtime/Allocator.h"
 #include "gptq/Runtime/Checks.h"
@@ -127,24 +128,6 @@ ToolInput::ToolInput() : ctx(toolRegistry()), handler(sourceMgr, &ctx) {
   ctx.loadAllAvailableDialects();
 }
 
-namespace {
-/// Whether line `line` of the main buffer of `sourceMgr` is longer than a
-/// diagnostic should show.
-bool isLongLine(llvm::SourceMgr &sourceMgr, unsigned line) {
-  constexpr size_t kLongestShown = 240;
-  const llvm::MemoryBuffer *buffer =
-      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
-  const char *start = sourceMgr.FindLocForLineAndColumn(
-                                   sourceMgr.getMainFileID(), line, 1)
-                          .getPointer();
-  if (!start)
-    return false;
-  llvm::StringRef rest(start, buffer->getBufferEnd() - start);
-  return rest.take_front(kLongestShown + 1).find('\n') ==
-             llvm::StringRef::npos &&
-         rest.size() > kLongestShown;
-}
-} // namespace
 
 llvm::Expected<OwningOpRef<ModuleOp>> ToolInput::parse(llvm::StringRef path) {
   std::string message;
@@ -165,10 +148,11 @@ llvm::Expected<OwningOpRef<ModuleOp>> ToolInput::parse(llvm::StringRef path) {
       return success();
     seenError = true;
     auto loc = dyn_cast<FileLineColLoc>(d.getLocation());
-    if (!loc || !isLongLine(sourceMgr, loc.getLine()))
+    llvm::StringRef text =
+        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+    if (!loc || !isLongSourceLine(text, loc.getLine()))
       return failure();
-    llvm::errs() << loc.getFilename().getValue() << ":" << loc.getLine() << ":"
-                 << loc.getColumn() << ": error: " << d.str() << "\n";
+    printWithoutSourceLines(d);
     return success();
   });
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);

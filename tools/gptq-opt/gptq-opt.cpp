@@ -15,6 +15,7 @@
 #include "gptq/Execution/ModuleFile.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Parameters.h"
+#include "gptq/Execution/SourceLines.h"
 #include "gptq/Pipelines/Pipelines.h"
 #include "gptq/Quantize/Passes.h"
 
@@ -51,9 +52,17 @@ static int run(int argc, char **argv) {
   // before the passes of the command line run, which run inside the pass
   // that attaches them; the output holds the weights.
   MlirOptMainConfig commandLine = config;
+  // The input's name and text, once read: diagnostics located on one of its
+  // long lines (an import-hf module's attributes, a weight's blob) are
+  // printed without the line. Under -verify-diagnostics every diagnostic
+  // goes to the verifier.
+  std::string inputName;
+  llvm::StringRef inputText;
   config.setPassPipelineSetupFn(
-      [commandLine,
-       file = std::string(inputFilename)](PassManager &pm) -> LogicalResult {
+      [commandLine, file = std::string(inputFilename), &inputName,
+       &inputText](PassManager &pm) -> LogicalResult {
+        if (!commandLine.shouldVerifyDiagnostics())
+          gptq::registerLongLineHandler(pm.getContext(), inputName, inputText);
         // A malformed pass option (bits=abc) is reported by the option's
         // parser, in one line; the error MLIR then emits has no location
         // and no message (or one that starts on a line of its own): it is
@@ -98,6 +107,8 @@ static int run(int argc, char **argv) {
       gptq::openModuleFile(inputFilename, &errorMessage);
   if (!input)
     return fail(errorMessage);
+  inputName = input->getBufferIdentifier().str();
+  inputText = input->getBuffer();
   if (outputFilename == "-") {
     if (failed(MlirOptMain(llvm::outs(), std::move(input), registry, config)))
       return 1;
