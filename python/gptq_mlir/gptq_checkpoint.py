@@ -461,7 +461,8 @@ def _model_config(model: RewrittenModel) -> Llama2cConfig:
         )
     values = _string_dictionary(text, importer.MODEL_ATTRIBUTE)
     fields = {}
-    for key in _MODEL_FIELDS:
+    # head_dim is there only when the head size is not dim / n_heads.
+    for key in _MODEL_FIELDS + (("head_dim",) if "head_dim" in values else ()):
         if key not in values:
             raise GPTQError(f"attribute {importer.MODEL_ATTRIBUTE} has no field {key}")
         match = re.fullmatch(r"([0-9]{1,18}) : i64", values[key])
@@ -471,15 +472,6 @@ def _model_config(model: RewrittenModel) -> Llama2cConfig:
                 "expected an integer : i64"
             )
         fields[key] = int(match.group(1))
-    head_dim = values.get("head_dim")
-    if head_dim is not None:
-        match = re.fullmatch(r"([0-9]{1,18}) : i64", head_dim)
-        if match is None:
-            raise GPTQError(
-                f"attribute {importer.MODEL_ATTRIBUTE}: field head_dim is {inputs.shown(head_dim, 40)}, "
-                "expected an integer : i64"
-            )
-        fields["head_dim"] = int(match.group(1))
     cfg = Llama2cConfig(**fields, shared_classifier="output" not in model.weights)
     try:
         cfg.validate()
