@@ -31,7 +31,10 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from . import architectures, inputs
-from .architectures import Architecture, hf_rows, rotary_rows, weight_shapes  # noqa: F401 (hf_rows: for callers)
+# The architectures' names, shapes, q/k permutation and config parser, which
+# this reader and its callers (export-gptq, import-gptq, the tests) use.
+from .architectures import hf_names, hf_rows, rotary_rows, weight_shapes  # noqa: F401
+from .architectures import Architecture, parse as parse_config  # noqa: F401
 from .errors import GPTQError
 from .llama2c import Llama2cConfig
 
@@ -45,13 +48,6 @@ INDEX_FILE = "model.safetensors.index.json"
 FLOAT_DTYPES = ("F32", "F16", "BF16")
 MAX_POSITIONS = architectures.MAX_POSITIONS
 MAX_VOCAB = architectures.MAX_VOCAB
-
-
-def hf_names(n_layers: int, shared_classifier: bool, arch: Architecture = Architecture()) -> Dict[str, str]:
-    """Hugging Face's tensor name for each of our weight names (and
-    ``output``, the classifier layer, whose weight is ``lm_head.weight`` when
-    untied); see :func:`gptq_mlir.architectures.hf_names`."""
-    return architectures.hf_names(n_layers, shared_classifier, arch)
 
 
 @dataclasses.dataclass
@@ -115,13 +111,6 @@ def mlir_string(text: str) -> str:
 def mlir_dictionary(mapping: Dict[str, str]) -> str:
     """An MLIR dictionary attribute of string keys and string values."""
     return "{" + ", ".join(f"{mlir_string(k)} = {mlir_string(v)}" for k, v in sorted(mapping.items())) + "}"
-
-
-def parse_config(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
-    """(sizes, architecture) from a parsed config.json; GPTQError naming the
-    field for another architecture or a setting the module cannot express
-    (:func:`gptq_mlir.architectures.parse`)."""
-    return architectures.parse(config, path)
 
 
 def _tensor_files(folder: Path, single_name: str = SINGLE_FILE) -> Dict[str, Optional[List[str]]]:

@@ -154,6 +154,7 @@ class _FunctionBuilder:
         self.resources: Dict[str, np.ndarray] = {}
         self._names: Dict[str, int] = {}
         self._constants: Dict[str, _Value] = {}
+        self._scalars: Dict[Tuple[str, str], str] = {}
 
     def fresh(self, hint: str) -> str:
         count = self._names.get(hint, 0)
@@ -164,9 +165,13 @@ class _FunctionBuilder:
         self.lines.extend("    " + line for line in text.splitlines())
 
     def scalar(self, hint: str, literal: str, type_: str) -> str:
-        name = self.fresh(hint)
-        self.emit(f"{name} = arith.constant {literal} : {type_}")
-        return name
+        """A scalar constant, emitted once: the blocks that ask for the same
+        one (each layer's soft cap or window) share it."""
+        key = (literal, type_)
+        if key not in self._scalars:
+            self._scalars[key] = self.fresh(hint)
+            self.emit(f"{self._scalars[key]} = arith.constant {literal} : {type_}")
+        return self._scalars[key]
 
     def weight(self, name: str, array: np.ndarray) -> _Value:
         """The dense_resource constant for a named weight (emitted once)."""

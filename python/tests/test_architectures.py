@@ -58,6 +58,29 @@ def _import(folder: Path, output: Path, *extra: str) -> Path:
     return output
 
 
+def _write_changed(tmp_path: Path, folder: Path, change) -> Path:
+    """A copy of the checkpoint ``folder`` whose config.json and tensors
+    ``change(config, tensors)`` has edited."""
+    changed = tmp_path / "changed"
+    shutil.copytree(folder, changed)
+    config = json.loads((changed / "config.json").read_text())
+    from safetensors.numpy import load_file, save_file
+
+    tensors = load_file(str(changed / "model.safetensors"))
+    change(config, tensors)
+    (changed / "config.json").write_text(json.dumps(config))
+    save_file(tensors, str(changed / "model.safetensors"), metadata={"format": "pt"})
+    return changed
+
+
+def _set(**fields):
+    return lambda config, tensors: config.update(copy.deepcopy(fields))
+
+
+def _drop(tensor):
+    return lambda config, tensors: tensors.pop(tensor)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_logits_equal_the_reference(tmp_path, checkpoints, gptq_run, name, dtype):
@@ -91,11 +114,7 @@ def test_the_reference_comparison_sees_each_setting(tmp_path, checkpoints, gptq_
     gives logits far from the reference's: each setting the tests compare
     at is one that the comparison can see."""
     folder = checkpoints(name)
-    changed = tmp_path / "changed"
-    shutil.copytree(folder, changed)
-    config = json.loads((changed / "config.json").read_text())
-    change(config)
-    (changed / "config.json").write_text(json.dumps(config))
+    changed = _write_changed(tmp_path, folder, lambda config, tensors: change(config))
     tokens = _tokens(name)
     ours = Model(_import(changed, tmp_path / "model.mlir")).logits(tokens)
     assert relative_error(ours, hf_models.reference_logits(folder, tokens)) > 100 * TOLERANCE
@@ -126,11 +145,7 @@ def test_module_size_does_not_grow_with_positions(tmp_path, checkpoints):
     """The module computes the rotary angles of the positions it is given:
     131072 positions cost what 2048 do (a digit or two of the attribute)."""
     folder = checkpoints("llama-3.2-1b")
-    short = tmp_path / "short"
-    shutil.copytree(folder, short)
-    config = json.loads((short / "config.json").read_text())
-    config["max_position_embeddings"] = 2048
-    (short / "config.json").write_text(json.dumps(config))
+    short = _write_changed(tmp_path, folder, _set(max_position_embeddings=2048))
     long_size = _import(folder, tmp_path / "long.mlir").stat().st_size
     short_size = _import(short, tmp_path / "short.mlir").stat().st_size
     assert abs(long_size - short_size) <= 16, (long_size, short_size)
@@ -215,27 +230,6 @@ def test_quantize_export_and_import(tmp_path, checkpoints, gptq_opt, gptq_run, n
     ours, theirs = Model(imported).logits(tokens), Model(quantized).logits(tokens)
     # Only the scales' rounding to float16 (2**-11 of each) separates them.
     assert 0 < relative_error(ours, theirs) < 1e-2
-
-
-def _write_changed(tmp_path: Path, folder: Path, change) -> Path:
-    changed = tmp_path / "changed"
-    shutil.copytree(folder, changed)
-    config = json.loads((changed / "config.json").read_text())
-    from safetensors.numpy import load_file, save_file
-
-    tensors = load_file(str(changed / "model.safetensors"))
-    change(config, tensors)
-    (changed / "config.json").write_text(json.dumps(config))
-    save_file(tensors, str(changed / "model.safetensors"), metadata={"format": "pt"})
-    return changed
-
-
-def _set(**fields):
-    return lambda config, tensors: config.update(copy.deepcopy(fields))
-
-
-def _drop(tensor):
-    return lambda config, tensors: tensors.pop(tensor)
 
 
 @pytest.mark.parametrize(
