@@ -95,34 +95,30 @@ LogicalResult verifyModelAttribute(Operation *op, Attribute value) {
   }
   int64_t dim = values["dim"], heads = values["n_heads"],
           kvHeads = values["n_kv_heads"];
-  if (Attribute field = dict.get(kHeadDimKey)) {
-    // An explicit head size (Gemma 2, Qwen 3): q has n_heads * head_dim
-    // features, whatever dim is.
-    FailureOr<int64_t> headDim = positiveField(op, name, kHeadDimKey, field);
+  // An explicit head size (Gemma 2, Qwen 3): q has n_heads * head_dim
+  // features, whatever dim is; else the head size is dim / n_heads.
+  Attribute headDimField = dict.get(kHeadDimKey);
+  if (headDimField) {
+    FailureOr<int64_t> headDim =
+        positiveField(op, name, kHeadDimKey, headDimField);
     if (failed(headDim))
       return failure();
     if (*headDim % 2 != 0)
       return emitError(op->getLoc())
              << "expected '" << name << "' to give an even head size, found "
              << kHeadDimKey << " = " << *headDim;
-    if (heads % kvHeads != 0)
-      return emitError(op->getLoc())
-             << "expected '" << name
-             << "' n_heads to be a multiple of n_kv_heads, found n_heads = "
-             << heads << " and n_kv_heads = " << kvHeads;
-    return success();
-  }
-  if (dim % heads != 0)
+  } else if (dim % heads != 0) {
     return emitError(op->getLoc())
            << "expected '" << name
            << "' dim to be a multiple of n_heads, found dim = " << dim
            << " and n_heads = " << heads;
+  }
   if (heads % kvHeads != 0)
     return emitError(op->getLoc())
            << "expected '" << name
            << "' n_heads to be a multiple of n_kv_heads, found n_heads = "
            << heads << " and n_kv_heads = " << kvHeads;
-  if ((dim / heads) % 2 != 0)
+  if (!headDimField && (dim / heads) % 2 != 0)
     return emitError(op->getLoc())
            << "expected '" << name
            << "' to give an even head size dim / n_heads, "
