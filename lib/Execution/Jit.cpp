@@ -134,12 +134,13 @@ llvm::Expected<OwningOpRef<ModuleOp>> ToolInput::parse(llvm::StringRef path) {
   auto file = openModuleFile(path, &message);
   if (!file)
     return llvm::createStringError(message);
+  // A line too long to show (a weight's hexadecimal string is one line of
+  // up to gigabytes) is not printed under the message: only its location.
+  registerLongLineHandler(&ctx, file->getBufferIdentifier(), file->getBuffer());
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   // The parser stops at its first error; errors after it are what its
   // recovery makes of the same fault (a truncated string literal, then
   // "expected hex string blob"), so only the first is printed.
-  // A line too long to show (a weight's hexadecimal string is one line of
-  // up to gigabytes) is not printed under the message: only its location.
   bool seenError = false;
   ScopedDiagnosticHandler firstError(&ctx, [&](Diagnostic &d) {
     if (d.getSeverity() != DiagnosticSeverity::Error)
@@ -147,13 +148,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> ToolInput::parse(llvm::StringRef path) {
     if (seenError)
       return success();
     seenError = true;
-    auto loc = dyn_cast<FileLineColLoc>(d.getLocation());
-    llvm::StringRef text =
-        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
-    if (!loc || !isLongSourceLine(text, loc.getLine()))
-      return failure();
-    printWithoutSourceLines(d);
-    return success();
+    return failure();
   });
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
   if (!module)
