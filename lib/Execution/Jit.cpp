@@ -196,11 +196,17 @@ llvm::Expected<ArgSpec> specOf(Type type, bool allowScalar,
     if (!dtype)
       return error(what + " has unsupported element type " +
                    llvm::Twine(typeString(shaped.getElementType())));
+    // No .npy dtype holds bfloat16: such a result could not be written.
+    if (*dtype == DType::BF16 && !allowScalar)
+      return error(what + " has element type bf16, which no .npy file "
+                          "holds; return f32 (arith.extf) instead");
     spec.dtype = *dtype;
     spec.shape.assign(shaped.getShape().begin(), shaped.getShape().end());
     return spec;
   }
   auto dtype = dtypeOfElementType(type);
+  if (dtype == DType::F16 || dtype == DType::BF16)
+    dtype.reset();
   if (!dtype || !allowScalar)
     return error(what + " has unsupported type " +
                  llvm::Twine(typeString(type)) +
@@ -879,7 +885,19 @@ llvm::Error CompiledFunction::hoistWeights(ModuleOp module) {
       weight.dtype = *dtype;
       weight.shape.assign(type.getShape().begin(), type.getShape().end());
       weight.data = data.data();
-      if (reinterpret_cast<uintptr_t>(data.data()) % kWeightAlignment) {
+      // A parameter archive's tensor (an immutable blob over the mapped
+      // file: a checkpoint's safetensors align tensors only to their
+      // elements) is read in place when its elements are aligned, so that
+      // the weights are not copied; other constants are copied to a cache
+      // line unless they start on one (the hex blobs of a text module are
+      // 4-byte aligned, and read unaligned they slow the forward).
+      auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+      AsmResourceBlob *blob =
+          resource ? resource.getRawHandle().getBlob() : nullptr;
+      size_t needed = blob && !blob->isMutable()
+                          ? std::max<size_t>(dtypeSize(*dtype), 1)
+                          : kWeightAlignment;
+      if (reinterpret_cast<uintptr_t>(data.data()) % needed) {
         size_t size =
             llvm::alignTo(std::max<size_t>(data.size(), 1), kWeightAlignment);
         weight.copy.reset(
@@ -1016,6 +1034,10 @@ std::optional<ArrayRef<char>> mlir::gptq::rawElementData(ElementsAttr attr) {
 std::optional<DType> mlir::gptq::dtypeOfElementType(Type type) {
   if (type.isF32())
     return DType::F32;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
   if (type.isF64())
     return DType::F64;
   if (type.isInteger(1))

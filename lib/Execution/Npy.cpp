@@ -42,6 +42,7 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::I8, "|i1", "int8", 1},     {DType::U8, "|u1", "uint8", 1},
     {DType::I16, "<i2", "int16", 2},   {DType::I32, "<i4", "int32", 4},
     {DType::I64, "<i8", "int64", 8},   {DType::Bool, "|b1", "bool", 1},
+    {DType::F16, "<f2", "float16", 2}, {DType::BF16, "", "bfloat16", 2},
 };
 
 const DTypeInfo &info(DType dtype) {
@@ -81,6 +82,54 @@ std::optional<StringRef> headerValue(StringRef header, StringRef key) {
   return rest.take_front(end).trim();
 }
 } // namespace
+
+float mlir::gptq::halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff, bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000 | (mantissa << 13); // inf, nan
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign; // zero
+  } else {
+    // Subnormal: shift the mantissa up to a normal float32's.
+    int shift = 0;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      ++shift;
+    }
+    bits = sign | uint32_t(113 - shift) << 23 | ((mantissa & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+void mlir::gptq::widenToFloat32(DType dtype, const char *data, size_t count,
+                                float *out) {
+  switch (dtype) {
+  case DType::F32:
+    std::memcpy(out, data, count * sizeof(float));
+    return;
+  case DType::BF16:
+    for (size_t i = 0; i < count; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, data + 2 * i, 2);
+      out[i] = bfloat16ToFloat(bits);
+    }
+    return;
+  case DType::F16:
+    for (size_t i = 0; i < count; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, data + 2 * i, 2);
+      out[i] = halfToFloat(bits);
+    }
+    return;
+  default:
+    llvm::report_fatal_error("widenToFloat32 of a non-float dtype");
+  }
+}
 
 size_t mlir::gptq::dtypeSize(DType dtype) { return info(dtype).size; }
 StringRef mlir::gptq::dtypeName(DType dtype) { return info(dtype).name; }
@@ -278,12 +327,12 @@ llvm::Expected<NpyArray> parseHeader(StringRef bytes, StringRef name,
     d = "|b1";
   const DTypeInfo *found = nullptr;
   for (const DTypeInfo &i : kDTypes)
-    if (d == i.descr)
+    if (*i.descr && d == i.descr)
       found = &i;
   if (!found)
     return fail(name, "unsupported dtype '" + d +
-                          "' (supported: float32, float64, int8, uint8, "
-                          "int16, int32, int64, bool; little-endian)");
+                          "' (supported: float32, float64, float16, int8, "
+                          "uint8, int16, int32, int64, bool; little-endian)");
   array.dtype = found->dtype;
   if (*order != "False")
     return fail(name, "Fortran-order arrays are not supported; save a "
@@ -320,6 +369,9 @@ llvm::Expected<NpyArray> parseHeader(StringRef bytes, StringRef name,
 
 /// The .npy header (magic, version, header dict, padding) of `array`.
 std::string npyHeader(const NpyArray &array) {
+  if (!*info(array.dtype).descr)
+    llvm::report_fatal_error(llvm::Twine("no .npy dtype holds ") +
+                             info(array.dtype).name + " elements");
   std::string shape = "(";
   for (int64_t d : array.shape)
     shape += std::to_string(d) + ",";

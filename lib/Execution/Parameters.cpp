@@ -5,6 +5,7 @@
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Npz.h"
 #include "gptq/Execution/Output.h"
+#include "gptq/Execution/Safetensors.h"
 #include "gptq/Execution/Signals.h"
 
 #include "mlir/IR/AsmState.h"
@@ -55,6 +56,160 @@ struct Use {
 };
 } // namespace
 
+namespace {
+/// A mapped file whose bytes blobs read in place; shared by the blobs, which
+/// keep it mapped, and guarded, so that a file that shrinks or changes under
+/// the run is an error naming it.
+struct MappedFile {
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  MappedInput guard;
+  MappedFile(std::unique_ptr<llvm::MemoryBuffer> b, llvm::StringRef path)
+      : buffer(std::move(b)),
+        guard(buffer->getBufferStart(), buffer->getBufferSize(), path) {}
+};
+
+/// One array of an archive: where it is and what it holds.
+struct Array {
+  /// Its element type; none for a safetensors dtype the tools do not read.
+  std::optional<DType> dtype;
+  /// The dtype as the file names it, for messages.
+  std::string dtypeName;
+  std::vector<int64_t> shape;
+  llvm::StringRef data;
+  std::shared_ptr<MappedFile> file;
+  /// The file's path, and what the file calls it: "array" or "tensor".
+  std::string path;
+  const char *noun;
+
+  std::string describe() const {
+    std::string s = dtypeName + " [";
+    for (auto [i, d] : llvm::enumerate(shape))
+      s += (i ? ", " : "") + std::to_string(d);
+    return s + "]";
+  }
+};
+
+/// The element type a weight of `type` is stored as in an archive.
+std::optional<DType> storedDType(Type type) {
+  if (type.isIndex())
+    return std::nullopt;
+  return dtypeOfElementType(type);
+}
+
+/// Maps the regular file `path`, an input of the run described as `what`.
+llvm::Expected<std::shared_ptr<MappedFile>>
+mapFile(llvm::StringRef path, const llvm::Twine &what,
+        llvm::StringRef moduleLabel) {
+  if (RunFiles *files = RunFiles::current())
+    if (llvm::Error err = files->addInput(
+            path, (what + " of " + moduleLabel).str()))
+      return std::move(err);
+  // A device or a pipe may never end: only files are read.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file)
+    return error(path + ": cannot read " + what + ": not a regular file");
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return error(path + ": cannot read " + what + ": " +
+                 buffer.getError().message() + " (named by the " +
+                 kParametersAttrName + " attribute of " + moduleLabel + ")");
+  return std::make_shared<MappedFile>(std::move(*buffer), path);
+}
+
+/// The arrays of one archive named by gptq.parameters, added to `arrays`:
+/// an .npz archive, a .safetensors file, or an index of safetensors shards.
+llvm::Error addArchive(llvm::StringRef path, llvm::StringRef moduleLabel,
+                       llvm::StringMap<Array> &arrays) {
+  std::string what = "the parameter archive";
+  auto add = [&](Array array, llvm::StringRef name) -> llvm::Error {
+    auto [it, inserted] = arrays.try_emplace(name, array);
+    if (!inserted)
+      return error(array.path + ": " + array.noun + " '" + name +
+                   "' is also in " + it->second.path +
+                   "; each parameter must be in one archive");
+    return llvm::Error::success();
+  };
+  auto addSafetensors = [&](llvm::StringRef file, const llvm::Twine &what,
+                            const llvm::StringMap<std::string> *index,
+                            llvm::StringRef indexPath) -> llvm::Error {
+    auto mapped = mapFile(file, what, moduleLabel);
+    if (!mapped)
+      return mapped.takeError();
+    auto tensors = parseSafetensors((*mapped)->buffer->getBuffer(), file);
+    if (!tensors)
+      return tensors.takeError();
+    for (SafetensorsTensor &t : *tensors) {
+      // A shard's tensors that the index puts elsewhere are not its own.
+      if (index) {
+        auto it = index->find(t.name);
+        if (it == index->end() ||
+            it->second != llvm::sys::path::filename(file))
+          continue;
+      }
+      Array a{t.element, t.dtype, t.shape, t.data, *mapped, file.str(),
+              "tensor"};
+      if (llvm::Error err = add(std::move(a), t.name))
+        return err;
+    }
+    if (index)
+      for (const auto &entry : *index)
+        if (entry.second == llvm::sys::path::filename(file) &&
+            !arrays.count(entry.first()))
+          return error(file + ": no tensor '" + entry.first() +
+                       "', which the index " + indexPath + " puts there");
+    return llvm::Error::success();
+  };
+
+  if (path.ends_with(".npz")) {
+    auto mapped = mapFile(path, what, moduleLabel);
+    if (!mapped)
+      return mapped.takeError();
+    auto entries = parseNpzInPlace((*mapped)->buffer->getBuffer(), path);
+    if (!entries)
+      return entries.takeError();
+    for (NpzView &entry : *entries) {
+      Array a{entry.array.dtype, dtypeName(entry.array.dtype).str(),
+              entry.array.shape, entry.array.data, *mapped, path.str(),
+              "array"};
+      if (llvm::Error err = add(std::move(a), entry.name))
+        return err;
+    }
+    return llvm::Error::success();
+  }
+  if (path.ends_with(".safetensors"))
+    return addSafetensors(path, what, nullptr, "");
+  if (path.ends_with(".json")) {
+    auto mapped = mapFile(path, what, moduleLabel);
+    if (!mapped)
+      return mapped.takeError();
+    auto index = parseSafetensorsIndex((*mapped)->buffer->getBuffer(), path);
+    if (!index)
+      return index.takeError();
+    // Each shard once, in a stable order.
+    std::vector<std::string> shards;
+    for (const auto &entry : *index)
+      shards.push_back(entry.second);
+    llvm::sort(shards);
+    shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+    for (const std::string &shard : shards) {
+      llvm::SmallString<256> shardPath = llvm::sys::path::parent_path(path);
+      llvm::sys::path::append(shardPath, shard);
+      if (llvm::Error err = addSafetensors(
+              shardPath, "a shard of the parameter archive " + path, &*index,
+              path))
+        return err;
+    }
+    return llvm::Error::success();
+  }
+  return error(path + ": cannot read the parameter archive of " +
+               moduleLabel +
+               ": expected an .npz archive, a .safetensors file or a "
+               "safetensors index (.json)");
+}
+} // namespace
+
 llvm::Error mlir::gptq::loadParameters(ModuleOp module,
                                        llvm::StringRef moduleFile) {
   Attribute attr = module->getAttr(kParametersAttrName);
@@ -62,29 +217,44 @@ llvm::Error mlir::gptq::loadParameters(ModuleOp module,
     return llvm::Error::success();
   bool fromStdin = moduleFile.empty() || moduleFile == "-";
   std::string moduleLabel = fromStdin ? "<stdin>" : moduleFile.str();
-  auto fileName = dyn_cast<StringAttr>(attr);
-  if (!fileName || fileName.getValue().empty())
+  SmallVector<StringAttr> fileNames;
+  if (auto name = dyn_cast<StringAttr>(attr))
+    fileNames.push_back(name);
+  else if (auto names = dyn_cast<ArrayAttr>(attr))
+    for (Attribute a : names)
+      fileNames.push_back(dyn_cast<StringAttr>(a));
+  if (fileNames.empty() || llvm::any_of(fileNames, [](StringAttr name) {
+        return !name || name.getValue().empty();
+      }))
     return error(moduleLabel + ": the " + kParametersAttrName +
                  " attribute must be a string naming the parameter archive, "
-                 "found " +
+                 "or an array of such strings, found " +
                  llvm::formatv("{0}", attr));
-  // A name with a control character (a NUL, a line break) is no file name
-  // anyone meant, and would break the one-line messages that print it.
-  if (llvm::any_of(fileName.getValue(), [](unsigned char c) {
-        return c < 0x20 || c == 0x7f;
-      })) {
-    std::string escaped;
-    llvm::raw_string_ostream os(escaped);
-    os.write_escaped(fileName.getValue());
-    return error(moduleLabel + ": the " + kParametersAttrName +
-                 " attribute \"" + escaped +
-                 "\" holds a control character; name the parameter archive "
-                 "with a plain file name");
+
+  llvm::StringMap<Array> arrays;
+  std::string lastPath;
+  for (StringAttr fileName : fileNames) {
+    // A name with a control character (a NUL, a line break) is no file name
+    // anyone meant, and would break the one-line messages that print it.
+    if (llvm::any_of(fileName.getValue(), [](unsigned char c) {
+          return c < 0x20 || c == 0x7f;
+        })) {
+      std::string escaped;
+      llvm::raw_string_ostream os(escaped);
+      os.write_escaped(fileName.getValue());
+      return error(moduleLabel + ": the " + kParametersAttrName +
+                   " attribute \"" + escaped +
+                   "\" holds a control character; name the parameter archive "
+                   "with a plain file name");
+    }
+    llvm::SmallString<256> path;
+    if (!fromStdin && !llvm::sys::path::is_absolute(fileName.getValue()))
+      path = llvm::sys::path::parent_path(moduleFile);
+    llvm::sys::path::append(path, fileName.getValue());
+    lastPath = path.str().str();
+    if (llvm::Error err = addArchive(path, moduleLabel, arrays))
+      return err;
   }
-  llvm::SmallString<256> path;
-  if (!fromStdin && !llvm::sys::path::is_absolute(fileName.getValue()))
-    path = llvm::sys::path::parent_path(moduleFile);
-  llvm::sys::path::append(path, fileName.getValue());
 
   // Every use of every dense_resource, by name, in the order they appear.
   llvm::MapVector<StringRef, SmallVector<Use, 1>> uses;
@@ -96,87 +266,75 @@ llvm::Error mlir::gptq::loadParameters(ModuleOp module,
       });
   });
 
-  // The archive is an input of the run: no output of it may replace it.
-  if (RunFiles *files = RunFiles::current())
-    if (llvm::Error err = files->addInput(
-            path, "the parameter archive of " + moduleLabel))
-      return err;
-
-  // A device or a pipe may never end: only files are read.
-  llvm::sys::fs::file_status status;
-  if (!llvm::sys::fs::status(path, status) &&
-      status.type() != llvm::sys::fs::file_type::regular_file)
-    return error(path + ": cannot read the parameter archive: not a regular "
-                        "file");
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return error(path + ": cannot read the parameter archive: " +
-                 buffer.getError().message() + " (named by the " +
-                 kParametersAttrName + " attribute of " + moduleLabel + ")");
-  // Shared by the blobs, which keep the file mapped; guarded, so that an
-  // archive that shrinks or changes under the run is an error naming it.
-  struct Archive {
-    std::unique_ptr<llvm::MemoryBuffer> buffer;
-    MappedInput guard;
-    Archive(std::unique_ptr<llvm::MemoryBuffer> b, llvm::StringRef path)
-        : buffer(std::move(b)),
-          guard(buffer->getBufferStart(), buffer->getBufferSize(), path) {}
-  };
-  auto archive = std::make_shared<Archive>(std::move(*buffer), path);
-  auto arrays = parseNpzInPlace(archive->buffer->getBuffer(), path);
-  if (!arrays)
-    return arrays.takeError();
-  llvm::StringMap<const NpyView *> byName;
-  for (const NpzView &entry : *arrays)
-    byName[entry.name] = &entry.array;
-
+  std::string archives;
+  for (auto [i, name] : llvm::enumerate(fileNames))
+    archives += (i ? ", " : "") + name.getValue().str();
   for (auto &[key, keyUses] : uses) {
-    auto found = byName.find(key);
-    if (found == byName.end())
-      return error(path + ": no array '" + key + "', which " + moduleLabel +
-                   " uses at " + describeLocation(keyUses.front().loc));
-    const NpyView &array = *found->second;
+    auto found = arrays.find(key);
+    if (found == arrays.end()) {
+      // One file: named as the message's subject; else the archives listed.
+      bool oneFile =
+          fileNames.size() == 1 && !StringRef(lastPath).ends_with(".json");
+      std::string head =
+          oneFile ? lastPath + ": no " +
+                        (StringRef(lastPath).ends_with(".npz") ? "array" : "tensor") +
+                        " '" + key.str() + "'"
+                  : moduleLabel + ": no parameter '" + key.str() + "' in " +
+                        archives;
+      return error(head + ", which " + moduleLabel + " uses at " +
+                   describeLocation(keyUses.front().loc));
+    }
+    const Array &array = found->second;
+    std::string label = array.path + ": " + array.noun + " '" + key.str() + "'";
+    if (!array.dtype)
+      return error(label + " has dtype " + array.dtypeName +
+                   ", which the tools do not read (its use at " +
+                   describeLocation(keyUses.front().loc) + ")");
     for (const Use &use : keyUses) {
       ShapedType type = use.attr.getType();
-      std::optional<DType> dtype = dtypeOfElementType(type.getElementType());
+      std::optional<DType> dtype = storedDType(type.getElementType());
       std::string at = describeLocation(use.loc);
-      if (!dtype || type.getElementType().isIndex())
-        return error(path + ": array '" + key + "': its use at " + at +
-                     " has the type " + typeString(type) +
-                     ", whose elements no .npy dtype holds");
-      NpyView expected;
-      expected.dtype = *dtype;
-      expected.shape.assign(type.getShape().begin(), type.getShape().end());
-      bool dtypeOk = array.dtype == *dtype ||
-                     (*dtype == DType::I8 && array.dtype == DType::U8);
-      if (!dtypeOk || array.shape != expected.shape)
-        return error(path + ": array '" + key + "': expected " +
-                     expected.describe() + " (its use at " + at + "), found " +
-                     array.describe());
+      if (!dtype)
+        return error(label + ": its use at " + at + " has the type " +
+                     typeString(type) + ", whose elements no archive holds");
+      bool dtypeOk = *array.dtype == *dtype ||
+                     (*dtype == DType::I8 && *array.dtype == DType::U8);
+      std::vector<int64_t> shape(type.getShape().begin(),
+                                 type.getShape().end());
+      if (!dtypeOk || array.shape != shape) {
+        Array expected = array;
+        expected.dtypeName = StringRef(array.noun) == "tensor"
+                                 ? safetensorsDTypeName(*dtype).str()
+                                 : dtypeName(*dtype).str();
+        expected.shape = shape;
+        return error(label + ": expected " + expected.describe() +
+                     " (its use at " + at + "), found " + array.describe());
+      }
     }
     DenseResourceElementsHandle handle = keyUses.front().attr.getRawHandle();
     if (handle.getBlob())
-      return error(path + ": array '" + key + "': " + moduleLabel +
+      return error(label + ": " + moduleLabel +
                    " holds the dense_resource '" + key +
                    "' itself as well (in its dialect_resources); keep it in "
                    "one place");
-    // In place when the data is aligned for its elements (the importer
-    // aligns it to 64 bytes); else a copy.
+    // In place when the data is aligned for its elements (the importers
+    // align it); else a copy.
     const char *data = array.data.data();
     size_t size = array.data.size();
     size_t alignment = 1;
     while (alignment < 64 &&
            reinterpret_cast<uintptr_t>(data) % (2 * alignment) == 0)
       alignment *= 2;
-    if (alignment >= dtypeSize(array.dtype))
+    if (alignment >= dtypeSize(*array.dtype)) {
+      std::shared_ptr<MappedFile> keep = array.file;
       handle.getResource()->setBlob(AsmResourceBlob(
           ArrayRef<char>(data, size), alignment,
-          [archive](void *, size_t, size_t) {}, /*dataIsMutable=*/false));
-    else
+          [keep](void *, size_t, size_t) {}, /*dataIsMutable=*/false));
+    } else {
       handle.getResource()->setBlob(
           HeapAsmResourceBlob::allocateAndCopyWithAlign(
               ArrayRef<char>(data, size), 64));
+    }
   }
   module->removeAttr(kParametersAttrName);
   return llvm::Error::success();

@@ -21,6 +21,8 @@ namespace {
 /// the dimension of the traced value it became.
 struct TracedWeight {
   Operation *source = nullptr;
+  /// The constant a widening source reads (see matchWeightSource).
+  Operation *stored = nullptr;
   ElementsAttr values;
   Operation *global = nullptr;
   SmallVector<int64_t, 2> dims;
@@ -32,6 +34,20 @@ struct TracedWeight {
 std::optional<TracedWeight> matchWeightSource(Operation *op) {
   TracedWeight traced;
   traced.source = op;
+  // A weight stored in a narrower float type (bf16, f16, read in place from
+  // a checkpoint) widened as a whole: the widening is the layer's source.
+  if (auto ext = dyn_cast<arith::ExtFOp>(op)) {
+    Operation *def = ext.getIn().getDefiningOp();
+    if (!def || isa<arith::ExtFOp>(def) ||
+        !isa<RankedTensorType>(ext.getType()))
+      return std::nullopt;
+    std::optional<TracedWeight> stored = matchWeightSource(def);
+    if (!stored)
+      return std::nullopt;
+    stored->stored = def;
+    stored->source = op;
+    return stored;
+  }
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     traced.values = dyn_cast<ElementsAttr>(constant.getValue());
   } else if (auto load = dyn_cast<ml_program::GlobalLoadConstOp>(op)) {
@@ -178,6 +194,7 @@ std::optional<LinearLayer> mlir::gptq::matchLinearLayer(Operation *op) {
   layer.activation = linalgOp.getDpsInputOperand(1 - w)->get();
   layer.weightOperand = weightOperand->get();
   layer.weightSource = weight.source;
+  layer.weightConstant = weight.stored ? weight.stored : weight.source;
   layer.weightAttr = weight.values;
   layer.weightGlobal = weight.global;
   layer.inFeatures = type.getDimSize(inDim);
@@ -221,6 +238,9 @@ bool hasOtherUses(const LinearLayer &layer) {
     if (!uses || llvm::range_size(*uses) != 1)
       return true;
   }
+  if (layer.weightConstant != layer.weightSource &&
+      !layer.weightConstant->getResult(0).hasOneUse())
+    return true;
   Value value = layer.weightSource->getResult(0);
   while (value != layer.weightOperand) {
     if (!value.hasOneUse())

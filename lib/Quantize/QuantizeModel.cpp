@@ -362,8 +362,30 @@ static bool isLargeConstant(Operation *op) {
   if (!attr || attr.isSplat())
     return false;
   auto type = cast<ShapedType>(attr.getType());
+  Type element = type.getElementType();
   return type.hasStaticShape() && type.getNumElements() >= 16 &&
-         (type.getElementType().isF32() || type.getElementType().isF64());
+         (element.isF32() || element.isF64() || element.isF16() ||
+          element.isBF16());
+}
+
+/// An op whose results are computed from constants alone (the widening of a
+/// bf16 weight, say): made again wherever it is used, like a constant.
+static bool isConstantDerived(Operation *op) {
+  if (op->getNumRegions() != 0 || op->getNumOperands() == 0 ||
+      op->hasTrait<OpTrait::ConstantLike>() || !isMemoryEffectFree(op))
+    return false;
+  return llvm::all_of(op->getOperands(), [](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && (def->hasTrait<OpTrait::ConstantLike>() ||
+                   isa<ml_program::GlobalLoadConstOp>(def));
+  });
+}
+
+/// A float32 copy of a float array (float32, float16 or bfloat16).
+static NpyArray widened(const NpyArray &a) {
+  NpyArray wide = NpyArray::zeros(DType::F32, a.shape);
+  widenToFloat32(a.dtype, a.data.data(), a.numElements(), wide.as<float>());
+  return wide;
 }
 
 /// The values used by `op` or inside its regions that are defined outside
@@ -450,7 +472,7 @@ LogicalResult QuantizeModelPass::materialize(Stage &stage, unsigned index,
     return success();
   };
   if (def->hasTrait<OpTrait::ConstantLike>() ||
-      isa<ml_program::GlobalLoadConstOp>(def))
+      isa<ml_program::GlobalLoadConstOp>(def) || isConstantDerived(def))
     return cloneWithOperands();
   auto it = opIndex.find(def);
   if (it == opIndex.end())
@@ -580,7 +602,8 @@ LogicalResult QuantizeModelPass::buildStages() {
       if (at < begin || at > stage.end)
         continue;
       // Constants are made where they are used.
-      if (op.hasTrait<OpTrait::ConstantLike>() || isStageArgument(&op))
+      if (op.hasTrait<OpTrait::ConstantLike>() || isStageArgument(&op) ||
+          isConstantDerived(&op))
         continue;
       for (Value v : usedValues(&op))
         if (failed(materialize(stage, index, v, b))) {
@@ -821,6 +844,15 @@ const NpyArray *QuantizeModelPass::constantArray(Operation *op) {
   auto it = constantArrays.find(op);
   if (it != constantArrays.end())
     return &it->second;
+  // A layer's widened weight: float32 values of the stored ones.
+  if (auto ext = dyn_cast<arith::ExtFOp>(op)) {
+    Operation *def = ext.getIn().getDefiningOp();
+    std::optional<NpyArray> stored =
+        def ? arrayOf(constantValue(def)) : std::nullopt;
+    if (!stored)
+      return nullptr;
+    return &constantArrays.try_emplace(op, widened(*stored)).first->second;
+  }
   std::optional<NpyArray> a = arrayOf(constantValue(op));
   if (!a)
     return nullptr;
@@ -1302,9 +1334,18 @@ LogicalResult QuantizeModelPass::rewrite(ConfigAttr config) {
     use->set(weight);
     sources.push_back(layer.weightSource);
   }
-  for (Operation *source : sources) {
+  for (size_t i = 0; i < sources.size(); ++i) {
+    Operation *source = sources[i];
     if (!source->use_empty())
       continue;
+    // A widening's constant goes with it when nothing else reads it.
+    if (auto ext = dyn_cast<arith::ExtFOp>(source)) {
+      Operation *stored = ext.getIn().getDefiningOp();
+      source->erase();
+      if (stored && stored->use_empty())
+        sources.push_back(stored);
+      continue;
+    }
     Operation *global = nullptr;
     if (auto load = dyn_cast<ml_program::GlobalLoadConstOp>(source))
       global =
@@ -1509,10 +1550,17 @@ void QuantizeModelPass::runOnOperation() {
   for (auto [i, state] : llvm::enumerate(states)) {
     const LinearLayer &layer = *state.layer;
     auto type = cast<ShapedType>(layer.weightAttr.getType());
-    if (!type.getElementType().isF32()) {
-      fail(layer.op->getLoc())
-          << "layer '" << layer.name << "' has a weight of "
-          << type.getElementType() << "; only f32 weights are quantized";
+    Type element = type.getElementType();
+    bool widening = layer.weightSource != layer.weightConstant;
+    auto sourceType = cast<ShapedType>(layer.weightSource->getResultTypes()[0]);
+    if (!sourceType.getElementType().isF32() ||
+        !(element.isF32() || element.isF16() || element.isBF16())) {
+      InFlightDiagnostic d = fail(layer.op->getLoc());
+      d << "layer '" << layer.name << "' has a weight of " << element;
+      if (widening)
+        d << " widened to " << sourceType.getElementType();
+      d << "; only f32 weights, and bf16 or f16 weights widened to f32 by "
+           "an arith.extf, are quantized";
       return;
     }
     std::optional<NpyArray> w = arrayOf(layer.weightAttr);
@@ -1523,6 +1571,8 @@ void QuantizeModelPass::runOnOperation() {
              "missing or elided)";
       return;
     }
+    if (w->dtype != DType::F32)
+      w = widened(*w);
     state.weight = layer.transposed ? transposed(*w) : std::move(*w);
     if (std::optional<std::string> bad = findNonFinite(state.weight)) {
       fail(layer.weightSource->getLoc())

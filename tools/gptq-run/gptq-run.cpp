@@ -118,14 +118,18 @@ static llvm::Expected<std::string> describeModule(ModuleOp module) {
   llvm::Error failure = llvm::Error::success();
   json.object([&] {
     // The dialect verified the attribute when the module was parsed: a
-    // dictionary of i64 integers.
+    // dictionary of i64 integers, and the string `rotary`.
     auto model = module->getAttrOfType<DictionaryAttr>(
         GPTQDialect::ModelAttrHelper::getNameStr());
     if (model)
       json.attributeObject("model", [&] {
-        for (NamedAttribute field : model)
-          json.attribute(field.getName().getValue(),
-                         cast<IntegerAttr>(field.getValue()).getInt());
+        for (NamedAttribute field : model) {
+          if (auto text = dyn_cast<StringAttr>(field.getValue()))
+            json.attribute(field.getName().getValue(), text.getValue());
+          else
+            json.attribute(field.getName().getValue(),
+                           cast<IntegerAttr>(field.getValue()).getInt());
+        }
       });
     else
       json.attribute("model", nullptr);

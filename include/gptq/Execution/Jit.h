@@ -37,7 +37,8 @@ class OpPassManager;
 namespace gptq {
 
 /// The array dtype that holds elements of `type` in arguments and results
-/// of compiled functions: f32, f64, i1 (bool), i8, i16, i32, i64 and index
+/// of compiled functions: f32, f64, f16, bf16 (weights and arguments; no
+/// .npy file holds a bf16 result), i1 (bool), i8, i16, i32, i64 and index
 /// (int64); none for other types.
 std::optional<DType> dtypeOfElementType(Type type);
 
@@ -89,7 +90,10 @@ struct JitOptions {
 /// CompiledFunction::compile treats as a weight.
 constexpr int64_t kWeightBytes = 1024;
 /// The alignment in bytes of the weights compiled functions read (a cache
-/// line, and the size of an AVX-512 vector): data less aligned is copied.
+/// line, and the size of an AVX-512 vector): data less aligned is copied,
+/// except a parameter archive's tensors (immutable blobs over the mapped
+/// file, see Parameters.h), read in place when their elements are aligned:
+/// a checkpoint's safetensors align tensors only to their elements.
 constexpr size_t kWeightAlignment = 64;
 
 /// Command-line options every tool that compiles shares (--no-cache). The
@@ -167,12 +171,12 @@ public:
   ///
   /// Weights stay out of the compiled code: with options.hoistWeights, each
   /// constant of the entry's body (outside ops isolated from above) that is
-  /// a non-splat tensor of f32, f64 or 8- to 64-bit integers, held in a
-  /// dense_resource (any size) or a dense attribute of at least kWeightBytes,
-  /// becomes a hidden trailing argument of the entry (identical constants
-  /// share one), and every call passes the constant's own data in place
-  /// (copied once at compile time where it is not aligned to
-  /// kWeightAlignment).
+  /// a non-splat tensor of f32, f64, f16, bf16 or 8- to 64-bit integers,
+  /// held in a dense_resource (any size) or a dense attribute of at least
+  /// kWeightBytes, becomes a hidden trailing argument of the entry
+  /// (identical constants share one), and every call passes the constant's
+  /// own data in place (copied once at compile time where it is not aligned
+  /// as kWeightAlignment says).
   /// Neither the code nor the cache key holds the weights, so changing them
   /// reuses the cached code. The data stays in the module's MLIRContext (or
   /// the parameter archive it maps, see Parameters.h): call the function

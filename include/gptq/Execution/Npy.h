@@ -14,6 +14,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,8 +24,10 @@ namespace gptq {
 
 class PendingOutputs;
 
-/// Element types the tools exchange.
-enum class DType { F32, F64, I8, U8, I16, I32, I64, Bool };
+/// Element types the tools exchange, and the 16-bit floats that weights are
+/// stored in (F16 is .npy's float16; BF16 has no .npy form: it is read only
+/// from parameter archives, see Safetensors.h, and never written as .npy).
+enum class DType { F32, F64, I8, U8, I16, I32, I64, Bool, F16, BF16 };
 
 /// Size in bytes of one element.
 size_t dtypeSize(DType dtype);
@@ -119,6 +122,19 @@ struct NpyView {
   /// "float32 [3, 4]".
   std::string describe() const;
 };
+
+/// The float32 value of an IEEE half-precision or a bfloat16 number, exact.
+float halfToFloat(uint16_t bits);
+inline float bfloat16ToFloat(uint16_t bits) {
+  uint32_t wide = uint32_t(bits) << 16;
+  float f;
+  std::memcpy(&f, &wide, sizeof f);
+  return f;
+}
+
+/// `count` elements of dtype `dtype` (F32, F16 or BF16) at `data` as
+/// float32, exactly (every such number is a float32), into `out`.
+void widenToFloat32(DType dtype, const char *data, size_t count, float *out);
 
 /// Parses .npy bytes; `name` is used in error messages.
 llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name);

@@ -34,10 +34,16 @@ struct LinearLayer {
   /// or the transpose/broadcast of it that the contraction reads).
   Value weightOperand;
   /// Where the weight comes from: an `arith.constant` or an
-  /// `ml_program.global_load_const`.
+  /// `ml_program.global_load_const`, or an `arith.extf` of one that widens
+  /// a weight stored in a narrower float type (bf16 or f16, as the importers
+  /// write weights read in place from a checkpoint) to the contraction's.
   Operation *weightSource = nullptr;
+  /// The constant that holds the weight: weightSource, or the constant that
+  /// the widening reads.
+  Operation *weightConstant = nullptr;
   /// The weight's values: the constant's `dense` or `dense_resource`
-  /// attribute, or the value of the `ml_program.global`.
+  /// attribute, or the value of the `ml_program.global` (in their stored
+  /// element type).
   ElementsAttr weightAttr;
   /// The global that holds the weight, when it comes from one.
   Operation *weightGlobal = nullptr;

@@ -17,13 +17,13 @@ module attributes {gptq.model = [64, 172]} {
 
 // -----
 
-// expected-error @below {{'gptq.model' has unknown key 'n_head' (expected the keys dim, hidden_dim, n_heads, n_kv_heads, n_layers, seq_len, vocab_size, and optionally head_dim)}}
+// expected-error @below {{'gptq.model' has unknown key 'n_head' (expected the keys dim, hidden_dim, n_heads, n_kv_heads, n_layers, seq_len, vocab_size, and optionally head_dim and rotary)}}
 module attributes {gptq.model = {dim = 64 : i64, hidden_dim = 172 : i64, n_head = 8 : i64, n_heads = 8 : i64, n_kv_heads = 4 : i64, n_layers = 5 : i64, seq_len = 512 : i64, vocab_size = 512 : i64}} {
 }
 
 // -----
 
-// expected-error @below {{'gptq.model' is missing key 'vocab_size' (expected the keys dim, hidden_dim, n_heads, n_kv_heads, n_layers, seq_len, vocab_size, and optionally head_dim)}}
+// expected-error @below {{'gptq.model' is missing key 'vocab_size' (expected the keys dim, hidden_dim, n_heads, n_kv_heads, n_layers, seq_len, vocab_size, and optionally head_dim and rotary)}}
 module attributes {gptq.model = {dim = 64 : i64, hidden_dim = 172 : i64, n_heads = 8 : i64, n_kv_heads = 4 : i64, n_layers = 5 : i64, seq_len = 512 : i64}} {
 }
 
@@ -110,4 +110,10 @@ module attributes {gptq.model = {dim = 64 : i64, head_dim = 9 : i64, hidden_dim 
 
 // expected-error @below {{expected 'gptq.model' n_heads to be a multiple of n_kv_heads, found n_heads = 6 and n_kv_heads = 4}}
 module attributes {gptq.model = {dim = 96 : i64, head_dim = 32 : i64, hidden_dim = 172 : i64, n_heads = 6 : i64, n_kv_heads = 4 : i64, n_layers = 5 : i64, seq_len = 512 : i64, vocab_size = 512 : i64}} {
+}
+
+// -----
+
+// expected-error @below {{expected 'gptq.model' key 'rotary' to be "pairs" or "halves", found "half"}}
+module attributes {gptq.model = {dim = 64 : i64, hidden_dim = 64 : i64, n_heads = 4 : i64, n_kv_heads = 4 : i64, n_layers = 1 : i64, rotary = "half", seq_len = 16 : i64, vocab_size = 32 : i64}} {
 }

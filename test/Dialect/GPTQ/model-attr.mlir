@@ -43,3 +43,10 @@ module {
 // CHECK: module attributes {gptq.model = {dim = 100 : i64, head_dim = 32 : i64, hidden_dim = 64 : i64, n_heads = 3 : i64, n_kv_heads = 1 : i64, n_layers = 2 : i64, seq_len = 16 : i64, vocab_size = 32 : i64}}
 module attributes {gptq.model = {dim = 100 : i64, head_dim = 32 : i64, hidden_dim = 64 : i64, n_heads = 3 : i64, n_kv_heads = 1 : i64, n_layers = 2 : i64, seq_len = 16 : i64, vocab_size = 32 : i64}} {
 }
+
+// -----
+
+// Hugging Face's order of q and k features.
+// CHECK: module attributes {gptq.model = {dim = 64 : i64, hidden_dim = 64 : i64, n_heads = 4 : i64, n_kv_heads = 4 : i64, n_layers = 1 : i64, rotary = "halves", seq_len = 16 : i64, vocab_size = 32 : i64}}
+module attributes {gptq.model = {dim = 64 : i64, hidden_dim = 64 : i64, n_heads = 4 : i64, n_kv_heads = 4 : i64, n_layers = 1 : i64, rotary = "halves", seq_len = 16 : i64, vocab_size = 32 : i64}} {
+}

@@ -35,14 +35,19 @@ constexpr llvm::StringLiteral kModelKeys[] = {
     "dim",      "hidden_dim", "n_heads",   "n_kv_heads",
     "n_layers", "seq_len",    "vocab_size"};
 
-/// The key a module may add: the head size, when it is not dim / n_heads.
+/// The keys a module may add: the head size, when it is not dim / n_heads;
+/// the order of each head's q and k features, which the rotary embedding
+/// rotates in pairs: "pairs" (llama2.c's, the default: features 2i and
+/// 2i + 1) or "halves" (Hugging Face's: features i and i + head size / 2).
 constexpr llvm::StringLiteral kHeadDimKey = "head_dim";
+constexpr llvm::StringLiteral kRotaryKey = "rotary";
 
 std::string modelKeyList() {
   std::string list;
   for (llvm::StringRef key : kModelKeys)
     list += (list.empty() ? "" : ", ") + key.str();
-  return list + ", and optionally " + kHeadDimKey.str();
+  return list + ", and optionally " + kHeadDimKey.str() + " and " +
+         kRotaryKey.str();
 }
 
 /// The value of `key` as a positive i64, or an error at `op`.
@@ -76,7 +81,8 @@ LogicalResult verifyModelAttribute(Operation *op, Attribute value) {
            << "expected '" << name << "' to be a dictionary, found " << value;
   for (NamedAttribute entry : dict)
     if (!llvm::is_contained(kModelKeys, entry.getName().getValue()) &&
-        entry.getName().getValue() != kHeadDimKey)
+        entry.getName().getValue() != kHeadDimKey &&
+        entry.getName().getValue() != kRotaryKey)
       return emitError(op->getLoc())
              << "'" << name << "' has unknown key '"
              << entry.getName().getValue() << "' (expected the keys "
@@ -92,6 +98,13 @@ LogicalResult verifyModelAttribute(Operation *op, Attribute value) {
     if (failed(value))
       return failure();
     values[key] = *value;
+  }
+  if (Attribute rotary = dict.get(kRotaryKey)) {
+    auto text = dyn_cast<StringAttr>(rotary);
+    if (!text || (text.getValue() != "pairs" && text.getValue() != "halves"))
+      return emitError(op->getLoc())
+             << "expected '" << name << "' key '" << kRotaryKey
+             << "' to be \"pairs\" or \"halves\", found " << rotary;
   }
   int64_t dim = values["dim"], heads = values["n_heads"],
           kvHeads = values["n_kv_heads"];

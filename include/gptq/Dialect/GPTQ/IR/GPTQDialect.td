@@ -49,9 +49,14 @@ def GPTQ_Dialect : Dialect {
     - it is allowed only on a `builtin.module`;
     - it is a dictionary with the seven keys `dim`, `hidden_dim`,
       `n_heads`, `n_kv_heads`, `n_layers`, `seq_len` and `vocab_size`, and
-      optionally `head_dim`, each a positive `i64` integer. A missing key
-      and any other key are errors, so that a misspelled key cannot
-      silently drop a check that depends on it;
+      optionally `head_dim`, each a positive `i64` integer, and
+      optionally `rotary`, the order of each head's q and k features that
+      the rotary embedding turns in pairs: `"pairs"` (llama2.c's, the
+      default: features `2i` and `2i + 1`) or `"halves"` (Hugging Face's:
+      features `i` and `i + head size / 2`, as `import-hf` keeps a
+      checkpoint's tensors in place). A missing key and any other key are
+      errors, so that a misspelled key cannot silently drop a check that
+      depends on it;
     - `n_heads` is a multiple of `n_kv_heads` (grouped-query attention),
       and the head size is even (rotary embeddings turn pairs of channels).
       The head size is `head_dim` when the key is there (Gemma 2 and Qwen 3
