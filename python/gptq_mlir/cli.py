@@ -15,7 +15,7 @@ import numpy as np
 from . import data, importer, llama2c, sweep
 from .errors import GPTQError, Terminated
 from .fileio import Run, raise_when_not_held
-from .model import Model, generate, parameter_archive, perplexity
+from .model import Model, generate, parameter_archives, perplexity
 from .tokenizer import TextTokenizer, open_tokenizer, tokenizer_files
 
 
@@ -64,7 +64,8 @@ def _fraction(text: str) -> float:
 def _model_input(run: Run, path: str, what: str = "model") -> None:
     """The model ``path`` and the parameter archive it names are inputs of ``run``."""
     run.input(path, what)
-    run.input(parameter_archive(path), f"parameter archive of {path},")
+    for archive in parameter_archives(path):
+        run.input(archive, f"parameter archive of {path},")
 
 
 def _checkpoint_inputs(run: Run, folder: str) -> None:
@@ -105,11 +106,14 @@ def _import_llama2c(args: argparse.Namespace) -> None:
     )
 
 
-def _imported(args: argparse.Namespace, cfg, source: str, classifier: str) -> str:
-    """The line an import prints: what it wrote and the model's shape."""
+def _imported(args: argparse.Namespace, cfg, source: str, classifier: str, archive=None) -> str:
+    """The line an import prints: what it wrote and the model's shape (and
+    the checkpoint file it reads its weights from, ``archive``)."""
     weights = ""
     if args.external_weights:
         weights = f" and {Path(args.output).parent / importer.weights_file_name(args.output)}"
+    elif archive is not None:
+        weights = f", reading its weights from {archive}"
     return (
         f"wrote {args.output}{weights} ({source}, "
         f"dim {cfg.dim}, {cfg.n_layers} layers, {cfg.n_heads}/{cfg.n_kv_heads} heads, "
@@ -117,27 +121,38 @@ def _imported(args: argparse.Namespace, cfg, source: str, classifier: str) -> st
     )
 
 
-def _import_folder(args: argparse.Namespace, read: Callable):
+def _import_folder(args: argparse.Namespace, read: Callable, by_reference: bool = False):
     """Imports the checkpoint folder ``args.folder`` that ``read`` reads
-    into the module ``args.output``: every file of the folder is an input."""
+    into the module ``args.output``: every file of the folder is an input.
+    With ``by_reference``, the module reads the checkpoint's tensors in
+    place (``read`` then reads only the headers)."""
     with Run() as run:
         _checkpoint_inputs(run, args.folder)
         importer.declare_module(run, args.output, args.external_weights)
         run.begin()
-        checkpoint = read(args.folder)
-        importer.write_module(checkpoint, args.output, args.external_weights, run)
+        if by_reference:
+            checkpoint = read(args.folder, read_weights=False)
+            importer.write_module(checkpoint, args.output, run=run, references=checkpoint.references,
+                                  archive=checkpoint.archive)
+        else:
+            checkpoint = read(args.folder)
+            importer.write_module(checkpoint, args.output, args.external_weights, run)
     return checkpoint
 
 
 def _import_hf(args: argparse.Namespace) -> None:
     from . import hf
 
-    checkpoint = _import_folder(args, hf.read_checkpoint)
+    if args.embed_weights and args.external_weights:
+        raise GPTQError("import-hf: --embed-weights and --external-weights both given; choose one")
+    by_reference = not (args.embed_weights or args.external_weights)
+    checkpoint = _import_folder(args, hf.read_checkpoint, by_reference)
     cfg = checkpoint.config
     dtypes = ", ".join(sorted(set(checkpoint.dtypes.values())))
     lm_head = "tied lm_head" if cfg.shared_classifier else "separate lm_head"
     source = f"{checkpoint.hf_config['architectures'][0]}, {dtypes}"
-    print("import-hf: " + _imported(args, cfg, source, lm_head), file=sys.stderr)
+    archive = checkpoint.archive if by_reference else None
+    print("import-hf: " + _imported(args, cfg, source, lm_head, archive), file=sys.stderr)
 
 
 def _export_gptq(args: argparse.Namespace) -> None:
@@ -342,6 +357,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("folder", help="folder with config.json and model.safetensors (or a sharded index)")
     sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
+    sub.description = (
+        "Write a module whose weights are the checkpoint's own tensors, read in place in their stored dtype "
+        "(float32, float16 or bfloat16) whenever the module runs: the module names model.safetensors or the "
+        "shards' index as its parameter archive (gptq.parameters), so the import copies nothing and takes "
+        "seconds whatever the model's size; keep the checkpoint where it is, or move both together. "
+        "--embed-weights or --external-weights write float32 copies instead."
+    )
+    sub.add_argument(
+        "--embed-weights", action="store_true",
+        help="write the weights into the module as float32 hexadecimal text (a self-contained file; for "
+        "small models)",
+    )
     _add_external_weights(sub)
     sub.set_defaults(handler=_import_hf)
 

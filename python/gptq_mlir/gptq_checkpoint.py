@@ -27,9 +27,10 @@ are stored as they were, under their Hugging Face names, and a tied
 model's classifier as ``lm_head.weight`` too. q and k features are stored
 in Hugging Face's row order (:func:`gptq_mlir.architectures.rotary_rows`:
 the q and k projections, their biases, the q and k parts of a fused qkv
-projection), so
-every array indexed by output row (qweight's columns, scales, qzeros) is
-permuted on the way out and back on the way in.
+projection). Modules of import-hf and import-gptq keep that order
+(``gptq.model``'s ``rotary = "halves"``); those of import-llama2c have
+llama2.c's, so that their export permutes every array indexed by output
+row (qweight's columns, scales, qzeros).
 
 The rewritten model (``gptq-opt --gptq-quantize-model``) holds per layer
 ``L`` the constants ``L.qweight`` (``gptq.pack``'s layout: int32
@@ -162,7 +163,7 @@ def _unescape_checked(literal: str) -> str:
 
 
 _STRING = r'"(?:[^"\\]|\\.)*"'
-_TOKEN = re.compile(rf'\s*({_STRING}|[{{}}=,]|[^\s{{}}=,"]+)')
+_TOKEN = re.compile(rf'\s*({_STRING}|[{{}}\[\]=,]|[^\s{{}}\[\]=,"]+)')
 
 
 def _parse_dictionary(text: str, start: int) -> Tuple[Dict[str, str], int]:
@@ -195,7 +196,7 @@ def _parse_dictionary(text: str, start: int) -> Tuple[Dict[str, str], int]:
             token = match.group(1)
             if token in ",}" and depth == 0:
                 break
-            depth += {"{": 1, "}": -1}.get(token, 0)
+            depth += {"{": 1, "}": -1, "[": 1, "]": -1}.get(token, 0)
             position = match.end()
         value = text[value_start:position].strip()
         result[key] = _unescape(value) if re.fullmatch(_STRING, value) else value
@@ -209,7 +210,7 @@ def _string_dictionary(text: str, what: str) -> Dict[str, str]:
 
 
 _CONSTANT = re.compile(
-    r'(%[\w$.-]+) = arith\.constant dense_resource<([^>]+)> : tensor<((?:\d+x)*)(f32|i32|f16|i8)>'
+    rf'(%[\w$.-]+) = arith\.constant dense_resource<({_STRING}|[^>"]+)> : tensor<((?:\d+x)*)(f32|i32|f16|bf16|i8)>'
 )
 _UNPACK = re.compile(
     r"(%[\w$.-]+) = gptq\.unpack (%[\w$.-]+) columns %[\w$.-]+ bits (\d+) : "
@@ -219,7 +220,64 @@ _DEQUANTIZE = re.compile(
     r"(%[\w$.-]+) = gptq\.dequantize (%[\w$.-]+), (%[\w$.-]+), (%[\w$.-]+), (%[\w$.-]+) :"
 )
 _RESOURCE = re.compile(rf'^\s*({_STRING}|[^\s:"]+)\s*:\s*"0x([0-9A-Fa-f]*)"', re.MULTILINE)
-_RESOURCE_DTYPES = {"f32": "<f4", "i32": "<i4", "f16": "<f2", "i8": "i1"}
+_RESOURCE_DTYPES = {"f32": "<f4", "i32": "<i4", "f16": "<f2", "bf16": "<u2", "i8": "i1"}
+#: The safetensors dtype of each element type a parameter archive's tensor
+#: may have.
+_SAFETENSORS_DTYPES = {"f32": "F32", "i32": "I32", "f16": "F16", "bf16": "BF16", "i8": "I8"}
+
+
+def _bfloat16_as_float32(bits: np.ndarray) -> np.ndarray:
+    """bfloat16 numbers (their bits, uint16) as float32, exactly."""
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+class _Archives:
+    """The tensors of a module's parameter archives (``gptq.parameters``:
+    .npz archives, safetensors files and indexes of shards), read by name."""
+
+    def __init__(self, folder: Path, names: List[str]):
+        self._npz: List[inputs.NpzArchive] = []
+        self._tensors: List[hf.TensorFiles] = []
+        try:
+            for name in names:
+                path = folder / name
+                if path.name.endswith(".npz"):
+                    self._npz.append(inputs.NpzArchive(path))
+                elif path.name.endswith(".safetensors"):
+                    self._tensors.append(hf.TensorFiles(path.parent, path.name))
+                elif path.name.endswith(".index.json"):
+                    self._tensors.append(hf.TensorFiles(path.parent, path.name[: -len(".index.json")]))
+                else:
+                    raise GPTQError(f"{path}: expected an .npz archive, a .safetensors file or a safetensors index")
+        except BaseException:
+            self.close()
+            raise
+
+    def read(self, name: str, element: str, shape: Tuple[int, ...]) -> Optional[np.ndarray]:
+        """Tensor ``name`` as its element type and shape say (bf16 widened
+        to float32); None when no archive holds it."""
+        for archive in self._npz:
+            if name in archive:
+                return archive.read(name, _RESOURCE_DTYPES[element], shape)
+        for files in self._tensors:
+            if name in files:
+                return files.read(name, (_SAFETENSORS_DTYPES[element],), tuple(shape))
+        return None
+
+    def close(self) -> None:
+        for archive in self._npz:
+            archive.close()
+
+
+def _archive_names(value: str) -> List[str]:
+    """The file names of a ``gptq.parameters`` value: a string (already
+    unescaped) or an array of string literals."""
+    if not value.startswith("["):
+        return [value]
+    names = [_unescape(literal) for literal in re.findall(_STRING, value)]
+    if not names:
+        raise GPTQError(f"attribute {importer.PARAMETERS_ATTRIBUTE} names no archive")
+    return names
 
 
 def _one_line(diagnostics: str) -> str:
@@ -297,22 +355,34 @@ def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
         raise GPTQError(f"{path}: {error}") from None
     external = None
     if importer.PARAMETERS_ATTRIBUTE in attributes:
-        external = inputs.NpzArchive(path.parent / attributes[importer.PARAMETERS_ATTRIBUTE])
+        external = _Archives(path.parent, _archive_names(attributes[importer.PARAMETERS_ATTRIBUTE]))
+    # A weight read from a checkpoint in place is named by its tensor's name;
+    # the export knows weights by ours.
+    ours_of = {}
+    if hf.NAMES_ATTRIBUTE in attributes:
+        ours_of = {theirs: ours for ours, theirs in _string_dictionary(
+            attributes[hf.NAMES_ATTRIBUTE], hf.NAMES_ATTRIBUTE).items()}
 
     constants: Dict[str, Tuple[str, np.ndarray, str]] = {}
     try:
-        for ssa, name, dims, element in _CONSTANT.findall(body):
+        for ssa, key, dims, element in _CONSTANT.findall(body):
+            name = _unescape(key) if key.startswith('"') else key
             shape = _dims(dims, path, name)
+            array = None
             if name in blobs:
                 array = np.frombuffer(blobs[name], dtype=_RESOURCE_DTYPES[element])
                 if array.size != math.prod(shape):
                     raise GPTQError(f"{path}: resource {name} holds {array.size} values, its type {shape}")
                 array = array.reshape(shape)
-            elif external is not None and name in external:
-                array = external.read(name, _RESOURCE_DTYPES[element], shape)
-            else:
+                if element == "bf16":
+                    array = _bfloat16_as_float32(array)
+            elif external is not None:
+                array = external.read(name, element, shape)
+            if array is None:
                 raise GPTQError(f"{path}: no data for resource {inputs.shown(name)}")
-            constants[ssa] = (name, array, element)
+            if element == "bf16":
+                element = "f32"
+            constants[ssa] = (ours_of.get(name, name), array, element)
     finally:
         if external is not None:
             external.close()
@@ -450,6 +520,18 @@ def _llama2c_config(model_attribute: Dict[str, int], tied: bool) -> Dict[str, An
         "tie_word_embeddings": tied,
         "torch_dtype": "float32",
     }
+
+
+def _rotary_order(model: RewrittenModel) -> str:
+    """The order of the module's q and k features: "pairs" (llama2.c's, so
+    that the export permutes them to Hugging Face's) or "halves"
+    (Hugging Face's already)."""
+    text = model.attributes.get(importer.MODEL_ATTRIBUTE, "{}")
+    value = _string_dictionary(text, importer.MODEL_ATTRIBUTE).get("rotary", "pairs")
+    if value not in ("pairs", "halves"):
+        raise GPTQError(f"attribute {importer.MODEL_ATTRIBUTE}: rotary is {inputs.shown(value, 40)}, "
+                        "expected pairs or halves")
+    return value
 
 
 def _model_config(model: RewrittenModel) -> Llama2cConfig:
@@ -617,13 +699,20 @@ def _checkpoint_tensors(model: RewrittenModel, checkpoint_format: str
         config = _llama2c_config(dataclasses.asdict(cfg), cfg.shared_classifier)
     names.setdefault("output", "lm_head.weight")
 
+    # Rows of q and k features go to Hugging Face's order, unless they are
+    # in it already.
+    halves = _rotary_order(model) == "halves"
+
+    def rotary_rows(name: str) -> Optional[np.ndarray]:
+        return None if halves else hf.rotary_rows(cfg, name)
+
     tensors: Dict[str, np.ndarray] = {}
     tensor_dtypes: Dict[str, str] = {}
     for name, layer in model.layers.items():
         if name not in names or not names[name].endswith(".weight"):
             raise GPTQError(f"layer {name} has no Hugging Face name")
         prefix = names[name][: -len(".weight")]
-        for suffix, array in _pack_layer(layer, scheme.bits, hf.rotary_rows(cfg, name), checkpoint_format).items():
+        for suffix, array in _pack_layer(layer, scheme.bits, rotary_rows(name), checkpoint_format).items():
             tensors[f"{prefix}.{suffix}"] = array
     for name, array in model.weights.items():
         if name.startswith("freq_cis_"):
@@ -632,7 +721,7 @@ def _checkpoint_tensors(model: RewrittenModel, checkpoint_format: str
             raise GPTQError(f"weight {name} has no Hugging Face name")
         if array.dtype.kind != "f" or not np.all(np.isfinite(array)):
             raise GPTQError(f"weight {inputs.shown(name)} is not finite floating point ({array.dtype})")
-        rows = hf.rotary_rows(cfg, name)
+        rows = rotary_rows(name)
         dtype = dtypes.get(name, "F32")
         value = array if rows is None else array[rows]
         tensors[names[name]] = np.ascontiguousarray(value.astype(np.float16 if dtype == "F16" else np.float32))
@@ -654,14 +743,15 @@ def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike
     three files appear together or none, and none may be the module or the
     parameter archive it names (checked before it is read). Returns the
     quantization_config."""
-    from .model import parameter_archive
+    from .model import parameter_archives
 
     if checkpoint_format not in CHECKPOINT_FORMATS:
         raise GPTQError(f"unknown checkpoint format {inputs.shown(checkpoint_format, 40)}, expected gptq or gptq_v2")
     module = Path(module)
     run = Run()
     run.input(module, "model")
-    run.input(parameter_archive(module), f"parameter archive of {module},")
+    for archive in parameter_archives(module):
+        run.input(archive, f"parameter archive of {module},")
     run.output_folder(out_dir, [hf.SINGLE_FILE, hf.CONFIG_FILE, QUANTIZE_CONFIG_FILE])
     run.check()
     model = read_rewritten_model(module)
@@ -871,7 +961,7 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
         for ours, theirs in names.items():
             prefix, shape = theirs[: -len(".weight")], shapes[ours]
             if len(shape) == 2 and f"{prefix}.qweight" in files:
-                quantized[ours] = _read_quantized(files, prefix, shape, quantization, hf.rotary_rows(cfg, ours))
+                quantized[ours] = _read_quantized(files, prefix, shape, quantization)
                 consumed.update(f"{prefix}.{suffix}" for suffix in QUANTIZED_TENSORS)
                 bias = f"{prefix}.bias"
                 # A zero bias beside a layer that has none (a quantized
@@ -884,9 +974,7 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
             if theirs not in files:
                 alternative = f" (or {prefix}.qweight)" if len(shape) == 2 else ""
                 raise GPTQError(f"{folder}: missing tensor {theirs}{alternative}")
-            array = files.read_finite(theirs, shape)
-            rows = hf.rotary_rows(cfg, ours)
-            weights[ours] = np.ascontiguousarray(array if rows is None else array[np.argsort(rows)])
+            weights[ours] = np.ascontiguousarray(files.read_finite(theirs, shape))
             dtypes[ours] = files.dtype(theirs)
             consumed.add(theirs)
         if copied_head:
@@ -897,13 +985,13 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
                 raise GPTQError(f"{files.path(name)}: unexpected tensor {inputs.shown(name)}")
     if not quantized:
         raise GPTQError(f"{folder}: no quantized layer (no tensor named *.qweight)")
-    return GptqCheckpoint(cfg, weights, names, dtypes, config, arch, quantized, quantization)
+    return GptqCheckpoint(cfg, weights, names, dtypes, config, arch, quantized=quantized, quantization=quantization)
 
 
-def _read_quantized(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int], quantization: Quantization,
-                    rows: Optional[np.ndarray]) -> importer.QuantizedWeight:
-    """One quantized layer's tensors, checked, in the rewrite's layout;
-    ``rows`` is the layer's Hugging Face row permutation."""
+def _read_quantized(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int],
+                    quantization: Quantization) -> importer.QuantizedWeight:
+    """One quantized layer's tensors, checked, in the rewrite's layout (rows
+    in the checkpoint's order: the module rotates Hugging Face's halves)."""
     out, columns = shape
     bits, group_size = quantization.bits, quantization.group_size
     if columns * bits % 32 or out * bits % 32:
@@ -930,9 +1018,6 @@ def _read_quantized(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int]
     offset = ZERO_OFFSET[quantization.checkpoint_format]
     zeros = unpack_stream(tensors["qzeros"], out, bits).T.astype(np.float32) + offset
     scales = tensors["scales"].T
-    if rows is not None:
-        inverse = np.argsort(rows)
-        codes, zeros, scales = codes[inverse], zeros[inverse], scales[inverse]
     return importer.QuantizedWeight(
         bits=bits,
         qweight=pack_stream(codes, bits).view(np.int32),

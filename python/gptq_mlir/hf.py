@@ -7,18 +7,23 @@ each tensor name to the shard that holds it). Weights may be float32,
 float16 or bfloat16; they become float32.
 
 The result is a :class:`HfCheckpoint`, whose weights carry our (llama2.c's)
-names and layout, so that :mod:`gptq_mlir.importer` emits one module form for
-every architecture and for llama2.c checkpoints. Two conventions differ
-between the formats:
+names, so that :mod:`gptq_mlir.importer` emits one module form for every
+architecture and for llama2.c checkpoints. Two conventions differ between
+the formats:
 
 * names: :func:`hf_names` maps ours (``layers.0.attention.wq``) to
   Hugging Face's (``model.layers.0.self_attn.q_proj.weight``);
 * rotary embedding: llama2.c rotates interleaved pairs ``(x[2i], x[2i+1])``
-  of each head, Hugging Face the halves ``(x[i], x[i + head_dim / 2])``.
-  Hugging Face's conversion of llama2.c/Meta weights permutes the rows of
-  ``q_proj`` and ``k_proj`` per head to match (:func:`hf_rows`); the reader
-  undoes that permutation on every tensor of q or k features
-  (:func:`rotary_rows`), so the module is exactly the llama2.c form.
+  of each head, Hugging Face the halves ``(x[i], x[i + head_dim / 2])``
+  (Hugging Face's conversion of llama2.c/Meta weights permutes the rows of
+  ``q_proj`` and ``k_proj`` per head to match, :func:`hf_rows`). The
+  tensors keep Hugging Face's order, so that the module can read them in
+  place from the checkpoint; the module rotates halves (``gptq.model``'s
+  ``rotary = "halves"``).
+
+By default the weights are not read at all: :func:`read_checkpoint` checks
+the headers, and the module refers to each tensor by name in the
+checkpoint's own files (:attr:`HfCheckpoint.references`).
 """
 
 import dataclasses
@@ -36,6 +41,7 @@ from . import architectures, inputs
 from .architectures import hf_names, hf_rows, rotary_rows, weight_shapes  # noqa: F401
 from .architectures import Architecture, parse as parse_config  # noqa: F401
 from .errors import GPTQError
+from .importer import Reference
 from .llama2c import Llama2cConfig
 
 #: The architecture of the checkpoints that the llama2.c import's exports
@@ -67,6 +73,12 @@ class HfCheckpoint:
     dtypes: Dict[str, str]
     hf_config: Dict[str, Any]
     architecture: Architecture
+    #: Each weight as a tensor of the checkpoint, by our name, and the file
+    #: that names them all (model.safetensors or the shards' index).
+    references: Dict[str, Reference] = dataclasses.field(default_factory=dict)
+    archive: Optional[Path] = None
+    #: The tensors keep Hugging Face's order of q and k features.
+    rotary: str = "halves"
 
     @property
     def rms_norm_eps(self) -> float:
@@ -158,7 +170,10 @@ class TensorFiles:
     def __init__(self, folder: Path, single_name: str = SINGLE_FILE):
         self._files: Dict[Path, inputs.SafetensorsFile] = {}
         self._where: Dict[str, Path] = {}
-        for file_name, listed in _tensor_files(folder, single_name).items():
+        listing = _tensor_files(folder, single_name)
+        sharded = any(listed is not None for listed in listing.values())
+        self._archive = folder / (f"{single_name}.index.json" if sharded else single_name)
+        for file_name, listed in listing.items():
             path = folder / file_name
             what = "shard" if listed is not None else "safetensors file"
             tensors = inputs.SafetensorsFile(path, what)
@@ -172,6 +187,12 @@ class TensorFiles:
 
     def names(self) -> List[str]:
         return sorted(self._where)
+
+    @property
+    def archive(self) -> Path:
+        """The file a module names as its parameter archive: the single
+        file, or the shards' index."""
+        return self._archive
 
     def __contains__(self, name: str) -> bool:
         return name in self._where
@@ -260,13 +281,17 @@ def check_tied_lm_head(files: TensorFiles, embeddings: np.ndarray) -> None:
         )
 
 
-def read_checkpoint(folder: Union[str, os.PathLike]) -> HfCheckpoint:
+def read_checkpoint(folder: Union[str, os.PathLike], read_weights: bool = True) -> HfCheckpoint:
     """Read the Hugging Face checkpoint in ``folder``.
 
     GPTQError naming the file, tensor or field for another architecture, an
     unsupported setting, a missing, unexpected or misshapen tensor, a dtype
-    other than float32/float16/bfloat16, non-finite values, or tensors that
-    contradict ``tie_word_embeddings`` or config.json's sizes.
+    other than float32/float16/bfloat16, or tensors that contradict
+    ``tie_word_embeddings`` or config.json's sizes. With ``read_weights``
+    the weights are read as float32 (in Hugging Face's row order) and
+    checked finite; without, only the headers are read, and the checkpoint
+    gives :attr:`HfCheckpoint.references` (a tied model that also stores
+    ``lm_head.weight`` has it compared with the embeddings all the same).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -276,6 +301,7 @@ def read_checkpoint(folder: Union[str, os.PathLike]) -> HfCheckpoint:
     cfg, arch = parse_config(hf_config, config_path)
     weights: Dict[str, np.ndarray] = {}
     dtypes: Dict[str, str] = {}
+    references: Dict[str, Reference] = {}
     with TensorFiles(folder) as files:
         check_against_tensors(cfg, files, config_path, folder)
         names = hf_names(cfg.n_layers, cfg.shared_classifier, arch)
@@ -290,10 +316,21 @@ def read_checkpoint(folder: Union[str, os.PathLike]) -> HfCheckpoint:
             if theirs not in files:
                 hint = " (config.json has tie_word_embeddings = false)" if ours == "output" else ""
                 raise GPTQError(f"{folder}: missing tensor {theirs}{hint}")
-            array = files.read_finite(theirs, shapes[ours])
-            rows = rotary_rows(cfg, ours)
-            weights[ours] = np.ascontiguousarray(array if rows is None else array[np.argsort(rows)])
-            dtypes[ours] = files.dtype(theirs)
+            dtype, shape = files.dtype(theirs), files.shape(theirs)
+            if dtype not in FLOAT_DTYPES:
+                raise GPTQError(f"{files.path(theirs)}: tensor {theirs} has dtype {dtype}, expected "
+                                f"{', '.join(FLOAT_DTYPES[:-1])} or {FLOAT_DTYPES[-1]}")
+            if shape != shapes[ours]:
+                raise GPTQError(f"{files.path(theirs)}: tensor {theirs} has shape {list(shape)}, "
+                                f"expected {list(shapes[ours])}")
+            if read_weights:
+                weights[ours] = np.ascontiguousarray(files.read_finite(theirs, shapes[ours]))
+            references[ours] = Reference(theirs, dtype, shape)
+            dtypes[ours] = dtype
         if tied_lm_head:
-            check_tied_lm_head(files, weights["tok_embeddings"])
-    return HfCheckpoint(cfg, weights, names, dtypes, hf_config, arch)
+            embeddings = weights.get("tok_embeddings")
+            if embeddings is None:
+                embeddings = files.read_finite(names["tok_embeddings"], shapes["tok_embeddings"])
+            check_tied_lm_head(files, embeddings)
+        archive = files.archive
+    return HfCheckpoint(cfg, weights, names, dtypes, hf_config, arch, references, archive)

@@ -44,6 +44,7 @@ import dataclasses
 import io
 import math
 import os
+import re
 import struct
 import zipfile
 from pathlib import Path
@@ -63,12 +64,16 @@ MODEL_ATTRIBUTE = "gptq.model"
 PARAMETERS_ATTRIBUTE = "gptq.parameters"
 
 
-def model_attribute(cfg: Llama2cConfig) -> str:
-    """The value of the ``gptq.model`` attribute: ``{dim = 64 : i64, ...}``."""
+def model_attribute(cfg: Llama2cConfig, rotary: str = "pairs") -> str:
+    """The value of the ``gptq.model`` attribute: ``{dim = 64 : i64, ...}``,
+    with ``rotary = "halves"`` for q and k features in Hugging Face's order."""
     fields = ("dim", "hidden_dim", "n_heads", "n_kv_heads", "n_layers", "seq_len", "vocab_size")
     if cfg.head_dim is not None:
         fields += ("head_dim",)
-    return "{" + ", ".join(f"{key} = {getattr(cfg, key)} : i64" for key in fields) + "}"
+    entries = [f"{key} = {getattr(cfg, key)} : i64" for key in fields]
+    if rotary != "pairs":
+        entries.append(f'rotary = "{rotary}"')
+    return "{" + ", ".join(entries) + "}"
 
 
 @dataclasses.dataclass
@@ -113,6 +118,38 @@ class Checkpoint(Protocol):
 Dim = Union[int, str]  # a static size, or the SSA name of a dynamic one
 
 
+@dataclasses.dataclass(frozen=True)
+class Reference:
+    """A weight that the module reads from its parameter archive in place:
+    the tensor ``key`` of safetensors dtype ``dtype`` (F32, F16 or BF16)
+    and ``shape``."""
+
+    key: str
+    dtype: str
+    shape: Tuple[int, ...]
+
+
+#: The MLIR element type of each safetensors float dtype.
+_ELEMENTS = {"F32": "f32", "F16": "f16", "BF16": "bf16"}
+_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
+
+
+def mlir_string(text: str) -> str:
+    """An MLIR string literal of ``text`` (bytes other than printable ASCII,
+    ``"`` and ``\\`` escaped)."""
+    escaped = "".join(
+        chr(byte) if 0x20 <= byte < 0x7F and chr(byte) not in '"\\' else f"\\{byte:02X}"
+        for byte in text.encode()
+    )
+    return f'"{escaped}"'
+
+
+def resource_key(name: str) -> str:
+    """``name`` as a dense_resource key: bare when it is an identifier,
+    else a quoted string."""
+    return name if _BARE_KEY.match(name) else mlir_string(name)
+
+
 def _f32(value: float) -> str:
     """An exact f32 literal (hexadecimal bit pattern)."""
     bits = np.array(value, dtype=np.float32).view(np.uint32)
@@ -154,6 +191,7 @@ class _FunctionBuilder:
         self.resources: Dict[str, np.ndarray] = {}
         self._names: Dict[str, int] = {}
         self._constants: Dict[str, _Value] = {}
+        self._stored: Dict[str, _Value] = {}
         self._scalars: Dict[Tuple[str, str], str] = {}
 
     def fresh(self, hint: str) -> str:
@@ -184,6 +222,32 @@ class _FunctionBuilder:
             self.resources[name] = np.ascontiguousarray(array, dtype="<f4")
             self._constants[name] = value
         return self._constants[name]
+
+    def reference(self, name: str, ref: "Reference") -> _Value:
+        """The float32 value of the weight ``name`` that the parameter
+        archive holds as tensor ``ref.key`` (emitted once): its
+        dense_resource in the stored element type, widened by an
+        ``arith.extf`` when that is not f32 (the quantization pass takes the
+        widening for the layer's weight)."""
+        if name not in self._constants:
+            stored = self.stored(name, ref)
+            value = stored
+            if stored.element != "f32":
+                value = _Value(self.fresh("w"), ref.shape)
+                self.emit(f'{value.name} = arith.extf {stored.name} : {stored.type} to {value.type} loc("{name}")')
+            self._constants[name] = value
+        return self._constants[name]
+
+    def stored(self, name: str, ref: "Reference") -> _Value:
+        """The dense_resource of tensor ``ref.key`` as stored (emitted once
+        per name)."""
+        if name not in self._stored:
+            value = _Value(self.fresh("w"), ref.shape, _ELEMENTS[ref.dtype])
+            self.emit(
+                f'{value.name} = arith.constant dense_resource<{resource_key(ref.key)}> : {value.type} loc("{name}")'
+            )
+            self._stored[name] = value
+        return self._stored[name]
 
     def quantized(self, name: str, weight: QuantizedWeight) -> _Value:
         """The float weight ``name`` from its quantized form (emitted once):
@@ -299,12 +363,16 @@ class _FunctionBuilder:
 class _LlamaEmitter:
     """Builds the forward function of one checkpoint."""
 
-    def __init__(self, checkpoint: Checkpoint):
+    def __init__(self, checkpoint: Checkpoint, references: Optional[Dict[str, Reference]] = None):
         self.ckpt = checkpoint
         self.cfg = checkpoint.config
         self.arch: Architecture = checkpoint.architecture
         self.b = _FunctionBuilder()
         self.quantized = checkpoint.quantized_weights()
+        #: Weights read in place from the parameter archive, by our name.
+        self.references = references or {}
+        #: The order of each head's q and k features (see gptq.model).
+        self.rotary_order = getattr(checkpoint, "rotary", "pairs")
         # Dynamic sizes, defined by tensor.dim at the top of the function.
         self.batch, self.seq = "%batch", "%seq"
 
@@ -326,6 +394,8 @@ class _LlamaEmitter:
         quantized = self.quantized.get(name)
         if quantized is not None:
             return self.b.quantized(name, quantized)
+        if name in self.references:
+            return self.b.reference(name, self.references[name])
         return self.b.weight(name, self.ckpt.weights[name])
 
     def check_tokens(self, tokens: _Value) -> None:
@@ -364,7 +434,14 @@ class _LlamaEmitter:
     def embed(self, tokens: _Value) -> _Value:
         """Gather rows of ``tok_embeddings``: ``[B, S] i32 -> [B, S, dim]``,
         times the architecture's embedding scale when it has one."""
-        table = self._weight("tok_embeddings")
+        ref = self.references.get("tok_embeddings")
+        widen = ""
+        if ref is not None and ref.dtype != "F32":
+            # Rows are widened as they are gathered, not the whole table.
+            table = self.b.stored("tok_embeddings", ref)
+            widen = f"\n%row = arith.extf %raw : {table.element} to f32"
+        else:
+            table = self._weight("tok_embeddings")
         out = self.b.empty([self.batch, self.seq, self.cfg.dim])
         scaled = "%row"
         scaling = ""
@@ -379,7 +456,7 @@ class _LlamaEmitter:
             f"""
             %id = arith.index_cast %tok : i32 to index
             %col = linalg.index 2 : index
-            %row = tensor.extract {table.name}[%id, %col] : {table.type}{scaling}
+            {"%raw" if widen else "%row"} = tensor.extract {table.name}[%id, %col] : {table.type}{widen}{scaling}
             linalg.yield {scaled} : f32
             """,
             ["%tok", "%out"],
@@ -593,32 +670,39 @@ class _LlamaEmitter:
         return cos, sin
 
     def rotary(self, x: _Value, heads: Sequence[int]) -> _Value:
-        """Rotate (even, odd) pairs of each head of ``x``: ``[B, S,
-        prod(heads) * hs]``, or ``[B, S, *heads, hs]`` already split.
+        """Rotate the feature pairs of each head of ``x``: ``[B, S,
+        prod(heads) * hs]``, or ``[B, S, *heads, hs]`` already split. The
+        pairs are (even, odd) features in llama2.c's order (``rotary`` "pairs")
+        and (``i``, ``i + hs / 2``) in Hugging Face's ("halves").
 
         Returns ``[B, S, *heads, hs]``.
         """
         half = self.cfg.head_size // 2
-        pairs_shape = [self.batch, self.seq, *heads, half, 2]
+        halves = self.rotary_order == "halves"
+        # The pair's member (0 real, 1 imaginary) and the frequency index.
+        pairs_shape = [self.batch, self.seq, *heads] + ([2, half] if halves else [half, 2])
         rank = len(pairs_shape)
+        which_dim, freq_dim = (rank - 2, rank - 1) if halves else (rank - 1, rank - 2)
         if len(x.shape) == 3:
             groups = [[0], [1], list(range(2, rank))]
         else:
             groups = [[i] for i in range(rank - 2)] + [[rank - 2, rank - 1]]
         pairs = self.b.reshape("expand", x, groups, pairs_shape)
-        part_shape = pairs_shape[:-1]
-        real = self.b.slice(pairs, [0] * rank, part_shape + [1], part_shape)
-        imag = self.b.slice(pairs, [0] * (rank - 1) + [1], part_shape + [1], part_shape)
+        part_shape = [d for i, d in enumerate(pairs_shape) if i != which_dim]
+        sizes = [1 if i == which_dim else d for i, d in enumerate(pairs_shape)]
+        imag_at = [1 if i == which_dim else 0 for i in range(rank)]
+        real = self.b.slice(pairs, [0] * rank, sizes, part_shape)
+        imag = self.b.slice(pairs, imag_at, sizes, part_shape)
         cos, sin = self.rope_tables()
-        part_map = list(range(rank - 1))
-        table_map = [1, rank - 2]
+        part_map = [i for i in range(rank) if i != which_dim]
+        table_map = [1, freq_dim]
         rotated = self.b.generic(
             [(real, part_map), (imag, part_map), (cos, table_map), (sin, table_map)],
             self.b.empty(pairs_shape),
             list(range(rank)),
             ["parallel"] * rank,
             f"""
-            %which = linalg.index {rank - 1} : index
+            %which = linalg.index {which_dim} : index
             %is_real = arith.cmpi eq, %which, {self.c0} : index
             %rc = arith.mulf %re, %cos : f32
             %is = arith.mulf %im, %sin : f32
@@ -871,11 +955,11 @@ class _LlamaEmitter:
         result = b.fresh("logits")
         b.emit(f"{result} = tensor.cast {logits.name} : {logits.type} to tensor<?x?x?xf32>")
         b.emit(f"return {result} : tensor<?x?x?xf32>")
-        attributes = f"{MODEL_ATTRIBUTE} = {model_attribute(cfg)}"
+        attributes = f"{MODEL_ATTRIBUTE} = {model_attribute(cfg, self.rotary_order)}"
         for name, value in self.ckpt.module_attributes().items():
             attributes += f", {name} = {value}"
         if parameters is not None:
-            attributes += f', {PARAMETERS_ATTRIBUTE} = "{parameters}"'
+            attributes += f", {PARAMETERS_ATTRIBUTE} = {mlir_string(parameters)}"
         return "\n".join(
             [
                 f"module attributes {{{attributes}}} {{",
@@ -960,24 +1044,52 @@ def declare_module(run: Run, path: Union[str, os.PathLike], external_weights: bo
         run.output(weights_path(path), f"output {weights_path(path)} (the weights of {path})")
 
 
+def archive_name(archive: Union[str, os.PathLike], module: Union[str, os.PathLike]) -> str:
+    """How the module ``module`` names its parameter archive ``archive``
+    (a checkpoint's safetensors file or index): relative to the module's
+    folder, so that the two can move together, or absolute when they lie
+    on different drives."""
+    archive, folder = Path(archive).absolute(), Path(module).absolute().parent
+    try:
+        return os.path.relpath(archive, folder)
+    except ValueError:
+        return str(archive)
+
+
 def write_module(
     checkpoint: Checkpoint,
     path: Union[str, os.PathLike],
     external_weights: bool = False,
     run: Optional[Run] = None,
+    references: Optional[Dict[str, Reference]] = None,
+    archive: Optional[Union[str, os.PathLike]] = None,
 ) -> None:
     """Write the MLIR module for ``checkpoint`` to ``path`` atomically.
 
     With ``external_weights``, the weights go to an uncompressed .npz archive
     beside it (:func:`weights_file_name`), which the module names in its
     ``gptq.parameters`` attribute; both files are renamed into place
-    together, after both are written. Into the temporaries of ``run`` when
-    given (whose outputs :func:`declare_module` declared; ``run`` puts them
-    in place), else through a run of its own."""
+    together, after both are written. With ``references`` (weights by our
+    name) and ``archive`` (the checkpoint file that holds them), those
+    weights are the tensors of the checkpoint itself, read in place: the
+    module names ``archive`` as its parameter archive and nothing is
+    copied. Into the temporaries of ``run`` when given (whose outputs
+    :func:`declare_module` declared; ``run`` puts them in place), else
+    through a run of its own."""
     if run is None:
         with Run() as own:
             declare_module(own, path, external_weights)
-            write_module(checkpoint, path, external_weights, own)
+            write_module(checkpoint, path, external_weights, own, references, archive)
+        return
+    if references is not None:
+        emitter = _LlamaEmitter(checkpoint, references)
+        text = emitter.build(parameters=archive_name(archive, path))
+        with run.open(path) as handle:
+            handle.write(text.encode())
+            if emitter.b.resources:
+                _write_resources(handle, emitter.b.resources)
+            else:
+                handle.write(b"\n")
         return
     if not external_weights:
         with run.open(path) as handle:

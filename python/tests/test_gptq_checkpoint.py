@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gptq_mlir import data, gptq_checkpoint, importer, llama2c, runner
+from gptq_mlir import data, gptq_checkpoint, hf, importer, llama2c, runner
 from gptq_mlir.cli import main
 from gptq_mlir.model import Model, perplexity
 from gptq_mlir.tokenizer import load_tokenizer
@@ -129,17 +129,27 @@ def test_round_trip_perplexity(round_trip, tokenizer_path, text_path):
 
 def test_round_trip_layers_and_reexport(round_trip, tmp_path):
     """import-gptq gives the rewrite's codes, zeros and g_idx exactly and its
-    scales rounded to float16; exporting it again gives the same file."""
+    scales rounded to float16, the rows of q and k in Hugging Face's order
+    (the llama2.c module's permuted; the imported module rotates halves);
+    exporting it again gives the same file."""
     quantized, ckpt, imported = round_trip
     before = gptq_checkpoint.read_rewritten_model(quantized)
     after = gptq_checkpoint.read_rewritten_model(imported)
     assert sorted(before.layers) == sorted(after.layers)
+    assert 'rotary = "halves"' in imported.read_text().splitlines()[0]
+    cfg = llama2c.read_checkpoint(Path(__file__).parents[2] / "data/stories260K/stories260K.bin").config
+    permuted = 0
     for name, layer in before.layers.items():
         again = after.layers[name]
-        np.testing.assert_array_equal(layer.codes, again.codes, err_msg=name)
-        np.testing.assert_array_equal(layer.zeros, again.zeros, err_msg=name)
+        rows = hf.rotary_rows(cfg, name)
+        rows = np.arange(layer.codes.shape[0]) if rows is None else rows
+        permuted += not np.array_equal(rows, np.arange(rows.size))
+        np.testing.assert_array_equal(layer.codes[rows], again.codes, err_msg=name)
+        np.testing.assert_array_equal(layer.zeros[rows], again.zeros, err_msg=name)
         np.testing.assert_array_equal(layer.g_idx, again.g_idx, err_msg=name)
-        np.testing.assert_array_equal(layer.scales.astype(np.float16).astype(np.float32), again.scales, err_msg=name)
+        np.testing.assert_array_equal(layer.scales[rows].astype(np.float16).astype(np.float32), again.scales,
+                                      err_msg=name)
+    assert permuted == 10  # wq and wk of five blocks
     assert main(["export-gptq", str(imported), "--out", str(tmp_path / "again")]) == 0
     first, second = read_safetensors(ckpt / "model.safetensors"), read_safetensors(tmp_path / "again/model.safetensors")
     assert sorted(first) == sorted(second)

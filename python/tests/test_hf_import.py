@@ -5,6 +5,7 @@ wrong, and no output."""
 
 import copy
 import json
+import os
 import re
 from pathlib import Path
 
@@ -33,25 +34,40 @@ def _linear_layers(path: Path) -> list:
 
 
 def test_logits_equal_the_llama2c_import(tmp_path, hf_folder, checkpoint_path, stories_mlir, gptq_run, capsys):
-    """The same weights in the same order, rotary angles computed in the
-    module (llama2.c's module reads its stored tables), equal logits."""
+    """The same weights in the same order, read in place from the
+    checkpoint (q and k rows in Hugging Face's order, rotated as halves),
+    rotary angles computed in the module (llama2.c's module reads its
+    stored tables): equal logits, and a module whose size does not depend
+    on the weights. --embed-weights writes them in the module instead, with
+    the same logits."""
     output = tmp_path / "hf.mlir"
     assert main(["import-hf", str(hf_folder), "-o", str(output)]) == 0
-    assert "import-hf: wrote" in capsys.readouterr().err
+    assert f"reading its weights from {hf_folder / 'model.safetensors'}" in capsys.readouterr().err
     tables = ["freq_cis_real", "freq_cis_imag"]
-    assert _linear_layers(output) == [name for name in _linear_layers(stories_mlir) if name not in tables]
-    assert "freq_cis" not in output.read_text()
+    names = re.findall(r'dense_resource<([^>]+)> : [^ ]+ loc\("([^"]+)"\)', output.read_text())
+    assert [ours for _, ours in names] == [name for name in _linear_layers(stories_mlir) if name not in tables]
+    assert names[1] == ("model.layers.0.input_layernorm.weight", "layers.0.attention_norm")
+    text = output.read_text()
+    assert "freq_cis" not in text and "dialect_resources" not in text
+    assert len(text) < 200_000 < (hf_folder / "model.safetensors").stat().st_size
+    first = text.splitlines()[0]
+    assert f'gptq.parameters = "{os.path.relpath(hf_folder / "model.safetensors", tmp_path)}"' in first
+    assert 'rotary = "halves"' in first
+    assert '"layers.0.attention.wq" = "model.layers.0.self_attn.q_proj.weight"' in first
+    assert '"tok_embeddings" = "F32"' in first
+    embedded = tmp_path / "embedded.mlir"
+    assert main(["import-hf", str(hf_folder), "-o", str(embedded), "--embed-weights"]) == 0
+    assert "gptq.parameters" not in embedded.read_text().splitlines()[0]
     tokens = np.random.default_rng(0).integers(0, 512, size=(2, 20)).astype(np.int32)
     ours, theirs = Model(output).logits(tokens), Model(stories_mlir).logits(tokens)
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5 * np.abs(theirs).max())
-    first = output.read_text().splitlines()[0]
-    assert '"layers.0.attention.wq" = "model.layers.0.self_attn.q_proj.weight"' in first
-    assert '"tok_embeddings" = "F32"' in first
+    np.testing.assert_array_equal(Model(embedded).logits(tokens), ours)
 
 
-def test_the_rotary_permutation_is_undone(stories):
-    """q and k come back in llama2.c's row order; a mistaken permutation
-    (e.g. the inverse) would not."""
+def test_the_rotary_permutation(stories):
+    """Hugging Face's q and k rows are llama2.c's permuted per head (the
+    module rotates them as halves); a mistaken permutation (e.g. the
+    inverse) would not be this one."""
     cfg = stories.config
     tensors = hf_tensors(stories)
     wq = tensors["model.layers.0.self_attn.q_proj.weight"]
@@ -71,13 +87,14 @@ def test_dtypes_and_shards(tmp_path, stories, dtype, shards):
     for name, array in stories.weights.items():
         if name.startswith("freq_cis_"):
             continue
-        expected = array
+        rows = hf.rotary_rows(stories.config, name)
+        expected = array if rows is None else array[rows]
         if dtype == "F16":
-            expected = array.astype(np.float16).astype(np.float32)
+            expected = expected.astype(np.float16).astype(np.float32)
         elif dtype == "BF16":
             import torch
 
-            expected = torch.from_numpy(array).to(torch.bfloat16).to(torch.float32).numpy()
+            expected = torch.from_numpy(np.ascontiguousarray(expected)).to(torch.bfloat16).to(torch.float32).numpy()
         assert ckpt.weights[name].dtype == np.float32
         np.testing.assert_array_equal(ckpt.weights[name], expected, err_msg=name)
 
@@ -96,7 +113,8 @@ def test_untied_lm_head_and_config_fields(tmp_path):
     read = hf.read_checkpoint(folder)
     assert read.names["output"] == "lm_head.weight"
     np.testing.assert_array_equal(read.weights["output"], weights["output"])
-    np.testing.assert_array_equal(read.weights["layers.0.attention.wk"], weights["layers.0.attention.wk"])
+    np.testing.assert_array_equal(read.weights["layers.0.attention.wk"],
+                                  weights["layers.0.attention.wk"][hf.rotary_rows(cfg, "layers.0.attention.wk")])
     # The rotary frequencies 1 / 500000 ** (2i / 4) of the two pairs of a head.
     frequencies = np.array([1.0, 500000.0 ** -0.5], dtype=np.float32)
     np.testing.assert_allclose(read.architecture.frequencies(cfg.head_size), frequencies, rtol=1e-7)

@@ -305,25 +305,35 @@ def test_sighup_while_a_pipe_blocks_the_commit(llama2c_folder):
     assert _snapshot(llama2c_folder) == before
 
 
-def test_parameter_archive_of_a_model(tmp_path):
-    """The archive a module names (so that a command can protect it), read
-    from its module line only; nothing for a pipe (opened without waiting
-    for a writer), bytecode, or a module that names none."""
-    from gptq_mlir.model import parameter_archive
+def test_parameter_archives_of_a_model(tmp_path):
+    """The archives a module names (so that a command can protect them),
+    read from its module line only: one, several, an index with its
+    shards; nothing for a pipe (opened without waiting for a writer),
+    bytecode, or a module that names none."""
+    from gptq_mlir.model import parameter_archives
 
     text = tmp_path / "m.mlir"
     text.write_text('#map = affine_map<(d0) -> (d0)>\n'
                     'module attributes {gptq.model = #gptq.model<dim = 4>, gptq.parameters = "w\\22x.npz"} {\n}\n')
-    assert parameter_archive(text) == tmp_path / 'w"x.npz'
+    assert parameter_archives(text) == [tmp_path / 'w"x.npz']
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "model.safetensors.index.json").write_text(
+        '{"weight_map": {"a": "one.safetensors", "b": "two.safetensors", "c": "one.safetensors"}}')
+    several = tmp_path / "several.mlir"
+    several.write_text('module attributes {gptq.parameters = ["ckpt/model.safetensors.index.json", "q.safetensors"]} {\n}\n')
+    assert parameter_archives(several) == [
+        tmp_path / "ckpt" / "model.safetensors.index.json", tmp_path / "ckpt" / "one.safetensors",
+        tmp_path / "ckpt" / "two.safetensors", tmp_path / "q.safetensors",
+    ]
     (tmp_path / "none.mlir").write_text("module {\n}\n")
     (tmp_path / "b.mlirbc").write_bytes(b"ML\xefR\x00gptq.parameters = \"w.npz\"")
     for name in ["none.mlir", "b.mlirbc", "missing.mlir"]:
-        assert parameter_archive(tmp_path / name) is None, name
+        assert parameter_archives(tmp_path / name) == [], name
     os.mkfifo(tmp_path / "fifo.mlir")
     found = []
     # In a daemon thread, so that a regression fails the test instead of
     # hanging the suite.
-    reader = threading.Thread(target=lambda: found.append(parameter_archive(tmp_path / "fifo.mlir")), daemon=True)
+    reader = threading.Thread(target=lambda: found.append(parameter_archives(tmp_path / "fifo.mlir")), daemon=True)
     reader.start()
     reader.join(timeout=30)
-    assert found == [None]
+    assert found == [[]]

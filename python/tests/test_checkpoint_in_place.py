@@ -1,0 +1,118 @@
+"""import-hf without copies: the module reads the checkpoint's bfloat16
+tensors in place, from its shards. It computes what the float32 copy
+(--embed-weights) computes, gptq-opt quantizes it to the same codes, scales,
+zeros and g_idx bit for bit, and its quantized form exports to a GPTQ
+checkpoint that reads back. A checkpoint that changes after the import is
+an error naming the file and tensor, with no output."""
+
+import json
+import re
+import shutil
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gptq_mlir import gptq_checkpoint, llama2c, runner
+from gptq_mlir.cli import main
+from gptq_mlir.model import Model
+from hf_convert import write_hf_checkpoint
+
+# The feed-forward layers of stories260K (hidden 172) have no GPTQ checkpoint form.
+QUANTIZE = "bits=4 group-size=32 act-order=true calibration-batch=4 include=attention"
+
+
+@pytest.fixture(scope="module")
+def bf16_folder(tmp_path_factory, checkpoint_path) -> Path:
+    stories = llama2c.read_checkpoint(checkpoint_path)
+    return write_hf_checkpoint(stories, tmp_path_factory.mktemp("bf16") / "ckpt", dtype="BF16", shards=2)
+
+
+@pytest.fixture(scope="module")
+def imports(tmp_path_factory, bf16_folder):
+    folder = tmp_path_factory.mktemp("imports")
+    in_place, embedded = folder / "in_place.mlir", folder / "embedded.mlir"
+    assert main(["import-hf", str(bf16_folder), "-o", str(in_place)]) == 0
+    assert main(["import-hf", str(bf16_folder), "-o", str(embedded), "--embed-weights"]) == 0
+    return in_place, embedded
+
+
+def _quantized_layers(path: Path) -> dict:
+    """The quantized layers' resources of a rewritten module, as hex."""
+    resources = path.read_text().split("{-#", 1)[1]
+    blobs = dict(re.findall(r'^\s+"?([\w.]+)"?: "0x([0-9a-fA-F]+)"', resources, re.M))
+    return {k: v for k, v in blobs.items() if k.rsplit(".", 1)[-1] in ("qweight", "scales", "zeros", "g_idx")}
+
+
+def test_the_module_reads_the_shards(imports, bf16_folder, gptq_run):
+    in_place, embedded = imports
+    first = in_place.read_text().splitlines()[0]
+    assert 'gptq.parameters = "' in first and "model.safetensors.index.json" in first
+    text = in_place.read_text()
+    assert "dialect_resources" not in text
+    assert "dense_resource<model.layers.0.self_attn.q_proj.weight> : tensor<64x64xbf16>" in text
+    assert text.count("arith.extf") > 40
+    tokens = np.random.default_rng(0).integers(0, 512, size=(2, 16)).astype(np.int32)
+    np.testing.assert_array_equal(Model(in_place).logits(tokens), Model(embedded).logits(tokens))
+
+
+def test_quantized_bit_for_bit_as_the_float32_copy(tmp_path, imports, gptq_opt):
+    in_place, embedded = imports
+    calibration = tmp_path / "calib.npy"
+    np.save(calibration, np.random.default_rng(1).integers(0, 512, size=(8, 32)).astype(np.int32))
+    outputs = []
+    for module in imports:
+        out = tmp_path / f"{module.stem}.q.mlir"
+        runner.run_opt(module, out, [f"--gptq-quantize-model=calibration={calibration} {QUANTIZE}"])
+        outputs.append(out)
+    ours, copy = map(_quantized_layers, outputs)
+    assert len(ours) == 4 * 20 and ours == copy
+    # The float weights stay bfloat16 (the embedding, the norms).
+    assert "dense_resource<model.embed_tokens.weight> : tensor<512x64xbf16>" in outputs[0].read_text()
+    tokens = np.random.default_rng(2).integers(0, 512, size=(2, 16)).astype(np.int32)
+    np.testing.assert_array_equal(Model(outputs[0]).logits(tokens), Model(outputs[1]).logits(tokens))
+
+    # Its GPTQ checkpoint keeps the float tensors in bfloat16 and reads back.
+    out = tmp_path / "gptq"
+    assert main(["export-gptq", str(outputs[0]), "--out", str(out)]) == 0
+    header = json.loads((out / "model.safetensors").read_bytes()[8:8 + struct.unpack(
+        "<Q", (out / "model.safetensors").read_bytes()[:8])[0]])
+    assert header["model.embed_tokens.weight"]["dtype"] == "BF16"
+    assert header["model.layers.0.self_attn.q_proj.qweight"]["dtype"] == "I32"
+    copy_out = tmp_path / "gptq-copy"
+    assert main(["export-gptq", str(outputs[1]), "--out", str(copy_out)]) == 0
+    assert (out / "model.safetensors").read_bytes() == (copy_out / "model.safetensors").read_bytes()
+    imported = tmp_path / "imported.mlir"
+    assert main(["import-gptq", str(out), "-o", str(imported)]) == 0
+    read = gptq_checkpoint.read_rewritten_model(imported)
+    assert len(read.layers) == 20
+
+
+def test_a_changed_checkpoint_is_an_error(tmp_path, bf16_folder, gptq_run, capsys):
+    """The module records nothing of the tensors but their names, dtypes and
+    shapes: a tensor that is gone, or retyped, is refused by name when the
+    module is read; a checkpoint that is not there names the file."""
+    folder = tmp_path / "ckpt"
+    shutil.copytree(bf16_folder, folder)
+    module = tmp_path / "m.mlir"
+    assert main(["import-hf", str(folder), "-o", str(module)]) == 0
+    tokens = np.zeros((1, 4), np.int32)
+
+    index = json.loads((folder / "model.safetensors.index.json").read_text())
+    moved = dict(index, weight_map={k: v for k, v in index["weight_map"].items() if k != "model.norm.weight"})
+    (folder / "model.safetensors.index.json").write_text(json.dumps(moved))
+    with pytest.raises(Exception, match=r"no parameter 'model\.norm\.weight' in .*model\.safetensors\.index\.json"):
+        Model(module).logits(tokens)
+
+    shutil.rmtree(folder)
+    with pytest.raises(Exception, match=r"model\.safetensors\.index\.json: cannot read the parameter archive: "
+                                        r"No such file or directory \(named by the gptq\.parameters attribute"):
+        Model(module).logits(tokens)
+
+
+def test_embed_and_external_are_exclusive(tmp_path, bf16_folder, capsys):
+    assert main(["import-hf", str(bf16_folder), "-o", str(tmp_path / "m.mlir"), "--embed-weights",
+                 "--external-weights"]) == 1
+    assert "--embed-weights and --external-weights both given" in capsys.readouterr().err
+    assert not (tmp_path / "m.mlir").exists()
