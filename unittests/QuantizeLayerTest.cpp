@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::gptq;
@@ -262,3 +263,60 @@ TEST(LayerQuantizerOptionsTest, EscalationOptionsAreChecked) {
   EXPECT_FALSE((*q)->fromCache());
 }
 } // namespace
+
+/// Round to nearest, computed directly, is the kernel's quantization with
+/// an identity Hessian bit for bit: codes, scales, zeros, g_idx and the
+/// dequantized weights, for grids per row and per group (a short last
+/// group), asymmetric and symmetric, 2 to 8 bits; rows of zeros and of
+/// signed zeros included.
+TEST(RoundToNearest, EqualsTheKernelWithAnIdentityHessian) {
+  MLIRContext context;
+  context.loadDialect<GPTQDialect>();
+  ConfigAttr defaults = ConfigAttr::getDefault(&context);
+  struct Case {
+    int64_t bits, groupSize;
+    bool sym;
+  };
+  for (Case c : {Case{4, -1, false}, Case{3, 32, false}, Case{2, 16, true},
+                 Case{8, 48, false}}) {
+    ConfigAttr config = ConfigAttr::get(
+        &context, c.bits, c.groupSize, c.sym, false, false,
+        defaults.getPercdamp(), defaults.getBlockSize(), false,
+        defaults.getMseNorm(), defaults.getMseGrid(),
+        defaults.getMseMaxShrink());
+    int64_t rows = 24, cols = 100;
+    NpyArray w = randomWeight(rows, cols, unsigned(c.bits));
+    for (int64_t j = 0; j < cols; ++j) {
+      w.as<float>()[j] = 0.0f;                     // a row of zeros
+      w.as<float>()[cols + j] = j % 2 ? -0.0f : 0.5f; // no negative values
+    }
+    std::optional<LayerResult> direct = roundToNearest(w, config);
+    ASSERT_TRUE(direct.has_value());
+    auto q = LayerQuantizer::create(config);
+    ASSERT_TRUE(static_cast<bool>(q)) << errorOf(q.takeError());
+    NpyArray identity = matrix(cols, cols);
+    for (int64_t i = 0; i < cols; ++i)
+      identity.as<float>()[i * cols + i] = 1.0f;
+    auto kernel = (*q)->quantize(NpyArray(w), std::move(identity), {"w", "h"});
+    ASSERT_TRUE(static_cast<bool>(kernel)) << errorOf(kernel.takeError());
+    SCOPED_TRACE(testing::Message() << c.bits << " bits, groups of "
+                                    << c.groupSize << (c.sym ? ", sym" : ""));
+    for (auto [name, a, b] :
+         {std::tuple<const char *, NpyArray *, NpyArray *>{
+              "codes", &direct->codes, &kernel->codes},
+          {"scales", &direct->scales, &kernel->scales},
+          {"zeros", &direct->zeros, &kernel->zeros},
+          {"g_idx", &direct->gIdx, &kernel->gIdx},
+          {"dequantized", &direct->dequantized, &kernel->dequantized}}) {
+      EXPECT_EQ(a->dtype, b->dtype) << name;
+      EXPECT_EQ(a->shape, b->shape) << name;
+      EXPECT_TRUE(a->data == b->data) << name;
+    }
+  }
+  // MSE grids are the kernel's to search.
+  ConfigAttr mse = ConfigAttr::get(
+      &context, 4, -1, false, false, false, defaults.getPercdamp(),
+      defaults.getBlockSize(), true, defaults.getMseNorm(),
+      defaults.getMseGrid(), defaults.getMseMaxShrink());
+  EXPECT_FALSE(roundToNearest(randomWeight(2, 8, 1), mse).has_value());
+}

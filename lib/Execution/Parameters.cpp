@@ -9,18 +9,26 @@
 #include "gptq/Execution/Signals.h"
 
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/WithColor.h"
+
+#include <map>
+#include <mutex>
+#include <sys/mman.h>
 
 using namespace mlir;
 using namespace mlir::gptq;
@@ -60,12 +68,43 @@ namespace {
 /// A mapped file whose bytes blobs read in place; shared by the blobs, which
 /// keep it mapped, and guarded, so that a file that shrinks or changes under
 /// the run is an error naming it.
+/// The blobs loadParameters attached, by the address of their data: the
+/// archive each came from, and its key, so that storeParameters can refer to
+/// an unchanged weight instead of writing it again.
+struct Attached {
+  std::string archive, key;
+};
+std::mutex attachedMutex;
+std::map<const char *, Attached> &attached() {
+  static std::map<const char *, Attached> blobs;
+  return blobs;
+}
+
+/// The live file mappings of parameter archives, whose pages
+/// releaseParameterPages may hand back.
+std::mutex mappingsMutex;
+std::vector<llvm::StringRef> &mappings() {
+  static std::vector<llvm::StringRef> live;
+  return live;
+}
+
 struct MappedFile {
   std::unique_ptr<llvm::MemoryBuffer> buffer;
   MappedInput guard;
   MappedFile(std::unique_ptr<llvm::MemoryBuffer> b, llvm::StringRef path)
       : buffer(std::move(b)),
-        guard(buffer->getBufferStart(), buffer->getBufferSize(), path) {}
+        guard(buffer->getBufferStart(), buffer->getBufferSize(), path) {
+    if (buffer->getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap) {
+      std::lock_guard<std::mutex> lock(mappingsMutex);
+      mappings().push_back(buffer->getBuffer());
+    }
+  }
+  ~MappedFile() {
+    std::lock_guard<std::mutex> lock(mappingsMutex);
+    llvm::erase_if(mappings(), [&](llvm::StringRef m) {
+      return m.data() == buffer->getBufferStart();
+    });
+  }
 };
 
 /// One array of an archive: where it is and what it holds.
@@ -80,6 +119,9 @@ struct Array {
   /// The file's path, and what the file calls it: "array" or "tensor".
   std::string path;
   const char *noun;
+  /// The archive gptq.parameters names that holds it (an index for a
+  /// shard's tensor).
+  std::string archive;
 
   std::string describe() const {
     std::string s = dtypeName + " [";
@@ -149,7 +191,7 @@ llvm::Error addArchive(llvm::StringRef path, llvm::StringRef moduleLabel,
           continue;
       }
       Array a{t.element, t.dtype, t.shape, t.data, *mapped, file.str(),
-              "tensor"};
+              "tensor", path.str()};
       if (llvm::Error err = add(std::move(a), t.name))
         return err;
     }
@@ -172,7 +214,7 @@ llvm::Error addArchive(llvm::StringRef path, llvm::StringRef moduleLabel,
     for (NpzView &entry : *entries) {
       Array a{entry.array.dtype, dtypeName(entry.array.dtype).str(),
               entry.array.shape, entry.array.data, *mapped, path.str(),
-              "array"};
+              "array", path.str()};
       if (llvm::Error err = add(std::move(a), entry.name))
         return err;
     }
@@ -209,6 +251,24 @@ llvm::Error addArchive(llvm::StringRef path, llvm::StringRef moduleLabel,
                "safetensors index (.json)");
 }
 } // namespace
+
+void mlir::gptq::releaseParameterPages(llvm::ArrayRef<char> data) {
+  if (data.empty())
+    return;
+  std::lock_guard<std::mutex> lock(mappingsMutex);
+  for (llvm::StringRef m : mappings()) {
+    if (data.data() < m.data() || data.end() > m.end())
+      continue;
+    // Whole pages only: a page may also hold the neighbouring tensors'
+    // bytes, which stay.
+    size_t page = llvm::sys::Process::getPageSizeEstimate();
+    uintptr_t begin = llvm::alignTo(uintptr_t(data.data()), page);
+    uintptr_t end = llvm::alignDown(uintptr_t(data.end()), page);
+    if (begin < end)
+      ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+    return;
+  }
+}
 
 llvm::Error mlir::gptq::loadParameters(ModuleOp module,
                                        llvm::StringRef moduleFile) {
@@ -335,9 +395,97 @@ llvm::Error mlir::gptq::loadParameters(ModuleOp module,
           HeapAsmResourceBlob::allocateAndCopyWithAlign(
               ArrayRef<char>(data, size), 64));
     }
+    {
+      std::lock_guard<std::mutex> lock(attachedMutex);
+      attached()[handle.getBlob()->getData().data()] = {array.archive,
+                                                        key.str()};
+    }
   }
   module->removeAttr(kParametersAttrName);
   return llvm::Error::success();
+}
+
+std::string mlir::gptq::parameterArchiveFor(llvm::StringRef outputFile) {
+  llvm::StringRef stem = outputFile;
+  stem.consume_back(".mlir");
+  return (stem + ".safetensors").str();
+}
+
+llvm::Expected<bool> mlir::gptq::storeParameters(ModuleOp module,
+                                                 llvm::StringRef outputFile) {
+  // The blobs the module refers to, in order, each once.
+  llvm::MapVector<StringRef, DenseResourceElementsAttr> resources;
+  module->walk([&](Operation *op) {
+    for (NamedAttribute named : op->getAttrs())
+      named.getValue().walk([&](DenseResourceElementsAttr resource) {
+        if (resource.getRawHandle().getBlob())
+          resources.insert({resource.getRawHandle().getKey(), resource});
+      });
+  });
+  std::vector<std::string> archives;
+  std::vector<SafetensorsEntry> tensors;
+  for (auto &[key, attr] : resources) {
+    ArrayRef<char> data = attr.getRawHandle().getBlob()->getData();
+    {
+      std::lock_guard<std::mutex> lock(attachedMutex);
+      auto it = attached().find(data.data());
+      if (it != attached().end() && it->second.key == key) {
+        if (!llvm::is_contained(archives, it->second.archive))
+          archives.push_back(it->second.archive);
+        continue;
+      }
+    }
+    ShapedType type = attr.getType();
+    std::optional<DType> dtype = dtypeOfElementType(type.getElementType());
+    std::optional<int64_t> bytes =
+        dtype ? checkedByteCount(type.getShape(), dtypeSize(*dtype))
+              : std::nullopt;
+    // i1 blobs are bit-packed; other types have no safetensors dtype: such
+    // a module is written whole, as before.
+    if (!dtype || *dtype == DType::Bool || type.getElementType().isIndex() ||
+        !bytes || *bytes != int64_t(data.size()))
+      return false;
+    tensors.push_back({key.str(), *dtype,
+                       std::vector<int64_t>(type.getShape().begin(),
+                                            type.getShape().end()),
+                       data});
+  }
+  SmallVector<Attribute> names;
+  Builder b(module.getContext());
+  // The archives named, in a stable order, then the new one. They are
+  // named by absolute paths: the output may be written where it is not to
+  // stay (a staging folder the caller renames it from), and the archives
+  // it reads stay where they are; the new archive, by its file name, moves
+  // with the module.
+  std::vector<std::string> absolute;
+  for (const std::string &archive : archives) {
+    llvm::SmallString<256> path(archive);
+    llvm::sys::fs::make_absolute(path);
+    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+    absolute.push_back(path.str().str());
+  }
+  llvm::sort(absolute);
+  for (const std::string &name : absolute)
+    names.push_back(b.getStringAttr(name));
+  if (!tensors.empty()) {
+    std::string path = parameterArchiveFor(outputFile);
+    RunFiles *files = RunFiles::current();
+    if (!files)
+      return error("storeParameters needs the run's files");
+    if (llvm::Error err = files->outputs().add(
+            path, [tensors](llvm::raw_ostream &os) {
+              return writeSafetensors(os, tensors);
+            }))
+      return std::move(err);
+    names.push_back(b.getStringAttr(llvm::sys::path::filename(path)));
+  }
+  if (names.empty())
+    module->removeAttr(kParametersAttrName);
+  else
+    module->setAttr(kParametersAttrName, names.size() == 1
+                                             ? names.front()
+                                             : b.getArrayAttr(names));
+  return true;
 }
 
 namespace {
@@ -346,9 +494,9 @@ struct LoadParametersPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LoadParametersPass)
 
   LoadParametersPass(std::string moduleFile, std::string toolName,
-                     OpPassManager then)
+                     OpPassManager then, std::string storeTo)
       : moduleFile(std::move(moduleFile)), toolName(std::move(toolName)),
-        then(std::move(then)) {}
+        then(std::move(then)), storeTo(std::move(storeTo)) {}
   StringRef getArgument() const override { return "gptq-load-parameters"; }
   StringRef getDescription() const override {
     return "Attach the weights of the archive named by gptq.parameters, then "
@@ -358,7 +506,9 @@ struct LoadParametersPass
     then.getDependentDialects(registry);
   }
   void runOnOperation() override {
-    if (auto module = dyn_cast<ModuleOp>(getOperation())) {
+    auto module = dyn_cast<ModuleOp>(getOperation());
+    bool fromArchives = module && module->hasAttr(kParametersAttrName);
+    if (module) {
       if (llvm::Error err = loadParameters(module, moduleFile)) {
         llvm::WithColor::error(llvm::errs(), toolName)
             << llvm::toString(std::move(err)) << "\n";
@@ -366,17 +516,36 @@ struct LoadParametersPass
       }
     }
     if (failed(runPipeline(then, getOperation())))
-      signalPassFailure();
+      return signalPassFailure();
+    if (!fromArchives || storeTo.empty())
+      return;
+    llvm::Expected<bool> stored = storeParameters(module, storeTo);
+    if (!stored) {
+      llvm::WithColor::error(llvm::errs(), toolName)
+          << llvm::toString(stored.takeError()) << "\n";
+      return signalPassFailure();
+    }
+    // Every blob is in an archive now: the module is printed without them.
+    if (*stored) {
+      auto &options = llvm::cl::getRegisteredOptions();
+      auto it = options.find("mlir-elide-resource-strings-if-larger");
+      if (it != options.end())
+        (void)it->second->addOccurrence(
+            0, "mlir-elide-resource-strings-if-larger", "0");
+    }
   }
 
   std::string moduleFile, toolName;
   OpPassManager then;
+  std::string storeTo;
 };
 } // namespace
 
 std::unique_ptr<Pass>
 mlir::gptq::createLoadParametersPass(std::string moduleFile,
-                                     std::string toolName, OpPassManager then) {
+                                     std::string toolName, OpPassManager then,
+                                     std::string storeTo) {
   return std::make_unique<LoadParametersPass>(
-      std::move(moduleFile), std::move(toolName), std::move(then));
+      std::move(moduleFile), std::move(toolName), std::move(then),
+      std::move(storeTo));
 }

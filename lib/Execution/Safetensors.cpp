@@ -281,3 +281,44 @@ mlir::gptq::parseSafetensorsIndex(llvm::StringRef bytes,
   }
   return shards;
 }
+
+llvm::Error
+mlir::gptq::writeSafetensors(llvm::raw_ostream &os,
+                             llvm::ArrayRef<SafetensorsEntry> tensors) {
+  std::vector<const SafetensorsEntry *> order;
+  llvm::StringSet<> names;
+  for (const SafetensorsEntry &t : tensors) {
+    if (!names.insert(t.name).second)
+      return error("tensor '" + t.name + "' twice in one safetensors file");
+    order.push_back(&t);
+  }
+  llvm::stable_sort(order, [](const SafetensorsEntry *a,
+                              const SafetensorsEntry *b) {
+    return (a->data.size() % 64 == 0) > (b->data.size() % 64 == 0);
+  });
+  llvm::json::Object header;
+  uint64_t offset = 0;
+  for (const SafetensorsEntry *t : order) {
+    llvm::json::Array shape;
+    for (int64_t d : t->shape)
+      shape.push_back(d);
+    header[t->name] = llvm::json::Object{
+        {"dtype", safetensorsDTypeName(t->dtype)},
+        {"shape", std::move(shape)},
+        {"data_offsets", llvm::json::Array{offset, offset + t->data.size()}}};
+    offset += t->data.size();
+  }
+  header["__metadata__"] = llvm::json::Object{{"format", "pt"}};
+  std::string text;
+  llvm::raw_string_ostream textStream(text);
+  textStream << llvm::json::Value(std::move(header));
+  // The header is padded with spaces, which JSON allows after the value.
+  text.append((64 - (8 + text.size()) % 64) % 64, ' ');
+  char length[8];
+  llvm::support::endian::write64le(length, text.size());
+  os.write(length, 8);
+  os << text;
+  for (const SafetensorsEntry *t : order)
+    os.write(t->data.data(), t->data.size());
+  return llvm::Error::success();
+}

@@ -15,6 +15,7 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Parallel.h"
 
 #include <algorithm>
 #include <chrono>
@@ -293,4 +294,72 @@ llvm::Expected<LayerResult> LayerQuantizer::quantize(NpyArray weight,
   result.loss = loss;
   result.percdampUsed = damp;
   return result;
+}
+
+std::optional<LayerResult> mlir::gptq::roundToNearest(const NpyArray &weight,
+                                                      ConfigAttr config) {
+  if (config.getMse())
+    return std::nullopt;
+  auto start = std::chrono::steady_clock::now();
+  int64_t rows = weight.shape[0], cols = weight.shape[1];
+  int64_t size = config.getGroupSize() > 0 ? config.getGroupSize() : cols;
+  int64_t groups = std::max<int64_t>((cols + size - 1) / size, 1);
+  bool sym = config.getSym();
+  // As the kernel computes them, in float32 (docs/gptq-semantics.md).
+  const float maxq = float((int64_t(1) << config.getBits()) - 1);
+  const float symZero = (maxq + 1.0f) * 0.5f;
+  LayerResult r;
+  r.codes = NpyArray::zeros(DType::U8, {rows, cols});
+  r.scales = NpyArray::zeros(DType::F32, {rows, groups});
+  r.zeros = NpyArray::zeros(DType::F32, {rows, groups});
+  r.gIdx = NpyArray::zeros(DType::I32, {cols});
+  r.dequantized = NpyArray::zeros(DType::F32, {rows, cols});
+  for (int64_t c = 0; c < cols; ++c)
+    r.gIdx.as<int32_t>()[c] = int32_t(c / size);
+  const float *w = weight.as<float>();
+  uint8_t *codes = r.codes.as<uint8_t>();
+  float *scales = r.scales.as<float>(), *zeros = r.zeros.as<float>();
+  float *deq = r.dequantized.as<float>();
+  llvm::parallelFor(0, rows, [&](size_t row) {
+    for (int64_t g = 0; g < groups; ++g) {
+      int64_t begin = g * size, end = std::min(cols, begin + size);
+      const float *x = w + row * cols;
+      // min/max start from 0, so that the grid holds 0; as arith.minimumf
+      // and arith.maximumf, -0 is below +0.
+      float lo = 0.0f, hi = 0.0f;
+      for (int64_t c = begin; c < end; ++c) {
+        float v = x[c];
+        if (v < lo || (v == lo && std::signbit(v)))
+          lo = v;
+        if (v > hi || (v == hi && !std::signbit(v)))
+          hi = v;
+      }
+      if (sym) {
+        float alo = std::fabs(lo);
+        float shi = alo > hi || (alo == hi && !std::signbit(alo)) ? alo : hi;
+        lo = lo < 0.0f ? -shi : lo;
+        hi = shi;
+      }
+      if (lo == 0.0f && hi == 0.0f) {
+        lo = -1.0f;
+        hi = 1.0f;
+      }
+      float scale = (hi - lo) / maxq;
+      float zero = sym ? symZero : std::nearbyint(-lo / scale);
+      scales[row * groups + g] = scale;
+      zeros[row * groups + g] = zero;
+      for (int64_t c = begin; c < end; ++c) {
+        float q = std::nearbyint(x[c] / scale) + zero;
+        q = std::min(std::max(q, 0.0f), maxq);
+        codes[row * cols + c] = uint8_t(q);
+        deq[row * cols + c] = scale * (q - zero);
+      }
+    }
+  });
+  r.percdampUsed = config.getPercdampValue();
+  r.attempts = 1;
+  r.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return r;
 }

@@ -18,6 +18,7 @@
 #include "gptq/Execution/Npy.h"
 #include "gptq/Execution/Npz.h"
 #include "gptq/Execution/Output.h"
+#include "gptq/Execution/Parameters.h"
 #include "gptq/Quantize/LinearLayers.h"
 #include "gptq/Quantize/Passes.h"
 #include "gptq/Quantize/QuantTypes.h"
@@ -53,6 +54,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdio>
+#include <sys/resource.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -82,6 +86,40 @@ void releaseFreedMemory() {
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif
+}
+
+/// The memory the process holds resident now, in bytes (0 where the
+/// system does not say).
+int64_t residentBytes() {
+  std::FILE *statm = std::fopen("/proc/self/statm", "r");
+  if (!statm)
+    return 0;
+  long size = 0, resident = 0;
+  int read = std::fscanf(statm, "%ld %ld", &size, &resident);
+  std::fclose(statm);
+  return read == 2 ? int64_t(resident) * sysconf(_SC_PAGESIZE) : 0;
+}
+
+/// "42 s", "3 min 20 s", "1 h 05 min".
+std::string formatDuration(double seconds) {
+  long s = long(std::max(seconds, 0.0) + 0.5);
+  char text[48];
+  if (s < 60)
+    std::snprintf(text, sizeof text, "%ld s", s);
+  else if (s < 3600)
+    std::snprintf(text, sizeof text, "%ld min %02ld s", s / 60, s % 60);
+  else
+    std::snprintf(text, sizeof text, "%ld h %02ld min", s / 3600,
+                  s % 3600 / 60);
+  return text;
+}
+
+/// The most memory the process has held resident so far, in bytes.
+int64_t peakResidentBytes() {
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return int64_t(usage.ru_maxrss) * 1024; // kilobytes on Linux
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -213,8 +251,15 @@ struct LayerState {
   std::string uncalibrated;
   /// The stage that calibrates it, -1 when none does.
   int64_t stage = -1;
-  /// The weight, float32 out x in.
+  /// The weight, float32 out x in: made when the layer is quantized
+  /// (ensureWeight) and released once it is, so that only the layers being
+  /// quantized hold a float32 copy.
   NpyArray weight;
+  /// Its bytes as float32, for the report.
+  int64_t weightBytes = 0;
+  /// The codes packed as gptq.pack packs them (format=packed), made as the
+  /// layer is quantized; the unpacked codes are then released.
+  NpyArray packed;
   /// The accumulated Hessian and its sample count.
   NpyArray hessian;
   int64_t samples = 0;
@@ -296,6 +341,9 @@ struct QuantizeModelPass
   std::map<std::string, std::shared_ptr<CompiledFunction>> compiledByText;
   std::shared_ptr<MLIRContext> jitContext;
   JitOptions jitOptions;
+  // The grids of round to nearest: the configuration without act-order
+  // and static groups.
+  ConfigAttr rtnConfig;
   // The run's files when no tool made a RunFiles (a pass run from a
   // library): the pass checks and commits its own.
   std::shared_ptr<RunFiles> ownFiles;
@@ -329,6 +377,7 @@ struct QuantizeModelPass
   void record(unsigned index, LayerResult result, StringRef method,
               double compiled, std::chrono::steady_clock::time_point start);
   const NpyArray *constantArray(Operation *op);
+  LogicalResult ensureWeight(unsigned index);
   LogicalResult rewrite(ConfigAttr config);
   void printLayer(unsigned index);
 };
@@ -859,6 +908,36 @@ const NpyArray *QuantizeModelPass::constantArray(Operation *op) {
   return &constantArrays.try_emplace(op, std::move(*a)).first->second;
 }
 
+LogicalResult QuantizeModelPass::ensureWeight(unsigned index) {
+  LayerState &state = states[index];
+  if (state.weight.data.size())
+    return success();
+  const LinearLayer &layer = *state.layer;
+  // A widened weight is the calibration's widened copy (one copy for
+  // both); else the constant's data, in place.
+  std::optional<NpyArray> w;
+  if (layer.weightSource != layer.weightConstant) {
+    if (const NpyArray *wide = constantArray(layer.weightSource))
+      w = view(*wide);
+  } else {
+    w = arrayOf(layer.weightAttr);
+  }
+  if (!w) {
+    fail(layer.weightSource->getLoc())
+        << "layer '" << layer.name
+        << "': its weight has no data (a dense_resource whose blob is "
+           "missing or elided)";
+    return failure();
+  }
+  state.weight = layer.transposed ? transposed(*w) : std::move(*w);
+  if (std::optional<std::string> bad = findNonFinite(state.weight)) {
+    fail(layer.weightSource->getLoc())
+        << "layer '" << layer.name << "': its weight has " << *bad;
+    return failure();
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Calibration and quantization
 //===----------------------------------------------------------------------===//
@@ -1012,9 +1091,12 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     releaseFreedMemory();
   };
 
+  auto calibrationStart = std::chrono::steady_clock::now();
+  double doneSeconds = 0; // the time of the stages done
   for (auto [index, stagePtr] : llvm::enumerate(stages)) {
     Stage &stage = *stagePtr;
     auto start = std::chrono::steady_clock::now();
+    doneSeconds = secondsSince(calibrationStart);
     for (unsigned m : stage.accumulatedFor) {
       int64_t in = states[m].layer->inFeatures;
       states[m].hessian = NpyArray::zeros(DType::F32, {in, in});
@@ -1093,12 +1175,23 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     double hessianSeconds = secondsSince(start);
     calibrateSeconds += hessianSeconds;
     hessianForwardSeconds += hessianSeconds;
+    // Progress: the time so far, an estimate of what remains from the
+    // stages done (their mean), and the memory held now.
+    double elapsed = secondsSince(calibrationStart);
+    std::string remaining;
+    if (index > 0)
+      remaining = ", about " +
+                  formatDuration(doneSeconds / index *
+                                 (stages.size() - index) -
+                                 (elapsed - doneSeconds)) +
+                  " left";
     llvm::errs() << llvm::formatv(
         "{0}: stage {1}/{2}: Hessians of {3} layer{4} ({7} input{8}) from "
-        "{5} samples, {6:F2} s\n",
+        "{5} samples, {6:F2} s; {9} elapsed{10}, {11} MiB resident\n",
         kPassName, index + 1, stages.size(), stage.layers.size(),
         stage.layers.size() == 1 ? "" : "s", n, hessianSeconds, unique,
-        unique == 1 ? "" : "s");
+        unique == 1 ? "" : "s", formatDuration(elapsed), remaining,
+        residentBytes() >> 20);
     for (unsigned m : stage.layers) {
       states[m].samples = n;
       if (std::optional<std::string> bad = findNonFinite(states[m].hessian)) {
@@ -1141,10 +1234,16 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   return success();
 }
 
-/// Round-to-nearest of a layer's weight: gptq.quantize_layer with H = I,
-/// whose inverse factor pushes no error onto other columns.
+/// Round-to-nearest of a layer's weight: what gptq.quantize_layer gives
+/// with H = I, whose inverse factor pushes no error onto other columns,
+/// computed directly (no in x in identity); with MSE grids, through the
+/// kernel with the identity.
 static llvm::Expected<LayerResult> roundToNearest(LayerQuantizer &rtn,
+                                                  ConfigAttr config,
                                                   const LayerState &state) {
+  if (std::optional<LayerResult> direct =
+          gptq::roundToNearest(state.weight, config))
+    return std::move(*direct);
   int64_t in = state.layer->inFeatures;
   NpyArray identity = NpyArray::zeros(DType::F32, {in, in});
   for (int64_t i = 0; i < in; ++i)
@@ -1170,16 +1269,31 @@ void QuantizeModelPass::record(unsigned index, LayerResult result,
   else
     state.stored = std::move(result.dequantized);
   result.dequantized = NpyArray();
+  if (format == "packed") {
+    state.packed = packCodes(result.codes, bits);
+    result.codes = NpyArray();
+  }
   state.result = std::move(result);
   printLayer(index);
+  // The float weight is done with: its float32 copies go, and the pages of
+  // the checkpoint it was read from.
+  const LinearLayer &layer = *state.layer;
+  state.weight = NpyArray();
+  constantArrays.erase(layer.weightSource);
+  constantArrays.erase(layer.weightConstant);
+  if (std::optional<ArrayRef<char>> raw = rawElementData(layer.weightAttr))
+    releaseParameterPages(*raw);
+  releaseFreedMemory();
 }
 
 LogicalResult QuantizeModelPass::roundLayer(unsigned index, LayerQuantizer &rtn,
                                             StringRef method) {
   LayerState &state = states[index];
+  if (failed(ensureWeight(index)))
+    return failure();
   auto start = std::chrono::steady_clock::now();
   double compiled = rtn.compileSeconds();
-  auto result = roundToNearest(rtn, state);
+  auto result = roundToNearest(rtn, rtnConfig, state);
   if (!result) {
     fail(state.layer->op->getLoc()) << llvm::toString(result.takeError());
     return failure();
@@ -1203,6 +1317,8 @@ LogicalResult QuantizeModelPass::quantizeLayer(unsigned index,
         << "'; it is rounded to nearest";
     return roundLayer(index, rtn, "rtn (not calibrated)");
   }
+  if (failed(ensureWeight(index)))
+    return failure();
   auto start = std::chrono::steady_clock::now();
   double compiled = gptq.compileSeconds() + rtn.compileSeconds();
   auto warn = [&](const llvm::Twine &message) {
@@ -1220,7 +1336,7 @@ LogicalResult QuantizeModelPass::quantizeLayer(unsigned index,
     state.gptqError =
         outputError(state.weight, result->dequantized, state.hessian);
     // The round-to-nearest error of the same grids, for comparison.
-    auto rounded = roundToNearest(rtn, state);
+    auto rounded = roundToNearest(rtn, rtnConfig, state);
     if (!rounded) {
       fail(layer.op->getLoc()) << llvm::toString(rounded.takeError());
       return failure();
@@ -1303,7 +1419,7 @@ LogicalResult QuantizeModelPass::rewrite(ConfigAttr config) {
     } else {
       int64_t out = layer.outFeatures, in = layer.inFeatures;
       int64_t groups = r.scales.shape[1];
-      NpyArray packed = packCodes(r.codes, config.getBits());
+      const NpyArray &packed = state.packed;
       Type f32 = b.getF32Type(), i32 = b.getI32Type();
       auto packedType = RankedTensorType::get(packed.shape, i32);
       auto gridType = RankedTensorType::get({out, groups}, f32);
@@ -1398,7 +1514,8 @@ void QuantizeModelPass::runOnOperation() {
     return;
   }
   std::string configError;
-  ConfigAttr config, rtnConfig;
+  ConfigAttr config;
+  rtnConfig = {};
   {
     ScopedDiagnosticHandler handler(&getContext(), [&](Diagnostic &d) {
       configError = d.str();
@@ -1571,14 +1688,8 @@ void QuantizeModelPass::runOnOperation() {
              "missing or elided)";
       return;
     }
-    if (w->dtype != DType::F32)
-      w = widened(*w);
-    state.weight = layer.transposed ? transposed(*w) : std::move(*w);
-    if (std::optional<std::string> bad = findNonFinite(state.weight)) {
-      fail(layer.weightSource->getLoc())
-          << "layer '" << layer.name << "': its weight has " << *bad;
-      return;
-    }
+    // The float32 copy is made when the layer is quantized (ensureWeight).
+    state.weightBytes = layer.outFeatures * layer.inFeatures * 4;
     if (layer.sharedWeight) {
       // A tied weight gets its own copy, so that the other users keep the
       // float values.
@@ -1668,10 +1779,10 @@ void QuantizeModelPass::runOnOperation() {
   // Weight bytes before and after.
   int64_t floatBytes = 0, quantBytes = 0;
   for (const LayerState &state : states) {
-    floatBytes += state.weight.data.size();
+    floatBytes += state.weightBytes;
     const LayerResult &r = *state.result;
     if (format == "float")
-      quantBytes += int64_t(state.weight.data.size());
+      quantBytes += state.weightBytes;
     else if (format == "quant")
       // A byte per code, a float32 scale and a byte of zero point per grid,
       // and at most an int32 place per column (act-order's gather).
@@ -1679,9 +1790,9 @@ void QuantizeModelPass::runOnOperation() {
                     int64_t(r.scales.data.size()) * 5 / 4 +
                     int64_t(r.gIdx.data.size());
     else
-      quantBytes +=
-          int64_t((r.codes.shape[1] * bits + 31) / 32) * 4 * r.codes.shape[0] +
-          int64_t(r.scales.data.size()) * 2 + int64_t(r.gIdx.data.size());
+      quantBytes += int64_t(state.packed.data.size()) +
+                    int64_t(r.scales.data.size()) * 2 +
+                    int64_t(r.gIdx.data.size());
   }
 
   // The rewrite fails only for a weight that format=quant cannot express
@@ -1765,6 +1876,7 @@ void QuantizeModelPass::runOnOperation() {
              {"quantize_layer_seconds", quantizeLayerSeconds},
              {"rewrite_seconds", rewriteSeconds},
              {"compile_seconds", compileSeconds}}},
+        {"peak_rss_bytes", peakResidentBytes()},
     };
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -1829,7 +1941,9 @@ void QuantizeModelPass::runOnOperation() {
                << floatBytes << " -> " << quantBytes << " bytes ("
                << llvm::formatv("{0:F2}", double(floatBytes) /
                                               std::max<int64_t>(quantBytes, 1))
-               << "x smaller)\n";
+               << "x smaller); peak resident memory "
+               << llvm::formatv("{0:F0}", peakResidentBytes() / 1048576.0)
+               << " MiB\n";
   if (!escalated.empty()) {
     llvm::errs() << kPassName << ": " << escalated.size()
                  << " layer(s) needed more dampening:";

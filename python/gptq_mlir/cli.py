@@ -284,7 +284,8 @@ def _sweep(args: argparse.Namespace) -> None:
         _tokenizer_inputs(run, args.tokenizer)
         run.input(args.text, "text")
         run.input(args.calibration, "calibration")
-        sweep.declare(run, args.configs, args.out_dir, args.calibration, args.pass_options)
+        sweep.declare(run, args.configs, args.out_dir, args.calibration, args.pass_options,
+                      bool(parameter_archives(args.model)))
         run.begin()
         model, tokenizer = _model_and_tokenizer(args)
         stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction)
@@ -297,7 +298,7 @@ def _sweep(args: argparse.Namespace) -> None:
         }
         result = sweep.sweep(model, windows, args.configs, run, args.out_dir, args.calibration,
                              args.batch, args.pass_options, description)
-    names = sweep.output_names(args.configs)
+    names = sweep.output_names(args.configs, bool(parameter_archives(args.model)))
     print(f"sweep: wrote {', '.join(str(Path(args.out_dir) / name) for name in names)}", file=sys.stderr)
     sys.stdout.write(sweep.markdown_table(result["configurations"]))
 

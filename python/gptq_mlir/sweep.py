@@ -299,9 +299,14 @@ def _label_points(axes, labels: Dict[int, List[tuple]], dpi: int) -> None:
             )
 
 
-def output_names(configurations: Sequence[Configuration]) -> List[str]:
-    """The files a sweep of ``configurations`` writes into its output folder."""
-    names = [f"{c.name}{suffix}" for c in configurations if c.quantized for suffix in (".mlir", ".report.json")]
+def output_names(configurations: Sequence[Configuration], archives: bool = False) -> List[str]:
+    """The files a sweep of ``configurations`` writes into its output folder;
+    with ``archives`` (a model that reads its weights from parameter
+    archives, as import-hf's does), each quantized model's archive of
+    quantized weights too (``NAME.safetensors``, which gptq-opt writes
+    beside ``NAME.mlir``)."""
+    suffixes = (".mlir", ".report.json") + ((".safetensors",) if archives else ())
+    names = [f"{c.name}{suffix}" for c in configurations if c.quantized for suffix in suffixes]
     return names + [RESULTS, TABLE, PLOT]
 
 
@@ -317,9 +322,12 @@ def declare(
     out_dir: PathLike,
     calibration: Optional[PathLike],
     pass_options: Sequence[str] = (),
+    archives: bool = False,
 ) -> None:
     """Check the arguments of :func:`sweep` and declare its files in ``run``:
-    the outputs in ``out_dir``, and the files the ``pass_options`` name
+    the outputs in ``out_dir`` (with ``archives``, for a model that reads
+    its weights from parameter archives, each quantized model's archive
+    too: see :func:`output_names`), and the files the ``pass_options`` name
     (``hessians=`` an input; ``dump-hessians=`` and ``dump-stages=``
     outputs, which only a sweep of one quantized configuration may ask
     for: every configuration would write them). The caller declares the
@@ -342,7 +350,7 @@ def declare(
         except OSError as error:
             raise GPTQError(f"cannot read calibration {calibration}: {error.strerror or error}") from error
         _pass_path(calibration)
-    run.output_folder(out_dir, output_names(configurations))
+    run.output_folder(out_dir, output_names(configurations, archives))
     for key, value in _file_options(pass_options, _INPUT_OPTIONS):
         run.input(value, f"{key}= file")
     for key, value in _file_options(pass_options, _OUTPUT_OPTIONS):

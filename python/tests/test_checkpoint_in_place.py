@@ -1,8 +1,9 @@
 """import-hf without copies: the module reads the checkpoint's bfloat16
 tensors in place, from its shards. It computes what the float32 copy
 (--embed-weights) computes, gptq-opt quantizes it to the same codes, scales,
-zeros and g_idx bit for bit, and its quantized form exports to a GPTQ
-checkpoint that reads back. A checkpoint that changes after the import is
+zeros and g_idx bit for bit (written to an archive beside its output, which
+still reads the float tensors from the checkpoint), and its quantized form
+exports to a GPTQ checkpoint that reads back. A checkpoint that changes after the import is
 an error naming the file and tensor, with no output."""
 
 import json
@@ -38,11 +39,21 @@ def imports(tmp_path_factory, bf16_folder):
     return in_place, embedded
 
 
+QUANTIZED = ("qweight", "scales", "zeros", "g_idx")
+
+
 def _quantized_layers(path: Path) -> dict:
-    """The quantized layers' resources of a rewritten module, as hex."""
+    """The quantized layers' tensors of a rewritten module, as bytes: from
+    the archive beside it, or from its own resources."""
+    archive = path.with_suffix(".safetensors")
+    if archive.exists():
+        from safetensors.numpy import load_file
+
+        return {k: v.tobytes() for k, v in load_file(str(archive)).items() if k.rsplit(".", 1)[-1] in QUANTIZED}
     resources = path.read_text().split("{-#", 1)[1]
     blobs = dict(re.findall(r'^\s+"?([\w.]+)"?: "0x([0-9a-fA-F]+)"', resources, re.M))
-    return {k: v for k, v in blobs.items() if k.rsplit(".", 1)[-1] in ("qweight", "scales", "zeros", "g_idx")}
+    # After the blob's alignment word.
+    return {k: bytes.fromhex(v)[4:] for k, v in blobs.items() if k.rsplit(".", 1)[-1] in QUANTIZED}
 
 
 def test_the_module_reads_the_shards(imports, bf16_folder, gptq_run):
@@ -68,8 +79,12 @@ def test_quantized_bit_for_bit_as_the_float32_copy(tmp_path, imports, gptq_opt):
         outputs.append(out)
     ours, copy = map(_quantized_layers, outputs)
     assert len(ours) == 4 * 20 and ours == copy
-    # The float weights stay bfloat16 (the embedding, the norms).
-    assert "dense_resource<model.embed_tokens.weight> : tensor<512x64xbf16>" in outputs[0].read_text()
+    # The quantized weights are in the archive beside the output, the float
+    # ones (the embedding, the norms) still the checkpoint's bfloat16.
+    text = outputs[0].read_text()
+    assert "dialect_resources" not in text and not outputs[1].with_suffix(".safetensors").exists()
+    assert "dense_resource<model.embed_tokens.weight> : tensor<512x64xbf16>" in text
+    assert re.search(r'gptq\.parameters = \["/[^"]*/model\.safetensors\.index\.json", "in_place\.q\.safetensors"\]', text)
     tokens = np.random.default_rng(2).integers(0, 512, size=(2, 16)).astype(np.int32)
     np.testing.assert_array_equal(Model(outputs[0]).logits(tokens), Model(outputs[1]).logits(tokens))
 

@@ -36,6 +36,16 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+static llvm::cl::opt<bool> embedParameters(
+    "embed-parameters",
+    llvm::cl::desc(
+        "Write the weights of a module that names parameter archives "
+        "(gptq.parameters: an import-hf module reads its checkpoint) into "
+        "the output module, rather than referring to the archives and "
+        "writing new weights (quantized ones) to OUTPUT.safetensors beside "
+        "it (OUTPUT minus .mlir)"),
+    llvm::cl::init(false));
+
 static int run(int argc, char **argv) {
   registerAllPasses();
   gptq::registerGPTQPasses();
@@ -48,10 +58,16 @@ static int run(int argc, char **argv) {
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "gptq-opt: the gptq-mlir optimizer driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
-  // Weights kept in a parameter archive beside the module are attached
-  // before the passes of the command line run, which run inside the pass
-  // that attaches them; the output holds the weights.
+  // Weights kept in parameter archives are attached before the passes of
+  // the command line run, which run inside the pass that attaches them.
+  // Then the text output names the archives for the weights that are
+  // unchanged and writes the others to OUTPUT.safetensors (committed with
+  // the output); with --embed-parameters, stdout or bytecode, it holds them.
   MlirOptMainConfig commandLine = config;
+  std::string storeTo = outputFilename == "-" || embedParameters ||
+                                config.shouldEmitBytecode()
+                            ? ""
+                            : outputFilename;
   // The input's name and text, once read: diagnostics located on one of its
   // long lines (an import-hf module's attributes, a weight's blob) are
   // printed without the line. Under -verify-diagnostics every diagnostic
@@ -59,8 +75,8 @@ static int run(int argc, char **argv) {
   std::string inputName;
   llvm::StringRef inputText;
   config.setPassPipelineSetupFn(
-      [commandLine, file = std::string(inputFilename), &inputName,
-       &inputText](PassManager &pm) -> LogicalResult {
+      [commandLine, file = std::string(inputFilename), &inputName, &inputText,
+       storeTo](PassManager &pm) -> LogicalResult {
         if (!commandLine.shouldVerifyDiagnostics())
           gptq::registerLongLineHandler(pm.getContext(), inputName, inputText);
         // A malformed pass option (bits=abc) is reported by the option's
@@ -85,7 +101,7 @@ static int run(int argc, char **argv) {
         OpPassManager passes = pm;
         pm.clear();
         pm.addPass(gptq::createLoadParametersPass(file, "gptq-opt",
-                                                  std::move(passes)));
+                                                  std::move(passes), storeTo));
         return success();
       });
   // Listings print to stdout and read no input.
@@ -102,6 +118,13 @@ static int run(int argc, char **argv) {
     return fail(llvm::toString(std::move(err)));
   if (llvm::Error err = files.addOutput(outputFilename, "-o"))
     return fail(llvm::toString(std::move(err)));
+  // The archive beside -o that the weights may go to (when the input names
+  // archives): checked now, with the other outputs.
+  if (!storeTo.empty())
+    if (llvm::Error err =
+            files.addOutput(gptq::parameterArchiveFor(storeTo),
+                            "the parameter archive of -o"))
+      return fail(llvm::toString(std::move(err)));
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input =
       gptq::openModuleFile(inputFilename, &errorMessage);

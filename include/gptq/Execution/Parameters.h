@@ -15,6 +15,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -46,15 +47,45 @@ constexpr llvm::StringLiteral kParametersAttrName = "gptq.parameters";
 /// the attribute is left as it is.
 llvm::Error loadParameters(ModuleOp module, llvm::StringRef moduleFile);
 
+/// Hands the whole pages of `data` back to the system when `data` lies in a
+/// parameter archive that loadParameters mapped (a read-only file mapping:
+/// pages used again are read from the file again), so that a model's
+/// weights stop counting in the process's memory once used; other data is
+/// left alone. The model pass calls it for each layer's weight once the
+/// layer is quantized.
+void releaseParameterPages(llvm::ArrayRef<char> data);
+
+/// The archive storeParameters writes beside the module `outputFile`:
+/// model.q.mlir -> model.q.safetensors.
+std::string parameterArchiveFor(llvm::StringRef outputFile);
+
+/// Makes `module`, about to be written to `outputFile`, name its weights in
+/// archives instead of holding them: a blob that loadParameters attached and
+/// that is unchanged is named by the archive it came from; every other blob
+/// (the quantized weights a pass made, say) goes to a safetensors file
+/// beside the output (parameterArchiveFor), added to the current RunFiles'
+/// outputs, committed with the module (the caller names that file as an
+/// output of the run before any work, so that it is checked against the
+/// inputs: gptq-opt does). gptq.parameters then lists the archives read, by
+/// absolute path (the output may be written in a staging folder and moved),
+/// and the new one by its file name (it moves with the module). Returns
+/// false, changing nothing, when a blob has no safetensors dtype (i1,
+/// index): the module is then written whole.
+llvm::Expected<bool> storeParameters(ModuleOp module,
+                                     llvm::StringRef outputFile);
+
 /// A pass that runs loadParameters on its module, then the pipeline
 /// `then` on it: gptq-opt, whose driver parses the module itself, wraps the
 /// passes of its command line in it, so that they see the weights whatever
 /// form the command line gives them in (`--pass-pipeline` replaces the pass
-/// manager it is given). Its errors are printed as "`toolName`: error: ..."
-/// and fail the pass.
+/// manager it is given). With `storeTo` (the output file) and a module that
+/// named archives, it then runs storeParameters and has the module printed
+/// without its blobs (MLIR's --mlir-elide-resource-strings-if-larger=0).
+/// Its errors are printed as "`toolName`: error: ..." and fail the pass.
 std::unique_ptr<Pass> createLoadParametersPass(std::string moduleFile,
                                                std::string toolName,
-                                               OpPassManager then);
+                                               OpPassManager then,
+                                               std::string storeTo = "");
 
 } // namespace gptq
 } // namespace mlir

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <optional>
 #include <string>
@@ -71,6 +72,23 @@ parseSafetensors(llvm::StringRef bytes, llvm::StringRef name);
 /// the tensor.
 llvm::Expected<llvm::StringMap<std::string>>
 parseSafetensorsIndex(llvm::StringRef bytes, llvm::StringRef name);
+
+/// One tensor to write: its name, dtype, shape and bytes (which must be as
+/// many as its shape's).
+struct SafetensorsEntry {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  llvm::ArrayRef<char> data;
+};
+
+/// The bytes of a safetensors file of `tensors` written to `os`: a header
+/// padded so that the data starts on a 64-byte boundary, then the tensors,
+/// those whose size is a multiple of 64 bytes first (each of them then
+/// starts on a 64-byte boundary, as the JIT reads weights best), without
+/// gaps, as the format requires. Fails when a name repeats.
+llvm::Error writeSafetensors(llvm::raw_ostream &os,
+                             llvm::ArrayRef<SafetensorsEntry> tensors);
 
 /// Checks the JSON text `text` before it is parsed: it nests no deeper than
 /// `maxDepth` arrays and objects (the parser recurses once per level), and

@@ -149,7 +149,13 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     large constants are arguments, so stages of the same shape share their
     code), and keeps the values that flow from one stage to the next for
     every sample: memory holds those values for all samples, plus one
-    batch's intermediate values within a stage.
+    batch's intermediate values within a stage. A layer's weight is read as
+    float32 only while its stage runs and its layers are quantized (a bf16
+    or f16 weight widened by an `arith.extf`, as `import-hf` reads a
+    checkpoint's tensors in place, is widened then), and released once the
+    layer is quantized, with the pages of the parameter archive it was read
+    from; the quantized codes are packed as they are made. So the weights
+    in memory do not grow with the model's depth.
 
     `sequential` chooses the groups, as the reference's Llama driver does:
 
@@ -202,7 +208,8 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     with `report=FILE.json` the same as JSON. The errors are
     `tr((W - Q) H (W - Q)^T) / 2`, the squared output error per calibration
     sample, for the GPTQ weights and for round-to-nearest weights of the
-    same grid configuration.
+    same grid configuration. The summary line and the report's
+    `peak_rss_bytes` give the process's peak resident memory.
 
     Errors stop the pass with a diagnostic naming the layer or file: no
     linear layer, calibration data whose dtype or shape does not fit the

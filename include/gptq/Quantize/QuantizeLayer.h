@@ -93,6 +93,19 @@ llvm::Error checkEscalationOptions(double percdamp,
 /// quantize() whose inputs pass the checks, with dynamic shapes and the
 /// dampening as an argument, so it serves every later layer of any shape and
 /// every retry. Not thread-safe.
+/// Round to nearest on GPTQ's grids (docs/gptq-semantics.md, section 2):
+/// each row's grid per group of `config`'s group size (or over the whole
+/// row) from the weight's own values, each weight rounded to it. This is
+/// what LayerQuantizer computes with an identity Hessian, whose inverse
+/// factor pushes no error onto other columns, bit for bit (the same float32
+/// operations in the same order), in rows x cols time and without the
+/// cols x cols matrix. act_order and static_groups do not change round to
+/// nearest. The MSE grid search (`mse`) is not done here: none for such a
+/// config (quantize with an identity Hessian instead). `weight` is float32
+/// rows x cols and finite.
+std::optional<LayerResult> roundToNearest(const NpyArray &weight,
+                                          ConfigAttr config);
+
 class LayerQuantizer {
 public:
   ~LayerQuantizer();
