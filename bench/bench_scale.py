@@ -1,0 +1,124 @@
+"""Models of real size on this machine: time and peak memory of each phase,
+end to end, for random-weight Hugging Face checkpoints with the real
+config.json of Llama-3.2-1B and Llama-3.1-8B (bench/make_hf_checkpoint.py
+writes them, bfloat16; they are not committed). Not a test.
+
+    .venv/bin/python bench/bench_scale.py --work /tmp/scale                       # 1B cut to 4 and 16 layers
+    .venv/bin/python bench/bench_scale.py --work /tmp/scale --models 1b-4,8b --json scale.json
+
+Phases, each its own process, with its wall time and peak RSS (from wait4,
+as bench_model.py measures them):
+
+1. ``import-hf``: the module names the checkpoint's safetensors and reads
+   them in place (nothing is converted or copied);
+2. ``gptq-opt --gptq-quantize-model``: GPTQ 4-bit, group 128, act-order,
+   true-sequential, 32 windows of 512 random tokens, ``layer-errors=false``;
+   the quantized weights go to ``q.safetensors`` beside the module;
+3. ``export-gptq``: the GPTQ checkpoint;
+4. ``gptq-run``: a forward of 1 x 128 tokens of the quantized module.
+
+``--models`` takes ``1b-N`` (Llama-3.2-1B's shape cut to N layers; 16 is
+the whole model) and ``8b``. Memory must not grow with depth: the table
+gives the peak RSS of 1B-4 beside 1B-16.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_model  # noqa: E402  (run_measured, the peak-RSS launcher)
+
+ROOT = Path(__file__).resolve().parents[1]
+QUANTIZE = "bits=4 group-size=128 act-order=true sequential=layers calibration-batch=8 layer-errors=false"
+
+
+def checkpoint(work: Path, model: str) -> Path:
+    """The checkpoint of ``model`` (made once, with a fixed seed)."""
+    name, _, layers = model.partition("-")
+    preset = {"1b": "llama-3.2-1b", "8b": "llama-3.1-8b"}[name]
+    folder = work / f"ckpt-{model}"
+    if not (folder / "config.json").exists():
+        cmd = [sys.executable, str(ROOT / "bench/make_hf_checkpoint.py"), preset, str(folder)]
+        if layers:
+            cmd += ["--layers", layers]
+        subprocess.run(cmd, check=True)
+    return folder
+
+
+def phase(label: str, cmd, env) -> dict:
+    result = bench_model.run_measured([str(c) for c in cmd], env=env, timeout=6 * 3600, what=label)
+    print(f"  {label}: {result['wall_seconds']:.1f} s, peak RSS {result['peak_rss_bytes'] / 2**20:.0f} MiB",
+          file=sys.stderr, flush=True)
+    return {"seconds": result["wall_seconds"], "peak_rss_bytes": result["peak_rss_bytes"],
+            "stderr_tail": result["stderr"].strip().splitlines()[-3:]}
+
+
+def bench(work: Path, model: str, build: Path, env) -> dict:
+    folder = checkpoint(work, model)
+    out = work / model
+    out.mkdir(parents=True, exist_ok=True)
+    config = json.loads((folder / "config.json").read_text())
+    bytes_on_disk = sum(p.stat().st_size for p in folder.glob("*.safetensors"))
+    print(f"{model}: {config['num_hidden_layers']} layers, {bytes_on_disk / 1e9:.2f} GB of bfloat16",
+          file=sys.stderr, flush=True)
+    rng = np.random.default_rng(0)
+    calibration = out / "calib.npy"
+    np.save(calibration, rng.integers(0, config["vocab_size"], size=(32, 512)).astype(np.int32))
+    tokens = out / "tokens.npy"
+    np.save(tokens, rng.integers(0, config["vocab_size"], size=(1, 128)).astype(np.int32))
+    python = [sys.executable, "-m", "gptq_mlir"]
+    module, quantized = out / "model.mlir", out / "q.mlir"
+    record = {"model": model, "layers": config["num_hidden_layers"], "checkpoint_bytes": bytes_on_disk}
+    record["import"] = phase("import-hf", python + ["import-hf", folder, "-o", module], env)
+    record["module_bytes"] = module.stat().st_size
+    record["quantize"] = phase(
+        "gptq-opt --gptq-quantize-model",
+        [build / "bin/gptq-opt", module,
+         f"--gptq-quantize-model=calibration={calibration} {QUANTIZE} report={out / 'report.json'}",
+         "-o", quantized], env)
+    record["quantized_bytes"] = quantized.stat().st_size + quantized.with_suffix(".safetensors").stat().st_size
+    record["export"] = phase("export-gptq", python + ["export-gptq", quantized, "--out", out / "gptq"], env)
+    record["forward"] = phase(
+        "gptq-run 1 x 128", [build / "bin/gptq-run", quantized, "--entry", "forward", "--input", tokens,
+                             "--output-dir", out / "logits"], env)
+    report = json.loads((out / "report.json").read_text())
+    record["quantize_report"] = {key: report[key] for key in ("seconds", "timing", "peak_rss_bytes")}
+    return record
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, required=True, help="folder for checkpoints and outputs")
+    parser.add_argument("--models", default="1b-4,1b-16", help="comma-separated: 1b-N, 8b (default 1b-4,1b-16)")
+    parser.add_argument("--build-dir", type=Path, default=ROOT / "build")
+    parser.add_argument("--json", type=Path, help="write the records here")
+    args = parser.parse_args(argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+    bench_model.SCRATCH["dir"] = str(args.work)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    # Benchmarks run without the OpenBLAS settings some machines set (see
+    # bench/README.md).
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.pop("OPENBLAS_L2_SIZE", None)
+    records = [bench(args.work, model, args.build_dir, env) for model in args.models.split(",")]
+    print("| model | layers | checkpoint | import | quantize | peak RSS quantize | export | forward 1x128 "
+          "| peak RSS forward |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in records:
+        print(f"| {r['model']} | {r['layers']} | {r['checkpoint_bytes'] / 1e9:.2f} GB "
+              f"| {r['import']['seconds']:.1f} s | {r['quantize']['seconds']:.0f} s "
+              f"| {r['quantize']['peak_rss_bytes'] / 2**20:.0f} MiB | {r['export']['seconds']:.0f} s "
+              f"| {r['forward']['seconds']:.1f} s | {r['forward']['peak_rss_bytes'] / 2**20:.0f} MiB |")
+    if args.json:
+        args.json.write_text(json.dumps(records, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

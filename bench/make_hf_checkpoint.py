@@ -1,0 +1,142 @@
+"""Write a random-weight Hugging Face checkpoint with the real config.json of
+Llama-3.2-1B or Llama-3.1-8B (bfloat16 safetensors shards and an index), for
+bench/bench_scale.py. Not a test, and nothing it writes is committed.
+
+    PYTHONPATH=python .venv/bin/python bench/make_hf_checkpoint.py llama-3.2-1b /tmp/llama-1b
+    PYTHONPATH=python .venv/bin/python bench/make_hf_checkpoint.py llama-3.2-1b /tmp/llama-1b-4 --layers 4
+    PYTHONPATH=python .venv/bin/python bench/make_hf_checkpoint.py llama-3.1-8b /tmp/llama-8b
+
+Weights are N(0, 0.02) (norms 1 + N(0, 0.02)), rounded to bfloat16, from a
+fixed seed per tensor, so the same command writes the same bytes. Tensors
+are made and written one at a time (at most one tensor, about 1 GB for the
+8B's embedding, in memory); shards hold at most --shard-gb each, as
+transformers' save_pretrained splits them. 2.5 GB for the 1B, 16 GB for the
+8B.
+"""
+
+import argparse
+import json
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+#: The published config.json fields (meta-llama/Llama-3.2-1B, Llama-3.1-8B).
+CONFIGS = {
+    "llama-3.2-1b": {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "attention_bias": False,
+        "attention_dropout": 0.0, "bos_token_id": 128000, "eos_token_id": 128001, "head_dim": 64,
+        "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 8192,
+        "max_position_embeddings": 131072, "mlp_bias": False, "num_attention_heads": 32,
+        "num_hidden_layers": 16, "num_key_value_heads": 8, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+        "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                         "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+        "rope_theta": 500000.0, "tie_word_embeddings": True, "torch_dtype": "bfloat16", "use_cache": True,
+        "vocab_size": 128256,
+    },
+    "llama-3.1-8b": {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "attention_bias": False,
+        "attention_dropout": 0.0, "bos_token_id": 128000, "eos_token_id": 128001, "hidden_act": "silu",
+        "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 14336,
+        "max_position_embeddings": 131072, "mlp_bias": False, "num_attention_heads": 32,
+        "num_hidden_layers": 32, "num_key_value_heads": 8, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+        "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                         "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+        "rope_theta": 500000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True,
+        "vocab_size": 128256,
+    },
+}
+
+
+def tensors(config: dict):
+    """(name, shape) of every tensor, in the order save_pretrained writes them."""
+    hidden, inter = config["hidden_size"], config["intermediate_size"]
+    head = config.get("head_dim", hidden // config["num_attention_heads"])
+    q, kv = config["num_attention_heads"] * head, config["num_key_value_heads"] * head
+    yield "model.embed_tokens.weight", (config["vocab_size"], hidden)
+    for i in range(config["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        yield p + "input_layernorm.weight", (hidden,)
+        yield p + "self_attn.q_proj.weight", (q, hidden)
+        yield p + "self_attn.k_proj.weight", (kv, hidden)
+        yield p + "self_attn.v_proj.weight", (kv, hidden)
+        yield p + "self_attn.o_proj.weight", (hidden, q)
+        yield p + "post_attention_layernorm.weight", (hidden,)
+        yield p + "mlp.gate_proj.weight", (inter, hidden)
+        yield p + "mlp.up_proj.weight", (inter, hidden)
+        yield p + "mlp.down_proj.weight", (hidden, inter)
+    yield "model.norm.weight", (hidden,)
+    if not config["tie_word_embeddings"]:
+        yield "lm_head.weight", (config["vocab_size"], hidden)
+
+
+def bfloat16(values: np.ndarray) -> np.ndarray:
+    """float32 values rounded to bfloat16 (to nearest, ties to even), as bits."""
+    bits = values.view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def random_tensor(name: str, shape) -> np.ndarray:
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    values = rng.standard_normal(shape, dtype=np.float32) * np.float32(0.02)
+    if name.endswith("norm.weight"):
+        values += np.float32(1.0)
+    return bfloat16(values)
+
+
+def write_shard(path: Path, names) -> None:
+    """One safetensors file of the tensors ``names`` ((name, shape) pairs)."""
+    header, offset = {}, 0
+    for name, shape in names:
+        size = 2 * int(np.prod(shape))
+        header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [offset, offset + size]}
+        offset += size
+    header["__metadata__"] = {"format": "pt"}
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as out:
+        out.write(struct.pack("<Q", len(text)) + text)
+        for name, shape in names:
+            out.write(random_tensor(name, shape).tobytes())
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", choices=sorted(CONFIGS))
+    parser.add_argument("out", type=Path, help="folder to write (made if missing)")
+    parser.add_argument("--layers", type=int, help="keep only the first N layers (the config says N)")
+    parser.add_argument("--shard-gb", type=float, default=5.0, help="most GB per shard (default 5)")
+    args = parser.parse_args(argv)
+    config = dict(CONFIGS[args.model])
+    if args.layers is not None:
+        config["num_hidden_layers"] = args.layers
+    args.out.mkdir(parents=True, exist_ok=True)
+    shards, current, size = [], [], 0
+    for name, shape in tensors(config):
+        bytes_ = 2 * int(np.prod(shape))
+        if current and size + bytes_ > args.shard_gb * 1e9:
+            shards.append(current)
+            current, size = [], 0
+        current.append((name, shape))
+        size += bytes_
+    shards.append(current)
+    weight_map, total = {}, 0
+    for i, names in enumerate(shards):
+        file = f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors"
+        write_shard(args.out / file, names)
+        for name, shape in names:
+            weight_map[name] = file
+            total += 2 * int(np.prod(shape))
+        print(f"wrote {args.out / file}", file=sys.stderr)
+    (args.out / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}, indent=2))
+    (args.out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True))
+    print(f"{args.out}: {args.model}, {config['num_hidden_layers']} layers, {total / 1e9:.2f} GB of bfloat16",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
