@@ -94,17 +94,10 @@ struct MappedFile {
   MappedFile(std::unique_ptr<llvm::MemoryBuffer> b, llvm::StringRef path)
       : buffer(std::move(b)),
         guard(buffer->getBufferStart(), buffer->getBufferSize(), path) {
-    if (buffer->getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap) {
-      std::lock_guard<std::mutex> lock(mappingsMutex);
-      mappings().push_back(buffer->getBuffer());
-    }
+    if (buffer->getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap)
+      registerParameterMapping(buffer->getBuffer());
   }
-  ~MappedFile() {
-    std::lock_guard<std::mutex> lock(mappingsMutex);
-    llvm::erase_if(mappings(), [&](llvm::StringRef m) {
-      return m.data() == buffer->getBufferStart();
-    });
-  }
+  ~MappedFile() { unregisterParameterMapping(buffer->getBufferStart()); }
 };
 
 /// One array of an archive: where it is and what it holds.
@@ -251,6 +244,17 @@ llvm::Error addArchive(llvm::StringRef path, llvm::StringRef moduleLabel,
                "safetensors index (.json)");
 }
 } // namespace
+
+void mlir::gptq::registerParameterMapping(llvm::StringRef mapping) {
+  std::lock_guard<std::mutex> lock(mappingsMutex);
+  mappings().push_back(mapping);
+}
+
+void mlir::gptq::unregisterParameterMapping(const char *start) {
+  std::lock_guard<std::mutex> lock(mappingsMutex);
+  llvm::erase_if(mappings(),
+                 [&](llvm::StringRef m) { return m.data() == start; });
+}
 
 void mlir::gptq::releaseParameterPages(llvm::ArrayRef<char> data) {
   if (data.empty())
@@ -474,7 +478,12 @@ llvm::Expected<bool> mlir::gptq::storeParameters(ModuleOp module,
       return error("storeParameters needs the run's files");
     if (llvm::Error err = files->outputs().add(
             path, [tensors](llvm::raw_ostream &os) {
-              return writeSafetensors(os, tensors);
+              // Mapped data (the quantized weights a pass kept on disk)
+              // stops counting once written.
+              return writeSafetensors(os, tensors,
+                                      [](const SafetensorsEntry &t) {
+                                        releaseParameterPages(t.data);
+                                      });
             }))
       return std::move(err);
     names.push_back(b.getStringAttr(llvm::sys::path::filename(path)));

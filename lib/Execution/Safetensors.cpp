@@ -282,9 +282,9 @@ mlir::gptq::parseSafetensorsIndex(llvm::StringRef bytes,
   return shards;
 }
 
-llvm::Error
-mlir::gptq::writeSafetensors(llvm::raw_ostream &os,
-                             llvm::ArrayRef<SafetensorsEntry> tensors) {
+llvm::Error mlir::gptq::writeSafetensors(
+    llvm::raw_ostream &os, llvm::ArrayRef<SafetensorsEntry> tensors,
+    llvm::function_ref<void(const SafetensorsEntry &)> written) {
   std::vector<const SafetensorsEntry *> order;
   llvm::StringSet<> names;
   for (const SafetensorsEntry &t : tensors) {
@@ -318,7 +318,10 @@ mlir::gptq::writeSafetensors(llvm::raw_ostream &os,
   llvm::support::endian::write64le(length, text.size());
   os.write(length, 8);
   os << text;
-  for (const SafetensorsEntry *t : order)
+  for (const SafetensorsEntry *t : order) {
     os.write(t->data.data(), t->data.size());
+    if (written)
+      written(*t);
+  }
   return llvm::Error::success();
 }

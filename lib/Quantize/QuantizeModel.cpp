@@ -19,6 +19,7 @@
 #include "gptq/Execution/Npz.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Parameters.h"
+#include "gptq/Execution/Scratch.h"
 #include "gptq/Quantize/LinearLayers.h"
 #include "gptq/Quantize/Passes.h"
 #include "gptq/Quantize/QuantTypes.h"
@@ -257,9 +258,16 @@ struct LayerState {
   NpyArray weight;
   /// Its bytes as float32, for the report.
   int64_t weightBytes = 0;
-  /// The codes packed as gptq.pack packs them (format=packed), made as the
-  /// layer is quantized; the unpacked codes are then released.
-  NpyArray packed;
+  /// format=packed: the codes packed as gptq.pack packs them, the scales,
+  /// zeros and g_idx, written to the pass's scratch file as the layer is
+  /// quantized (and released from memory): their offsets there, and the
+  /// packed words per row and the groups.
+  struct {
+    uint64_t qweight = 0, scales = 0, zeros = 0, gIdx = 0;
+    int64_t words = 0, groups = 0;
+  } spilled;
+  /// The bytes of the quantized form, for the report.
+  int64_t quantizedBytes = 0;
   /// The accumulated Hessian and its sample count.
   NpyArray hessian;
   int64_t samples = 0;
@@ -344,6 +352,10 @@ struct QuantizeModelPass
   // The grids of round to nearest: the configuration without act-order
   // and static groups.
   ConfigAttr rtnConfig;
+  // format=packed: where the quantized layers go as they are made, and its
+  // mapping, which the rewritten module's blobs read.
+  std::shared_ptr<ScratchFile> scratch;
+  std::shared_ptr<StringRef> spilledData;
   // The run's files when no tool made a RunFiles (a pass run from a
   // library): the pass checks and commits its own.
   std::shared_ptr<RunFiles> ownFiles;
@@ -374,7 +386,7 @@ struct QuantizeModelPass
                               LayerQuantizer &rtn);
   LogicalResult roundLayer(unsigned index, LayerQuantizer &rtn,
                            StringRef method);
-  void record(unsigned index, LayerResult result, StringRef method,
+  LogicalResult record(unsigned index, LayerResult result, StringRef method,
               double compiled, std::chrono::steady_clock::time_point start);
   const NpyArray *constantArray(Operation *op);
   LogicalResult ensureWeight(unsigned index);
@@ -1253,7 +1265,7 @@ static llvm::Expected<LayerResult> roundToNearest(LayerQuantizer &rtn,
                       {"layer '" + name + "' weight", "layer '" + name + "'"});
 }
 
-void QuantizeModelPass::record(unsigned index, LayerResult result,
+LogicalResult QuantizeModelPass::record(unsigned index, LayerResult result,
                                StringRef method, double compiled,
                                std::chrono::steady_clock::time_point start) {
   LayerState &state = states[index];
@@ -1270,8 +1282,39 @@ void QuantizeModelPass::record(unsigned index, LayerResult result,
     state.stored = std::move(result.dequantized);
   result.dequantized = NpyArray();
   if (format == "packed") {
-    state.packed = packCodes(result.codes, bits);
+    // To disk as they are made: a model's quantized weights need not fit
+    // in memory beside its calibration.
+    NpyArray packed = packCodes(result.codes, bits);
     result.codes = NpyArray();
+    if (!scratch) {
+      auto made = ScratchFile::create("the quantized weights");
+      if (!made) {
+        fail(state.layer->op->getLoc()) << llvm::toString(made.takeError());
+        return failure();
+      }
+      scratch = std::move(*made);
+    }
+    uint64_t *offsets[] = {&state.spilled.qweight, &state.spilled.scales,
+                           &state.spilled.zeros, &state.spilled.gIdx};
+    const NpyArray *arrays[] = {&packed, &result.scales, &result.zeros,
+                                &result.gIdx};
+    for (auto [offset, array] : llvm::zip_equal(offsets, arrays)) {
+      auto at = scratch->append(
+          ArrayRef<char>(array->data.data(), array->data.size()));
+      if (!at) {
+        fail(state.layer->op->getLoc())
+            << "layer '" << state.layer->name
+            << "': " << llvm::toString(at.takeError());
+        return failure();
+      }
+      *offset = *at;
+    }
+    state.spilled.words = packed.shape[1];
+    state.spilled.groups = result.scales.shape[1];
+    state.quantizedBytes = int64_t(packed.data.size()) +
+                           int64_t(result.scales.data.size()) * 2 +
+                           int64_t(result.gIdx.data.size());
+    result.scales = result.zeros = result.gIdx = NpyArray();
   }
   state.result = std::move(result);
   printLayer(index);
@@ -1284,6 +1327,7 @@ void QuantizeModelPass::record(unsigned index, LayerResult result,
   if (std::optional<ArrayRef<char>> raw = rawElementData(layer.weightAttr))
     releaseParameterPages(*raw);
   releaseFreedMemory();
+  return success();
 }
 
 LogicalResult QuantizeModelPass::roundLayer(unsigned index, LayerQuantizer &rtn,
@@ -1301,9 +1345,8 @@ LogicalResult QuantizeModelPass::roundLayer(unsigned index, LayerQuantizer &rtn,
   if (layerErrors && state.samples > 0)
     state.rtnError =
         outputError(state.weight, result->dequantized, state.hessian);
-  record(index, std::move(*result), method, rtn.compileSeconds() - compiled,
-         start);
-  return success();
+  return record(index, std::move(*result), method,
+                rtn.compileSeconds() - compiled, start);
 }
 
 LogicalResult QuantizeModelPass::quantizeLayer(unsigned index,
@@ -1344,9 +1387,9 @@ LogicalResult QuantizeModelPass::quantizeLayer(unsigned index,
     state.rtnError =
         outputError(state.weight, rounded->dequantized, state.hessian);
   }
-  record(index, std::move(*result), "gptq",
-         gptq.compileSeconds() + rtn.compileSeconds() - compiled, start);
-  return success();
+  return record(index, std::move(*result), "gptq",
+                gptq.compileSeconds() + rtn.compileSeconds() - compiled,
+                start);
 }
 
 void QuantizeModelPass::printLayer(unsigned index) {
@@ -1383,6 +1426,14 @@ static DenseResourceElementsAttr resource(ShapedType type, StringRef name,
 }
 
 LogicalResult QuantizeModelPass::rewrite(ConfigAttr config) {
+  if (scratch) {
+    auto mapped = scratch->map();
+    if (!mapped) {
+      fail(module.getLoc()) << llvm::toString(mapped.takeError());
+      return failure();
+    }
+    spilledData = *mapped;
+  }
   // The uses to replace, found before any is replaced.
   std::vector<std::pair<unsigned, OpOperand *>> uses;
   for (auto [i, state] : llvm::enumerate(states))
@@ -1418,20 +1469,30 @@ LogicalResult QuantizeModelPass::rewrite(ConfigAttr config) {
       weight = *built;
     } else {
       int64_t out = layer.outFeatures, in = layer.inFeatures;
-      int64_t groups = r.scales.shape[1];
-      const NpyArray &packed = state.packed;
+      int64_t groups = state.spilled.groups;
       Type f32 = b.getF32Type(), i32 = b.getI32Type();
-      auto packedType = RankedTensorType::get(packed.shape, i32);
+      auto packedType =
+          RankedTensorType::get({out, state.spilled.words}, i32);
       auto gridType = RankedTensorType::get({out, groups}, f32);
       auto gIdxType = RankedTensorType::get({in}, i32);
+      // The blobs read the scratch file's mapping in place.
+      auto spilled = [&](ShapedType type, StringRef suffix, uint64_t offset) {
+        size_t bytes = size_t(type.getNumElements()) * 4;
+        std::shared_ptr<StringRef> keep = spilledData;
+        return DenseResourceElementsAttr::get(
+            type, (layer.name + suffix).str(),
+            AsmResourceBlob(ArrayRef<char>(keep->data() + offset, bytes), 64,
+                            [keep](void *, size_t, size_t) {},
+                            /*dataIsMutable=*/false));
+      };
       Value words = arith::ConstantOp::create(
-          b, loc, resource(packedType, layer.name + ".qweight", packed));
+          b, loc, spilled(packedType, ".qweight", state.spilled.qweight));
       Value scales = arith::ConstantOp::create(
-          b, loc, resource(gridType, layer.name + ".scales", r.scales));
+          b, loc, spilled(gridType, ".scales", state.spilled.scales));
       Value zeros = arith::ConstantOp::create(
-          b, loc, resource(gridType, layer.name + ".zeros", r.zeros));
+          b, loc, spilled(gridType, ".zeros", state.spilled.zeros));
       Value gIdx = arith::ConstantOp::create(
-          b, loc, resource(gIdxType, layer.name + ".g_idx", r.gIdx));
+          b, loc, spilled(gIdxType, ".g_idx", state.spilled.gIdx));
       Value columns = arith::ConstantIndexOp::create(b, loc, in);
       auto codesType = RankedTensorType::get({out, in}, b.getI8Type());
       Value codes = UnpackOp::create(b, loc, codesType, words, columns,
@@ -1483,6 +1544,8 @@ void QuantizeModelPass::runOnOperation() {
   module = getOperation();
   Location loc = module.getLoc();
   states.clear();
+  scratch.reset();
+  spilledData.reset();
   opIndex.clear();
   layerOfWeight.clear();
   dataCarrying.clear();
@@ -1790,9 +1853,7 @@ void QuantizeModelPass::runOnOperation() {
                     int64_t(r.scales.data.size()) * 5 / 4 +
                     int64_t(r.gIdx.data.size());
     else
-      quantBytes += int64_t(state.packed.data.size()) +
-                    int64_t(r.scales.data.size()) * 2 +
-                    int64_t(r.gIdx.data.size());
+      quantBytes += state.quantizedBytes;
   }
 
   // The rewrite fails only for a weight that format=quant cannot express

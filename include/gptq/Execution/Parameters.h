@@ -55,6 +55,12 @@ llvm::Error loadParameters(ModuleOp module, llvm::StringRef moduleFile);
 /// layer is quantized.
 void releaseParameterPages(llvm::ArrayRef<char> data);
 
+/// Records a read-only file mapping whose pages releaseParameterPages may
+/// hand back (the archives loadParameters maps; a ScratchFile's mapping),
+/// and forgets it (by its start) before it is unmapped.
+void registerParameterMapping(llvm::StringRef mapping);
+void unregisterParameterMapping(const char *start);
+
 /// The archive storeParameters writes beside the module `outputFile`:
 /// model.q.mlir -> model.q.safetensors.
 std::string parameterArchiveFor(llvm::StringRef outputFile);

@@ -15,6 +15,7 @@
 
 #include "gptq/Execution/Npy.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -86,9 +87,12 @@ struct SafetensorsEntry {
 /// padded so that the data starts on a 64-byte boundary, then the tensors,
 /// those whose size is a multiple of 64 bytes first (each of them then
 /// starts on a 64-byte boundary, as the JIT reads weights best), without
-/// gaps, as the format requires. Fails when a name repeats.
-llvm::Error writeSafetensors(llvm::raw_ostream &os,
-                             llvm::ArrayRef<SafetensorsEntry> tensors);
+/// gaps, as the format requires. Fails when a name repeats. `written` (when
+/// given) is called with each tensor once its bytes are written (to hand
+/// back the pages of mapped data, say).
+llvm::Error writeSafetensors(
+    llvm::raw_ostream &os, llvm::ArrayRef<SafetensorsEntry> tensors,
+    llvm::function_ref<void(const SafetensorsEntry &)> written = nullptr);
 
 /// Checks the JSON text `text` before it is parsed: it nests no deeper than
 /// `maxDepth` arrays and objects (the parser recurses once per level), and

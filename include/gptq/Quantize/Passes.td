@@ -154,8 +154,12 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     or f16 weight widened by an `arith.extf`, as `import-hf` reads a
     checkpoint's tensors in place, is widened then), and released once the
     layer is quantized, with the pages of the parameter archive it was read
-    from; the quantized codes are packed as they are made. So the weights
-    in memory do not grow with the model's depth.
+    from. The quantized layers (packed codes, scales, zeros, g_idx) go to a
+    scratch file as they are made (in `$TMPDIR`, unlinked as soon as it is
+    made, so nothing is left behind however the run ends; a full disk
+    there is an error naming the layer), and the rewritten module's
+    constants read it back through a mapping. So neither the float weights
+    nor the quantized ones held in memory grow with the model's depth.
 
     `sequential` chooses the groups, as the reference's Llama driver does:
 
