@@ -41,7 +41,8 @@ from . import architectures, inputs
 from .architectures import hf_names, hf_rows, rotary_rows, weight_shapes  # noqa: F401
 from .architectures import Architecture, parse as parse_config  # noqa: F401
 from .errors import GPTQError
-from .importer import Reference
+# One escaping of MLIR strings for every attribute the importers write.
+from .importer import Reference, mlir_string
 from .llama2c import Llama2cConfig
 
 #: The architecture of the checkpoints that the llama2.c import's exports
@@ -105,19 +106,6 @@ class HfCheckpoint:
 NAMES_ATTRIBUTE = "gptq.hf_names"
 DTYPES_ATTRIBUTE = "gptq.hf_dtypes"
 CONFIG_ATTRIBUTE = "gptq.hf_config"
-
-
-def mlir_string(text: str) -> str:
-    """An MLIR string literal for ``text`` (``"`` and ``\\`` and controls escaped)."""
-    out = []
-    for char in text:
-        if char in '"\\' or ord(char) < 0x20:
-            out.append(f"\\{ord(char):02X}")
-        elif ord(char) > 0x7E:
-            out.extend(f"\\{byte:02X}" for byte in char.encode())
-        else:
-            out.append(char)
-    return '"' + "".join(out) + '"'
 
 
 def mlir_dictionary(mapping: Dict[str, str]) -> str:
