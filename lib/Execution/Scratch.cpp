@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -82,4 +83,28 @@ llvm::Expected<std::shared_ptr<llvm::StringRef>> ScratchFile::map() {
         delete m;
       });
   return mapping;
+}
+
+llvm::Error ScratchFile::read(uint64_t offset,
+                              llvm::MutableArrayRef<char> into) const {
+  size_t done = 0;
+  while (done < into.size()) {
+    ssize_t n = ::pread(fd, into.data() + done, into.size() - done,
+                        off_t(offset + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return error(path + ": cannot read back " + what + " (" +
+                   llvm::Twine(into.size()) + " bytes at " +
+                   llvm::Twine(offset) + "): " +
+                   (n < 0 ? std::strerror(errno) : "the file is shorter"));
+    done += size_t(n);
+  }
+  return llvm::Error::success();
+}
+
+void ScratchFile::discard(uint64_t offset, uint64_t size) {
+  if (size)
+    (void)::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                      off_t(offset), off_t(size));
 }

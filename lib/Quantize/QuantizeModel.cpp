@@ -20,7 +20,9 @@
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Parameters.h"
 #include "gptq/Execution/Scratch.h"
+#include "gptq/Quantize/ActivationStore.h"
 #include "gptq/Quantize/LinearLayers.h"
+#include "gptq/Quantize/MemoryEstimate.h"
 #include "gptq/Quantize/Passes.h"
 #include "gptq/Quantize/QuantTypes.h"
 #include "gptq/Quantize/QuantizeLayer.h"
@@ -326,6 +328,15 @@ struct Stage {
   CompiledFunction *hessians = nullptr, *propagate = nullptr;
 };
 
+/// The memory calibration holds at most, and its parts in the stage that
+/// holds the most (docs/model-quantization.md, "Memory").
+struct MemoryBound {
+  uint64_t total = 0;
+  unsigned stage = 0;
+  uint64_t resident = 0, constants = 0, weights = 0, hessians = 0,
+           workspace = 0, activations = 0, intermediates = 0;
+};
+
 struct QuantizeModelPass
     : public gptq::impl::GPTQQuantizeModelBase<QuantizeModelPass> {
   using Base::Base;
@@ -366,6 +377,10 @@ struct QuantizeModelPass
   // the seconds in the compiled layer quantization of the chosen method.
   double hessianForwardSeconds = 0, propagateForwardSeconds = 0;
   double quantizeLayerSeconds = 0;
+  // activation-memory, in bytes; the most activations held in memory and
+  // the bytes that went to disk.
+  uint64_t activationBudget = 0;
+  uint64_t activationPeakBytes = 0, activationSpilledBytes = 0;
 
   LogicalResult buildStages();
   /// Whether a constant of the entry becomes an argument of the stages that
@@ -382,6 +397,9 @@ struct QuantizeModelPass
                        OpBuilder &b);
   LogicalResult compileStages();
   LogicalResult calibrate(LayerQuantizer &gptq, LayerQuantizer &rtn);
+  MemoryBound estimateMemory(int64_t samples, int64_t batch, int64_t extent,
+                             const llvm::DenseMap<Value, unsigned> &lastUse);
+  MemoryBound memoryBound;
   LogicalResult quantizeLayer(unsigned index, LayerQuantizer &gptq,
                               LayerQuantizer &rtn);
   LogicalResult roundLayer(unsigned index, LayerQuantizer &rtn,
@@ -954,6 +972,87 @@ LogicalResult QuantizeModelPass::ensureWeight(unsigned index) {
 // Calibration and quantization
 //===----------------------------------------------------------------------===//
 
+/// The quantizer's compiled code and what it maps, which the estimate
+/// cannot see before the first layer is quantized.
+constexpr uint64_t kQuantizerCodeBytes = 64ull << 20;
+
+MemoryBound QuantizeModelPass::estimateMemory(
+    int64_t samples, int64_t batch, int64_t extent,
+    const llvm::DenseMap<Value, unsigned> &lastUse) {
+  MemoryBound worst;
+  uint64_t resident = uint64_t(residentBytes()) + kQuantizerCodeBytes;
+  auto bytesOf = [&](Type type, int64_t lead) {
+    return tensorBytes(type, lead, extent);
+  };
+  for (auto [index, stagePtr] : llvm::enumerate(stages)) {
+    Stage &stage = *stagePtr;
+    MemoryBound b;
+    b.stage = index;
+    b.resident = resident;
+    // Constants other than layer weights: their pages (an embedding table
+    // gathered at random) and a widened copy where the model widens one.
+    for (const StageArg &arg : stage.args) {
+      if (arg.kind != StageArg::Constant || layerOfWeight.count(arg.constant))
+        continue;
+      b.constants += bytesOf(arg.constant->getResult(0).getType(), 1);
+      if (auto ext = dyn_cast<arith::ExtFOp>(arg.constant))
+        b.constants += bytesOf(ext.getIn().getType(), 1);
+    }
+    // Each layer's dequantized weight until the stage's outputs are made;
+    // one at a time its stored pages and float32 copy; the Hessians; the
+    // largest layer's quantizer workspace.
+    uint64_t largest = 0;
+    for (unsigned m : stage.layers) {
+      const LinearLayer &layer = *states[m].layer;
+      uint64_t cells = uint64_t(layer.outFeatures) * uint64_t(layer.inFeatures);
+      b.weights += cells * 4;
+      largest = std::max(
+          largest,
+          cells * 4 + bytesOf(layer.weightConstant->getResult(0).getType(), 1));
+      b.hessians += uint64_t(layer.inFeatures) * uint64_t(layer.inFeatures) * 4;
+      b.workspace = std::max(
+          b.workspace,
+          quantizerWorkspaceBytes(layer.outFeatures, layer.inFeatures));
+    }
+    b.weights += largest;
+    // Activations: what crosses into the stage and what it makes, for all
+    // samples, the frontier between its two functions included.
+    uint64_t crossing = 0, oneBatch = 0;
+    for (auto [producer, other] : llvm::enumerate(stages)) {
+      if (producer > index)
+        break;
+      for (Value v : other->outputs)
+        if (producer == index || lastUse.lookup(v) >= 2 * index) {
+          crossing += bytesOf(v.getType(), samples);
+          oneBatch += bytesOf(v.getType(), batch);
+        }
+    }
+    auto fn = cast<func::FuncOp>(
+        stage.hessianModule->lookupSymbol("stage"));
+    unsigned frontierFrom = stage.hessianResults.size() + 1;
+    for (Type t : fn.getFunctionType().getResults().drop_front(frontierFrom)) {
+      crossing += bytesOf(t, samples);
+      oneBatch += bytesOf(t, batch);
+    }
+    b.activations = std::min<uint64_t>(crossing, activationBudget);
+    // One call's intermediates, and its spilled inputs read back.
+    b.intermediates = peakIntermediateBytes(fn, batch, extent);
+    if (stage.outputModule)
+      b.intermediates = std::max(
+          b.intermediates,
+          peakIntermediateBytes(
+              cast<func::FuncOp>(stage.outputModule->lookupSymbol("stage")),
+              batch, extent));
+    if (crossing > activationBudget)
+      b.intermediates += oneBatch;
+    b.total = b.resident + b.constants + b.weights + b.hessians +
+              b.workspace + b.activations + b.intermediates;
+    if (b.total > worst.total)
+      worst = b;
+  }
+  return worst;
+}
+
 LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
                                            LayerQuantizer &rtn) {
   Location loc = module.getLoc();
@@ -1064,6 +1163,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   // after it (the quantized weights are kept when the rewrite writes them).
   llvm::DenseMap<Value, unsigned> lastUse;
   llvm::DenseMap<unsigned, unsigned> lastWeightUse;
+  llvm::DenseMap<Operation *, unsigned> lastConstantUse;
   for (auto [index, stage] : llvm::enumerate(stages)) {
     for (unsigned part : {0u, 1u}) {
       unsigned pass = 2 * index + part;
@@ -1078,29 +1178,79 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
         if (auto it = layerOfWeight.find(arg.constant);
             it != layerOfWeight.end())
           lastWeightUse[it->second] = pass;
+        else
+          lastConstantUse[arg.constant] = pass;
       }
     }
   }
-  llvm::DenseMap<Value, std::vector<NpyArray>> store;
+  // Every batch's copy of each value that crosses stages, in memory up to
+  // activation-memory and on disk beyond it.
+  ActivationStore activations(activationBudget);
+  llvm::DenseMap<Value, std::vector<ActivationStore::Kept>> store;
+  {
+    // Other dynamic dimensions than the batch are those of the samples (the
+    // length of a token window).
+    int64_t extent = 1;
+    for (int64_t d : ArrayRef<int64_t>(data->shape).drop_front())
+      extent = std::max(extent, d);
+    memoryBound = estimateMemory(samples, calibrationBatch, extent, lastUse);
+    const MemoryBound &m = memoryBound;
+    auto mib = [](uint64_t bytes) { return (bytes + (1 << 19)) >> 20; };
+    llvm::errs() << llvm::formatv(
+        "{0}: memory bound {1} MiB, in stage {2}/{3}: {4} MiB resident now "
+        "(code, module, calibration data), {5} MiB constants, {6} MiB "
+        "weights, {7} MiB Hessians, {8} MiB quantizer workspace, {9} MiB "
+        "activations (activation-memory {10} MiB), {11} MiB one batch's "
+        "intermediates\n",
+        kPassName, mib(m.total), m.stage + 1, stages.size(), mib(m.resident),
+        mib(m.constants), mib(m.weights), mib(m.hessians), mib(m.workspace),
+        mib(m.activations), mib(activationBudget), mib(m.intermediates));
+  }
   // A batch's copy of each value whose last reader is this pass is freed as
   // soon as the batch has run, so that the pass's outputs take the place of
   // its inputs rather than add to them.
   auto releaseBatch = [&](unsigned pass, size_t b) {
     for (auto &[value, batchValues] : store)
       if (lastUse.lookup(value) == pass && b < batchValues.size())
-        batchValues[b] = NpyArray();
+        activations.release(batchValues[b]);
   };
   auto release = [&](unsigned pass) {
     for (auto it = store.begin(); it != store.end();) {
       auto cur = it++;
-      if (lastUse.lookup(cur->first) == pass)
+      if (lastUse.lookup(cur->first) == pass) {
+        for (ActivationStore::Kept &slot : cur->second)
+          activations.release(slot);
         store.erase(cur);
+      }
     }
     if (format != "float")
       for (auto [layer, last] : lastWeightUse)
         if (last == pass && states[layer].result)
           states[layer].stored.reset();
+    // Other constants (an embedding table) once their last stage has run:
+    // their widened copies, and the archive pages that were read (a
+    // gather reads rows of a large table at random).
+    for (auto [op, last] : lastConstantUse) {
+      if (last != pass)
+        continue;
+      constantArrays.erase(op);
+      Operation *stored = op;
+      if (auto ext = dyn_cast<arith::ExtFOp>(op))
+        stored = ext.getIn().getDefiningOp();
+      if (ElementsAttr attr = stored ? constantValue(stored) : ElementsAttr())
+        if (std::optional<ArrayRef<char>> raw = rawElementData(attr))
+          releaseParameterPages(*raw);
+    }
     releaseFreedMemory();
+  };
+  auto keep = [&](ActivationStore::Kept &slot, NpyArray array,
+                  unsigned index) -> LogicalResult {
+    if (llvm::Error err = activations.keep(slot, std::move(array))) {
+      fail(loc) << "stage " << index + 1 << " of the model: "
+                << llvm::toString(std::move(err));
+      return failure();
+    }
+    return success();
   };
 
   auto calibrationStart = std::chrono::steady_clock::now();
@@ -1114,7 +1264,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
       states[m].hessian = NpyArray::zeros(DType::F32, {in, in});
     }
     NpyArray count = NpyArray::zeros(DType::I64, {});
-    std::vector<std::vector<NpyArray>> frontier(batches.size());
+    std::vector<std::vector<ActivationStore::Kept>> frontier(batches.size());
     // Batch b through the stage's first function (Hessians) or, with
     // `outputs`, its second, which also takes the batch's frontier.
     auto run = [&](size_t b,
@@ -1126,9 +1276,13 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
         case StageArg::Input:
           args.push_back(view(batches[b]));
           break;
-        case StageArg::Crossing:
-          args.push_back(view(store[arg.value][b]));
+        case StageArg::Crossing: {
+          auto loaded = activations.load(store[arg.value][b]);
+          if (!loaded)
+            return loaded.takeError();
+          args.push_back(std::move(*loaded));
           break;
+        }
         case StageArg::Constant: {
           auto it = layerOfWeight.find(arg.constant);
           if (it != layerOfWeight.end() && states[it->second].stored) {
@@ -1153,8 +1307,12 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
       }
       if (!outputs)
         return stage.hessians->call(args);
-      for (const NpyArray &a : frontier[b])
-        args.push_back(view(a));
+      for (const ActivationStore::Kept &slot : frontier[b]) {
+        auto loaded = activations.load(slot);
+        if (!loaded)
+          return loaded.takeError();
+        args.push_back(std::move(*loaded));
+      }
       return stage.propagate->call(args);
     };
     auto failBatch = [&](size_t b, llvm::Error err) {
@@ -1176,9 +1334,13 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
       for (auto [k, m] : llvm::enumerate(stage.accumulatedFor))
         states[m].hessian = std::move((*out)[k]);
       count = std::move((*out)[unique]);
-      if (stage.propagate)
-        frontier[b].assign(std::make_move_iterator(out->begin() + unique + 1),
-                           std::make_move_iterator(out->end()));
+      if (stage.propagate) {
+        frontier[b].resize(out->size() - unique - 1);
+        for (size_t k = unique + 1; k < out->size(); ++k)
+          if (failed(keep(frontier[b][k - unique - 1],
+                          std::move((*out)[k]), index)))
+            return failure();
+      }
     }
     for (auto [m, owner] : stage.sharesHessianOf)
       states[m].hessian = states[owner].hessian;
@@ -1230,11 +1392,14 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
           return failure();
         }
         releaseBatch(2 * index + 1, b);
+        for (ActivationStore::Kept &slot : frontier[b])
+          activations.release(slot);
         frontier[b].clear();
         for (auto [k, v] : llvm::enumerate(stage.outputs)) {
-          std::vector<NpyArray> &slot = store[v];
+          std::vector<ActivationStore::Kept> &slot = store[v];
           slot.resize(batches.size());
-          slot[b] = std::move((*out)[k]);
+          if (failed(keep(slot[b], std::move((*out)[k]), index)))
+            return failure();
         }
       }
     }
@@ -1243,6 +1408,8 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     calibrateSeconds += propagateSeconds;
     propagateForwardSeconds += propagateSeconds;
   }
+  activationPeakBytes = activations.peakResidentBytes();
+  activationSpilledBytes = activations.spilledBytes();
   return success();
 }
 
@@ -1367,7 +1534,14 @@ LogicalResult QuantizeModelPass::quantizeLayer(unsigned index,
   auto warn = [&](const llvm::Twine &message) {
     emitWarning(layer.op->getLoc()) << kPassName << ": " << message.str();
   };
-  auto result = gptq.quantize(NpyArray(state.weight), NpyArray(state.hessian),
+  // The quantizer takes its own weight and Hessian: the pass's move in
+  // unless the error computation or dump-hessians reads them after.
+  bool keepInputs = layerErrors;
+  auto result = gptq.quantize(keepInputs ? NpyArray(state.weight)
+                                         : std::move(state.weight),
+                              keepInputs || !dumpHessians.empty()
+                                  ? NpyArray(state.hessian)
+                                  : std::move(state.hessian),
                               {"layer '" + layer.name + "' weight",
                                "the Hessian of layer '" + layer.name + "'"},
                               warn);
@@ -1576,6 +1750,16 @@ void QuantizeModelPass::runOnOperation() {
               << ": expected at least 1";
     return;
   }
+  if (std::optional<uint64_t> budget = parseByteCount(activationMemory)) {
+    activationBudget = *budget;
+  } else {
+    fail(loc) << "activation-memory='" << activationMemory
+              << "': expected bytes (a number with K, M, G or T) or a "
+                 "percentage of physical memory (25%)";
+    return;
+  }
+  activationPeakBytes = activationSpilledBytes = 0;
+  memoryBound = MemoryBound();
   std::string configError;
   ConfigAttr config;
   rtnConfig = {};
@@ -1938,6 +2122,21 @@ void QuantizeModelPass::runOnOperation() {
              {"rewrite_seconds", rewriteSeconds},
              {"compile_seconds", compileSeconds}}},
         {"peak_rss_bytes", peakResidentBytes()},
+        {"memory",
+         llvm::json::Object{
+             {"bound_bytes", int64_t(memoryBound.total)},
+             {"bound_stage", int64_t(memoryBound.stage) + 1},
+             {"resident_bytes", int64_t(memoryBound.resident)},
+             {"constant_bytes", int64_t(memoryBound.constants)},
+             {"weight_bytes", int64_t(memoryBound.weights)},
+             {"hessian_bytes", int64_t(memoryBound.hessians)},
+             {"workspace_bytes", int64_t(memoryBound.workspace)},
+             {"activation_bytes", int64_t(memoryBound.activations)},
+             {"intermediate_bytes", int64_t(memoryBound.intermediates)},
+             {"activation_memory_bytes", int64_t(activationBudget)},
+             {"activation_peak_bytes", int64_t(activationPeakBytes)},
+             {"activation_spilled_bytes", int64_t(activationSpilledBytes)},
+         }},
     };
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -2004,7 +2203,15 @@ void QuantizeModelPass::runOnOperation() {
                                               std::max<int64_t>(quantBytes, 1))
                << "x smaller); peak resident memory "
                << llvm::formatv("{0:F0}", peakResidentBytes() / 1048576.0)
-               << " MiB\n";
+               << " MiB";
+  if (memoryBound.total)
+    llvm::errs() << llvm::formatv(" (bound {0:F0} MiB)",
+                                  memoryBound.total / 1048576.0);
+  if (activationSpilledBytes)
+    llvm::errs() << llvm::formatv(
+        "; {0:F0} MiB of activations went to disk (activation-memory={1})",
+        activationSpilledBytes / 1048576.0, activationMemory);
+  llvm::errs() << "\n";
   if (!escalated.empty()) {
     llvm::errs() << kPassName << ": " << escalated.size()
                  << " layer(s) needed more dampening:";

@@ -4,7 +4,8 @@
 // quantized weights) appends it to a scratch file as it is made and reads
 // it back through a read-only mapping: the pages count in the process's
 // memory only while they are read, and releaseParameterPages hands them
-// back. The file is unlinked as soon as it is created, so that nothing is
+// back; data read once (activations spilled for a later stage) is read
+// back by copying and its space discarded. The file is unlinked as soon as it is created, so that nothing is
 // left behind whatever ends the run (an error, a signal, SIGKILL).
 //
 //===----------------------------------------------------------------------===//
@@ -43,6 +44,16 @@ public:
   /// it), and its pages are handed back by releaseParameterPages. Calls
   /// after the first return the same mapping.
   llvm::Expected<std::shared_ptr<llvm::StringRef>> map();
+
+  /// Reads back `into.size()` bytes that append() wrote at `offset` (by
+  /// copying, without a mapping, so before or after map()). Fails, naming
+  /// the file, when the read fails or comes up short.
+  llvm::Error read(uint64_t offset, llvm::MutableArrayRef<char> into) const;
+
+  /// Hands the disk space of `size` bytes at `offset` back to the file
+  /// system (a hole: they read as zeros after); best effort, for data that
+  /// will not be read again.
+  void discard(uint64_t offset, uint64_t size);
 
   /// Bytes written so far.
   uint64_t size() const { return end; }

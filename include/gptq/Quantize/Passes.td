@@ -148,8 +148,11 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     compiles each stage once (its weights and other
     large constants are arguments, so stages of the same shape share their
     code), and keeps the values that flow from one stage to the next for
-    every sample: memory holds those values for all samples, plus one
-    batch's intermediate values within a stage. A layer's weight is read as
+    every sample: in memory up to `activation-memory` (bytes with K, M, G
+    or T, or a percentage of physical memory; default 25%), beyond it in a
+    scratch file in `$TMPDIR` (unlinked when made), read back one batch at
+    a time; the output is the same wherever they were kept. A layer's
+    weight is read as
     float32 only while its stage runs and its layers are quantized (a bf16
     or f16 weight widened by an `arith.extf`, as `import-hf` reads a
     checkpoint's tensors in place, is widened then), and released once the
@@ -215,6 +218,20 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     same grid configuration. The summary line and the report's
     `peak_rss_bytes` give the process's peak resident memory.
 
+    **Memory.** Before calibrating, the pass prints the memory it will
+    hold at most, in the stage that holds the most: what is resident then
+    (code, the module, the calibration data) plus the quantizer's code,
+    the stage's constants other than layer weights (an embedding table),
+    its layers' dequantized weights plus one layer's stored and float32
+    weight, their Hessians (`in x in` float32 each), the largest layer's
+    quantizer workspace (`in x in + out x in` float32 and the codes), the
+    activations that cross into and out of the stage for all samples (at
+    most `activation-memory`), and one call's intermediate tensors (from a
+    liveness walk over the stage's functions, dynamic sizes taken from the
+    calibration batch and window; with a spilled batch read back). The
+    report's `memory` object gives the parts, the budget, the most
+    activations held and the bytes spilled.
+
     Errors stop the pass with a diagnostic naming the layer or file: no
     linear layer, calibration data whose dtype or shape does not fit the
     entry's argument (or that the model's own checks reject, such as token
@@ -275,6 +292,11 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "runs (default forward)">,
     Option<"calibrationBatch", "calibration-batch", "int64_t",
            /*default=*/"16", "Calibration samples per call of a stage (default 16)">,
+    Option<"activationMemory", "activation-memory", "std::string",
+           /*default=*/"\"25%\"",
+           "Calibration activations kept in memory at most: bytes (with K, M, "
+           "G or T) or a percentage of physical memory (default 25%); the "
+           "rest wait in a temporary file">,
     Option<"layerErrors", "layer-errors", "bool", /*default=*/"true",
            "Compute each layer's output error tr((W-Q)H(W-Q)^T)/2 and that of "
            "round to nearest on the same grids, for the progress lines and "
