@@ -268,6 +268,15 @@ bool NpyBuffer::operator==(const NpyBuffer &other) const {
          (length == 0 || std::memcmp(ptr, other.ptr, length) == 0);
 }
 
+NpyArray NpyArray::borrowed() const {
+  NpyArray v;
+  v.dtype = dtype;
+  v.shape = shape;
+  v.data = NpyBuffer::adopt(const_cast<char *>(data.data()), data.size(),
+                            nullptr, [](void *) {});
+  return v;
+}
+
 NpyArray NpyArray::zeros(DType dtype, std::vector<int64_t> shape) {
   NpyArray a;
   a.dtype = dtype;

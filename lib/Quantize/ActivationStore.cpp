@@ -42,15 +42,8 @@ llvm::Error ActivationStore::keep(Kept &slot, NpyArray array) {
 }
 
 llvm::Expected<NpyArray> ActivationStore::load(const Kept &slot) const {
-  if (!slot.spilled) {
-    // A view: the slot keeps the data.
-    NpyArray v;
-    v.dtype = slot.memory.dtype;
-    v.shape = slot.memory.shape;
-    v.data = NpyBuffer::adopt(const_cast<char *>(slot.memory.data.data()),
-                              slot.memory.data.size(), nullptr, [](void *) {});
-    return v;
-  }
+  if (!slot.spilled)
+    return slot.memory.borrowed(); // the slot keeps the data
   NpyArray a = NpyArray::zeros(slot.dtype, slot.shape);
   if (llvm::Error err = file->read(
           slot.offset, llvm::MutableArrayRef<char>(a.data.data(), slot.bytes)))

@@ -143,9 +143,7 @@ NpyArray view(DType dtype, std::vector<int64_t> shape, const char *data,
 }
 
 /// An array that reads `a`'s data without owning it.
-NpyArray view(const NpyArray &a) {
-  return view(a.dtype, a.shape, a.data.data(), a.data.size());
-}
+NpyArray view(const NpyArray &a) { return a.borrowed(); }
 
 /// The values of a constant as an array: raw little-endian data of a
 /// `dense` or `dense_resource` attribute of a byte-sized element type. The

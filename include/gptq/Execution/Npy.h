@@ -111,6 +111,9 @@ struct NpyArray {
   /// checkedByteCount (check shapes from files or IR first); one that does
   /// not ends the program rather than wrap.
   static NpyArray zeros(DType dtype, std::vector<int64_t> shape);
+  /// An array that reads this one's data in place without owning it
+  /// (for read-only arguments of compiled code); it must not outlive it.
+  NpyArray borrowed() const;
 };
 
 /// A dense C-order array whose data lies in memory held elsewhere (a

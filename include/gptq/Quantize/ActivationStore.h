@@ -46,7 +46,8 @@ public:
   void release(Kept &slot);
 
   uint64_t residentBytes() const { return resident; }
-  /// The most bytes in memory and on disk at once, and all bytes spilled.
+  /// The most bytes held in memory at once, the most on disk at once, and
+  /// all bytes written to disk.
   uint64_t peakResidentBytes() const { return peakResident; }
   uint64_t peakSpilledBytes() const { return peakSpilled; }
   uint64_t spilledBytes() const { return written; }
