@@ -171,9 +171,30 @@ def _export_gptq(args: argparse.Namespace) -> None:
 def _import_gptq(args: argparse.Namespace) -> None:
     from . import gptq_checkpoint
 
-    checkpoint = _import_folder(args, gptq_checkpoint.read_gptq_checkpoint)
+    if args.embed_weights and args.external_weights:
+        raise GPTQError("import-gptq: --embed-weights and --external-weights both given; choose one")
+    if args.embed_weights or args.external_weights:
+        checkpoint = _import_folder(args, gptq_checkpoint.read_gptq_checkpoint)
+        written = f"{args.output}"
+        if args.external_weights:
+            written += f" and {Path(args.output).parent / importer.weights_file_name(args.output)}"
+    else:
+        # The float weights are the checkpoint's tensors, read in place; the
+        # quantized layers, converted to the rewrite's layout one at a time,
+        # go to a safetensors file beside the module.
+        archive = gptq_checkpoint.quantized_archive_path(args.output)
+        with Run() as run:
+            _checkpoint_inputs(run, args.folder)
+            importer.declare_module(run, args.output)
+            run.output(archive, f"output {archive} (the quantized layers of {args.output})")
+            run.begin()
+            checkpoint = gptq_checkpoint.read_gptq_checkpoint(args.folder, read_weights=False)
+            gptq_checkpoint.write_quantized_archive(checkpoint, run.path(archive))
+            importer.write_module(checkpoint, args.output, run=run, references=checkpoint.references,
+                                  archive=[checkpoint.archive, archive])
+        written = f"{args.output} and {archive}, reading its float weights from {checkpoint.archive}"
     print(
-        f"import-gptq: wrote {args.output} ({len(checkpoint.quantized)} quantized layers, "
+        f"import-gptq: wrote {written} ({len(checkpoint.quantized)} quantized layers, "
         f"{checkpoint.quantization.bits} bits, {checkpoint.quantization.checkpoint_format})",
         file=sys.stderr,
     )
@@ -396,6 +417,18 @@ def build_parser() -> argparse.ArgumentParser:
         "model.safetensors, shards with an index, or the *.safetensors file model_file_base_name names",
     )
     sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
+    sub.description = (
+        "Write a module of the GPTQ checkpoint's model: its float tensors (embeddings, norms, layers left "
+        "float) are read in place from the checkpoint whenever the module runs, as import-hf's are; its "
+        "quantized layers are converted to gptq-opt's layout (packed codes, float32 scales and zero points, "
+        "g_idx), one layer at a time, into OUTPUT minus .mlir plus .safetensors beside the module. The module "
+        "names both as its parameter archives (gptq.parameters): keep them where they are, or move them "
+        "together. --embed-weights or --external-weights write float32 copies of everything instead."
+    )
+    sub.add_argument(
+        "--embed-weights", action="store_true",
+        help="write every tensor into the module as hexadecimal text (a self-contained file; for small models)",
+    )
     _add_external_weights(sub)
     sub.set_defaults(handler=_import_gptq)
 

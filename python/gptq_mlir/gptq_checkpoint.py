@@ -41,6 +41,7 @@ stream), ``L.scales`` and ``L.zeros`` (float32 ``[out, groups]``) and
 """
 
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -48,7 +49,7 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -106,27 +107,140 @@ def unpack_stream(words: np.ndarray, count: int, bits: int) -> np.ndarray:
 
 # The rewritten model ----------------------------------------------------------
 
+#: Bytes per element of each element type a constant may have.
+_ELEMENT_BYTES = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i8": 1}
+_FLOAT_ELEMENTS = ("f32", "f16", "bf16")
+#: Rows of a float weight converted at a time on export (about this many
+#: bytes), so that no tensor is held whole.
+CHUNK_BYTES = 64 << 20
 
-@dataclasses.dataclass
+
+class ConstantData:
+    """A constant's data, read when it is asked for: a resource blob of the
+    module, a tensor of a safetensors file, or an array of an .npz archive,
+    of element type ``element`` (``f32``, ``i32``, ``f16``, ``bf16``,
+    ``i8``) and shape ``shape``, both already checked against the archive's
+    header where it has one."""
+
+    def __init__(self, name: str, element: str, shape: Tuple[int, ...], blob: Optional[bytes] = None,
+                 file: Optional[inputs.SafetensorsFile] = None, npz: Optional[Path] = None):
+        self.name, self.element, self.shape = name, element, tuple(shape)
+        self._blob, self._file, self._npz = blob, file, npz
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * _ELEMENT_BYTES[self.element]
+
+    def stored(self) -> np.ndarray:
+        """All of it as stored (bfloat16 as its uint16 bits)."""
+        dtype = _RESOURCE_DTYPES[self.element]
+        if self._blob is not None:
+            return np.frombuffer(self._blob, dtype=dtype).reshape(self.shape)
+        if self._file is not None:
+            return np.frombuffer(self._file.read_range(self.name, 0, self.nbytes), dtype=dtype).reshape(self.shape)
+        with inputs.NpzArchive(self._npz) as archive:
+            return archive.read(self.name, dtype, self.shape)
+
+    def chunks(self, max_bytes: Optional[int] = None) -> Iterator[np.ndarray]:
+        """Its rows (first dimension) as stored, a run of rows of at most
+        about ``max_bytes`` (default :data:`CHUNK_BYTES`) at a time; of a
+        tensor in a safetensors file only those rows are read, others are
+        read whole and cut."""
+        max_bytes = CHUNK_BYTES if max_bytes is None else max_bytes
+        if len(self.shape) == 0 or self.nbytes == 0:
+            yield self.stored()
+            return
+        rows = self.shape[0]
+        row_bytes = self.nbytes // rows
+        step = max(1, max_bytes // row_bytes)
+        whole = None if self._file is not None else self.stored()
+        dtype = _RESOURCE_DTYPES[self.element]
+        for start in range(0, rows, step):
+            stop = min(rows, start + step)
+            if whole is not None:
+                yield whole[start:stop]
+                continue
+            data = self._file.read_range(self.name, start * row_bytes, (stop - start) * row_bytes)
+            yield np.frombuffer(data, dtype=dtype).reshape((stop - start,) + self.shape[1:])
+
+    def array(self) -> np.ndarray:
+        """All of it as its element type says, bfloat16 widened to float32
+        (exactly)."""
+        array = self.stored()
+        return _bfloat16_as_float32(array) if self.element == "bf16" else array
+
+
 class QuantizedLayer:
-    """One layer of a rewritten model, as its constants hold it."""
+    """One layer of a rewritten model, as its constants hold it; each array
+    is read when first asked for."""
 
-    name: str
-    bits: int
-    codes: np.ndarray  # uint8 [out, in]
-    scales: np.ndarray  # float32 [out, groups]
-    zeros: np.ndarray  # float32 [out, groups]
-    g_idx: np.ndarray  # int32 [in]
+    def __init__(self, name: str, bits: int, columns: int, data: Dict[str, ConstantData]):
+        self.name, self.bits, self.columns = name, bits, columns
+        self.data = data  # qweight, scales, zeros, g_idx
+        self.out, self.groups = data["scales"].shape
+
+    @functools.cached_property
+    def qweight(self) -> np.ndarray:
+        """int32 [out, ceil(in * bits / 32)], each row a bit stream."""
+        return self.data["qweight"].stored()
+
+    @property
+    def codes(self) -> np.ndarray:
+        """uint8 [out, in] (unpacked from :attr:`qweight` on each call)."""
+        return unpack_stream(self.qweight, self.columns, self.bits)
+
+    @functools.cached_property
+    def scales(self) -> np.ndarray:
+        """float32 [out, groups]."""
+        return self.data["scales"].array().astype(np.float32)
+
+    @functools.cached_property
+    def zeros(self) -> np.ndarray:
+        """float32 [out, groups]."""
+        return self.data["zeros"].array().astype(np.float32)
+
+    @functools.cached_property
+    def g_idx(self) -> np.ndarray:
+        """int32 [in]."""
+        return self.data["g_idx"].array().astype(np.int32)
+
+
+class _Lazy(Mapping):
+    """A mapping whose values are made from ``sources`` when looked up."""
+
+    def __init__(self, sources: Dict[str, Any], make):
+        self._sources, self._make = sources, make
+
+    def __getitem__(self, name: str) -> Any:
+        return self._make(self._sources[name])
+
+    def __iter__(self):
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
 
 
 @dataclasses.dataclass
 class RewrittenModel:
     """What export reads of a module: its attributes, its float weights by
-    resource name, and its quantized layers by layer name."""
+    resource name, and its quantized layers by layer name. ``weights`` and
+    ``layers`` read their arrays when looked up (``constants`` and
+    ``quantized`` say where they are without reading them), so that a model
+    larger than memory can be exported one tensor at a time."""
 
     attributes: Dict[str, str]
-    weights: Dict[str, np.ndarray]
-    layers: Dict[str, QuantizedLayer]
+    constants: Dict[str, ConstantData]
+    quantized: Dict[str, QuantizedLayer]
+
+    @property
+    def weights(self) -> Mapping[str, np.ndarray]:
+        return _Lazy(self.constants, ConstantData.array)
+
+    @property
+    def layers(self) -> Mapping[str, QuantizedLayer]:
+        # A fresh layer per lookup: a loop over the layers holds one at a time.
+        return _Lazy(self.quantized, lambda layer: QuantizedLayer(layer.name, layer.bits, layer.columns, layer.data))
 
 
 def _unescape(literal: str) -> str:
@@ -233,40 +347,36 @@ def _bfloat16_as_float32(bits: np.ndarray) -> np.ndarray:
 
 class _Archives:
     """The tensors of a module's parameter archives (``gptq.parameters``:
-    .npz archives, safetensors files and indexes of shards), read by name."""
+    .npz archives, safetensors files and indexes of shards), found by name;
+    a safetensors tensor's dtype and shape are checked when it is found, an
+    .npz array's when it is read."""
 
     def __init__(self, folder: Path, names: List[str]):
-        self._npz: List[inputs.NpzArchive] = []
+        self._npz: List[Tuple[Path, frozenset]] = []
         self._tensors: List[hf.TensorFiles] = []
-        try:
-            for name in names:
-                path = folder / name
-                if path.name.endswith(".npz"):
-                    self._npz.append(inputs.NpzArchive(path))
-                elif path.name.endswith(".safetensors"):
-                    self._tensors.append(hf.TensorFiles(path.parent, path.name))
-                elif path.name.endswith(".index.json"):
-                    self._tensors.append(hf.TensorFiles(path.parent, path.name[: -len(".index.json")]))
-                else:
-                    raise GPTQError(f"{path}: expected an .npz archive, a .safetensors file or a safetensors index")
-        except BaseException:
-            self.close()
-            raise
+        for name in names:
+            path = folder / name
+            if path.name.endswith(".npz"):
+                with inputs.NpzArchive(path) as archive:
+                    self._npz.append((path, frozenset(archive.names())))
+            elif path.name.endswith(".safetensors"):
+                self._tensors.append(hf.TensorFiles(path.parent, path.name))
+            elif path.name.endswith(".index.json"):
+                self._tensors.append(hf.TensorFiles(path.parent, path.name[: -len(".index.json")]))
+            else:
+                raise GPTQError(f"{path}: expected an .npz archive, a .safetensors file or a safetensors index")
 
-    def read(self, name: str, element: str, shape: Tuple[int, ...]) -> Optional[np.ndarray]:
-        """Tensor ``name`` as its element type and shape say (bf16 widened
-        to float32); None when no archive holds it."""
-        for archive in self._npz:
-            if name in archive:
-                return archive.read(name, _RESOURCE_DTYPES[element], shape)
+    def find(self, name: str, element: str, shape: Tuple[int, ...]) -> Optional[ConstantData]:
+        """Tensor ``name`` of the element type and shape the module
+        declares; None when no archive holds it."""
+        for path, members in self._npz:
+            if name in members:
+                return ConstantData(name, element, shape, npz=path)
         for files in self._tensors:
             if name in files:
-                return files.read(name, (_SAFETENSORS_DTYPES[element],), tuple(shape))
+                file, _ = files.located(name, (_SAFETENSORS_DTYPES[element],), tuple(shape))
+                return ConstantData(name, element, shape, file=file)
         return None
-
-    def close(self) -> None:
-        for archive in self._npz:
-            archive.close()
 
 
 def _archive_names(value: str) -> List[str]:
@@ -332,12 +442,14 @@ def _resource_blobs(path: Path, resources_text: str) -> Dict[str, bytes]:
 
 def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
     """The quantized layers and float weights of a module that
-    ``gptq-opt --gptq-quantize-model`` wrote (text or bytecode).
+    ``gptq-opt --gptq-quantize-model`` wrote (text or bytecode), found but
+    not read: arrays are read when looked up.
 
     Every constant's data, in the module or in its parameter archive, must
-    have the dtype and shape its type declares, and every quantized layer's
-    constants the shapes ``gptq.unpack`` and ``gptq.dequantize`` declare;
-    GPTQError naming the module, archive or resource otherwise."""
+    have the dtype and shape its type declares (an .npz array's is checked
+    when it is read), and every quantized layer's constants the shapes
+    ``gptq.unpack`` and ``gptq.dequantize`` declare; GPTQError naming the
+    module, archive or resource otherwise."""
     path = Path(path)
     text = _module_text(path)
     header = re.search(r"^module attributes \{", text, re.MULTILINE)
@@ -363,29 +475,21 @@ def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
         ours_of = {theirs: ours for ours, theirs in _string_dictionary(
             attributes[hf.NAMES_ATTRIBUTE], hf.NAMES_ATTRIBUTE).items()}
 
-    constants: Dict[str, Tuple[str, np.ndarray, str]] = {}
-    try:
-        for ssa, key, dims, element in _CONSTANT.findall(body):
-            name = _unescape(key) if key.startswith('"') else key
-            shape = _dims(dims, path, name)
-            array = None
-            if name in blobs:
-                array = np.frombuffer(blobs[name], dtype=_RESOURCE_DTYPES[element])
-                if array.size != math.prod(shape):
-                    raise GPTQError(f"{path}: resource {name} holds {array.size} values, its type {shape}")
-                array = array.reshape(shape)
-                if element == "bf16":
-                    array = _bfloat16_as_float32(array)
-            elif external is not None:
-                array = external.read(name, element, shape)
-            if array is None:
-                raise GPTQError(f"{path}: no data for resource {inputs.shown(name)}")
-            if element == "bf16":
-                element = "f32"
-            constants[ssa] = (ours_of.get(name, name), array, element)
-    finally:
-        if external is not None:
-            external.close()
+    constants: Dict[str, Tuple[str, ConstantData]] = {}
+    for ssa, key, dims, element in _CONSTANT.findall(body):
+        name = _unescape(key) if key.startswith('"') else key
+        shape = _dims(dims, path, name)
+        data = None
+        if name in blobs:
+            data = ConstantData(name, element, shape, blob=blobs[name])
+            held = len(blobs[name]) // _ELEMENT_BYTES[element]
+            if len(blobs[name]) != data.nbytes:
+                raise GPTQError(f"{path}: resource {name} holds {held} values, its type {shape}")
+        elif external is not None:
+            data = external.find(name, element, shape)
+        if data is None:
+            raise GPTQError(f"{path}: no data for resource {inputs.shown(name)}")
+        constants[ssa] = (ours_of.get(name, name), data)
     unpacks = {m[0]: m for m in _UNPACK.findall(body)}
     layers: Dict[str, QuantizedLayer] = {}
     used = set()
@@ -393,7 +497,7 @@ def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
         unpack = unpacks.get(codes)
         if unpack is None or unpack[1] not in constants:
             raise GPTQError(f"{path}: a gptq.dequantize whose codes are not gptq.unpack of a constant")
-        qweight_name, qweight, _ = constants[unpack[1]]
+        qweight_name, qweight = constants[unpack[1]]
         if not qweight_name.endswith(".qweight"):
             raise GPTQError(f"{path}: packed weights {inputs.shown(qweight_name)} are not named <layer>.qweight")
         name = qweight_name[: -len(".qweight")]
@@ -402,33 +506,28 @@ def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
         if not 1 <= bits <= 8 or out < 1 or columns < 1:
             raise GPTQError(f"{where}: gptq.unpack of {unpack[5]} x {unpack[6]} codes of {unpack[2]} bits")
         words = (out, -(-columns * bits // 32))
-        if qweight.shape != words or qweight.dtype != np.int32:
+        if qweight.shape != words or qweight.element != "i32":
             raise GPTQError(
-                f"{where}: packed weights {list(qweight.shape)} {qweight.dtype}, expected int32 {list(words)} "
-                f"for {out} x {columns} codes of {bits} bits"
+                f"{where}: packed weights {list(qweight.shape)} {_RESOURCE_DTYPES[qweight.element]}, expected "
+                f"int32 {list(words)} for {out} x {columns} codes of {bits} bits"
             )
-        parts = []
+        parts = {"qweight": qweight}
         for role, ssa in (("scales", scales), ("zeros", zeros), ("g_idx", g_idx)):
             if ssa not in constants:
                 raise GPTQError(f"{where}: gptq.dequantize operand {ssa} is not a constant")
-            array = constants[ssa][1]
+            data = constants[ssa][1]
             element = "i32" if role == "g_idx" else "f32"
-            if constants[ssa][2] != element:
-                raise GPTQError(f"{where}: {role} of element type {constants[ssa][2]}, expected {element}")
-            parts.append(array)
+            if data.element != element:
+                raise GPTQError(f"{where}: {role} of element type {data.element}, expected {element}")
+            parts[role] = data
             used.add(constants[ssa][0])
-        scales_array, zeros_array, g_idx_array = parts
-        groups = scales_array.shape[1] if scales_array.ndim == 2 else 0
-        for role, array, expected in (("scales", scales_array, (out, groups)), ("zeros", zeros_array, (out, groups)),
-                                      ("g_idx", g_idx_array, (columns,))):
-            if array.shape != expected or groups < 1:
-                raise GPTQError(f"{where}: {role} of shape {list(array.shape)}, expected {list(expected)}")
+        groups = parts["scales"].shape[1] if len(parts["scales"].shape) == 2 else 0
+        for role, expected in (("scales", (out, groups)), ("zeros", (out, groups)), ("g_idx", (columns,))):
+            if parts[role].shape != expected or groups < 1:
+                raise GPTQError(f"{where}: {role} of shape {list(parts[role].shape)}, expected {list(expected)}")
         used.add(qweight_name)
-        layers[name] = QuantizedLayer(
-            name, bits, unpack_stream(qweight, columns, bits), scales_array.astype(np.float32),
-            zeros_array.astype(np.float32), g_idx_array.astype(np.int32),
-        )
-    weights = {name: array for name, array, _ in constants.values() if name not in used}
+        layers[name] = QuantizedLayer(name, bits, columns, parts)
+    weights = {name: data for name, data in constants.values() if name not in used}
     return RewrittenModel(attributes, weights, layers)
 
 
@@ -447,7 +546,7 @@ def _group_size_of(layer: QuantizedLayer) -> Optional[int]:
     """The group size the layer's g_idx describes (None: one group, any size
     at least ``in`` fits); GPTQError unless its groups are runs of one size
     (the last one shorter) or, with act-order, sets of that size."""
-    groups, columns = layer.scales.shape[1], layer.g_idx.size
+    groups, columns = layer.groups, layer.columns
     if groups == 1:
         if np.any(layer.g_idx != 0):
             raise GPTQError(f"layer {layer.name}: g_idx names groups beyond its one group of scales")
@@ -466,7 +565,7 @@ def _group_size_of(layer: QuantizedLayer) -> Optional[int]:
     return size
 
 
-def _scheme(layers: Dict[str, QuantizedLayer]) -> _Scheme:
+def _scheme(layers: Mapping[str, QuantizedLayer]) -> _Scheme:
     """The checkpoint's one quantization_config for all quantized layers;
     GPTQError naming the layers where they differ or the format cannot
     store one."""
@@ -489,7 +588,7 @@ def _scheme(layers: Dict[str, QuantizedLayer]) -> _Scheme:
     group_size = grouped.pop() if grouped else -1
     desc_act = False
     for name, layer in layers.items():
-        columns = layer.g_idx.size
+        columns = layer.columns
         if group_size > 0 and sizes[name] is None and columns > group_size:
             raise GPTQError(
                 f"layer {name} has one group of {columns} columns but the others groups of "
@@ -575,17 +674,19 @@ _MODEL_FIELDS = ("dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "voca
 _LAYER_WEIGHT = re.compile(r"layers\.(0|[1-9][0-9]{0,17})\.")
 
 
-def _pack_layer(layer: QuantizedLayer, bits: int, rows: Optional[np.ndarray],
-                checkpoint_format: str) -> Dict[str, np.ndarray]:
-    """A layer's four checkpoint tensors in ``checkpoint_format``; ``rows``
-    permutes its outputs."""
-    out, columns = layer.codes.shape
-    for what, extent in (("in", columns), ("out", out)):
-        if extent * bits % 32:
-            raise GPTQError(
-                f"layer {layer.name}: {what} features {extent} x {bits} bits is not a multiple of 32, "
-                "which the GPTQ checkpoint format needs (leave the layer float: exclude it from quantization)"
-            )
+@dataclasses.dataclass
+class _Output:
+    """One tensor of the checkpoint: its safetensors dtype and shape, and
+    what makes its data, a run of rows at a time (called once per copy)."""
+
+    dtype: str
+    shape: Tuple[int, ...]
+    chunks: Callable[[], Iterator[np.ndarray]]
+
+
+def _zero_points(layer: QuantizedLayer, bits: int, checkpoint_format: str) -> np.ndarray:
+    """The layer's zero points as integers, checked to be what
+    ``checkpoint_format`` stores."""
     maxq, offset = (1 << bits) - 1, ZERO_OFFSET[checkpoint_format]
     zeros = layer.zeros
     # Zeros no format stores, and those only gptq_v2 stores (0).
@@ -600,45 +701,140 @@ def _pack_layer(layer: QuantizedLayer, bits: int, rows: Optional[np.ndarray],
             f"integer in [{offset}, {maxq}], which the {checkpoint_format} format ({stored} in {bits} bits) "
             f"can store{hint}"
         )
+    return zeros.astype(np.int64)
+
+
+def _scales16(layer: QuantizedLayer) -> np.ndarray:
     scales16 = layer.scales.astype(np.float16)
     if not np.all(np.isfinite(scales16)) or np.any((scales16 == 0) & (layer.scales != 0)):
         raise GPTQError(f"layer {layer.name}: a scale does not fit float16")
-    codes, zeros = layer.codes, zeros.astype(np.int64)
-    if rows is not None:
-        codes, zeros, scales16 = codes[rows], zeros[rows], scales16[rows]
+    return scales16
+
+
+def _layer_outputs(layer: QuantizedLayer, bits: int, rows: Optional[np.ndarray],
+                   checkpoint_format: str) -> Dict[str, _Output]:
+    """A layer's four checkpoint tensors in ``checkpoint_format``; ``rows``
+    permutes its outputs. Each reads the layer's constants afresh, so that
+    the plan of a whole model holds no arrays."""
+    out, columns, groups = layer.out, layer.columns, layer.groups
+    for what, extent in (("in", columns), ("out", out)):
+        if extent * bits % 32:
+            raise GPTQError(
+                f"layer {layer.name}: {what} features {extent} x {bits} bits is not a multiple of 32, "
+                "which the GPTQ checkpoint format needs (leave the layer float: exclude it from quantization)"
+            )
+
+    def fresh() -> QuantizedLayer:
+        return QuantizedLayer(layer.name, layer.bits, layer.columns, layer.data)
+
+    def permuted(array: np.ndarray) -> np.ndarray:
+        return array if rows is None else array[rows]
+
+    def qweight() -> Iterator[np.ndarray]:
+        # Ours is [out, in * bits / 32], each output's codes one bit stream of
+        # 32-bit words; GPTQ's is the same words transposed (in * bits is a
+        # multiple of 32, so no output's stream shares a word with another's).
+        yield np.ascontiguousarray(permuted(fresh().qweight).T)
+
+    def qzeros() -> Iterator[np.ndarray]:
+        zeros = permuted(_zero_points(fresh(), bits, checkpoint_format))
+        yield pack_stream((zeros - ZERO_OFFSET[checkpoint_format]).T, bits).view(np.int32)
+
+    def scales() -> Iterator[np.ndarray]:
+        yield np.ascontiguousarray(permuted(_scales16(fresh())).T)
+
+    def g_idx() -> Iterator[np.ndarray]:
+        yield fresh().g_idx
+
     return {
-        "qweight": pack_stream(codes, bits).T.copy().view(np.int32),
-        "qzeros": pack_stream((zeros - offset).T, bits).view(np.int32),
-        "scales": np.ascontiguousarray(scales16.T),
-        "g_idx": layer.g_idx.astype(np.int32),
+        "qweight": _Output("I32", (columns * bits // 32, out), qweight),
+        "qzeros": _Output("I32", (groups, out * bits // 32), qzeros),
+        "scales": _Output("F16", (groups, out), scales),
+        "g_idx": _Output("I32", (columns,), g_idx),
     }
+
+
+def float32_to_bfloat16(values: np.ndarray) -> np.ndarray:
+    """Finite float32 ``values`` rounded to the nearest bfloat16, ties to
+    even (as torch's conversion rounds), as its bits (uint16)."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
+    return (rounded >> np.uint32(16)).astype(np.uint16)
+
+
+#: The module's element type that a safetensors dtype stores as it is.
+_SAME_ELEMENT = {"F32": "f32", "F16": "f16", "BF16": "bf16"}
+
+
+def _finite_as_stored(part: np.ndarray, element: str) -> bool:
+    if element == "bf16":
+        return bool(np.all((part & np.uint16(0x7F80)) != np.uint16(0x7F80)))
+    return bool(np.all(np.isfinite(part)))
+
+
+def _float_output(name: str, data: ConstantData, dtype: str, rows: Optional[np.ndarray]) -> _Output:
+    """A float weight stored as ``dtype``, converted a run of rows at a time
+    (copied as it is when stored in that dtype already); ``rows`` permutes
+    its first dimension (then it is read whole). GPTQError naming it for a
+    weight that is not float, or holds a value that is not finite."""
+    element = data.element
+    if element not in _FLOAT_ELEMENTS:
+        raise GPTQError(f"weight {inputs.shown(name)} is not finite floating point "
+                        f"({np.dtype(_RESOURCE_DTYPES[element])})")
+
+    def chunks() -> Iterator[np.ndarray]:
+        parts = data.chunks() if rows is None else iter([data.stored()[rows]])
+        for part in parts:
+            if _SAME_ELEMENT[dtype] == element:
+                if not _finite_as_stored(part, element):
+                    raise GPTQError(f"weight {inputs.shown(name)} is not finite floating point")
+                yield part
+                continue
+            wide = _bfloat16_as_float32(part) if element == "bf16" else part.astype(np.float32)
+            if not np.all(np.isfinite(wide)):
+                raise GPTQError(f"weight {inputs.shown(name)} is not finite floating point")
+            yield wide if dtype == "F32" else wide.astype(np.float16) if dtype == "F16" else float32_to_bfloat16(wide)
+
+    return _Output(dtype, data.shape, chunks)
 
 
 #: The safetensors metadata transformers' loader needs (it reads the
 #: header's ``format``, and fails on a file without metadata).
 SAFETENSORS_METADATA = {"format": "pt"}
+#: The order in which the safetensors package lays out tensors: by dtype
+#: (this rank, the highest first), then by name. The export keeps it, so
+#: that its file is the one that package would write.
+_DTYPE_RANK = {"F32": 3, "I32": 2, "BF16": 1, "F16": 0}
 
 
-def _save_safetensors(tensors: Dict[str, np.ndarray], dtypes: Dict[str, str], path: Path) -> None:
-    """Write ``tensors`` to ``path`` with :data:`SAFETENSORS_METADATA`; those
-    whose entry in ``dtypes`` is BF16 (float32 arrays) as bfloat16, which
-    numpy lacks, through torch."""
-    if "BF16" not in dtypes.values():
-        from safetensors.numpy import save_file
-
-        save_file(tensors, str(path), metadata=SAFETENSORS_METADATA)
-        return
-    import torch
-    from safetensors.torch import save_file as save_torch
-
-    converted = {}
-    for name, array in tensors.items():
-        tensor = torch.from_numpy(np.ascontiguousarray(array))
-        converted[name] = tensor.to(torch.bfloat16) if dtypes.get(name) == "BF16" else tensor
-    save_torch(converted, str(path), metadata=SAFETENSORS_METADATA)
-
-
-_DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
+def _write_safetensors(outputs: Dict[str, _Output], path: Path) -> None:
+    """Write ``outputs`` to ``path`` as a safetensors file with
+    :data:`SAFETENSORS_METADATA`: the header first (every tensor's dtype
+    and shape is known before its data is made), then each tensor's data as
+    it is made, so that no more than one tensor's run of rows is held."""
+    order = sorted(outputs, key=lambda name: (-_DTYPE_RANK[outputs[name].dtype], name))
+    header: Dict[str, Any] = {"__metadata__": SAFETENSORS_METADATA}
+    offset = 0
+    for name in order:
+        output = outputs[name]
+        nbytes = math.prod(output.shape) * inputs.SAFETENSORS_DTYPE_BYTES[output.dtype]
+        header[name] = {"dtype": output.dtype, "shape": list(output.shape), "data_offsets": [offset, offset + nbytes]}
+        offset += nbytes
+    encoded = json.dumps(header, separators=(",", ":")).encode()
+    encoded += b" " * (-len(encoded) % 8)
+    with open(path, "wb") as handle:
+        handle.write(len(encoded).to_bytes(8, "little") + encoded)
+        for name in order:
+            output, written = outputs[name], 0
+            expected = header[name]["data_offsets"][1] - header[name]["data_offsets"][0]
+            for chunk in output.chunks():
+                chunk = np.ascontiguousarray(chunk)
+                if chunk.itemsize != inputs.SAFETENSORS_DTYPE_BYTES[output.dtype]:
+                    raise GPTQError(f"tensor {name}: {chunk.dtype} data for dtype {output.dtype}")
+                handle.write(chunk.data)
+                written += chunk.nbytes
+            if written != expected:
+                raise GPTQError(f"tensor {name}: {written} bytes of data made, its header says {expected}")
 
 
 #: gptq.model's fields and the config.json fields they come from.
@@ -674,10 +870,11 @@ def _hf_config(text: Optional[str], cfg: Llama2cConfig) -> Dict[str, Any]:
     return config
 
 
-def _checkpoint_tensors(model: RewrittenModel, checkpoint_format: str
-                        ) -> Tuple[_Scheme, Dict[str, Any], Dict[str, np.ndarray], Dict[str, str]]:
-    """(scheme, config.json as imported, tensors by Hugging Face name,
-    their dtypes) of a rewritten model, its layers in ``checkpoint_format``."""
+def _checkpoint_outputs(model: RewrittenModel, checkpoint_format: str
+                        ) -> Tuple[_Scheme, Dict[str, Any], Dict[str, _Output]]:
+    """(scheme, config.json as imported, tensors by Hugging Face name) of a
+    rewritten model, its layers in ``checkpoint_format``; the tensors are
+    planned, not made (each is made when it is written)."""
     cfg = _model_config(model)
     scheme = _scheme(model.layers)
     names_text = model.attributes.get(hf.NAMES_ATTRIBUTE)
@@ -706,34 +903,26 @@ def _checkpoint_tensors(model: RewrittenModel, checkpoint_format: str
     def rotary_rows(name: str) -> Optional[np.ndarray]:
         return None if halves else hf.rotary_rows(cfg, name)
 
-    tensors: Dict[str, np.ndarray] = {}
-    tensor_dtypes: Dict[str, str] = {}
+    outputs: Dict[str, _Output] = {}
     for name, layer in model.layers.items():
         if name not in names or not names[name].endswith(".weight"):
             raise GPTQError(f"layer {name} has no Hugging Face name")
         prefix = names[name][: -len(".weight")]
-        for suffix, array in _pack_layer(layer, scheme.bits, rotary_rows(name), checkpoint_format).items():
-            tensors[f"{prefix}.{suffix}"] = array
-    for name, array in model.weights.items():
+        for suffix, output in _layer_outputs(layer, scheme.bits, rotary_rows(name), checkpoint_format).items():
+            outputs[f"{prefix}.{suffix}"] = output
+    for name, data in model.constants.items():
         if name.startswith("freq_cis_"):
             continue  # Hugging Face computes the rotary tables from rope_theta.
         if name not in names:
             raise GPTQError(f"weight {name} has no Hugging Face name")
-        if array.dtype.kind != "f" or not np.all(np.isfinite(array)):
-            raise GPTQError(f"weight {inputs.shown(name)} is not finite floating point ({array.dtype})")
-        rows = rotary_rows(name)
-        dtype = dtypes.get(name, "F32")
-        value = array if rows is None else array[rows]
-        tensors[names[name]] = np.ascontiguousarray(value.astype(np.float16 if dtype == "F16" else np.float32))
-        tensor_dtypes[names[name]] = dtype
+        outputs[names[name]] = _float_output(name, data, dtypes.get(name, "F32"), rotary_rows(name))
     embeddings = names.get("tok_embeddings")
-    if "output" not in model.weights and "output" not in model.layers and embeddings in tensors:
+    if "output" not in model.constants and "output" not in model.quantized and embeddings in outputs:
         # The tied classifier is stored too, for loaders that do not tie it
         # to the embeddings (AutoGPTQ's leaves it unset without it).
-        tensors["lm_head.weight"] = tensors[embeddings].copy()
-        tensor_dtypes["lm_head.weight"] = tensor_dtypes[embeddings]
+        outputs["lm_head.weight"] = outputs[embeddings]
 
-    return scheme, config, tensors, tensor_dtypes
+    return scheme, config, outputs
 
 
 def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike],
@@ -756,10 +945,10 @@ def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike
     run.check()
     model = read_rewritten_model(module)
     try:
-        scheme, config, tensors, tensor_dtypes = _checkpoint_tensors(model, checkpoint_format)
+        scheme, config, outputs = _checkpoint_outputs(model, checkpoint_format)
     except GPTQError as error:
         raise GPTQError(f"{module}: {error}") from None
-    lm_head = "output" in model.layers
+    lm_head = "output" in model.quantized
     quantization = {
         "quant_method": "gptq",
         "bits": scheme.bits,
@@ -771,12 +960,15 @@ def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike
         "lm_head": lm_head,
     }
     config = dict(config)
-    if lm_head or "output" in model.weights:
+    if lm_head or "output" in model.constants:
         config["tie_word_embeddings"] = False
     config["quantization_config"] = quantization
     out = Path(out_dir)
     with run:
-        _save_safetensors(tensors, tensor_dtypes, run.path(out / hf.SINGLE_FILE))
+        try:
+            _write_safetensors(outputs, run.path(out / hf.SINGLE_FILE))
+        except GPTQError as error:
+            raise GPTQError(f"{module}: {error}") from None
         run.path(out / hf.CONFIG_FILE).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
         run.path(out / QUANTIZE_CONFIG_FILE).write_text(json.dumps(quantization, indent=2) + "\n")
     return quantization
@@ -802,12 +994,20 @@ class GptqCheckpoint(hf.HfCheckpoint):
     """A GPTQ checkpoint in llama2.c's names and layout, for the emitter:
     float weights in ``weights``, quantized layers in ``quantized`` (by
     llama2.c weight name; the classifier, when quantized, as ``output``),
-    and the quantization config it was read with."""
+    and the quantization config it was read with. Read without its weights
+    (``read_weights=False``), the float weights are ``references`` to the
+    checkpoint's tensors and the quantized layers
+    :class:`gptq_mlir.importer.QuantizedReference`s, whose tensors
+    :func:`write_quantized_archive` converts one at a time."""
 
-    quantized: Dict[str, importer.QuantizedWeight] = dataclasses.field(default_factory=dict)
+    quantized: Dict[str, Union[importer.QuantizedWeight, importer.QuantizedReference]] = dataclasses.field(
+        default_factory=dict)
     quantization: Optional[Quantization] = None
+    #: The checkpoint's tensors, and each quantized layer's name prefix in it.
+    files: Optional[hf.TensorFiles] = None
+    prefixes: Dict[str, str] = dataclasses.field(default_factory=dict)
 
-    def quantized_weights(self) -> Dict[str, importer.QuantizedWeight]:
+    def quantized_weights(self) -> Dict[str, Union[importer.QuantizedWeight, importer.QuantizedReference]]:
         return self.quantized
 
 
@@ -924,11 +1124,15 @@ def _tensor_file_name(folder: Path, base_name: Optional[str], named_in: Path) ->
     return hf.SINGLE_FILE
 
 
-def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
+def read_gptq_checkpoint(folder: Union[str, os.PathLike], read_weights: bool = True) -> GptqCheckpoint:
     """Read the GPTQ checkpoint in ``folder`` (``model.safetensors`` or
     shards, as :class:`gptq_mlir.hf.TensorFiles` reads them, or the file
     :func:`_tensor_file_name` finds); GPTQError naming the file, tensor or
-    field for what it cannot read."""
+    field for what it cannot read. Without ``read_weights`` only the
+    headers are read (a tied classifier stored as well is compared with the
+    embeddings all the same): the float weights become references to the
+    checkpoint's tensors, and a quantized layer's values are checked when
+    :func:`write_quantized_archive` converts them."""
     folder = Path(folder)
     if not folder.is_dir():
         raise GPTQError(f"{folder} is not a folder")
@@ -955,13 +1159,17 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
         shapes = hf.weight_shapes(cfg, arch)
         stored = set(names.values())
         weights: Dict[str, np.ndarray] = {}
-        quantized: Dict[str, importer.QuantizedWeight] = {}
+        references: Dict[str, importer.Reference] = {}
+        quantized: Dict[str, Union[importer.QuantizedWeight, importer.QuantizedReference]] = {}
+        prefixes: Dict[str, str] = {}
         dtypes: Dict[str, str] = {}
         consumed = set()
         for ours, theirs in names.items():
             prefix, shape = theirs[: -len(".weight")], shapes[ours]
             if len(shape) == 2 and f"{prefix}.qweight" in files:
-                quantized[ours] = _read_quantized(files, prefix, shape, quantization)
+                layer = _quantized_layer(files, prefix, shape, quantization)
+                quantized[ours] = _read_quantized(files, prefix, layer, quantization) if read_weights else layer
+                prefixes[ours] = prefix
                 consumed.update(f"{prefix}.{suffix}" for suffix in QUANTIZED_TENSORS)
                 bias = f"{prefix}.bias"
                 # A zero bias beside a layer that has none (a quantized
@@ -974,54 +1182,113 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike]) -> GptqCheckpoint:
             if theirs not in files:
                 alternative = f" (or {prefix}.qweight)" if len(shape) == 2 else ""
                 raise GPTQError(f"{folder}: missing tensor {theirs}{alternative}")
-            weights[ours] = np.ascontiguousarray(files.read_finite(theirs, shape))
-            dtypes[ours] = files.dtype(theirs)
+            _, info = files.located(theirs, hf.FLOAT_DTYPES, shape)
+            if read_weights:
+                weights[ours] = np.ascontiguousarray(files.read_finite(theirs, shape))
+            references[ours] = importer.Reference(theirs, info.dtype, shape)
+            dtypes[ours] = info.dtype
             consumed.add(theirs)
         if copied_head:
-            hf.check_tied_lm_head(files, weights["tok_embeddings"])
+            embeddings = weights.get("tok_embeddings")
+            if embeddings is None:
+                embeddings = files.read_finite(names["tok_embeddings"], shapes["tok_embeddings"])
+            hf.check_tied_lm_head(files, embeddings)
             consumed.add(hf.LM_HEAD)
         for name in files.names():
             if name not in consumed and not hf.is_ignored(name):
                 raise GPTQError(f"{files.path(name)}: unexpected tensor {inputs.shown(name)}")
     if not quantized:
         raise GPTQError(f"{folder}: no quantized layer (no tensor named *.qweight)")
-    return GptqCheckpoint(cfg, weights, names, dtypes, config, arch, quantized=quantized, quantization=quantization)
+    return GptqCheckpoint(
+        cfg, weights, names, dtypes, config, arch, references if not read_weights else {},
+        files.archive if not read_weights else None, quantized=quantized, quantization=quantization,
+        files=files, prefixes=prefixes,
+    )
 
 
-def _read_quantized(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int],
-                    quantization: Quantization) -> importer.QuantizedWeight:
-    """One quantized layer's tensors, checked, in the rewrite's layout (rows
-    in the checkpoint's order: the module rotates Hugging Face's halves)."""
+def _quantized_layer(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int],
+                     quantization: Quantization) -> importer.QuantizedReference:
+    """One quantized layer of ``shape`` (out, in), its four tensors' dtypes
+    and shapes checked (their values are not read)."""
     out, columns = shape
     bits, group_size = quantization.bits, quantization.group_size
     if columns * bits % 32 or out * bits % 32:
         raise GPTQError(f"layer {prefix}: {out} x {columns} cannot be stored in {bits} bits (need multiples of 32 bits)")
     groups = 1 if group_size == -1 else -(-columns // group_size)
-    expected = {
-        "qweight": (columns * bits // 32, out),
-        "qzeros": (groups, out * bits // 32),
-        "scales": (groups, out),
-        "g_idx": (columns,),
-    }
-    tensors = {}
     for suffix, dtypes in QUANTIZED_TENSORS.items():
         name = f"{prefix}.{suffix}"
         if name not in files:
             raise GPTQError(f"{files.path(prefix + '.qweight')}: missing tensor {name}")
-        tensors[suffix] = files.read(name, dtypes, expected[suffix])
-    g_idx = tensors["g_idx"].astype(np.int32)
-    if g_idx.min() < 0 or g_idx.max() >= groups:
-        raise GPTQError(f"{files.path(prefix + '.g_idx')}: tensor {prefix}.g_idx has groups outside [0, {groups})")
-    if not np.all(np.isfinite(tensors["scales"])):
-        raise GPTQError(f"{files.path(prefix + '.scales')}: tensor {prefix}.scales holds non-finite values")
-    codes = unpack_stream(np.ascontiguousarray(tensors["qweight"].T), columns, bits)
-    offset = ZERO_OFFSET[quantization.checkpoint_format]
-    zeros = unpack_stream(tensors["qzeros"], out, bits).T.astype(np.float32) + offset
-    scales = tensors["scales"].T
-    return importer.QuantizedWeight(
-        bits=bits,
-        qweight=pack_stream(codes, bits).view(np.int32),
-        scales=np.ascontiguousarray(scales, dtype=np.float32),
-        zeros=np.ascontiguousarray(zeros),
-        g_idx=g_idx,
-    )
+        files.located(name, dtypes, _checkpoint_shapes(bits, out, columns, groups)[suffix])
+    return importer.QuantizedReference(bits, out, columns, groups)
+
+
+def _checkpoint_shapes(bits: int, out: int, columns: int, groups: int) -> Dict[str, Tuple[int, ...]]:
+    """The shapes of a quantized layer's tensors in a GPTQ checkpoint."""
+    return {"qweight": (columns * bits // 32, out), "qzeros": (groups, out * bits // 32), "scales": (groups, out),
+            "g_idx": (columns,)}
+
+
+def _read_layer_tensor(files: "hf.TensorFiles", prefix: str, layer: importer.QuantizedReference,
+                       quantization: Quantization, suffix: str) -> np.ndarray:
+    """One of a quantized layer's tensors in the rewrite's layout (rows in
+    the checkpoint's order: the module rotates Hugging Face's halves):
+    ``qweight`` int32 [out, in * bits / 32], ``scales`` and ``zeros``
+    float32 [out, groups], ``g_idx`` int32 [in]; each read and checked
+    alone."""
+    shapes = _checkpoint_shapes(layer.bits, layer.out, layer.columns, layer.groups)
+
+    def read(part: str) -> np.ndarray:
+        return files.read(f"{prefix}.{part}", QUANTIZED_TENSORS[part], shapes[part])
+
+    if suffix == "qweight":
+        # Each column of GPTQ's qweight is one output's codes as a bit stream
+        # of 32-bit words, as each row of ours is.
+        return np.ascontiguousarray(read("qweight").T)
+    if suffix == "scales":
+        scales = read("scales")
+        if not np.all(np.isfinite(scales)):
+            raise GPTQError(f"{files.path(prefix + '.scales')}: tensor {prefix}.scales holds non-finite values")
+        return np.ascontiguousarray(scales.T, dtype=np.float32)
+    if suffix == "zeros":
+        offset = ZERO_OFFSET[quantization.checkpoint_format]
+        zeros = unpack_stream(read("qzeros"), layer.out, layer.bits).T.astype(np.float32) + offset
+        return np.ascontiguousarray(zeros)
+    g_idx = read("g_idx").astype(np.int32)
+    if g_idx.min() < 0 or g_idx.max() >= layer.groups:
+        raise GPTQError(f"{files.path(prefix + '.g_idx')}: tensor {prefix}.g_idx has groups outside "
+                        f"[0, {layer.groups})")
+    return g_idx
+
+
+def _read_quantized(files: "hf.TensorFiles", prefix: str, layer: importer.QuantizedReference,
+                    quantization: Quantization) -> importer.QuantizedWeight:
+    """One quantized layer's tensors, checked, in the rewrite's layout."""
+    parts = {suffix: _read_layer_tensor(files, prefix, layer, quantization, suffix)
+             for suffix in ("g_idx", "scales", "qweight", "zeros")}
+    return importer.QuantizedWeight(bits=layer.bits, **parts)
+
+
+def quantized_archive_path(module: Union[str, os.PathLike]) -> Path:
+    """The archive of quantized layers import-gptq writes beside the module
+    ``module`` (as gptq-opt names its own: ``m.mlir`` -> ``m.safetensors``)."""
+    module = Path(module)
+    name = module.name[: -len(".mlir")] if module.name.endswith(".mlir") else module.name
+    return module.parent / f"{name}.safetensors"
+
+
+def write_quantized_archive(checkpoint: GptqCheckpoint, path: Union[str, os.PathLike]) -> None:
+    """Write the quantized layers of ``checkpoint`` (read without its
+    weights) to the safetensors file ``path`` in the rewrite's layout, as
+    ``<layer>.qweight``, ``.scales``, ``.zeros`` and ``.g_idx`` by our layer
+    names: one tensor at a time, each read from the checkpoint, checked and
+    converted when it is written."""
+    outputs: Dict[str, _Output] = {}
+    for ours, layer in checkpoint.quantized.items():
+        prefix = checkpoint.prefixes[ours]
+        for suffix, shape in layer.shapes().items():
+            def chunks(prefix=prefix, layer=layer, suffix=suffix) -> Iterator[np.ndarray]:
+                yield _read_layer_tensor(checkpoint.files, prefix, layer, checkpoint.quantization, suffix)
+
+            outputs[f"{ours}.{suffix}"] = _Output("I32" if suffix in ("qweight", "g_idx") else "F32", shape, chunks)
+    _write_safetensors(outputs, Path(path))

@@ -205,6 +205,15 @@ class TensorFiles:
     def read(self, name: str, dtypes: Tuple[str, ...], shape: Tuple[int, ...]) -> np.ndarray:
         """Tensor ``name``, float ones as float32; GPTQError naming it unless
         its dtype is one of ``dtypes`` and its shape ``shape``."""
+        file, info = self.located(name, dtypes, shape)
+        array = file.read(name)
+        return array.astype(np.float32) if info.dtype in FLOAT_DTYPES else array
+
+    def located(self, name: str, dtypes: Tuple[str, ...], shape: Tuple[int, ...]
+                ) -> Tuple[inputs.SafetensorsFile, inputs.TensorInfo]:
+        """The file holding tensor ``name`` and its entry, without reading
+        it; GPTQError naming it unless its dtype is one of ``dtypes`` and its
+        shape ``shape``."""
         dtype, found = self.dtype(name), self.shape(name)
         path = self.path(name)
         if dtype not in dtypes:
@@ -212,8 +221,7 @@ class TensorFiles:
             raise GPTQError(f"{path}: tensor {name} has dtype {dtype}, expected {expected}")
         if found != shape:
             raise GPTQError(f"{path}: tensor {name} has shape {list(found)}, expected {list(shape)}")
-        array = self._files[path].read(name)
-        return array.astype(np.float32) if dtype in FLOAT_DTYPES else array
+        return self._files[path], self.info(name)
 
     def read_finite(self, name: str, shape: Tuple[int, ...]) -> np.ndarray:
         """A float32/float16/bfloat16 tensor as float32, checked finite."""

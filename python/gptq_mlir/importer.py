@@ -90,6 +90,26 @@ class QuantizedWeight:
     g_idx: np.ndarray
 
 
+@dataclasses.dataclass(frozen=True)
+class QuantizedReference:
+    """A quantized linear layer whose constants the module reads from a
+    parameter archive (the one import-gptq writes beside it) as the tensors
+    ``<name>.qweight``, ``.scales``, ``.zeros`` and ``.g_idx``, in
+    :class:`QuantizedWeight`'s layout: ``out`` x ``columns`` codes of
+    ``bits`` bits in ``groups`` groups."""
+
+    bits: int
+    out: int
+    columns: int
+    groups: int
+
+    def shapes(self) -> Dict[str, Tuple[int, ...]]:
+        """The shape of each of its tensors, by suffix."""
+        words = -(-self.columns * self.bits // 32)
+        return {"qweight": (self.out, words), "scales": (self.out, self.groups),
+                "zeros": (self.out, self.groups), "g_idx": (self.columns,)}
+
+
 class Checkpoint(Protocol):
     """What the emitter reads of a checkpoint: the llama2.c reader's
     (:class:`gptq_mlir.llama2c.Llama2cCheckpoint`), Hugging Face's
@@ -249,28 +269,30 @@ class _FunctionBuilder:
             self._stored[name] = value
         return self._stored[name]
 
-    def quantized(self, name: str, weight: QuantizedWeight) -> _Value:
+    def quantized(self, name: str, weight: Union[QuantizedWeight, QuantizedReference]) -> _Value:
         """The float weight ``name`` from its quantized form (emitted once):
         the constants ``<name>.qweight``, ``.scales``, ``.zeros``, ``.g_idx``,
         then ``gptq.unpack`` and ``gptq.dequantize``, as gptq-opt's rewrite
-        writes them."""
+        writes them. A :class:`QuantizedReference`'s constants are read from
+        the parameter archive, a :class:`QuantizedWeight`'s are resources of
+        the module."""
         if name not in self._constants:
             parts = {}
-            for suffix, array, element in (
-                ("qweight", weight.qweight, "i32"),
-                ("scales", weight.scales, "f32"),
-                ("zeros", weight.zeros, "f32"),
-                ("g_idx", weight.g_idx, "i32"),
-            ):
-                value = _Value(self.fresh("q"), array.shape, element)
+            referenced = isinstance(weight, QuantizedReference)
+            shapes = weight.shapes() if referenced else {
+                suffix: getattr(weight, suffix).shape for suffix in ("qweight", "scales", "zeros", "g_idx")}
+            for suffix in ("qweight", "scales", "zeros", "g_idx"):
+                element = "i32" if suffix in ("qweight", "g_idx") else "f32"
+                value = _Value(self.fresh("q"), shapes[suffix], element)
                 self.emit(
                     f'{value.name} = arith.constant dense_resource<{name}.{suffix}> : {value.type} loc("{name}")'
                 )
-                self.resources[f"{name}.{suffix}"] = np.ascontiguousarray(
-                    array, dtype="<i4" if element == "i32" else "<f4"
-                )
+                if not referenced:
+                    self.resources[f"{name}.{suffix}"] = np.ascontiguousarray(
+                        getattr(weight, suffix), dtype="<i4" if element == "i32" else "<f4"
+                    )
                 parts[suffix] = value
-            out, columns = weight.qweight.shape[0], weight.g_idx.size
+            out, columns = shapes["qweight"][0], shapes["g_idx"][0]
             count = self.scalar("columns", str(columns), "index")
             codes = self.fresh("codes")
             codes_type = _tensor([out, columns], "i8")
@@ -933,7 +955,9 @@ class _LlamaEmitter:
 
     # The function ---------------------------------------------------------
 
-    def build(self, parameters: Optional[str] = None) -> str:
+    def build(self, parameters: Optional[Union[str, List[str]]] = None) -> str:
+        """The module's text; ``parameters`` names its parameter archive (or
+        archives, searched in order)."""
         b, cfg = self.b, self.cfg
         self._constants()
         tokens = _Value("%tokens", [self.batch, self.seq], "i32")
@@ -958,8 +982,10 @@ class _LlamaEmitter:
         attributes = f"{MODEL_ATTRIBUTE} = {model_attribute(cfg, self.rotary_order)}"
         for name, value in self.ckpt.module_attributes().items():
             attributes += f", {name} = {value}"
-        if parameters is not None:
+        if isinstance(parameters, str):
             attributes += f", {PARAMETERS_ATTRIBUTE} = {mlir_string(parameters)}"
+        elif parameters is not None:
+            attributes += f", {PARAMETERS_ATTRIBUTE} = [{', '.join(map(mlir_string, parameters))}]"
         return "\n".join(
             [
                 f"module attributes {{{attributes}}} {{",
@@ -1062,7 +1088,7 @@ def write_module(
     external_weights: bool = False,
     run: Optional[Run] = None,
     references: Optional[Dict[str, Reference]] = None,
-    archive: Optional[Union[str, os.PathLike]] = None,
+    archive: Optional[Union[str, os.PathLike, List[Union[str, os.PathLike]]]] = None,
 ) -> None:
     """Write the MLIR module for ``checkpoint`` to ``path`` atomically.
 
@@ -1073,7 +1099,8 @@ def write_module(
     name) and ``archive`` (the checkpoint file that holds them), those
     weights are the tensors of the checkpoint itself, read in place: the
     module names ``archive`` as its parameter archive and nothing is
-    copied. Into the temporaries of ``run`` when given (whose outputs
+    copied (a list names several archives, e.g. the checkpoint's and the
+    one import-gptq writes of its quantized layers). Into the temporaries of ``run`` when given (whose outputs
     :func:`declare_module` declared; ``run`` puts them in place), else
     through a run of its own."""
     if run is None:
@@ -1083,7 +1110,9 @@ def write_module(
         return
     if references is not None:
         emitter = _LlamaEmitter(checkpoint, references)
-        text = emitter.build(parameters=archive_name(archive, path))
+        archives = archive if isinstance(archive, list) else [archive]
+        names = [archive_name(one, path) for one in archives]
+        text = emitter.build(parameters=names[0] if len(names) == 1 else names)
         with run.open(path) as handle:
             handle.write(text.encode())
             if emitter.b.resources:

@@ -378,12 +378,21 @@ class SafetensorsFile:
     def read(self, name: str) -> np.ndarray:
         """Tensor ``name`` as :func:`tensor_array` gives it."""
         info = self.tensors[name]
+        return tensor_array(self.read_range(name, 0, info.nbytes), info)
+
+    def read_range(self, name: str, offset: int, count: int) -> bytearray:
+        """Bytes ``[offset, offset + count)`` of tensor ``name``'s data, as
+        stored; GPTQError when the file is no longer the one whose header
+        was read, or ends early."""
+        info = self.tensors[name]
+        if offset < 0 or count < 0 or offset + count > info.nbytes:
+            raise GPTQError(f"{self.path}: tensor {shown(name)} has no bytes [{offset}, {offset + count})")
         with open_regular(self.path, self.what) as handle:
             status = os.fstat(handle.fileno())
             if (status.st_dev, status.st_ino, status.st_size) != self._identity:
                 raise GPTQError(f"{self.path}: changed while it was read")
-            buffer = read_exactly(handle, info.nbytes, self.data_start + info.begin, self.path, f"tensor {shown(name)}")
-        return tensor_array(buffer, info)
+            return read_exactly(handle, count, self.data_start + info.begin + offset, self.path,
+                                f"tensor {shown(name)}")
 
 
 # .npz parameter archives --------------------------------------------------------
@@ -422,6 +431,10 @@ class NpzArchive:
 
     def __contains__(self, name: str) -> bool:
         return f"{name}.npy" in self._members
+
+    def names(self) -> List[str]:
+        """The names of its arrays (members ``NAME.npy``)."""
+        return [member[: -len(".npy")] for member in self._members if member.endswith(".npy")]
 
     def read(self, name: str, dtype: str, shape: Tuple[int, ...]) -> np.ndarray:
         """Array ``name`` (member ``name.npy``), which must be of numpy dtype

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gptq_mlir import gptq_checkpoint, llama2c, runner
+from gptq_mlir import gptq_checkpoint, inputs, llama2c, runner
+from gptq_mlir.errors import GPTQError
 from gptq_mlir.cli import main
 from gptq_mlir.model import Model
 from hf_convert import write_hf_checkpoint
@@ -98,10 +99,28 @@ def test_quantized_bit_for_bit_as_the_float32_copy(tmp_path, imports, gptq_opt):
     copy_out = tmp_path / "gptq-copy"
     assert main(["export-gptq", str(outputs[1]), "--out", str(copy_out)]) == 0
     assert (out / "model.safetensors").read_bytes() == (copy_out / "model.safetensors").read_bytes()
-    imported = tmp_path / "imported.mlir"
+    # import-gptq reads the float tensors in place and converts the
+    # quantized layers into imported.safetensors; the module runs as the
+    # one with everything embedded does, to the bit, and exports again to
+    # the same checkpoint.
+    imported, embedded = tmp_path / "imported.mlir", tmp_path / "embedded.mlir"
     assert main(["import-gptq", str(out), "-o", str(imported)]) == 0
+    assert main(["import-gptq", str(out), "-o", str(embedded), "--embed-weights"]) == 0
+    text = imported.read_text()
+    assert "dialect_resources" not in text
+    assert re.search(r'gptq\.parameters = \["[^"]*gptq/model\.safetensors", "imported\.safetensors"\]', text)
+    assert "dense_resource<model.embed_tokens.weight> : tensor<512x64xbf16>" in text
+    archive = inputs.SafetensorsFile(tmp_path / "imported.safetensors")
+    assert archive.tensors["layers.0.attention.wq.qweight"].dtype == "I32"
+    assert archive.tensors["layers.0.attention.wq.qweight"].shape == (64, 8)
+    assert len(archive.tensors) == 4 * 20
     read = gptq_checkpoint.read_rewritten_model(imported)
     assert len(read.layers) == 20
+    np.testing.assert_array_equal(Model(imported).logits(tokens), Model(embedded).logits(tokens))
+    for module in (imported, embedded):
+        again = tmp_path / f"again-{module.stem}"
+        assert main(["export-gptq", str(module), "--out", str(again)]) == 0
+        assert (again / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
 
 
 def test_a_changed_checkpoint_is_an_error(tmp_path, bf16_folder, gptq_run, capsys):
@@ -131,3 +150,72 @@ def test_embed_and_external_are_exclusive(tmp_path, bf16_folder, capsys):
                  "--external-weights"]) == 1
     assert "--embed-weights and --external-weights both given" in capsys.readouterr().err
     assert not (tmp_path / "m.mlir").exists()
+
+
+@pytest.fixture(scope="module")
+def quantized_in_place(tmp_path_factory, imports) -> Path:
+    """The in-place import quantized: the module refers to the checkpoint's
+    shards and to the quantized archive beside it."""
+    folder = tmp_path_factory.mktemp("quantized")
+    calibration = folder / "calib.npy"
+    np.save(calibration, np.random.default_rng(1).integers(0, 512, size=(8, 32)).astype(np.int32))
+    out = folder / "q.mlir"
+    runner.run_opt(imports[0], out, [f"--gptq-quantize-model=calibration={calibration} {QUANTIZE}"])
+    return out
+
+
+def test_export_reads_float_weights_a_run_of_rows_at_a_time(tmp_path, quantized_in_place, monkeypatch):
+    """export-gptq holds no float tensor whole: with runs of 1 KiB it reads
+    the checkpoint's tensors at most 1 KiB at a time and writes the same
+    file as with the default runs, the file the safetensors package would
+    write of the same tensors."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    whole = tmp_path / "whole"
+    assert main(["export-gptq", str(quantized_in_place), "--out", str(whole)]) == 0
+    reads = []
+    read_range = inputs.SafetensorsFile.read_range
+
+    def spy(self, name, offset, count):
+        if not name.endswith(QUANTIZED):
+            reads.append(count)
+        return read_range(self, name, offset, count)
+
+    monkeypatch.setattr(inputs.SafetensorsFile, "read_range", spy)
+    monkeypatch.setattr(gptq_checkpoint, "CHUNK_BYTES", 1024)
+    runs = tmp_path / "runs"
+    assert main(["export-gptq", str(quantized_in_place), "--out", str(runs)]) == 0
+    data = (whole / "model.safetensors").read_bytes()
+    assert data == (runs / "model.safetensors").read_bytes()
+    # The embedding (512 x 64 bfloat16) alone is 64 KiB.
+    assert len(reads) > 64 and max(reads) <= 1024, reads
+    tensors = load_file(str(whole / "model.safetensors"))
+    assert tensors["model.embed_tokens.weight"].dtype == torch.bfloat16
+    again = tmp_path / "again.safetensors"
+    save_file(tensors, str(again), metadata=gptq_checkpoint.SAFETENSORS_METADATA)
+    assert again.read_bytes() == data
+
+
+def test_export_of_a_damaged_archive_is_an_error(tmp_path, quantized_in_place, capsys):
+    """A quantized archive cut short, or replaced while it is exported, is
+    an error naming it, and no checkpoint is written."""
+    module = tmp_path / "q.mlir"
+    shutil.copy(quantized_in_place, module)
+    archive = tmp_path / "q.safetensors"
+    data = quantized_in_place.with_suffix(".safetensors").read_bytes()
+    archive.write_bytes(data[:-100])
+    out = tmp_path / "gptq"
+    assert main(["export-gptq", str(module), "--out", str(out)]) == 1
+    assert re.search(r"q\.safetensors: safetensors header: tensor \S+: data_offsets \[\d+, \d+\] outside the "
+                     r"file's \d+ bytes of data", capsys.readouterr().err)
+    assert not out.exists()
+
+    archive.write_bytes(data)
+    model = gptq_checkpoint.read_rewritten_model(module)
+    replacement = tmp_path / "replacement"
+    replacement.write_bytes(data)
+    replacement.replace(archive)
+    layer = model.layers["layers.0.attention.wq"]
+    with pytest.raises(GPTQError, match=r"q\.safetensors: changed while it was read"):
+        layer.qweight

@@ -261,8 +261,11 @@ def test_autogptq_repository_layouts(tmp_path, round_trip):
     quantized, and the tensors are in gptq_model-4bit-32g.safetensors, named
     by model_file_base_name or the only *.safetensors file. It imports to
     the module of the checkpoint export-gptq wrote (but the config it
-    records, which has no quantization_config)."""
-    _, ckpt, imported = round_trip
+    records, which has no quantization_config). The modules are compared
+    with their weights embedded: in place they name different files."""
+    _, ckpt, _ = round_trip
+    imported = tmp_path / "imported.mlir"
+    assert main(["import-gptq", str(ckpt), "-o", str(imported), "--embed-weights"]) == 0
     folder = tmp_path / "autogptq"
     folder.mkdir()
     config = json.loads((ckpt / "config.json").read_text())
@@ -273,23 +276,26 @@ def test_autogptq_repository_layouts(tmp_path, round_trip):
         content = dict(quantization, model_file_base_name="gptq_model-4bit-32g" if named else None)
         (folder / "quantize_config.json").write_text(json.dumps(content))
         output = tmp_path / f"named-{named}.mlir"
-        assert main(["import-gptq", str(folder), "-o", str(output)]) == 0
+        assert main(["import-gptq", str(folder), "-o", str(output), "--embed-weights"]) == 0
         assert output.read_text().splitlines()[1:] == imported.read_text().splitlines()[1:]
     # Named, it is chosen among others.
     shutil.copy(ckpt / "model.safetensors", folder / "model.safetensors")
     _edit_tensors(folder, lambda t: t.pop(f"{Q}.scales"))
-    assert main(["import-gptq", str(folder), "-o", str(tmp_path / "chosen.mlir")]) == 0
+    assert main(["import-gptq", str(folder), "-o", str(tmp_path / "chosen.mlir"), "--embed-weights"]) == 0
     assert (tmp_path / "chosen.mlir").read_text() == (tmp_path / "named-True.mlir").read_text()
 
 
 def test_tied_classifier_copy(tmp_path, round_trip):
     """The lm_head.weight that export-gptq stores for a tied model changes
-    nothing: without it, the checkpoint imports to the same module."""
-    _, ckpt, imported = round_trip
+    nothing: without it, the checkpoint imports to the same module (both
+    with their weights embedded)."""
+    _, ckpt, _ = round_trip
+    imported = tmp_path / "imported.mlir"
+    assert main(["import-gptq", str(ckpt), "-o", str(imported), "--embed-weights"]) == 0
     folder = tmp_path / "ckpt"
     shutil.copytree(ckpt, folder)
     _edit_tensors(folder, lambda t: t.pop("lm_head.weight"))
-    assert main(["import-gptq", str(folder), "-o", str(tmp_path / "without.mlir")]) == 0
+    assert main(["import-gptq", str(folder), "-o", str(tmp_path / "without.mlir"), "--embed-weights"]) == 0
     assert (tmp_path / "without.mlir").read_text() == imported.read_text()
 
 
@@ -389,13 +395,17 @@ Q = "model.layers.0.self_attn.q_proj"
         (_without_quantization_config, "missing field quantization_config, and no quantize_config.json"),
     ],
 )
-def test_import_gptq_bad_checkpoints(tmp_path, round_trip, capsys, edit, fragment):
+@pytest.mark.parametrize("mode", [[], ["--external-weights"]], ids=["in-place", "external"])
+def test_import_gptq_bad_checkpoints(tmp_path, round_trip, capsys, edit, fragment, mode):
+    """Read in place (the quantized layers' values checked as they are
+    converted into the archive beside the module) or into an .npz, the same
+    error and no output."""
     folder = tmp_path / "ckpt"
     shutil.copytree(round_trip[1], folder)
     edit(folder)
     output = tmp_path / "out" / "model.mlir"
     output.parent.mkdir()
-    assert main(["import-gptq", str(folder), "-o", str(output), "--external-weights"]) == 1
+    assert main(["import-gptq", str(folder), "-o", str(output), *mode]) == 1
     _error(capsys, fragment)
     assert list(output.parent.iterdir()) == []
 
@@ -434,7 +444,8 @@ def test_export_of_a_hugging_face_import(tmp_path, stories_mlir, checkpoint_path
 
 def test_import_gptq_sharded(tmp_path, round_trip):
     """The same checkpoint split into shards named by an index imports to
-    the same module."""
+    the same module (compared with the weights embedded) and, in place, to
+    the same archive of quantized tensors beside the module."""
     from safetensors.numpy import load_file, save_file
 
     tensors = load_file(str(round_trip[1] / "model.safetensors"))
@@ -448,7 +459,11 @@ def test_import_gptq_sharded(tmp_path, round_trip):
         weight_map.update({name: file_name for name in names})
     (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
     assert main(["import-gptq", str(folder), "-o", str(tmp_path / "sharded.mlir")]) == 0
-    assert (tmp_path / "sharded.mlir").read_text() == round_trip[2].read_text()
+    assert (tmp_path / "sharded.safetensors").read_bytes() == round_trip[2].with_suffix(".safetensors").read_bytes()
+    assert '"sharded/model.safetensors.index.json"' in (tmp_path / "sharded.mlir").read_text()
+    for source, output in ((folder, "sharded-embedded.mlir"), (round_trip[1], "embedded.mlir")):
+        assert main(["import-gptq", str(source), "-o", str(tmp_path / output), "--embed-weights"]) == 0
+    assert (tmp_path / "sharded-embedded.mlir").read_text() == (tmp_path / "embedded.mlir").read_text()
 
 
 def test_quantized_classifier(tmp_path, stories_mlir):
