@@ -14,8 +14,20 @@ as bench_model.py measures them):
 2. ``gptq-opt --gptq-quantize-model``: GPTQ 4-bit, group 128, act-order,
    true-sequential, 32 windows of 512 random tokens, ``layer-errors=false``;
    the quantized weights go to ``q.safetensors`` beside the module;
-3. ``export-gptq``: the GPTQ checkpoint;
-4. ``gptq-run``: a forward of 1 x 128 tokens of the quantized module.
+3. ``export-gptq``: the GPTQ checkpoint, streamed (float tensors copied
+   a run of rows at a time, the packed tensors written as they are read);
+4. ``gptq-run``: a forward of 1 x 128 tokens of the quantized module;
+5. ``import-gptq``: the checkpoint read back (its float weights in place,
+   the quantized tensors into an archive beside the module), and the same
+   forward of that module; its logits differ from 4.'s only by the
+   float16 rounding of the scales (the largest difference is printed,
+   relative to the largest logit).
+
+6. the reference procedure in PyTorch on the same checkpoint and
+   calibration windows (``bench/torch_gptq_hf.py``: transformers' Llama in
+   float32, the same GPTQ options), for the 1B shapes (the 8B does not fit
+   in memory as float32); the ratio is its total (load, calibration,
+   quantization) over ours (import-hf and quantize).
 
 ``--models`` takes ``1b-N`` (Llama-3.2-1B's shape cut to N layers; 16 is
 the whole model) and ``8b``. Memory must not grow with depth: the table
@@ -59,7 +71,11 @@ def phase(label: str, cmd, env) -> dict:
             "stderr_tail": result["stderr"].strip().splitlines()[-3:]}
 
 
-def bench(work: Path, model: str, build: Path, env) -> dict:
+def name_of(model: str) -> str:
+    return model.partition("-")[0]
+
+
+def bench(work: Path, model: str, build: Path, env, torch_threads: int) -> dict:
     folder = checkpoint(work, model)
     out = work / model
     out.mkdir(parents=True, exist_ok=True)
@@ -87,6 +103,25 @@ def bench(work: Path, model: str, build: Path, env) -> dict:
     record["forward"] = phase(
         "gptq-run 1 x 128", [build / "bin/gptq-run", quantized, "--entry", "forward", "--input", tokens,
                              "--output-dir", out / "logits"], env)
+    imported = out / "imported.mlir"
+    record["import_gptq"] = phase("import-gptq", python + ["import-gptq", out / "gptq", "-o", imported], env)
+    record["forward_imported"] = phase(
+        "gptq-run 1 x 128 (imported)", [build / "bin/gptq-run", imported, "--entry", "forward", "--input",
+                                        tokens, "--output-dir", out / "logits-imported"], env)
+    ours, theirs = (np.load(out / d / "0.npy") for d in ("logits", "logits-imported"))
+    record["imported_logits_difference"] = float(np.abs(ours - theirs).max() / np.abs(ours).max())
+    print(f"  imported logits: largest difference {record['imported_logits_difference']:.2e} of the largest logit",
+          file=sys.stderr, flush=True)
+    if name_of(model) == "1b" and torch_threads:
+        figures = out / "torch.json"
+        record["torch"] = phase(
+            "torch_gptq_hf.py", [sys.executable, ROOT / "bench/torch_gptq_hf.py", folder, "--calibration",
+                                 calibration, "--bits", "4", "--group-size", "128", "--act-order", "on",
+                                 "--threads", str(torch_threads), "--json", figures], env)
+        record["torch"].update(json.loads(figures.read_text()))
+        ours = record["import"]["seconds"] + record["quantize"]["seconds"]
+        record["torch_ratio"] = record["torch"]["seconds"] / ours
+        print(f"  PyTorch / ours (import + quantize): {record['torch_ratio']:.2f}x", file=sys.stderr, flush=True)
     report = json.loads((out / "report.json").read_text())
     record["quantize_report"] = {key: report[key] for key in ("seconds", "timing", "peak_rss_bytes")}
     return record
@@ -98,6 +133,8 @@ def main(argv=None) -> int:
     parser.add_argument("--models", default="1b-4,1b-16", help="comma-separated: 1b-N, 8b (default 1b-4,1b-16)")
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build")
     parser.add_argument("--json", type=Path, help="write the records here")
+    parser.add_argument("--torch-threads", type=int, default=os.cpu_count(),
+                        help="threads of the PyTorch reference on the 1B shapes (default: every core; 0 skips it)")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     bench_model.SCRATCH["dir"] = str(args.work)
@@ -106,15 +143,21 @@ def main(argv=None) -> int:
     # bench/README.md).
     env.pop("OPENBLAS_CORETYPE", None)
     env.pop("OPENBLAS_L2_SIZE", None)
-    records = [bench(args.work, model, args.build_dir, env) for model in args.models.split(",")]
-    print("| model | layers | checkpoint | import | quantize | peak RSS quantize | export | forward 1x128 "
-          "| peak RSS forward |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    records = [bench(args.work, model, args.build_dir, env, args.torch_threads)
+               for model in args.models.split(",")]
+    print("| model | layers | checkpoint | import | quantize | peak RSS quantize | export (peak RSS) "
+          "| forward 1x128 | peak RSS forward | import-gptq (peak RSS) | imported logits | PyTorch (peak RSS) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in records:
         print(f"| {r['model']} | {r['layers']} | {r['checkpoint_bytes'] / 1e9:.2f} GB "
               f"| {r['import']['seconds']:.1f} s | {r['quantize']['seconds']:.0f} s "
-              f"| {r['quantize']['peak_rss_bytes'] / 2**20:.0f} MiB | {r['export']['seconds']:.0f} s "
-              f"| {r['forward']['seconds']:.1f} s | {r['forward']['peak_rss_bytes'] / 2**20:.0f} MiB |")
+              f"| {r['quantize']['peak_rss_bytes'] / 2**20:.0f} MiB "
+              f"| {r['export']['seconds']:.0f} s ({r['export']['peak_rss_bytes'] / 2**20:.0f} MiB) "
+              f"| {r['forward']['seconds']:.1f} s | {r['forward']['peak_rss_bytes'] / 2**20:.0f} MiB "
+              f"| {r['import_gptq']['seconds']:.0f} s ({r['import_gptq']['peak_rss_bytes'] / 2**20:.0f} MiB) "
+              f"| {r['imported_logits_difference']:.1e} "
+              + (f"| {r['torch']['seconds']:.0f} s ({r['torch']['peak_rss_bytes'] / 2**20:.0f} MiB), "
+                 f"{r['torch_ratio']:.2f}x ours |" if "torch" in r else "| - |"))
     if args.json:
         args.json.write_text(json.dumps(records, indent=2) + "\n")
     return 0
