@@ -1189,10 +1189,7 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike], read_weights: bool = T
             dtypes[ours] = info.dtype
             consumed.add(theirs)
         if copied_head:
-            embeddings = weights.get("tok_embeddings")
-            if embeddings is None:
-                embeddings = files.read_finite(names["tok_embeddings"], shapes["tok_embeddings"])
-            hf.check_tied_lm_head(files, embeddings)
+            hf.check_tied_lm_head(files, names["tok_embeddings"], shapes["tok_embeddings"])
             consumed.add(hf.LM_HEAD)
         for name in files.names():
             if name not in consumed and not hf.is_ignored(name):

@@ -31,7 +31,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -230,6 +230,20 @@ class TensorFiles:
             raise GPTQError(f"{self.path(name)}: tensor {name} holds non-finite values")
         return array
 
+    def finite_rows(self, name: str, shape: Tuple[int, ...], rows: int) -> Iterator[np.ndarray]:
+        """A float32/float16/bfloat16 tensor as float32, ``rows`` rows (its
+        first dimension) at a time, each run read when it is asked for and
+        checked finite."""
+        file, info = self.located(name, FLOAT_DTYPES, shape)
+        row_bytes = info.nbytes // shape[0] if shape and shape[0] else info.nbytes
+        for start in range(0, shape[0] if shape else 1, max(1, rows)):
+            stop = min(shape[0], start + max(1, rows)) if shape else 1
+            data = file.read_range(name, start * row_bytes, (stop - start) * row_bytes)
+            part = inputs.tensor_array(data, dataclasses.replace(info, shape=(stop - start,) + tuple(shape[1:])))
+            if not np.all(np.isfinite(part)):
+                raise GPTQError(f"{self.path(name)}: tensor {name} holds non-finite values")
+            yield part
+
     def __enter__(self) -> "TensorFiles":
         return self
 
@@ -266,11 +280,18 @@ def check_against_tensors(cfg: Llama2cConfig, files: TensorFiles, config_path: P
 LM_HEAD = "lm_head.weight"
 
 
-def check_tied_lm_head(files: TensorFiles, embeddings: np.ndarray) -> None:
+#: Bytes of float32 rows that check_tied_lm_head compares at a time.
+TIED_CHECK_BYTES = 64 << 20
+
+
+def check_tied_lm_head(files: TensorFiles, embeddings: str, shape: Tuple[int, ...]) -> None:
     """A tied model may store lm_head.weight too (transformers accepts it
-    and ties it to the embedding); it must then equal the embedding."""
-    lm_head = files.read_finite(LM_HEAD, embeddings.shape)
-    if not np.array_equal(lm_head, embeddings):
+    and ties it to the embedding, tensor ``embeddings`` of ``shape``); it
+    must then equal the embedding. Both are read and compared a run of rows
+    at a time, so that the check holds neither whole."""
+    rows = max(1, TIED_CHECK_BYTES // max(1, 4 * int(np.prod(shape[1:]))))
+    pairs = zip(files.finite_rows(LM_HEAD, shape, rows), files.finite_rows(embeddings, shape, rows))
+    if not all(np.array_equal(head, table) for head, table in pairs):
         raise GPTQError(
             f"{files.path(LM_HEAD)}: tensor {LM_HEAD} differs from model.embed_tokens.weight, but config.json "
             "has tie_word_embeddings = true (set it to false to use lm_head.weight)"
@@ -324,9 +345,6 @@ def read_checkpoint(folder: Union[str, os.PathLike], read_weights: bool = True) 
             references[ours] = Reference(theirs, dtype, shape)
             dtypes[ours] = dtype
         if tied_lm_head:
-            embeddings = weights.get("tok_embeddings")
-            if embeddings is None:
-                embeddings = files.read_finite(names["tok_embeddings"], shapes["tok_embeddings"])
-            check_tied_lm_head(files, embeddings)
+            check_tied_lm_head(files, names["tok_embeddings"], shapes["tok_embeddings"])
         archive = files.archive
     return HfCheckpoint(cfg, weights, names, dtypes, hf_config, arch, references, archive)
