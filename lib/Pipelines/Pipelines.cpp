@@ -120,6 +120,7 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGPTQReassociateReductions());
   GPTQMatmulToKernelOptions kernel;
   kernel.fuseDequantize = options.fuseDequantize;
+  kernel.fuseWidening = options.fuseWidening;
   pm.addPass(createGPTQMatmulToKernel(kernel));
   addLibraryAndBuffers(pm, options.choleskyBlock, options.kernels,
                        /*forwardArgumentResults=*/true);

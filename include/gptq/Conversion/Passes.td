@@ -134,6 +134,16 @@ def GPTQMatmulToKernel : Pass<"gptq-matmul-to-kernel", "ModuleOp"> {
     row's diagonal and skips the chunks of B that no row reaches. The terms
     left out are products with zero; the results are the same bit for bit.
 
+    With `fuse-widening` (the default), a right operand that is a weight
+    stored in bfloat16 or float16 and widened to float32 (a `linalg.generic`
+    whose body is `arith.extf` of its input, as `import-hf` modules widen a
+    checkpoint's weights once `convert-elementwise-to-linalg` has run),
+    with one batch and given transposed, is passed in its stored type: the
+    kernel widens each 16 x 16 block while it packs B (exactly, so the
+    results are those of the float32 copy bit for bit), and the float32
+    copy, twice the stored weight, is never formed. For a classifier of
+    128256 x 4096 that is 2 GiB less memory, and half the bytes read.
+
     Every product is still a sum over K in ascending order, one fused
     multiply-add per term; results agree with the loops of
     `convert-linalg-to-loops` to float32 rounding.
@@ -143,7 +153,7 @@ def GPTQMatmulToKernel : Pass<"gptq-matmul-to-kernel", "ModuleOp"> {
         outs(%zeros : tensor<1x?x172xf32>) -> tensor<1x?x172xf32>
     // becomes
     // (flags: transA, transB, zeroC, lowerC, lowerA; then the quantized
-    // weight's operands, empty here)
+    // weight's operands and the half-precision weight's, empty here)
     %r0 = func.call @__gptq_matmul(%a, %b, %empty, %false, %true, %true,
         %false, %false, %false, ...) -> tensor<?x?x?xf32>
     ```
@@ -151,7 +161,10 @@ def GPTQMatmulToKernel : Pass<"gptq-matmul-to-kernel", "ModuleOp"> {
   let options = [
     Option<"fuseDequantize", "fuse-dequantize", "bool", /*default=*/"true",
            "Dequantize a quantized weight (gptq.dequantize of gptq.unpack) "
-           "inside the kernel's packing instead of forming it first">
+           "inside the kernel's packing instead of forming it first">,
+    Option<"fuseWidening", "fuse-widening", "bool", /*default=*/"true",
+           "Widen a bfloat16 or float16 weight (linalg.generic of arith.extf) "
+           "inside the kernel's packing instead of forming its float32 copy">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

@@ -29,6 +29,13 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
           "instead of forming each float weight first (false: form it, as "
           "gptq.unpack and gptq.dequantize alone lower)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseWidening{
+      *this, "fuse-widening",
+      llvm::cl::desc(
+          "Widen bfloat16 and float16 weights inside the matrix kernel's "
+          "packing instead of forming each float32 copy first (false: form "
+          "it, as arith.extf alone lowers)"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> kernels{
       *this, "kernels",
       llvm::cl::desc("Kernels of the gptq ops' lowering: cpu (the CPU "

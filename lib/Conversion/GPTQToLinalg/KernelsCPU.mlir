@@ -45,6 +45,40 @@ func.func private @__gptq_transpose(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
   return %t : tensor<?x?xf32>
 }
 
+// A square matrix with its strict upper triangle set from its lower one
+// (h[i, j] = h[j, i] for i < j), in place: for each band of 32 rows, the
+// part right of its diagonal block is the transpose of the column band
+// below that block, which no band writes; in 32 x 32 tiles, bands in
+// parallel (scf.forall). The diagonal blocks are left as they are.
+func.func private @__gptq_mirror_lower(%h: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %n = tensor.dim %h, %c0 : tensor<?x?xf32>
+  %nt = arith.ceildivsi %n, %c32 : index
+  %r = scf.forall (%it) in (%nt) shared_outs(%o = %h) -> (tensor<?x?xf32>) {
+    %i = arith.muli %it, %c32 : index
+    %ni = arith.subi %n, %i : index
+    %ti = arith.minsi %ni, %c32 : index
+    %i1 = arith.addi %i, %ti : index
+    %rest = arith.subi %n, %i1 : index
+    %below = tensor.extract_slice %o[%i1, %i] [%rest, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %e = tensor.empty(%ti, %rest) : tensor<?x?xf32>
+    %band = scf.for %j = %c0 to %rest step %c32 iter_args(%bb = %e) -> (tensor<?x?xf32>) {
+      %nj = arith.subi %rest, %j : index
+      %tj = arith.minsi %nj, %c32 : index
+      %src = tensor.extract_slice %below[%j, 0] [%tj, %ti] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %dst = tensor.extract_slice %bb[0, %j] [%ti, %tj] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %tile = linalg.transpose ins(%src : tensor<?x?xf32>) outs(%dst : tensor<?x?xf32>) permutation = [1, 0]
+      %bb2 = tensor.insert_slice %tile into %bb[0, %j] [%ti, %tj] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.yield %bb2 : tensor<?x?xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %band into %o[%i, %i1] [%ti, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    }
+  }
+  return %r : tensor<?x?xf32>
+}
+
 // The transpose of a matrix whose columns are gathered and masked:
 // result[j, i] = (dead(p(j)) ? 0 : a[i, p(j)]), p(j) = %perm[j] with
 // %useperm (else j), dead(c) = %usemask and %h[c, c] == 0: gptq.permute of
@@ -209,7 +243,11 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
     %nqgd = tensor.cast %nqg : tensor<0xi32> to tensor<?xi32>
     %nad = tensor.empty() : tensor<0x0xf32>
     %nadd = tensor.cast %nad : tensor<0x0xf32> to tensor<?x?xf32>
-    %rp = func.call @__gptq_gemm_panel(%p, %ap, %nadd, %false, %b, %j, %c0, %lowerC, %lowerB, %false, %zeroC, %false, %false, %nqwd, %nqfd, %nqfd, %nqgd, %nq) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, i1, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
+    %nh = tensor.empty() : tensor<0x0xbf16>
+    %nhd = tensor.cast %nh : tensor<0x0xbf16> to tensor<?x?xbf16>
+    %nf = tensor.empty() : tensor<0x0xf16>
+    %nfd = tensor.cast %nf : tensor<0x0xf16> to tensor<?x?xf16>
+    %rp = func.call @__gptq_gemm_panel(%p, %ap, %nadd, %false, %b, %j, %c0, %lowerC, %lowerB, %false, %zeroC, %false, %false, %nqwd, %nqfd, %nqfd, %nqgd, %nq, %nq, %nhd, %nfd) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, i1, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?xf32>
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %rp into %cc[0, %j] [%m, %jn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     }
@@ -227,11 +265,13 @@ func.func private @__gptq_gemm_sub(%c: tensor<?x?xf32>, %at: tensor<?x?xf32>, %b
 // given transposed (%qs and %qz are groups x N) and group map %qg,
 // computed chunk by chunk while B is packed (the
 // same operations as __gptq_unpack and __gptq_dequantize, so the same
-// values), never stored whole; %b is not read.
+// values), never stored whole; %b is not read. With %half (1: bfloat16,
+// 2: float16), B^T is the weight %bh or %bf, widened while it is packed
+// (__gptq_pack_widened); %b is not read.
 // The panel's rows are rows %rowoff .. of C: %lowerC skips the tiles above
 // column j's diagonal, %lowerA (A zero past the diagonal) stops each tile's
 // K loop at its last row, %lowerB starts the panel at row j of B.
-func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %ad: tensor<?x?xf32>, %direct: i1, %b: tensor<?x?xf32>, %j: index, %rowoff: index, %lowerC: i1, %lowerB: i1, %lowerA: i1, %zeroC: i1, %transB: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?xf32> {
+func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6xf32>, %ad: tensor<?x?xf32>, %direct: i1, %b: tensor<?x?xf32>, %j: index, %rowoff: index, %lowerC: i1, %lowerB: i1, %lowerA: i1, %zeroC: i1, %transB: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -243,6 +283,8 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
   %zero = arith.constant 0.0 : f32
   %c16 = arith.constant 16 : index
   %c64 = arith.constant 64 : index
+  %nohalf = arith.constant 0 : i64
+  %widened = arith.cmpi ne, %half, %nohalf : i64
   %pm = tensor.dim %panel0, %c0 : tensor<?x?xf32>
   %pn = tensor.dim %panel0, %c1 : tensor<?x?xf32>
   %mt = arith.ceildivsi %pm, %c6 : index
@@ -301,7 +343,11 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
       %bpq = func.call @__gptq_pack_dequantized(%bpe, %qw, %qs, %qz, %qg, %qbits, %j, %kb) : (tensor<?x64xf32>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, index, index) -> tensor<?x64xf32>
       scf.yield %bpq : tensor<?x64xf32>
     } else {
-    %bpf = scf.if %transB -> (tensor<?x64xf32>) {
+    %bpf = scf.if %widened -> (tensor<?x64xf32>) {
+      %bpw = func.call @__gptq_pack_widened(%bpe, %bh, %bf, %half, %j, %kb) : (tensor<?x64xf32>, tensor<?x?xbf16>, tensor<?x?xf16>, i64, index, index) -> tensor<?x64xf32>
+      scf.yield %bpw : tensor<?x64xf32>
+    } else {
+    %bpft = scf.if %transB -> (tensor<?x64xf32>) {
       // B^T's rows j .. j + 63 in 16 x 16 blocks, each transposed in
       // registers: reads along contiguous rows of B^T.
       %bpt = scf.for %kk = %c0 to %kn step %c16 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
@@ -324,6 +370,8 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
         scf.yield %pb2 : tensor<?x64xf32>
       }
       scf.yield %bpn : tensor<?x64xf32>
+    }
+    scf.yield %bpft : tensor<?x64xf32>
     }
     scf.yield %bpf : tensor<?x64xf32>
     }
@@ -471,12 +519,15 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
 // With %quant (one batch), B is given as the packed codes and grids of a
 // quantized weight, as gptq.unpack and gptq.dequantize take them (scales
 // and zeros N x groups; see __gptq_gemm_panel), and %bm is not read.
+// With %half (one batch, %transB), B^T is a weight stored in half
+// precision, %bh (bfloat16, %half = 1) or %bf (float16, %half = 2), read
+// in that type and widened to float32 while B is packed; %bm is not read.
 // A causal mask's triangles (the normal form's gptq.lower_result and
 // gptq.lower_lhs): with %lowerC only tiles that reach C[b, m, n] with
 // n <= m are computed (the others keep C's contents, or zeros with
 // %zeroC); with %lowerA, A[b, m, k] is zero for k > m, and each tile's
 // K loop stops at its last row.
-func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1, %lowerC: i1, %lowerA: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64) -> tensor<?x?x?xf32> {
+func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1, %lowerC: i1, %lowerA: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -580,12 +631,54 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
     %apb = tensor.extract_slice %ap[%at0p, 0, 0] [%tilesp, %kpackd, 6] [1, 1, 1] : tensor<?x?x6xf32> to tensor<?x?x6xf32>
     %ab = tensor.extract_slice %a[%bi, 0, 0] [1, %ka1, %ka2] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
     %bb = tensor.extract_slice %bm[%bi, 0, 0] [1, %kb1, %kb2] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %rp = func.call @__gptq_gemm_panel(%p, %apb, %ab, %direct, %bb, %j, %r0, %lowerC, %false, %lowerA, %zeroC, %transB, %quant, %qw, %qst, %qzt, %qg, %qbits) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, i1, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64) -> tensor<?x?xf32>
+    %rp = func.call @__gptq_gemm_panel(%p, %apb, %ab, %direct, %bb, %j, %r0, %lowerC, %false, %lowerA, %zeroC, %transB, %quant, %qw, %qst, %qzt, %qg, %qbits, %half, %bh, %bf) : (tensor<?x?xf32>, tensor<?x?x6xf32>, tensor<?x?xf32>, i1, tensor<?x?xf32>, index, index, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?xf32>
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %rp into %cc[%bi, %r0, %j] [1, %rows, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
     }
   }
   return %r : tensor<?x?x?xf32>
+}
+
+// A chunk of rows k = kb .. of B = W^T, 64 columns n = j .. j + 63, for
+// a weight W (N x K) stored in half precision: %bh (bfloat16) with %half = 1,
+// %bf (float16) with %half = 2. Blocks of 16 x 16 of W's rows are read in
+// their stored type, widened to float32 (exactly: a bfloat16 is the upper
+// half of a float32's bits, a float16 widens with arith.extf) and
+// transposed in registers, as the float32 weight's rows are packed; the
+// float32 weight is never formed. Elements past W's edges are zero.
+func.func private @__gptq_pack_widened(%bpe: tensor<?x64xf32>, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>, %half: i64, %j: index, %kb: index) -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1 : i64
+  %isbf16 = arith.cmpi eq, %half, %one : i64
+  %zh = arith.constant 0.0 : bf16
+  %zf = arith.constant 0.0 : f16
+  %sixteen = arith.constant dense<16> : vector<16x16xi32>
+  %kn = tensor.dim %bpe, %c0 : tensor<?x64xf32>
+  %r = scf.for %kk = %c0 to %kn step %c16 iter_args(%pb = %bpe) -> (tensor<?x64xf32>) {
+    %krow = arith.addi %kk, %kb : index
+    %pb3 = scf.for %cc = %c0 to %c64 step %c16 iter_args(%pbc = %pb) -> (tensor<?x64xf32>) {
+      %brow = arith.addi %j, %cc : index
+      %blk = scf.if %isbf16 -> (vector<16x16xf32>) {
+        %raw = vector.transfer_read %bh[%brow, %krow], %zh : tensor<?x?xbf16>, vector<16x16xbf16>
+        %bits = arith.bitcast %raw : vector<16x16xbf16> to vector<16x16xi16>
+        %wide = arith.extui %bits : vector<16x16xi16> to vector<16x16xi32>
+        %up = arith.shli %wide, %sixteen : vector<16x16xi32>
+        %v = arith.bitcast %up : vector<16x16xi32> to vector<16x16xf32>
+        scf.yield %v : vector<16x16xf32>
+      } else {
+        %raw = vector.transfer_read %bf[%brow, %krow], %zf : tensor<?x?xf16>, vector<16x16xf16>
+        %v = arith.extf %raw : vector<16x16xf16> to vector<16x16xf32>
+        scf.yield %v : vector<16x16xf32>
+      }
+      %blkt = vector.transpose %blk, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+      %pbw = vector.transfer_write %blkt, %pbc[%kk, %cc] {in_bounds = [false, true]} : vector<16x16xf32>, tensor<?x64xf32>
+      scf.yield %pbw : tensor<?x64xf32>
+    }
+    scf.yield %pb3 : tensor<?x64xf32>
+  }
+  return %r : tensor<?x64xf32>
 }
 
 // A chunk of 128 (or fewer) rows k = kb .. of B = W^T, 64 columns

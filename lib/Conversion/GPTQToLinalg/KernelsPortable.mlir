@@ -27,6 +27,22 @@ func.func private @__gptq_transpose(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
   return %t : tensor<?x?xf32>
 }
 
+// A square matrix with its strict upper triangle set from its lower one
+// (h[i, j] = h[j, i] for i < j).
+func.func private @__gptq_mirror_lower(%h: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %ht = func.call @__gptq_transpose(%h) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<?x?xf32>) outs(%ht : tensor<?x?xf32>) {
+  ^bb0(%l: f32, %u: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %lower = arith.cmpi uge, %i, %j : index
+    %v = arith.select %lower, %l, %u : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
 // result[j, i] = (dead(p(j)) ? 0 : a[i, p(j)]), p(j) = %perm[j] with
 // %useperm (else j), dead(c) = %usemask and %h[c, c] == 0.
 func.func private @__gptq_transpose_gather(%a: tensor<?x?xf32>, %perm: tensor<?xi64>, %useperm: i1, %h: tensor<?x?xf32>, %usemask: i1) -> tensor<?x?xf32> {

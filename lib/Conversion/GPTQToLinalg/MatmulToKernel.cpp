@@ -2,7 +2,9 @@
 //
 // The CPU schedule of contractions: float32 linalg.batch_matmul ops in the
 // normal form of gptq-normalize-contractions become calls of the library's
-// register-tiled kernel, __gptq_matmul.
+// register-tiled kernel, __gptq_matmul, with a quantized weight's
+// dequantization and a half-precision weight's widening fused into its
+// packing of B.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +75,64 @@ std::optional<QuantizedWeight> quantizedWeight(Value b, bool transB) {
   return QuantizedWeight{unpack, dequantize};
 }
 
+/// A float weight that B reads widened from half precision:
+/// `B = expand(linalg.generic { arith.extf })` of a bfloat16 or float16
+/// matrix (as an import-hf module widens a checkpoint's weights), one batch,
+/// B given transposed.
+struct WidenedWeight {
+  linalg::GenericOp widen;
+  Value stored; // tensor<N x K x bf16 or f16>
+};
+
+std::optional<WidenedWeight> widenedWeight(Value b, bool transB) {
+  if (!transB)
+    return std::nullopt;
+  auto expand = b.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand || expand.getSrcType().getRank() != 2 ||
+      expand.getResultType().getDimSize(0) != 1)
+    return std::nullopt;
+  auto widen = expand.getSrc().getDefiningOp<linalg::GenericOp>();
+  if (!widen || widen.getNumDpsInputs() != 1 || widen.getNumDpsInits() != 1 ||
+      !widen.hasPureTensorSemantics() ||
+      widen.getNumParallelLoops() != widen.getNumLoops() ||
+      !llvm::all_of(widen.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return std::nullopt;
+  Value stored = widen.getDpsInputs()[0];
+  auto type = dyn_cast<RankedTensorType>(stored.getType());
+  if (!type || type.getRank() != 2 ||
+      !(type.getElementType().isBF16() || type.getElementType().isF16()))
+    return std::nullopt;
+  // The body is exactly `yield extf(in)`.
+  Block &body = widen.getRegion().front();
+  if (!llvm::hasSingleElement(body.without_terminator()))
+    return std::nullopt;
+  auto ext = dyn_cast<arith::ExtFOp>(body.front());
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (!ext || ext.getIn() != body.getArgument(0) ||
+      !ext.getType().isF32() || yield.getValues().size() != 1 ||
+      yield.getValues()[0] != ext.getResult())
+    return std::nullopt;
+  return WidenedWeight{widen, stored};
+}
+
+/// Replaces each tensor.dim of `value` with a constant index by
+/// `size(index)`, so that a size read off a fused operand keeps nothing of
+/// it alive.
+void redirectDims(PatternRewriter &rewriter, Value value,
+                  llvm::function_ref<Value(OpBuilder &, Location, int64_t)>
+                      size) {
+  for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+    auto dim = dyn_cast<tensor::DimOp>(use.getOwner());
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    if (!index)
+      continue;
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(dim);
+    rewriter.replaceOp(dim, size(rewriter, dim.getLoc(), *index));
+  }
+}
+
 /// An empty tensor for an operand the kernel does not read: zero sizes,
 /// but one batch for a matrix stack (the kernel slices batch 0 of it).
 Value emptyOperand(OpBuilder &b, Location loc, int64_t rank, Type element) {
@@ -83,9 +143,10 @@ Value emptyOperand(OpBuilder &b, Location loc, int64_t rank, Type element) {
 }
 
 struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
-  LowerBatchMatmul(MLIRContext *ctx, bool fuseDequantize)
-      : OpRewritePattern(ctx), fuseDequantize(fuseDequantize) {}
-  bool fuseDequantize;
+  LowerBatchMatmul(MLIRContext *ctx, bool fuseDequantize, bool fuseWidening)
+      : OpRewritePattern(ctx), fuseDequantize(fuseDequantize),
+        fuseWidening(fuseWidening) {}
+  bool fuseDequantize, fuseWidening;
 
   LogicalResult matchAndRewrite(linalg::BatchMatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -112,26 +173,21 @@ struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
     std::optional<QuantizedWeight> weight;
     if (fuseDequantize)
       weight = quantizedWeight(b, transB);
+    std::optional<WidenedWeight> widened;
+    if (fuseWidening && !weight)
+      widened = widenedWeight(b, transB);
     if (weight) {
       // Sizes read off the weight come from its words and grids instead, so
       // that nothing keeps the dequantized weight alive.
-      for (OpOperand &use :
-           llvm::make_early_inc_range(weight->dequantize->getUses())) {
-        auto dim = dyn_cast<tensor::DimOp>(use.getOwner());
-        std::optional<int64_t> index =
-            dim ? dim.getConstantIndex() : std::nullopt;
-        if (!index)
-          continue;
-        OpBuilder::InsertionGuard guard(rewriter);
-        rewriter.setInsertionPoint(dim);
-        Value size =
-            *index == 0
-                ? tensor::DimOp::create(rewriter, dim.getLoc(),
-                                        weight->dequantize.getScales(), 0)
-                      .getResult()
-                : weight->unpack.getColumns();
-        rewriter.replaceOp(dim, size);
-      }
+      redirectDims(rewriter, weight->dequantize.getResult(),
+                   [&](OpBuilder &builder, Location at, int64_t index) {
+                     return index == 0
+                                ? tensor::DimOp::create(
+                                      builder, at,
+                                      weight->dequantize.getScales(), 0)
+                                      .getResult()
+                                : weight->unpack.getColumns();
+                   });
       b = emptyOperand(rewriter, loc, 3, f32);
       quant = {flag(true),
                weight->unpack.getPacked(),
@@ -151,6 +207,28 @@ struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
                arith::ConstantOp::create(rewriter, loc,
                                          rewriter.getI64IntegerAttr(0))};
     }
+    // A weight stored in half precision is widened inside the kernel's
+    // packing of B: its float32 copy is never formed.
+    Type bf16 = rewriter.getBF16Type(), f16 = rewriter.getF16Type();
+    SmallVector<Value> half{
+        arith::ConstantOp::create(rewriter, loc,
+                                  rewriter.getI64IntegerAttr(0)),
+        emptyOperand(rewriter, loc, 2, bf16),
+        emptyOperand(rewriter, loc, 2, f16)};
+    if (widened) {
+      Value stored = widened->stored;
+      redirectDims(rewriter, widened->widen->getResult(0),
+                   [&](OpBuilder &builder, Location at, int64_t index) {
+                     return tensor::DimOp::create(builder, at, stored, index)
+                         .getResult();
+                   });
+      b = emptyOperand(rewriter, loc, 3, f32);
+      bool isBF16 =
+          cast<RankedTensorType>(stored.getType()).getElementType().isBF16();
+      half[0] = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getI64IntegerAttr(isBF16 ? 1 : 2));
+      half[isBF16 ? 1 : 2] = stored;
+    }
     // The triangles a causal mask leaves (gptq-normalize-contractions).
     bool lowerC = op->hasAttr(gptq::kLowerResultAttr);
     bool lowerA = op->hasAttr(gptq::kLowerLhsAttr);
@@ -163,6 +241,7 @@ struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
                                 flag(lowerC),
                                 flag(lowerA)};
     operands.append(quant);
+    operands.append(half);
     // One instance of the kernel for the whole module, not one per call
     // site: it is large, and its settings are cheap run-time branches.
     SmallVector<Value> results =
@@ -179,7 +258,8 @@ struct GPTQMatmulToKernelPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerBatchMatmul>(&getContext(), fuseDequantize);
+    patterns.add<LowerBatchMatmul>(&getContext(), fuseDequantize,
+                                   fuseWidening);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     if (failed(applyPatternsGreedily(module, std::move(patterns), config)))

@@ -27,7 +27,9 @@ func.func @tokens2(%x: tensor<?x?xf32>, %h: tensor<?x?xf32>, %n: i64) -> (tensor
 
 // The implementation, added once as a private function: the running-average
 // factors in f64, the scaled inputs, and Y^T Y accumulated into the scaled H
-// by the register-tiled kernel (Y given as A transposed and as B, plus).
+// by the register-tiled kernel (Y given as A transposed and as B, plus;
+// only the tiles that reach the lower triangle, lowerC), then the lower
+// triangle copied to the upper one.
 // CHECK-LABEL: func.func private @__gptq_hessian_accumulate
 // CHECK: arith.divf %{{.*}}, %{{.*}} : f64
 // CHECK: math.sqrt %{{.*}} : f64
@@ -35,5 +37,7 @@ func.func @tokens2(%x: tensor<?x?xf32>, %h: tensor<?x?xf32>, %n: i64) -> (tensor
 // CHECK: %[[HS:.*]] = linalg.generic
 // CHECK: %[[TRUE:.*]] = arith.constant true
 // CHECK: %[[FALSE:.*]] = arith.constant false
-// CHECK: call @__gptq_gemm_sub(%[[HS]], %[[Y]], %[[Y]], %[[TRUE]], %[[FALSE]], %[[FALSE]], %[[FALSE]])
+// CHECK: %[[L:.*]] = call @__gptq_gemm_sub(%[[HS]], %[[Y]], %[[Y]], %[[TRUE]], %[[TRUE]], %[[FALSE]], %[[FALSE]])
+// CHECK: %[[FULL:.*]] = call @__gptq_mirror_lower(%[[L]])
+// CHECK: return %[[FULL]]
 // CHECK-NOT: func.func private @__gptq_hessian_accumulate

@@ -52,6 +52,19 @@ def causal_attention(q, k, v):
 
 DTYPES = {"q3": [np.float32, np.int32, np.float32, np.float32, np.int32]}
 DTYPES["q4"] = DTYPES["q8"] = DTYPES["q3"]
+DTYPES["h16"] = [np.float32, np.float16]
+DTYPES["hb16"] = [np.float32, np.int16]
+
+
+def bfloat16_bits(r, shape):
+    """Random bfloat16 values as their bits (int16): the upper halves of
+    float32 values."""
+    wide = r.standard_normal(shape).astype(np.float32)
+    return (wide.view(np.uint32) >> 16).astype(np.uint16).view(np.int16)
+
+
+def widened_bfloat16(bits):
+    return (bits.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 CASES = {
     # name: (inputs, reference)
@@ -98,6 +111,16 @@ CASES = {
     "q8": (
         lambda r: packed_weight(r, 8),
         lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 8, x.shape[2])),
+    ),
+    # Weights stored in half precision, K past one of the kernel's chunks,
+    # N past whole panels.
+    "h16": (
+        lambda r: [r.standard_normal((3, 5, 1100)), r.standard_normal((70, 1100))],
+        lambda x, w: np.einsum("bsk,nk->bsn", x, w.astype(np.float64)),
+    ),
+    "hb16": (
+        lambda r: [r.standard_normal((3, 5, 1100)), bfloat16_bits(r, (70, 1100))],
+        lambda x, bits: np.einsum("bsk,nk->bsn", x, widened_bfloat16(bits).astype(np.float64)),
     ),
 }
 

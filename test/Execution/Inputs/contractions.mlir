@@ -190,3 +190,46 @@ func.func @attention(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>, %v: tenso
   } -> tensor<?x?x?x?xf32>
   return %out : tensor<?x?x?x?xf32>
 }
+
+// A linear layer on a weight stored in float16: y = x W^T, W widened to
+// float32 (the matrix kernel widens it while it packs B).
+func.func @h16(%x: tensor<?x?x?xf32>, %wh: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %w = arith.extf %wh : tensor<?x?xf16> to tensor<?x?xf32>
+  %b = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+  %s = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %w, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%b, %s, %n) : tensor<?x?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %r = linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<?x?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?x?xf32>) {
+  ^bb0(%a: f32, %bb: f32, %acc: f32):
+    %p = arith.mulf %a, %bb : f32
+    %q = arith.addf %acc, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<?x?x?xf32>
+  return %r : tensor<?x?x?xf32>
+}
+
+// The same on a weight stored in bfloat16, given as its bits (int16: .npy
+// has no bfloat16).
+func.func @hb16(%x: tensor<?x?x?xf32>, %bits: tensor<?x?xi16>) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %wh = arith.bitcast %bits : tensor<?x?xi16> to tensor<?x?xbf16>
+  %w = arith.extf %wh : tensor<?x?xbf16> to tensor<?x?xf32>
+  %b = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+  %s = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %w, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%b, %s, %n) : tensor<?x?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %r = linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<?x?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?x?xf32>) {
+  ^bb0(%a: f32, %bb: f32, %acc: f32):
+    %p = arith.mulf %a, %bb : f32
+    %q = arith.addf %acc, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<?x?x?xf32>
+  return %r : tensor<?x?x?xf32>
+}

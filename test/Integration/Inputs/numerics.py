@@ -46,18 +46,25 @@ def spd_hessian(rng, samples, cols, scale=None, dead=()):
 
 def hessian(work):
     """Running accumulation over batches of different sizes equals the closed
-    form 2/n * sum x x^T with n the number of samples."""
+    form 2/n * sum x x^T with n the number of samples, and is exactly
+    symmetric (the kernel computes the lower triangle and copies it up):
+    24 columns (one diagonal block) and 200 (bands of 32 rows, panels of 64
+    columns, and a ragged last band)."""
     rng = np.random.default_rng(0)
-    b1 = rng.standard_normal((3, 10, 24)).astype(np.float32)
-    b2 = rng.standard_normal((1, 10, 24)).astype(np.float32)
-    b3 = rng.standard_normal((10, 24)).astype(np.float32)  # one sample
-    h, n = gptq_run("hessian.mlir", "accumulate3", [b1, b2, b3], work)
-    xs = np.concatenate([b1.reshape(-1, 24), b2.reshape(-1, 24), b3]).astype(np.float64)
-    closed = 2.0 / 5 * xs.T @ xs
-    assert int(n) == 5, n
-    err = np.abs(h - closed).max() / np.abs(closed).max()
-    assert err < 1e-5, err
-    print("ok hessian: 3 batches, 5 samples, relative error %.1e" % err)
+    errors = []
+    for cols in (24, 200):
+        b1 = rng.standard_normal((3, 10, cols)).astype(np.float32)
+        b2 = rng.standard_normal((1, 10, cols)).astype(np.float32)
+        b3 = rng.standard_normal((10, cols)).astype(np.float32)  # one sample
+        h, n = gptq_run("hessian.mlir", "accumulate3", [b1, b2, b3], work)
+        xs = np.concatenate([b1.reshape(-1, cols), b2.reshape(-1, cols), b3]).astype(np.float64)
+        closed = 2.0 / 5 * xs.T @ xs
+        assert int(n) == 5, n
+        assert np.array_equal(h, h.T), cols
+        err = np.abs(h - closed).max() / np.abs(closed).max()
+        assert err < 1e-5, (cols, err)
+        errors.append(err)
+    print("ok hessian: 3 batches, 5 samples, symmetric, relative error %.1e" % max(errors))
 
 
 def pack(work):
