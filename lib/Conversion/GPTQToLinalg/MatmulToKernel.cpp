@@ -52,6 +52,18 @@ Value zeroFilledInit(Value init) {
   return fill.getOutputs()[0];
 }
 
+/// The matrix W that B is one batch of, given transposed: B =
+/// expand_shape(W) to [1, N, K] (a weight's layout); null otherwise.
+Value weightMatrix(Value b, bool transB) {
+  if (!transB)
+    return nullptr;
+  auto expand = b.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand || expand.getSrcType().getRank() != 2 ||
+      expand.getResultType().getDimSize(0) != 1)
+    return nullptr;
+  return expand.getSrc();
+}
+
 /// A quantized weight that B reads: `B = expand(dequantize(unpack(words)))`
 /// with one batch, B given transposed ([1, N, K], the weight's layout).
 struct QuantizedWeight {
@@ -60,13 +72,8 @@ struct QuantizedWeight {
 };
 
 std::optional<QuantizedWeight> quantizedWeight(Value b, bool transB) {
-  if (!transB)
-    return std::nullopt;
-  auto expand = b.getDefiningOp<tensor::ExpandShapeOp>();
-  if (!expand || expand.getSrcType().getRank() != 2 ||
-      expand.getResultType().getDimSize(0) != 1)
-    return std::nullopt;
-  auto dequantize = expand.getSrc().getDefiningOp<gptq::DequantizeOp>();
+  Value w = weightMatrix(b, transB);
+  auto dequantize = w ? w.getDefiningOp<gptq::DequantizeOp>() : nullptr;
   if (!dequantize)
     return std::nullopt;
   auto unpack = dequantize.getCodes().getDefiningOp<gptq::UnpackOp>();
@@ -85,13 +92,8 @@ struct WidenedWeight {
 };
 
 std::optional<WidenedWeight> widenedWeight(Value b, bool transB) {
-  if (!transB)
-    return std::nullopt;
-  auto expand = b.getDefiningOp<tensor::ExpandShapeOp>();
-  if (!expand || expand.getSrcType().getRank() != 2 ||
-      expand.getResultType().getDimSize(0) != 1)
-    return std::nullopt;
-  auto widen = expand.getSrc().getDefiningOp<linalg::GenericOp>();
+  Value w = weightMatrix(b, transB);
+  auto widen = w ? w.getDefiningOp<linalg::GenericOp>() : nullptr;
   if (!widen || widen.getNumDpsInputs() != 1 || widen.getNumDpsInits() != 1 ||
       !widen.hasPureTensorSemantics() ||
       widen.getNumParallelLoops() != widen.getNumLoops() ||
