@@ -214,6 +214,10 @@ class _Lazy(Mapping):
     def __getitem__(self, name: str) -> Any:
         return self._make(self._sources[name])
 
+    def __contains__(self, name: object) -> bool:
+        # Mapping's would make the value (read a whole tensor) to find out.
+        return name in self._sources
+
     def __iter__(self):
         return iter(self._sources)
 
@@ -653,7 +657,7 @@ def _model_config(model: RewrittenModel) -> Llama2cConfig:
                 "expected an integer : i64"
             )
         fields[key] = int(match.group(1))
-    cfg = Llama2cConfig(**fields, shared_classifier="output" not in model.weights)
+    cfg = Llama2cConfig(**fields, shared_classifier="output" not in model.constants)
     try:
         cfg.validate()
     except GPTQError as error:

@@ -197,6 +197,20 @@ def test_export_reads_float_weights_a_run_of_rows_at_a_time(tmp_path, quantized_
     assert again.read_bytes() == data
 
 
+def test_membership_of_a_rewritten_models_weights_reads_nothing(quantized_in_place, monkeypatch):
+    """Asking whether a model has a float weight reads no tensor (the
+    export asks whether the classifier is separate; a Mapping's default
+    membership test made the value, which widened the 8B's lm_head whole)."""
+    model = gptq_checkpoint.read_rewritten_model(quantized_in_place)
+
+    def refuse(self, name, offset, count):
+        raise AssertionError(f"read {name}")
+
+    monkeypatch.setattr(inputs.SafetensorsFile, "read_range", refuse)
+    assert "tok_embeddings" in model.weights and "layers.0.attention.wq" in model.layers
+    assert "no such weight" not in model.weights
+
+
 def test_export_of_a_damaged_archive_is_an_error(tmp_path, quantized_in_place, capsys):
     """A quantized archive cut short, or replaced while it is exported, is
     an error naming it, and no checkpoint is written."""
