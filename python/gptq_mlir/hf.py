@@ -231,13 +231,13 @@ class TensorFiles:
         return array
 
     def finite_rows(self, name: str, shape: Tuple[int, ...], rows: int) -> Iterator[np.ndarray]:
-        """A float32/float16/bfloat16 tensor as float32, ``rows`` rows (its
-        first dimension) at a time, each run read when it is asked for and
+        """A float32/float16/bfloat16 matrix as float32, ``rows`` (at least
+        1) of its rows at a time, each run read when it is asked for and
         checked finite."""
         file, info = self.located(name, FLOAT_DTYPES, shape)
-        row_bytes = info.nbytes // shape[0] if shape and shape[0] else info.nbytes
-        for start in range(0, shape[0] if shape else 1, max(1, rows)):
-            stop = min(shape[0], start + max(1, rows)) if shape else 1
+        row_bytes = info.nbytes // max(1, shape[0])
+        for start in range(0, shape[0], rows):
+            stop = min(shape[0], start + rows)
             data = file.read_range(name, start * row_bytes, (stop - start) * row_bytes)
             part = inputs.tensor_array(data, dataclasses.replace(info, shape=(stop - start,) + tuple(shape[1:])))
             if not np.all(np.isfinite(part)):
