@@ -104,3 +104,10 @@ uint64_t mlir::gptq::quantizerWorkspaceBytes(int64_t out, int64_t in) {
   uint64_t cells = uint64_t(out) * uint64_t(in);
   return uint64_t(in) * uint64_t(in) * 4 + cells * 4 + cells;
 }
+
+uint64_t mlir::gptq::layerErrorBytes(int64_t out, int64_t in,
+                                     uint64_t bandBytes) {
+  uint64_t cells = uint64_t(out) * uint64_t(in);
+  return uint64_t(in) * uint64_t(in) * 4 + cells * 4 + cells * 5 +
+         2 * std::min<uint64_t>(bandBytes, cells * 4);
+}

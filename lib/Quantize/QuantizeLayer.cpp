@@ -156,25 +156,63 @@ LayerQuantizer::create(ConfigAttr config,
   llvm::raw_string_ostream os(quantizer->configText);
   Attribute(config).print(os);
   quantizer->requestedPercdamp = config.getPercdampValue();
+  quantizer->bits = config.getBits();
   quantizer->options = options;
   return quantizer;
 }
 
 double LayerQuantizer::compileSeconds() const {
-  return function ? function->compileSeconds() : 0;
+  return (function ? function->compileSeconds() : 0) +
+         (packer ? packer->compileSeconds() : 0);
 }
 
 bool LayerQuantizer::fromCache() const {
   return function && function->fromCache();
 }
 
-llvm::Error LayerQuantizer::compile() {
-  // A context of its own: compiling from inside a pass must not load
-  // dialects into (or lower in) the context of the module being processed.
+/// A context of its own: compiling from inside a pass must not load
+/// dialects into (or lower in) the context of the module being processed.
+static std::unique_ptr<MLIRContext> makeContext() {
   DialectRegistry registry;
   registerToolDialects(registry);
-  context = std::make_unique<MLIRContext>(registry);
+  auto context = std::make_unique<MLIRContext>(registry);
   context->loadAllAvailableDialects();
+  return context;
+}
+
+llvm::Expected<NpyArray> LayerQuantizer::pack(const NpyArray &codes) {
+  if ((codes.dtype != DType::U8 && codes.dtype != DType::I8) ||
+      codes.shape.size() != 2)
+    return error("codes to pack: expected uint8 rows x cols, found " +
+                 codes.describe());
+  if (!packer) {
+    if (!context)
+      context = makeContext();
+    std::string source =
+        "func.func @pack(%c: tensor<?x?xi8>) -> tensor<?x?xi32> {\n"
+        "  %p = gptq.pack %c bits " +
+        std::to_string(bits) +
+        " : tensor<?x?xi8> -> tensor<?x?xi32>\n"
+        "  return %p : tensor<?x?xi32>\n"
+        "}\n";
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+        source, ParserConfig(context.get()), "gptq-pack");
+    if (!module)
+      return error("internal error: the packing module does not parse");
+    auto fn = CompiledFunction::compile(std::move(module), "pack", options.jit);
+    if (!fn)
+      return fn.takeError();
+    packer = std::move(*fn);
+  }
+  auto out = packer->call({codes.borrowed()}, {"codes"});
+  if (!out)
+    return out.takeError();
+  return std::move((*out)[0]);
+}
+
+llvm::Error LayerQuantizer::compile() {
+  if (!context)
+    context = makeContext();
 
   // The dampening is an argument, so escalating it reuses the compiled code.
   std::string source =

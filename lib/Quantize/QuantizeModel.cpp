@@ -21,8 +21,11 @@
 #include "gptq/Execution/Parameters.h"
 #include "gptq/Execution/Scratch.h"
 #include "gptq/Quantize/ActivationStore.h"
+#include "gptq/Quantize/ApplyQuantized.h"
+#include "gptq/Quantize/CalibrationStages.h"
 #include "gptq/Quantize/LinearLayers.h"
 #include "gptq/Quantize/MemoryEstimate.h"
+#include "gptq/Quantize/OutputError.h"
 #include "gptq/Quantize/Passes.h"
 #include "gptq/Quantize/QuantTypes.h"
 #include "gptq/Quantize/QuantizeLayer.h"
@@ -34,19 +37,11 @@
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/IRMapping.h"
-#include "mlir/IR/SymbolTable.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
@@ -186,65 +181,6 @@ NpyArray transposed(const NpyArray &a) {
   return t;
 }
 
-/// tr((W - Q) H (W - Q)^T) / 2: with H = 2/n sum x x^T, the squared output
-/// error of Q in place of W, summed over tokens and averaged over samples.
-/// Rows run in parallel, each dot product in 16 independent lanes (which
-/// vectorize); the rows' sums are added in order, so the figure does not
-/// depend on the thread count.
-double outputError(const NpyArray &w, const NpyArray &q, const NpyArray &h) {
-  int64_t rows = w.shape[0], cols = w.shape[1];
-  const float *wv = w.as<float>(), *qv = q.as<float>(), *hv = h.as<float>();
-  constexpr int64_t kLanes = 16;
-  std::vector<double> rowSums(rows, 0);
-  llvm::parallelFor(0, rows, [&](size_t r) {
-    std::vector<float> d(cols);
-    for (int64_t c = 0; c < cols; ++c)
-      d[c] = wv[r * cols + c] - qv[r * cols + c];
-    double row = 0;
-    for (int64_t i = 0; i < cols; ++i) {
-      if (d[i] == 0)
-        continue;
-      const float *hr = hv + i * cols;
-      float lanes[kLanes] = {};
-      int64_t j = 0;
-      for (; j + kLanes <= cols; j += kLanes)
-        for (int64_t l = 0; l < kLanes; ++l)
-          lanes[l] += hr[j + l] * d[j + l];
-      float s = 0;
-      for (; j < cols; ++j)
-        s += hr[j] * d[j];
-      for (int64_t l = 0; l < kLanes; ++l)
-        s += lanes[l];
-      row += double(d[i]) * s;
-    }
-    rowSums[r] = row;
-  });
-  double total = 0;
-  for (double row : rowSums)
-    total += row;
-  return total / 2;
-}
-
-/// Codes of each row packed into 32-bit words as `gptq.pack` does: a
-/// little-endian bit stream per row, code j at bits [j * bits, (j+1) * bits).
-NpyArray packCodes(const NpyArray &codes, int64_t bits) {
-  int64_t rows = codes.shape[0], cols = codes.shape[1];
-  int64_t words = (cols * bits + 31) / 32;
-  NpyArray packed = NpyArray::zeros(DType::I32, {rows, words});
-  const uint8_t *c = codes.as<uint8_t>();
-  uint32_t *p = packed.as<uint32_t>();
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < cols; ++j) {
-      uint64_t bit = uint64_t(j) * bits;
-      uint64_t value = c[r * cols + j];
-      uint32_t *row = p + r * words;
-      row[bit / 32] |= uint32_t(value << (bit % 32));
-      if (bit % 32 + bits > 32)
-        row[bit / 32 + 1] |= uint32_t(value >> (32 - bit % 32));
-    }
-  return packed;
-}
-
 /// What happens to one selected layer, and what came of it.
 struct LayerState {
   const LinearLayer *layer = nullptr;
@@ -279,53 +215,6 @@ struct LayerState {
   double gptqError = NAN, rtnError = NAN, seconds = 0;
 };
 
-/// Where one argument of a stage's function comes from.
-struct StageArg {
-  enum Kind { Input, Crossing, Constant, Hessian, Count } kind;
-  /// Input: the entry's argument number.
-  unsigned number = 0;
-  /// Crossing: the value of the entry function.
-  Value value;
-  /// Constant: its op.
-  Operation *constant = nullptr;
-  /// Hessian: the layer (index into the states).
-  unsigned layer = 0;
-};
-
-/// One stage: a slice of the entry function as a function of its own, run as
-/// two functions made from it. The first returns the Hessians, the count and
-/// the stage's frontier: the values that do not depend on the stage's own
-/// weights but that the part depending on them reads. The second takes the
-/// frontier as trailing arguments and returns the values later stages read.
-/// So each op runs once per sample: the part before the layers in the first
-/// pass, the layers and what follows them in the second, with the quantized
-/// weights.
-struct Stage {
-  OwningOpRef<ModuleOp> module;
-  func::FuncOp func;
-  IRMapping map;
-  std::vector<StageArg> args;
-  /// The layers it calibrates; the Hessians it accumulates and, for each,
-  /// the layer it is accumulated for; the layers that read the same
-  /// activation as an earlier one (the key and value projections after the
-  /// query's) and get a copy of that one's Hessian.
-  std::vector<unsigned> layers;
-  SmallVector<Value> hessianResults;
-  std::vector<unsigned> accumulatedFor;
-  std::vector<std::pair<unsigned, unsigned>> sharesHessianOf;
-  Value countResult;
-  /// Values of the entry function that later stages read.
-  llvm::SetVector<Value> outputs;
-  /// The op (of the entry) after which the stage ends, and its first
-  /// layer's op.
-  unsigned end = 0, first = 0;
-  /// The two functions, and the arguments (indices into `args`) that each
-  /// takes (the second then takes the frontier).
-  OwningOpRef<ModuleOp> hessianModule, outputModule;
-  std::vector<unsigned> hessianArgs, outputArgs;
-  CompiledFunction *hessians = nullptr, *propagate = nullptr;
-};
-
 /// The memory calibration holds at most, and its parts in the stage that
 /// holds the most (docs/model-quantization.md, "Memory").
 struct MemoryBound {
@@ -350,14 +239,15 @@ struct QuantizeModelPass
   ModuleOp module;
   func::FuncOp func;
   std::vector<LayerState> states;
-  llvm::DenseMap<Operation *, unsigned> opIndex;
   llvm::DenseMap<Operation *, unsigned> layerOfWeight;
   // Shared pointers: passes are copyable.
-  std::vector<std::shared_ptr<Stage>> stages;
+  std::vector<std::shared_ptr<CalibrationStage>> stages;
   llvm::DenseMap<Operation *, NpyArray> constantArrays;
   std::map<std::string, std::shared_ptr<CompiledFunction>> compiledByText;
   std::shared_ptr<MLIRContext> jitContext;
   JitOptions jitOptions;
+  // layer-errors: the output errors of the quantized weights.
+  std::shared_ptr<OutputError> outputErrors;
   // The grids of round to nearest: the configuration without act-order
   // and static groups.
   ConfigAttr rtnConfig;
@@ -380,19 +270,8 @@ struct QuantizeModelPass
   uint64_t activationBudget = 0;
   uint64_t activationPeakBytes = 0, activationSpilledBytes = 0;
 
-  LogicalResult buildStages();
-  /// Whether a constant of the entry becomes an argument of the stages that
-  /// read it (large constants, layer weights) rather than being copied in.
-  bool isStageArgument(Operation *op);
-  /// Whether a tensor of the entry holds data from its arguments or large
-  /// constants, rather than from scalars alone.
-  bool carriesData(Value value);
-  llvm::DenseMap<Value, bool> dataCarrying;
-  void splitStage(Stage &stage);
-  LogicalResult materialize(Stage &stage, unsigned index, Value value,
-                            OpBuilder &b);
-  BlockArgument addArg(Stage &stage, Value original, StageArg arg, Type type,
-                       OpBuilder &b);
+  /// The entry cut into calibration stages (cutCalibrationStages).
+  LogicalResult cutStages();
   LogicalResult compileStages();
   LogicalResult calibrate(LayerQuantizer &gptq, LayerQuantizer &rtn);
   MemoryBound estimateMemory(int64_t samples, int64_t batch, int64_t extent,
@@ -402,8 +281,15 @@ struct QuantizeModelPass
                               LayerQuantizer &rtn);
   LogicalResult roundLayer(unsigned index, LayerQuantizer &rtn,
                            StringRef method);
+  /// Keeps layer `index`'s result (its codes packed by `packer` under
+  /// format=packed, and written to the scratch file).
   LogicalResult record(unsigned index, LayerResult result, StringRef method,
-              double compiled, std::chrono::steady_clock::time_point start);
+                       LayerQuantizer &packer, double compiled,
+                       std::chrono::steady_clock::time_point start);
+  /// The output error of `quantized` in place of layer `index`'s weight,
+  /// into `error`; its compilation counts into `compiled`.
+  LogicalResult outputError(unsigned index, const NpyArray &quantized,
+                            double &error, double &compiled);
   const NpyArray *constantArray(Operation *op);
   LogicalResult ensureWeight(unsigned index);
   LogicalResult rewrite(ConfigAttr config);
@@ -412,52 +298,6 @@ struct QuantizeModelPass
 
 } // namespace
 
-//===----------------------------------------------------------------------===//
-// Stages
-//===----------------------------------------------------------------------===//
-
-/// The values of an `arith.constant` of elements or of an
-/// `ml_program.global_load_const` of an immutable global; null otherwise.
-static ElementsAttr constantValue(Operation *op) {
-  if (auto constant = dyn_cast<arith::ConstantOp>(op))
-    return dyn_cast<ElementsAttr>(constant.getValue());
-  auto load = dyn_cast<ml_program::GlobalLoadConstOp>(op);
-  if (!load)
-    return {};
-  auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
-      op, load.getGlobalAttr());
-  if (!global || global.getIsMutable() || !global.getValue())
-    return {};
-  return dyn_cast<ElementsAttr>(*global.getValue());
-}
-
-/// A float constant of at least 16 elements that is not a splat: such
-/// constants become arguments of the stages, so that stages that differ only
-/// in their weights share compiled code.
-static bool isLargeConstant(Operation *op) {
-  ElementsAttr attr = constantValue(op);
-  if (!attr || attr.isSplat())
-    return false;
-  auto type = cast<ShapedType>(attr.getType());
-  Type element = type.getElementType();
-  return type.hasStaticShape() && type.getNumElements() >= 16 &&
-         (element.isF32() || element.isF64() || element.isF16() ||
-          element.isBF16());
-}
-
-/// An op whose results are computed from constants alone (the widening of a
-/// bf16 weight, say): made again wherever it is used, like a constant.
-static bool isConstantDerived(Operation *op) {
-  if (op->getNumRegions() != 0 || op->getNumOperands() == 0 ||
-      op->hasTrait<OpTrait::ConstantLike>() || !isMemoryEffectFree(op))
-    return false;
-  return llvm::all_of(op->getOperands(), [](Value v) {
-    Operation *def = v.getDefiningOp();
-    return def && (def->hasTrait<OpTrait::ConstantLike>() ||
-                   isa<ml_program::GlobalLoadConstOp>(def));
-  });
-}
-
 /// A float32 copy of a float array (float32, float16 or bfloat16).
 static NpyArray widened(const NpyArray &a) {
   NpyArray wide = NpyArray::zeros(DType::F32, a.shape);
@@ -465,412 +305,23 @@ static NpyArray widened(const NpyArray &a) {
   return wide;
 }
 
-/// The values used by `op` or inside its regions that are defined outside
-/// it.
-static llvm::SetVector<Value> usedValues(Operation *op) {
-  llvm::SetVector<Value> used;
-  used.insert(op->getOperands().begin(), op->getOperands().end());
-  getUsedValuesDefinedAbove(op->getRegions(), used);
-  return used;
-}
-
-/// Whether a tensor's contents come from a source (`isSource`: arguments,
-/// weights) rather than from scalars and small constants alone, as an empty
-/// or zero-filled init tensor's do. Such tensors are made again where they
-/// are needed rather than kept for every sample.
-static bool carriesData(Value value, llvm::function_ref<bool(Value)> isSource,
-                        llvm::DenseMap<Value, bool> &memo) {
-  if (!isa<RankedTensorType>(value.getType()))
-    return false;
-  if (isSource(value))
-    return true;
-  Operation *def = value.getDefiningOp();
-  if (!def)
-    return false;
-  if (auto it = memo.find(value); it != memo.end())
-    return it->second;
-  bool result = llvm::any_of(
-      usedValues(def), [&](Value v) { return carriesData(v, isSource, memo); });
-  memo[value] = result;
-  return result;
-}
-
-bool QuantizeModelPass::isStageArgument(Operation *op) {
-  // A layer's weight is an argument whatever its size: the stage's second
-  // function reads the quantized one.
-  return isLargeConstant(op) || layerOfWeight.contains(op);
-}
-
-bool QuantizeModelPass::carriesData(Value value) {
-  return ::carriesData(
-      value,
-      [&](Value v) {
-        Operation *def = v.getDefiningOp();
-        return !def || isStageArgument(def);
-      },
-      dataCarrying);
-}
-
-BlockArgument QuantizeModelPass::addArg(Stage &stage, Value original,
-                                        StageArg arg, Type type, OpBuilder &b) {
-  Block &body = stage.func.getBody().front();
-  BlockArgument blockArg = body.addArgument(type, stage.func.getLoc());
-  if (original)
-    stage.map.map(original, blockArg);
-  stage.args.push_back(arg);
-  return blockArg;
-}
-
-LogicalResult QuantizeModelPass::materialize(Stage &stage, unsigned index,
-                                             Value value, OpBuilder &b) {
-  if (stage.map.contains(value))
-    return success();
-  Block &entryBody = func.getBody().front();
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    if (arg.getOwner() != &entryBody)
-      return failure();
-    StageArg a{StageArg::Input};
-    a.number = arg.getArgNumber();
-    addArg(stage, value, a, value.getType(), b);
-    return success();
+LogicalResult QuantizeModelPass::cutStages() {
+  std::vector<const LinearLayer *> layers;
+  SmallVector<bool> calibrated;
+  for (const LayerState &state : states) {
+    layers.push_back(state.layer);
+    calibrated.push_back(state.uncalibrated.empty());
   }
-  Operation *def = value.getDefiningOp();
-  if (isStageArgument(def)) {
-    StageArg a{StageArg::Constant};
-    a.constant = def;
-    addArg(stage, value, a, value.getType(), b);
-    return success();
-  }
-  auto cloneWithOperands = [&]() -> LogicalResult {
-    for (Value operand : def->getOperands())
-      if (failed(materialize(stage, index, operand, b)))
-        return failure();
-    b.clone(*def, stage.map);
-    return success();
-  };
-  if (def->hasTrait<OpTrait::ConstantLike>() ||
-      isa<ml_program::GlobalLoadConstOp>(def) || isConstantDerived(def))
-    return cloneWithOperands();
-  auto it = opIndex.find(def);
-  if (it == opIndex.end())
-    return failure();
-  // Which stage computes it.
-  unsigned from = 0;
-  while (from < stages.size() && stages[from]->end < it->second)
-    ++from;
-  if (from >= index)
-    return failure();
-  // A tensor made from scalars alone (an empty or zero-filled init) is made
-  // again rather than kept for every sample.
-  if (isa<RankedTensorType>(value.getType()) && !carriesData(value)) {
-    llvm::SetVector<Value> above;
-    getUsedValuesDefinedAbove(def->getRegions(), above);
-    if (above.empty() && isMemoryEffectFree(def))
-      return cloneWithOperands();
-  }
-  if (isa<RankedTensorType>(value.getType())) {
-    stages[from]->outputs.insert(value);
-    StageArg a{StageArg::Crossing};
-    a.value = value;
-    addArg(stage, value, a, value.getType(), b);
-    return success();
-  }
-  // Scalars (sizes, flags) are computed again where they are needed.
-  if (!isMemoryEffectFree(def) || def->getNumRegions() != 0) {
-    fail(def->getLoc()) << "cannot split '@" << entry
-                        << "' into calibration stages: a value of type "
-                        << value.getType()
-                        << " flows from one stage to another and is not a "
-                           "tensor or a pure computation; use sequential=none";
+  FailureOr<CalibrationStages> cut = cutCalibrationStages(
+      module, func, layers, calibrated, layerOfWeight, sequential, kPassName);
+  if (failed(cut)) {
+    signalPassFailure();
     return failure();
   }
-  return cloneWithOperands();
-}
-
-LogicalResult QuantizeModelPass::buildStages() {
-  // Stages: groups of calibrated layers, ordered.
-  using Key = std::pair<int64_t, int64_t>;
-  std::map<Key, std::vector<unsigned>> groups;
-  for (auto [i, state] : llvm::enumerate(states)) {
-    if (!state.uncalibrated.empty())
-      continue;
-    const LinearLayer &layer = *state.layer;
-    Key key;
-    if (sequential == "none") {
-      key = {0, 0};
-    } else if (sequential == "blocks" && layer.block &&
-               llvm::any_of(states, [](const LayerState &s) {
-                 return s.layer->block.has_value();
-               })) {
-      key = {*layer.block, 0};
-    } else if (sequential == "blocks") {
-      // A layer outside the named blocks (an output classifier) comes
-      // after the blocks whose layers precede it in the data flow.
-      int64_t before = -1;
-      for (const LayerState &other : states)
-        if (other.layer->block && other.layer->depth < layer.depth)
-          before = std::max(before, *other.layer->block);
-      key = {before, 1};
-    } else {
-      key = {layer.depth, 0};
-    }
-    groups[key].push_back(i);
-  }
-
-  Block &body = func.getBody().front();
-  for (auto [i, op] : llvm::enumerate(body.without_terminator()))
-    opIndex[&op] = i;
-  for (auto &[key, members] : groups) {
-    auto stage = std::make_shared<Stage>();
-    stage->layers = members;
-    unsigned first = ~0u, last = 0;
-    for (unsigned m : members) {
-      unsigned at = opIndex.lookup(states[m].layer->op);
-      first = std::min(first, at);
-      last = std::max(last, at);
-      states[m].stage = stages.size();
-    }
-    if (!stages.empty() && first <= stages.back()->end) {
-      const LayerState &early = states[stage->layers.front()];
-      fail(early.layer->op->getLoc())
-          << "cannot calibrate '" << early.layer->name
-          << "' after the layers of the previous stage: it comes before "
-             "them in '@"
-          << entry
-          << "'; sequential=none calibrates all layers from the float model";
-      return failure();
-    }
-    stage->end = last;
-    stage->first = first;
-    stages.push_back(std::move(stage));
-  }
-  // A stage extends to the op before the next stage's first layer: what the
-  // next layers read is computed as soon as what it depends on is
-  // quantized, and crosses to the next stage instead of the (often larger)
-  // values it is made from (the attention's output rather than q, k and v;
-  // the gated product rather than the outputs of w1 and w3).
-  for (size_t k = 0; k + 1 < stages.size(); ++k)
-    stages[k]->end = std::max(stages[k]->end, stages[k + 1]->first - 1);
-
-  MLIRContext *ctx = &getContext();
-  Type i64 = IntegerType::get(ctx, 64);
-  auto countType = RankedTensorType::get({}, i64);
-  for (auto [index, stagePtr] : llvm::enumerate(stages)) {
-    Stage &stage = *stagePtr;
-    Location loc = func.getLoc();
-    stage.module = ModuleOp::create(loc);
-    OpBuilder b(ctx);
-    b.setInsertionPointToEnd(stage.module->getBody());
-    stage.func =
-        func::FuncOp::create(b, loc, "stage", FunctionType::get(ctx, {}, {}));
-    Block *block = stage.func.addEntryBlock();
-    b.setInsertionPointToEnd(block);
-    StageArg countArg{StageArg::Count};
-    Value count = tensor::ExtractOp::create(
-        b, loc, addArg(stage, nullptr, countArg, countType, b), ValueRange{});
-    unsigned begin = index == 0 ? 0 : stages[index - 1]->end + 1;
-    llvm::DenseMap<Operation *, unsigned> layerAt;
-    for (unsigned m : stage.layers)
-      layerAt[states[m].layer->op] = m;
-    // The layer whose Hessian each activation accumulates.
-    llvm::DenseMap<Value, unsigned> accumulated;
-    for (Operation &op : body.without_terminator()) {
-      unsigned at = opIndex.lookup(&op);
-      if (at < begin || at > stage.end)
-        continue;
-      // Constants are made where they are used.
-      if (op.hasTrait<OpTrait::ConstantLike>() || isStageArgument(&op) ||
-          isConstantDerived(&op))
-        continue;
-      for (Value v : usedValues(&op))
-        if (failed(materialize(stage, index, v, b))) {
-          fail(op.getLoc()) << "cannot split '@" << entry
-                            << "' into calibration stages at this op; use "
-                               "sequential=none";
-          return failure();
-        }
-      if (auto it = layerAt.find(&op); it != layerAt.end()) {
-        LayerState &state = states[it->second];
-        Value activation = stage.map.lookup(state.layer->activation);
-        if (auto shared = accumulated.find(activation);
-            shared != accumulated.end()) {
-          stage.sharesHessianOf.push_back({it->second, shared->second});
-        } else {
-          Location l = op.getLoc();
-          int64_t in = state.layer->inFeatures;
-          auto hType = RankedTensorType::get({in, in}, b.getF32Type());
-          StageArg hArg{StageArg::Hessian};
-          hArg.layer = it->second;
-          Value h = addArg(stage, nullptr, hArg, hType, b);
-          Value input = buildCalibrationInput(b, l, activation);
-          auto acc =
-              HessianAccumulateOp::create(b, l, hType, i64, input, h, count);
-          accumulated[activation] = it->second;
-          stage.accumulatedFor.push_back(it->second);
-          stage.hessianResults.push_back(acc.getResult());
-          if (!stage.countResult)
-            stage.countResult = tensor::FromElementsOp::create(
-                b, l, countType, acc.getNewCount());
-        }
-      }
-      b.clone(op, stage.map);
-    }
-  }
-
-  // Returns: Hessians, the count, then the values later stages read (known
-  // only now that every stage is built).
-  for (Stage &stage : llvm::make_pointee_range(stages)) {
-    OpBuilder b(stage.func.getContext());
-    Block &block = stage.func.getBody().front();
-    b.setInsertionPointToEnd(&block);
-    SmallVector<Value> results(stage.hessianResults);
-    results.push_back(stage.countResult);
-    for (Value v : stage.outputs)
-      results.push_back(stage.map.lookup(v));
-    func::ReturnOp::create(b, stage.func.getLoc(), results);
-    stage.func.setType(FunctionType::get(stage.func.getContext(),
-                                         block.getArgumentTypes(),
-                                         ValueRange(results).getTypes()));
-    // Functions and globals the stage refers to come along.
-    SymbolTable table(*stage.module);
-    SmallVector<Operation *> work = {stage.func};
-    while (!work.empty()) {
-      Operation *op = work.pop_back_val();
-      std::optional<SymbolTable::UseRange> uses =
-          SymbolTable::getSymbolUses(op);
-      if (!uses)
-        continue;
-      for (const SymbolTable::SymbolUse &use : *uses) {
-        StringAttr name = use.getSymbolRef().getRootReference();
-        if (table.lookup(name))
-          continue;
-        Operation *target = module.lookupSymbol(name);
-        if (!target)
-          continue;
-        Operation *copy = target->clone();
-        table.insert(copy);
-        work.push_back(copy);
-      }
-    }
-    if (failed(verify(*stage.module))) {
-      fail(func.getLoc()) << "internal error: a calibration stage does not "
-                             "verify";
-      return failure();
-    }
-    splitStage(stage);
-    if (failed(verify(*stage.hessianModule)) ||
-        (stage.outputModule && failed(verify(*stage.outputModule)))) {
-      fail(func.getLoc()) << "internal error: a calibration stage's parts do "
-                             "not verify";
-      return failure();
-    }
-  }
+  stages = std::move(cut->stages);
+  for (auto [state, stage] : llvm::zip_equal(states, cut->stageOf))
+    state.stage = stage;
   return success();
-}
-
-/// Erases the ops of `fn`'s body whose results are unused and that have no
-/// effects, users first.
-static void eraseDeadOps(func::FuncOp fn) {
-  Block &body = fn.getBody().front();
-  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-    if (!op.hasTrait<OpTrait::IsTerminator>() && isOpTriviallyDead(&op))
-      op.erase();
-}
-
-/// Replaces `fn`'s return operands by `results` and its type to match.
-static void setResults(func::FuncOp fn, ValueRange results) {
-  Block &body = fn.getBody().front();
-  body.getTerminator()->setOperands(results);
-  fn.setType(FunctionType::get(fn.getContext(), body.getArgumentTypes(),
-                               results.getTypes()));
-}
-
-/// Erases the arguments among `fn`'s first `count` that nothing reads;
-/// returns the indices of those kept.
-static std::vector<unsigned> eraseUnusedArgs(func::FuncOp fn, unsigned count) {
-  llvm::BitVector unused(fn.getNumArguments());
-  std::vector<unsigned> kept;
-  for (unsigned i = 0; i < count; ++i) {
-    if (fn.getArgument(i).use_empty())
-      unused.set(i);
-    else
-      kept.push_back(i);
-  }
-  (void)fn.eraseArguments(unused);
-  return kept;
-}
-
-void QuantizeModelPass::splitStage(Stage &stage) {
-  Block &body = stage.func.getBody().front();
-  // The part that depends on the stage's own weights.
-  llvm::DenseSet<Value> dependent;
-  for (auto [arg, from] : llvm::zip(body.getArguments(), stage.args)) {
-    if (from.kind != StageArg::Constant)
-      continue;
-    auto it = layerOfWeight.find(from.constant);
-    if (it != layerOfWeight.end() &&
-        llvm::is_contained(stage.layers, it->second))
-      dependent.insert(arg);
-  }
-  // Its frontier: tensors computed outside it from the arguments that it
-  // reads, and outputs computed outside it.
-  llvm::DenseMap<Value, bool> fromArguments;
-  auto isArgument = [](Value v) { return isa<BlockArgument>(v); };
-  llvm::SetVector<Value> frontier;
-  auto addFrontier = [&](Value v) {
-    if (isa<BlockArgument>(v) || dependent.contains(v) ||
-        !::carriesData(v, isArgument, fromArguments))
-      return;
-    frontier.insert(v);
-  };
-  for (Operation &op : body.without_terminator()) {
-    llvm::SetVector<Value> used = usedValues(&op);
-    if (!llvm::any_of(used, [&](Value v) { return dependent.contains(v); }))
-      continue;
-    dependent.insert(op.result_begin(), op.result_end());
-    for (Value v : used)
-      addFrontier(v);
-  }
-  for (Value v : stage.outputs)
-    addFrontier(stage.map.lookup(v));
-
-  // The first: Hessians, the count, the frontier.
-  IRMapping first;
-  stage.hessianModule = cast<ModuleOp>(stage.module.get()->clone(first));
-  {
-    auto fn = cast<func::FuncOp>(first.lookup(stage.func.getOperation()));
-    SmallVector<Value> results;
-    for (Value h : stage.hessianResults)
-      results.push_back(first.lookup(h));
-    results.push_back(first.lookup(stage.countResult));
-    for (Value v : frontier)
-      results.push_back(first.lookup(v));
-    setResults(fn, results);
-    eraseDeadOps(fn);
-    stage.hessianArgs = eraseUnusedArgs(fn, stage.args.size());
-  }
-  if (stage.outputs.empty())
-    return;
-  // The second: the frontier as arguments, the outputs.
-  IRMapping second;
-  stage.outputModule = cast<ModuleOp>(stage.module.get()->clone(second));
-  auto fn = cast<func::FuncOp>(second.lookup(stage.func.getOperation()));
-  Block &fnBody = fn.getBody().front();
-  IRMapping argOf;
-  for (Value v : frontier) {
-    BlockArgument arg = fnBody.addArgument(v.getType(), v.getLoc());
-    second.lookup(v).replaceAllUsesWith(arg);
-    argOf.map(v, arg);
-  }
-  SmallVector<Value> results;
-  for (Value v : stage.outputs) {
-    Value inStage = stage.map.lookup(v);
-    results.push_back(argOf.contains(inStage) ? argOf.lookup(inStage)
-                                              : second.lookup(inStage));
-  }
-  setResults(fn, results);
-  eraseDeadOps(fn);
-  stage.outputArgs = eraseUnusedArgs(fn, stage.args.size());
 }
 
 LogicalResult QuantizeModelPass::compileStages() {
@@ -925,12 +376,12 @@ const NpyArray *QuantizeModelPass::constantArray(Operation *op) {
   if (auto ext = dyn_cast<arith::ExtFOp>(op)) {
     Operation *def = ext.getIn().getDefiningOp();
     std::optional<NpyArray> stored =
-        def ? arrayOf(constantValue(def)) : std::nullopt;
+        def ? arrayOf(constantElements(def)) : std::nullopt;
     if (!stored)
       return nullptr;
     return &constantArrays.try_emplace(op, widened(*stored)).first->second;
   }
-  std::optional<NpyArray> a = arrayOf(constantValue(op));
+  std::optional<NpyArray> a = arrayOf(constantElements(op));
   if (!a)
     return nullptr;
   return &constantArrays.try_emplace(op, std::move(*a)).first->second;
@@ -983,7 +434,7 @@ MemoryBound QuantizeModelPass::estimateMemory(
     return tensorBytes(type, lead, extent);
   };
   for (auto [index, stagePtr] : llvm::enumerate(stages)) {
-    Stage &stage = *stagePtr;
+    CalibrationStage &stage = *stagePtr;
     MemoryBound b;
     b.stage = index;
     b.resident = resident;
@@ -998,7 +449,8 @@ MemoryBound QuantizeModelPass::estimateMemory(
     }
     // Each layer's dequantized weight until the stage's outputs are made;
     // one at a time its stored pages and float32 copy; the Hessians; the
-    // largest layer's quantizer workspace.
+    // largest layer's quantizer workspace, with what its output errors take
+    // under layer-errors.
     uint64_t largest = 0;
     for (unsigned m : stage.layers) {
       const LinearLayer &layer = *states[m].layer;
@@ -1010,7 +462,11 @@ MemoryBound QuantizeModelPass::estimateMemory(
       b.hessians += uint64_t(layer.inFeatures) * uint64_t(layer.inFeatures) * 4;
       b.workspace = std::max(
           b.workspace,
-          quantizerWorkspaceBytes(layer.outFeatures, layer.inFeatures));
+          quantizerWorkspaceBytes(layer.outFeatures, layer.inFeatures) +
+              (layerErrors
+                   ? layerErrorBytes(layer.outFeatures, layer.inFeatures,
+                                     OutputError::bandBytes)
+                   : 0));
     }
     b.weights += largest;
     // Activations: what crosses into the stage and what it makes, for all
@@ -1147,7 +603,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     batchStart.push_back(s);
   }
 
-  if (failed(buildStages()) || failed(compileStages()))
+  if (failed(cutStages()) || failed(compileStages()))
     return failure();
 
   llvm::errs() << kPassName << ": calibrating on " << samples << " samples in "
@@ -1235,7 +691,8 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
       Operation *stored = op;
       if (auto ext = dyn_cast<arith::ExtFOp>(op))
         stored = ext.getIn().getDefiningOp();
-      if (ElementsAttr attr = stored ? constantValue(stored) : ElementsAttr())
+      if (ElementsAttr attr =
+              stored ? constantElements(stored) : ElementsAttr())
         if (std::optional<ArrayRef<char>> raw = rawElementData(attr))
           releaseParameterPages(*raw);
     }
@@ -1254,7 +711,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   auto calibrationStart = std::chrono::steady_clock::now();
   double doneSeconds = 0; // the time of the stages done
   for (auto [index, stagePtr] : llvm::enumerate(stages)) {
-    Stage &stage = *stagePtr;
+    CalibrationStage &stage = *stagePtr;
     auto start = std::chrono::steady_clock::now();
     doneSeconds = secondsSince(calibrationStart);
     for (unsigned m : stage.accumulatedFor) {
@@ -1430,10 +887,26 @@ static llvm::Expected<LayerResult> roundToNearest(LayerQuantizer &rtn,
                       {"layer '" + name + "' weight", "layer '" + name + "'"});
 }
 
-LogicalResult QuantizeModelPass::record(unsigned index, LayerResult result,
-                               StringRef method, double compiled,
-                               std::chrono::steady_clock::time_point start) {
+LogicalResult
+QuantizeModelPass::record(unsigned index, LayerResult result, StringRef method,
+                          LayerQuantizer &packer, double compiled,
+                          std::chrono::steady_clock::time_point start) {
   LayerState &state = states[index];
+  // format=packed: the codes packed by the library's gptq.pack.
+  NpyArray packed;
+  if (format == "packed") {
+    double before = packer.compileSeconds();
+    auto made = packer.pack(result.codes);
+    compiled += packer.compileSeconds() - before;
+    if (!made) {
+      fail(state.layer->op->getLoc())
+          << "layer '" << state.layer->name
+          << "': " << llvm::toString(made.takeError());
+      return failure();
+    }
+    packed = std::move(*made);
+    result.codes = NpyArray();
+  }
   // A quantizer's first call compiles it: that time counts as compilation.
   compileSeconds += compiled;
   quantizeSeconds += secondsSince(start) - compiled;
@@ -1449,8 +922,6 @@ LogicalResult QuantizeModelPass::record(unsigned index, LayerResult result,
   if (format == "packed") {
     // To disk as they are made: a model's quantized weights need not fit
     // in memory beside its calibration.
-    NpyArray packed = packCodes(result.codes, bits);
-    result.codes = NpyArray();
     if (!scratch) {
       auto made = ScratchFile::create("the quantized weights");
       if (!made) {
@@ -1507,11 +978,11 @@ LogicalResult QuantizeModelPass::roundLayer(unsigned index, LayerQuantizer &rtn,
     fail(state.layer->op->getLoc()) << llvm::toString(result.takeError());
     return failure();
   }
-  if (layerErrors && state.samples > 0)
-    state.rtnError =
-        outputError(state.weight, result->dequantized, state.hessian);
-  return record(index, std::move(*result), method,
-                rtn.compileSeconds() - compiled, start);
+  compiled = rtn.compileSeconds() - compiled;
+  if (layerErrors && state.samples > 0 &&
+      failed(outputError(index, result->dequantized, state.rtnError, compiled)))
+    return failure();
+  return record(index, std::move(*result), method, rtn, compiled, start);
 }
 
 LogicalResult QuantizeModelPass::quantizeLayer(unsigned index,
@@ -1547,21 +1018,41 @@ LogicalResult QuantizeModelPass::quantizeLayer(unsigned index,
     fail(layer.op->getLoc()) << llvm::toString(result.takeError());
     return failure();
   }
+  compiled = gptq.compileSeconds() + rtn.compileSeconds() - compiled;
   if (layerErrors) {
-    state.gptqError =
-        outputError(state.weight, result->dequantized, state.hessian);
+    if (failed(
+            outputError(index, result->dequantized, state.gptqError, compiled)))
+      return failure();
     // The round-to-nearest error of the same grids, for comparison.
+    double rtnCompiled = rtn.compileSeconds();
     auto rounded = roundToNearest(rtn, rtnConfig, state);
     if (!rounded) {
       fail(layer.op->getLoc()) << llvm::toString(rounded.takeError());
       return failure();
     }
-    state.rtnError =
-        outputError(state.weight, rounded->dequantized, state.hessian);
+    compiled += rtn.compileSeconds() - rtnCompiled;
+    if (failed(
+            outputError(index, rounded->dequantized, state.rtnError, compiled)))
+      return failure();
   }
-  return record(index, std::move(*result), "gptq",
-                gptq.compileSeconds() + rtn.compileSeconds() - compiled,
-                start);
+  return record(index, std::move(*result), "gptq", gptq, compiled, start);
+}
+
+LogicalResult QuantizeModelPass::outputError(unsigned index,
+                                             const NpyArray &quantized,
+                                             double &error, double &compiled) {
+  LayerState &state = states[index];
+  double before = outputErrors->compileSeconds();
+  auto computed = outputErrors->compute(state.weight, quantized, state.hessian);
+  compiled += outputErrors->compileSeconds() - before;
+  if (!computed) {
+    fail(state.layer->op->getLoc())
+        << "layer '" << state.layer->name
+        << "': output error: " << llvm::toString(computed.takeError());
+    return failure();
+  }
+  error = *computed;
+  return success();
 }
 
 void QuantizeModelPass::printLayer(unsigned index) {
@@ -1589,14 +1080,6 @@ void QuantizeModelPass::printLayer(unsigned index) {
 // Rewrite
 //===----------------------------------------------------------------------===//
 
-static DenseResourceElementsAttr resource(ShapedType type, StringRef name,
-                                          const NpyArray &a) {
-  ArrayRef<char> bytes(a.data.data(), a.data.size());
-  return DenseResourceElementsAttr::get(
-      type, name,
-      HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(uint64_t)));
-}
-
 LogicalResult QuantizeModelPass::rewrite(ConfigAttr config) {
   if (scratch) {
     auto mapped = scratch->map();
@@ -1606,104 +1089,46 @@ LogicalResult QuantizeModelPass::rewrite(ConfigAttr config) {
     }
     spilledData = *mapped;
   }
-  // The uses to replace, found before any is replaced.
-  std::vector<std::pair<unsigned, OpOperand *>> uses;
-  for (auto [i, state] : llvm::enumerate(states))
-    if (state.result)
-      uses.push_back({unsigned(i), &getWeightSourceUse(*state.layer)});
-  SmallVector<Operation *> sources;
-  for (auto [i, use] : uses) {
-    LayerState &state = states[i];
+  WeightForm form = format == "float"   ? WeightForm::Float
+                    : format == "quant" ? WeightForm::Quant
+                                        : WeightForm::Packed;
+  std::vector<AppliedWeight> weights;
+  for (LayerState &state : states) {
+    if (!state.result)
+      continue;
     const LinearLayer &layer = *state.layer;
     const LayerResult &r = *state.result;
-    Operation *owner = use->getOwner();
-    OpBuilder b(owner);
-    Location loc = state.layer->weightSource->getLoc();
-    auto storedType = cast<RankedTensorType>(use->get().getType());
-    Value weight;
-    if (format == "float") {
-      weight = arith::ConstantOp::create(
-          b, loc,
-          resource(storedType, layer.name + ".dequantized", *state.stored));
-    } else if (format == "quant") {
-      QuantizedWeight w;
-      w.rows = layer.outFeatures;
-      w.cols = layer.inFeatures;
-      w.groups = r.scales.shape[1];
-      w.bits = config.getBits();
-      w.codes = ArrayRef(r.codes.as<uint8_t>(), w.rows * w.cols);
-      w.scales = ArrayRef(r.scales.as<float>(), w.rows * w.groups);
-      w.zeros = ArrayRef(r.zeros.as<float>(), w.rows * w.groups);
-      w.gIdx = ArrayRef(r.gIdx.as<int32_t>(), w.cols);
-      FailureOr<Value> built = buildQuantTypesWeight(b, loc, layer.name, w);
-      if (failed(built))
-        return failure();
-      weight = *built;
+    AppliedWeight w;
+    w.layer = &layer;
+    if (form == WeightForm::Float) {
+      w.dequantized =
+          ArrayRef<char>(state.stored->data.data(), state.stored->data.size());
+    } else if (form == WeightForm::Quant) {
+      QuantizedWeight &q = w.quantized;
+      q.rows = layer.outFeatures;
+      q.cols = layer.inFeatures;
+      q.groups = r.scales.shape[1];
+      q.bits = config.getBits();
+      q.codes = ArrayRef(r.codes.as<uint8_t>(), q.rows * q.cols);
+      q.scales = ArrayRef(r.scales.as<float>(), q.rows * q.groups);
+      q.zeros = ArrayRef(r.zeros.as<float>(), q.rows * q.groups);
+      q.gIdx = ArrayRef(r.gIdx.as<int32_t>(), q.cols);
     } else {
-      int64_t out = layer.outFeatures, in = layer.inFeatures;
-      int64_t groups = state.spilled.groups;
-      Type f32 = b.getF32Type(), i32 = b.getI32Type();
-      auto packedType =
-          RankedTensorType::get({out, state.spilled.words}, i32);
-      auto gridType = RankedTensorType::get({out, groups}, f32);
-      auto gIdxType = RankedTensorType::get({in}, i32);
       // The blobs read the scratch file's mapping in place.
-      auto spilled = [&](ShapedType type, StringRef suffix, uint64_t offset) {
-        size_t bytes = size_t(type.getNumElements()) * 4;
-        std::shared_ptr<StringRef> keep = spilledData;
-        return DenseResourceElementsAttr::get(
-            type, (layer.name + suffix).str(),
-            AsmResourceBlob(ArrayRef<char>(keep->data() + offset, bytes), 64,
-                            [keep](void *, size_t, size_t) {},
-                            /*dataIsMutable=*/false));
+      auto at = [&](uint64_t offset, int64_t words) {
+        return ArrayRef<char>(spilledData->data() + offset, size_t(words) * 4);
       };
-      Value words = arith::ConstantOp::create(
-          b, loc, spilled(packedType, ".qweight", state.spilled.qweight));
-      Value scales = arith::ConstantOp::create(
-          b, loc, spilled(gridType, ".scales", state.spilled.scales));
-      Value zeros = arith::ConstantOp::create(
-          b, loc, spilled(gridType, ".zeros", state.spilled.zeros));
-      Value gIdx = arith::ConstantOp::create(
-          b, loc, spilled(gIdxType, ".g_idx", state.spilled.gIdx));
-      Value columns = arith::ConstantIndexOp::create(b, loc, in);
-      auto codesType = RankedTensorType::get({out, in}, b.getI8Type());
-      Value codes = UnpackOp::create(b, loc, codesType, words, columns,
-                                     b.getI64IntegerAttr(config.getBits()));
-      weight =
-          DequantizeOp::create(b, loc, RankedTensorType::get({out, in}, f32),
-                               codes, scales, zeros, gIdx);
+      w.words = state.spilled.words;
+      w.groups = state.spilled.groups;
+      w.qweight = at(state.spilled.qweight, layer.outFeatures * w.words);
+      w.scales = at(state.spilled.scales, layer.outFeatures * w.groups);
+      w.zeros = at(state.spilled.zeros, layer.outFeatures * w.groups);
+      w.gIdx = at(state.spilled.gIdx, layer.inFeatures);
     }
-    if (format != "float" && layer.transposed) {
-      Value init = tensor::EmptyOp::create(
-          b, loc, {layer.inFeatures, layer.outFeatures}, b.getF32Type());
-      weight = linalg::TransposeOp::create(b, loc, weight, init,
-                                           ArrayRef<int64_t>{1, 0})
-                   ->getResult(0);
-    }
-    use->set(weight);
-    sources.push_back(layer.weightSource);
+    weights.push_back(w);
   }
-  for (size_t i = 0; i < sources.size(); ++i) {
-    Operation *source = sources[i];
-    if (!source->use_empty())
-      continue;
-    // A widening's constant goes with it when nothing else reads it.
-    if (auto ext = dyn_cast<arith::ExtFOp>(source)) {
-      Operation *stored = ext.getIn().getDefiningOp();
-      source->erase();
-      if (stored && stored->use_empty())
-        sources.push_back(stored);
-      continue;
-    }
-    Operation *global = nullptr;
-    if (auto load = dyn_cast<ml_program::GlobalLoadConstOp>(source))
-      global =
-          SymbolTable::lookupNearestSymbolFrom(source, load.getGlobalAttr());
-    source->erase();
-    if (global && SymbolTable::symbolKnownUseEmpty(global, module))
-      global->erase();
-  }
-  return success();
+  return applyQuantizedWeights(module, weights, form, config.getBits(),
+                               spilledData);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1718,9 +1143,7 @@ void QuantizeModelPass::runOnOperation() {
   states.clear();
   scratch.reset();
   spilledData.reset();
-  opIndex.clear();
   layerOfWeight.clear();
-  dataCarrying.clear();
   stages.clear();
   constantArrays.clear();
   compiledCount = 0;
@@ -1796,6 +1219,7 @@ void QuantizeModelPass::runOnOperation() {
     fail(loc) << llvm::toString(gptqQuantizer.takeError());
     return;
   }
+  outputErrors = std::make_shared<OutputError>(jitOptions);
   auto rtnQuantizer = LayerQuantizer::create(rtnConfig, quantizerOptions);
   if (!rtnQuantizer) {
     fail(loc) << llvm::toString(rtnQuantizer.takeError());
@@ -1878,19 +1302,10 @@ void QuantizeModelPass::runOnOperation() {
   }
   LinearLayers linears(module);
   size_t found = 0;
-  for (const LinearLayer &layer : linears.getLayers()) {
-    if (!func->isProperAncestor(layer.op))
-      continue;
-    ++found;
-    if (!filter->selects(layer.name))
-      continue;
-    // As the reference: only the layers of the transformer blocks, unless
-    // classifier=true.
-    bool outsideBlocks = linears.blocksFromNames() && !layer.block;
-    if ((layer.sharedWeight || outsideBlocks) && !classifier)
-      continue;
+  for (const LinearLayer *layer :
+       selectQuantizedLayers(linears, func, *filter, classifier, found)) {
     LayerState state;
-    state.layer = &layer;
+    state.layer = layer;
     states.push_back(std::move(state));
   }
   if (states.empty()) {
@@ -1908,7 +1323,6 @@ void QuantizeModelPass::runOnOperation() {
   }
 
   // Weights, as float32 out x in.
-  Block &body = func.getBody().front();
   for (auto [i, state] : llvm::enumerate(states)) {
     const LinearLayer &layer = *state.layer;
     auto type = cast<ShapedType>(layer.weightAttr.getType());
@@ -1935,25 +1349,13 @@ void QuantizeModelPass::runOnOperation() {
     }
     // The float32 copy is made when the layer is quantized (ensureWeight).
     state.weightBytes = layer.outFeatures * layer.inFeatures * 4;
-    if (layer.sharedWeight) {
-      // A tied weight gets its own copy, so that the other users keep the
-      // float values.
-      OpOperand &use = getWeightSourceUse(layer);
-      OpBuilder b(use.getOwner());
-      Operation *copy = b.clone(*layer.weightSource);
-      auto &mutableLayer = const_cast<LinearLayer &>(layer);
-      if (mutableLayer.weightOperand == use.get())
-        mutableLayer.weightOperand = copy->getResult(0);
-      use.set(copy->getResult(0));
-      mutableLayer.weightSource = copy;
-    }
+    // A tied weight gets its own copy, so that the other users keep the
+    // float values.
+    if (layer.sharedWeight)
+      untieWeight(const_cast<LinearLayer &>(layer));
     layerOfWeight[layer.weightSource] = i;
-    if (method == "gptq" && calibration.size()) {
-      if (layer.op->getBlock() != &body)
-        state.uncalibrated = "it is inside a nested region";
-      else
-        state.uncalibrated = checkCalibrationInput(layer);
-    }
+    if (method == "gptq" && calibration.size())
+      state.uncalibrated = uncalibratedReason(func, layer);
   }
 
   llvm::errs() << kPassName << ": quantizing " << states.size()
@@ -2160,19 +1562,7 @@ void QuantizeModelPass::runOnOperation() {
     // One module of named modules, so that aliases and resources are
     // printed once.
     OwningOpRef<ModuleOp> all = ModuleOp::create(func.getLoc());
-    OpBuilder b = OpBuilder::atBlockEnd(all->getBody());
-    for (auto [index, stage] : llvm::enumerate(stages)) {
-      for (auto [part, m] :
-           {std::pair<StringRef, ModuleOp>("hessians", *stage->hessianModule),
-            std::pair<StringRef, ModuleOp>("outputs", stage->outputModule
-                                                          ? *stage->outputModule
-                                                          : ModuleOp())}) {
-        if (!m)
-          continue;
-        auto copy = cast<ModuleOp>(b.clone(*m));
-        copy.setSymName(llvm::formatv("stage_{0}_{1}", index + 1, part).str());
-      }
-    }
+    appendStageModules(*all, stages);
     std::string text;
     llvm::raw_string_ostream os(text);
     all->print(os);

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import synthetic_checkpoint, write_checkpoint
-from gptq_mlir import runner
+from gptq_mlir import gptq_checkpoint, runner
 from gptq_mlir.cli import main
 
 # (checkpoint shape, format version, whether to compare with format=float)
@@ -68,3 +68,43 @@ def test_other_checkpoints_quantize(tmp_path, gptq_run, gptq_opt, shape, version
         quantize(gptq_opt, model, tmp_path / "float.mlir", options + " format=float")
         (dequantized,) = runner.run_function(tmp_path / "float.mlir", [tokens])
         assert np.abs(packed - dequantized).max() <= 1e-5 * np.abs(dequantized).max()
+
+
+def test_layer_errors_are_the_output_errors(tmp_path, gptq_opt):
+    """The report's per-layer ``error`` and ``rtn_error`` are
+    tr((W - Q) H (W - Q)^T) / 2 of the layer's float weight W, its quantized
+    weight Q (GPTQ's, and round to nearest's on the same grids) and the
+    Hessian the pass used, as numpy computes them in float64."""
+    ckpt = synthetic_checkpoint(seed=3, n_layers=2, dim=64, hidden_dim=160, n_heads=4, n_kv_heads=2,
+                                vocab_size=50, seq_len=16)
+    source = write_checkpoint(tmp_path / "model.bin", ckpt, 1)
+    model = tmp_path / "model.mlir"
+    assert main(["import-llama2c", str(source), "-o", str(model)]) == 0
+    calib = tmp_path / "calib.npy"
+    np.save(calib, np.random.default_rng(1).integers(0, 50, size=(6, 16), dtype=np.int32))
+    hessians = tmp_path / "h.npz"
+    # group-size=16 makes round to nearest's grids those of GPTQ without
+    # act-order (per group, from the float weights).
+    report = quantize(gptq_opt, model, tmp_path / "q.mlir",
+                      f"calibration={calib} calibration-batch=4 bits=3 group-size=16 dump-hessians={hessians}")
+    layers = gptq_checkpoint.read_rewritten_model(tmp_path / "q.mlir").layers
+    saved = np.load(hessians)
+    assert len(report["layers"]) == 14
+    for entry in report["layers"]:
+        name = entry["name"]
+        w = ckpt.weights[name].astype(np.float64)
+        h = saved[name].astype(np.float64)
+        layer = layers[name]
+        q = layer.scales[:, layer.g_idx] * (layer.codes.astype(np.float32) - layer.zeros[:, layer.g_idx])
+        # Round to nearest in float32, as the pass computes it.
+        maxq = np.float32(7)
+        groups = ckpt.weights[name].reshape(w.shape[0], -1, 16)
+        lo = np.minimum(groups.min(axis=2, keepdims=True), np.float32(0))
+        hi = np.maximum(groups.max(axis=2, keepdims=True), np.float32(0))
+        scale = (hi - lo) / maxq
+        zero = np.round(-lo / scale)
+        rtn = (scale * (np.clip(np.round(groups / scale) + zero, 0, maxq) - zero)).reshape(w.shape)
+        for key, quantized in (("error", q), ("rtn_error", rtn)):
+            d = w - quantized.astype(np.float64)
+            expected = np.einsum("ij,jk,ik->", d, h, d) / 2
+            assert entry[key] == pytest.approx(expected, rel=1e-4), (name, key)

@@ -3,7 +3,7 @@
 // The parts of the memory bound gptq-quantize-model prints before it runs
 // (docs/model-quantization.md, "Memory"): the bytes of the tensors of a
 // stage's function, the most of them one call holds at once, and the
-// workspace of one layer's quantization.
+// workspace of one layer's quantization (and of its output errors).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +35,12 @@ uint64_t peakIntermediateBytes(func::FuncOp fn, int64_t lead, int64_t extent);
 /// (which move in) and its dequantized result: the inverse Hessian's
 /// factor, the working copy of the weight and the codes.
 uint64_t quantizerWorkspaceBytes(int64_t out, int64_t in);
+
+/// What layer-errors adds to it: the copies of the weight and the Hessian
+/// that the pass keeps while the quantizer takes its own, round to
+/// nearest's codes and dequantized weight, and one band of the output
+/// error's W - Q and (W - Q) H (at most `bandBytes` each).
+uint64_t layerErrorBytes(int64_t out, int64_t in, uint64_t bandBytes);
 
 } // namespace gptq
 } // namespace mlir

@@ -124,6 +124,61 @@ def GPTQInstrumentHessians : Pass<"gptq-instrument-hessians", "ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def GPTQOutlineCalibrationStages
+    : Pass<"gptq-outline-calibration-stages", "ModuleOp"> {
+  let summary = "Outline the calibration stages that gptq-quantize-model runs";
+  let description = [{
+    Cuts the entry function into the calibration stages of
+    `gptq-quantize-model` and appends each stage's two functions to the
+    module as nested modules: `stage_<k>_hessians`, whose `@stage` takes
+    the stage's inputs, weights, running Hessians and sample count and
+    returns the Hessians (`gptq.hessian_accumulate`), the count and what
+    its layers read; and `stage_<k>_outputs`, whose `@stage` takes the
+    stage's inputs and weights (the quantized ones, when the driver calls
+    it) and what the first kept, and returns what later stages read (a
+    stage that nothing later reads has none). They are the functions that
+    `gptq-quantize-model` compiles and runs, and that its `dump-stages=`
+    writes, named alike; the entry function is left as it is, except that
+    a selected layer whose weight other ops also read gets a copy of its
+    own. No code is compiled or run, and no calibration data is read.
+
+    The layers are those `gptq-quantize-model` selects (`include=`,
+    `exclude=`, `classifier=`); `sequential=` groups them as it does
+    (`layers`, `blocks`, `none`). Layers that calibration cannot reach (a
+    contraction in a nested region, an input that is not f32) belong to no
+    stage. The pass fails with an error when the entry function is missing
+    or is a declaration, when no layer is selected or none can be
+    calibrated, when a pattern is not a valid regular expression, and when
+    the entry cannot be cut so (a layer that comes before the layers of
+    the group before it; a value other than a tensor or a pure computation
+    that flows between stages).
+
+    ```
+    gptq-opt model.mlir --gptq-outline-calibration-stages="sequential=layers"
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "The function to cut">,
+    Option<"include", "include", "std::string", /*default=*/"\"\"",
+           "Only the layers whose name matches this regular expression "
+           "(anywhere in the name; anchor it with ^ and $)">,
+    Option<"exclude", "exclude", "std::string", /*default=*/"\"\"",
+           "Leave out the layers whose name matches this regular "
+           "expression">,
+    Option<"classifier", "classifier", "bool", /*default=*/"false",
+           "Also the output classifier (layers outside the layers.<i>. "
+           "blocks, and layers whose weight other ops read)">,
+    Option<"sequential", "sequential", "std::string",
+           /*default=*/"\"layers\"",
+           "How layers are grouped into stages: layers (default), blocks "
+           "or none, as gptq-quantize-model groups them">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gptq::GPTQDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
   let summary = "GPTQ of every linear layer of a model, calibrated in the compiler";
   let description = [{
@@ -300,8 +355,8 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     Option<"layerErrors", "layer-errors", "bool", /*default=*/"true",
            "Compute each layer's output error tr((W-Q)H(W-Q)^T)/2 and that of "
            "round to nearest on the same grids, for the progress lines and "
-           "the report; false skips both (on large models they cost more "
-           "than quantizing)">,
+           "the report (two products of out x in by in x in on the matrix "
+           "kernel per layer); false skips both">,
     Option<"classifier", "classifier", "bool", /*default=*/"false",
            "Also quantize the output classifier (layers outside the "
            "layers.<i>. blocks, and layers whose weight other ops read, such "

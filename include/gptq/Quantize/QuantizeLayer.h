@@ -124,13 +124,19 @@ public:
                                        const LayerNames &names,
                                        LayerWarningHandler warn = nullptr);
 
+  /// `codes` (uint8 rows x cols, as quantize() gives them) packed as
+  /// gptq.pack packs them at the configuration's bits: int32 rows x
+  /// ceil(cols * bits / 32), each row a little-endian bit stream. The
+  /// library's own packing, compiled on the first call.
+  llvm::Expected<NpyArray> pack(const NpyArray &codes);
+
   /// The configuration's percdamp, where escalation starts.
   double percdamp() const { return requestedPercdamp; }
   /// How many times the code was compiled (or loaded from the cache): 1
   /// after the first successful quantize().
   unsigned compilations() const { return compileCount; }
-  /// Seconds spent compiling (or loading cached code); 0 before the first
-  /// compilation.
+  /// Seconds spent compiling (or loading cached code), the packing's
+  /// included; 0 before the first compilation.
   double compileSeconds() const;
   /// Whether the compiled code came from the cache.
   bool fromCache() const;
@@ -141,9 +147,10 @@ private:
 
   std::unique_ptr<MLIRContext> context;
   std::string configText;
+  int64_t bits = 0;
   double requestedPercdamp = 0;
   LayerQuantizerOptions options;
-  std::unique_ptr<CompiledFunction> function;
+  std::unique_ptr<CompiledFunction> function, packer;
   unsigned compileCount = 0;
 };
 

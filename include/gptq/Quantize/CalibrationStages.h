@@ -1,0 +1,138 @@
+//===- CalibrationStages.h - The entry cut into calibration stages -*- C++
+//-*-===//
+//
+// The IR side of sequential calibration: the entry function of a model cut
+// into stages, one per group of linear layers calibrated together, each a
+// module of its own whose function accumulates the group's Hessians
+// (gptq.hessian_accumulate) and one that computes, with the quantized
+// weights, what later stages read. gptq-quantize-model compiles and runs
+// them; nothing here compiles or runs anything.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPTQ_QUANTIZE_CALIBRATIONSTAGES_H
+#define GPTQ_QUANTIZE_CALIBRATIONSTAGES_H
+
+#include "gptq/Quantize/LinearLayers.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <memory>
+#include <vector>
+
+namespace mlir {
+namespace gptq {
+
+class CompiledFunction;
+
+/// Where one argument of a stage's function comes from.
+struct StageArg {
+  enum Kind { Input, Crossing, Constant, Hessian, Count } kind;
+  /// Input: the entry's argument number.
+  unsigned number = 0;
+  /// Crossing: the value of the entry function.
+  Value value;
+  /// Constant: its op.
+  Operation *constant = nullptr;
+  /// Hessian: the layer (index into the states).
+  unsigned layer = 0;
+};
+
+/// One stage: a slice of the entry function as a function of its own, run as
+/// two functions made from it. The first returns the Hessians, the count and
+/// the stage's frontier: the values that do not depend on the stage's own
+/// weights but that the part depending on them reads. The second takes the
+/// frontier as trailing arguments and returns the values later stages read.
+/// So each op runs once per sample: the part before the layers in the first
+/// pass, the layers and what follows them in the second, with the quantized
+/// weights.
+struct CalibrationStage {
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp func;
+  IRMapping map;
+  std::vector<StageArg> args;
+  /// The layers it calibrates; the Hessians it accumulates and, for each,
+  /// the layer it is accumulated for; the layers that read the same
+  /// activation as an earlier one (the key and value projections after the
+  /// query's) and get a copy of that one's Hessian.
+  std::vector<unsigned> layers;
+  SmallVector<Value> hessianResults;
+  std::vector<unsigned> accumulatedFor;
+  std::vector<std::pair<unsigned, unsigned>> sharesHessianOf;
+  Value countResult;
+  /// Values of the entry function that later stages read.
+  llvm::SetVector<Value> outputs;
+  /// The op (of the entry) after which the stage ends, and its first
+  /// layer's op.
+  unsigned end = 0, first = 0;
+  /// The two functions, and the arguments (indices into `args`) that each
+  /// takes (the second then takes the frontier).
+  OwningOpRef<ModuleOp> hessianModule, outputModule;
+  std::vector<unsigned> hessianArgs, outputArgs;
+  CompiledFunction *hessians = nullptr, *propagate = nullptr;
+};
+
+/// The stages of an entry function, in order, and the stage of each layer.
+struct CalibrationStages {
+  std::vector<std::shared_ptr<CalibrationStage>> stages;
+  /// For each layer (as given to cutCalibrationStages), its stage; -1 for
+  /// a layer not calibrated.
+  std::vector<int64_t> stageOf;
+};
+
+/// Cuts `func` (an entry of `module`, one block) into calibration stages for
+/// `layers` (gptq-list-linears' analysis of it), of which those with
+/// `calibrated` set are calibrated: `sequential` is "none" (one stage),
+/// "blocks" (one per layers.<i>. block) or "layers" (one per group of
+/// layers that read the same input, in data-flow order).
+/// `layerOfWeight` maps each layer's weight constant to its index: a
+/// stage's second function reads that weight as an argument (the quantized
+/// one). Large float constants become arguments too, so that stages that
+/// differ only in their weights print alike. Errors (an entry that cannot
+/// be cut so) are emitted at the op, after "`passName`: ".
+FailureOr<CalibrationStages>
+cutCalibrationStages(ModuleOp module, func::FuncOp func,
+                     llvm::ArrayRef<const LinearLayer *> layers,
+                     llvm::ArrayRef<bool> calibrated,
+                     const llvm::DenseMap<Operation *, unsigned> &layerOfWeight,
+                     llvm::StringRef sequential, llvm::StringRef passName);
+
+/// The layers of `func` that gptq-quantize-model quantizes: those among
+/// `linears` inside `func` that `filter` selects, and of those only the
+/// layers of the transformer blocks, as the reference, unless `classifier`
+/// (layers outside the layers.<i>. blocks, and layers whose weight other
+/// ops read). `found` is set to the number of layers inside `func`.
+std::vector<const LinearLayer *>
+selectQuantizedLayers(const LinearLayers &linears, func::FuncOp func,
+                      const LayerNameFilter &filter, bool classifier,
+                      size_t &found);
+
+/// Gives a layer whose weight other ops read too (a classifier tied to the
+/// embeddings) a copy of the weight's source of its own, read only by the
+/// layer, so that quantizing it leaves the other readers the float weight;
+/// `layer` is updated to the copy.
+void untieWeight(LinearLayer &layer);
+
+/// Why calibration cannot reach `layer` of `func` (inside a nested region,
+/// or what checkCalibrationInput finds); empty when it can.
+std::string uncalibratedReason(func::FuncOp func, const LinearLayer &layer);
+
+/// Appends each stage's two functions' modules to `into`'s body as nested
+/// modules named `stage_<k>_hessians` and `stage_<k>_outputs` (k from 1; a
+/// stage whose outputs no later stage reads has no second module).
+void appendStageModules(
+    ModuleOp into, llvm::ArrayRef<std::shared_ptr<CalibrationStage>> stages);
+
+/// The values of an `arith.constant` of elements or of an
+/// `ml_program.global_load_const` of an immutable global; null otherwise.
+ElementsAttr constantElements(Operation *op);
+
+} // namespace gptq
+} // namespace mlir
+
+#endif // GPTQ_QUANTIZE_CALIBRATIONSTAGES_H

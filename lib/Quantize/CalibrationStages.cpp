@@ -1,0 +1,585 @@
+//===- CalibrationStages.cpp - The entry cut into calibration stages ------===//
+//
+// Cuts a model's entry function into calibration stages and splits each into
+// the function that accumulates its Hessians and the one that propagates
+// its quantized outputs (CalibrationStages.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gptq/Quantize/CalibrationStages.h"
+
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::gptq;
+
+namespace {
+/// The state of one cut: the entry, its layers, and the stages so far.
+struct StageCutter {
+  StageCutter(ModuleOp module, func::FuncOp func,
+              ArrayRef<const LinearLayer *> layers, ArrayRef<bool> calibrated,
+              const llvm::DenseMap<Operation *, unsigned> &layerOfWeight,
+              StringRef sequential, StringRef passName)
+      : module(module), func(func), layers(layers), calibrated(calibrated),
+        layerOfWeight(layerOfWeight), sequential(sequential),
+        passName(passName), stageOf(layers.size(), -1) {}
+
+  ModuleOp module;
+  func::FuncOp func;
+  ArrayRef<const LinearLayer *> layers;
+  ArrayRef<bool> calibrated;
+  const llvm::DenseMap<Operation *, unsigned> &layerOfWeight;
+  StringRef sequential, passName;
+
+  llvm::DenseMap<Operation *, unsigned> opIndex;
+  std::vector<std::shared_ptr<CalibrationStage>> stages;
+  std::vector<int64_t> stageOf;
+  llvm::DenseMap<Value, bool> dataCarrying;
+
+  InFlightDiagnostic fail(Location loc) {
+    return emitError(loc) << passName << ": ";
+  }
+
+  LogicalResult build();
+  /// Whether a constant of the entry becomes an argument of the stages that
+  /// read it (large constants, layer weights) rather than being copied in.
+  bool isStageArgument(Operation *op);
+  /// Whether a tensor of the entry holds data from its arguments or large
+  /// constants, rather than from scalars alone.
+  bool carriesData(Value value);
+  void splitStage(CalibrationStage &stage);
+  LogicalResult materialize(CalibrationStage &stage, unsigned index,
+                            Value value, OpBuilder &b);
+  BlockArgument addArg(CalibrationStage &stage, Value original, StageArg arg,
+                       Type type, OpBuilder &b);
+};
+} // namespace
+
+/// The values of an `arith.constant` of elements or of an
+/// `ml_program.global_load_const` of an immutable global; null otherwise.
+ElementsAttr mlir::gptq::constantElements(Operation *op) {
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return dyn_cast<ElementsAttr>(constant.getValue());
+  auto load = dyn_cast<ml_program::GlobalLoadConstOp>(op);
+  if (!load)
+    return {};
+  auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
+      op, load.getGlobalAttr());
+  if (!global || global.getIsMutable() || !global.getValue())
+    return {};
+  return dyn_cast<ElementsAttr>(*global.getValue());
+}
+
+/// A float constant of at least 16 elements that is not a splat: such
+/// constants become arguments of the stages, so that stages that differ only
+/// in their weights share compiled code.
+static bool isLargeConstant(Operation *op) {
+  ElementsAttr attr = constantElements(op);
+  if (!attr || attr.isSplat())
+    return false;
+  auto type = cast<ShapedType>(attr.getType());
+  Type element = type.getElementType();
+  return type.hasStaticShape() && type.getNumElements() >= 16 &&
+         (element.isF32() || element.isF64() || element.isF16() ||
+          element.isBF16());
+}
+
+/// An op whose results are computed from constants alone (the widening of a
+/// bf16 weight, say): made again wherever it is used, like a constant.
+static bool isConstantDerived(Operation *op) {
+  if (op->getNumRegions() != 0 || op->getNumOperands() == 0 ||
+      op->hasTrait<OpTrait::ConstantLike>() || !isMemoryEffectFree(op))
+    return false;
+  return llvm::all_of(op->getOperands(), [](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && (def->hasTrait<OpTrait::ConstantLike>() ||
+                   isa<ml_program::GlobalLoadConstOp>(def));
+  });
+}
+
+/// The values used by `op` or inside its regions that are defined outside
+/// it.
+static llvm::SetVector<Value> usedValues(Operation *op) {
+  llvm::SetVector<Value> used;
+  used.insert(op->getOperands().begin(), op->getOperands().end());
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  return used;
+}
+
+/// Whether a tensor's contents come from a source (`isSource`: arguments,
+/// weights) rather than from scalars and small constants alone, as an empty
+/// or zero-filled init tensor's do. Such tensors are made again where they
+/// are needed rather than kept for every sample.
+static bool carriesData(Value value, llvm::function_ref<bool(Value)> isSource,
+                        llvm::DenseMap<Value, bool> &memo) {
+  if (!isa<RankedTensorType>(value.getType()))
+    return false;
+  if (isSource(value))
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (auto it = memo.find(value); it != memo.end())
+    return it->second;
+  bool result = llvm::any_of(
+      usedValues(def), [&](Value v) { return carriesData(v, isSource, memo); });
+  memo[value] = result;
+  return result;
+}
+
+bool StageCutter::isStageArgument(Operation *op) {
+  // A layer's weight is an argument whatever its size: the stage's second
+  // function reads the quantized one.
+  return isLargeConstant(op) || layerOfWeight.contains(op);
+}
+
+bool StageCutter::carriesData(Value value) {
+  return ::carriesData(
+      value,
+      [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return !def || isStageArgument(def);
+      },
+      dataCarrying);
+}
+
+BlockArgument StageCutter::addArg(CalibrationStage &stage, Value original,
+                                  StageArg arg, Type type, OpBuilder &b) {
+  Block &body = stage.func.getBody().front();
+  BlockArgument blockArg = body.addArgument(type, stage.func.getLoc());
+  if (original)
+    stage.map.map(original, blockArg);
+  stage.args.push_back(arg);
+  return blockArg;
+}
+
+LogicalResult StageCutter::materialize(CalibrationStage &stage, unsigned index,
+                                       Value value, OpBuilder &b) {
+  if (stage.map.contains(value))
+    return success();
+  Block &entryBody = func.getBody().front();
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (arg.getOwner() != &entryBody)
+      return failure();
+    StageArg a{StageArg::Input};
+    a.number = arg.getArgNumber();
+    addArg(stage, value, a, value.getType(), b);
+    return success();
+  }
+  Operation *def = value.getDefiningOp();
+  if (isStageArgument(def)) {
+    StageArg a{StageArg::Constant};
+    a.constant = def;
+    addArg(stage, value, a, value.getType(), b);
+    return success();
+  }
+  auto cloneWithOperands = [&]() -> LogicalResult {
+    for (Value operand : def->getOperands())
+      if (failed(materialize(stage, index, operand, b)))
+        return failure();
+    b.clone(*def, stage.map);
+    return success();
+  };
+  if (def->hasTrait<OpTrait::ConstantLike>() ||
+      isa<ml_program::GlobalLoadConstOp>(def) || isConstantDerived(def))
+    return cloneWithOperands();
+  auto it = opIndex.find(def);
+  if (it == opIndex.end())
+    return failure();
+  // Which stage computes it.
+  unsigned from = 0;
+  while (from < stages.size() && stages[from]->end < it->second)
+    ++from;
+  if (from >= index)
+    return failure();
+  // A tensor made from scalars alone (an empty or zero-filled init) is made
+  // again rather than kept for every sample.
+  if (isa<RankedTensorType>(value.getType()) && !carriesData(value)) {
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(def->getRegions(), above);
+    if (above.empty() && isMemoryEffectFree(def))
+      return cloneWithOperands();
+  }
+  if (isa<RankedTensorType>(value.getType())) {
+    stages[from]->outputs.insert(value);
+    StageArg a{StageArg::Crossing};
+    a.value = value;
+    addArg(stage, value, a, value.getType(), b);
+    return success();
+  }
+  // Scalars (sizes, flags) are computed again where they are needed.
+  if (!isMemoryEffectFree(def) || def->getNumRegions() != 0) {
+    fail(def->getLoc()) << "cannot split '@" << func.getSymName()
+                        << "' into calibration stages: a value of type "
+                        << value.getType()
+                        << " flows from one stage to another and is not a "
+                           "tensor or a pure computation; use sequential=none";
+    return failure();
+  }
+  return cloneWithOperands();
+}
+
+LogicalResult StageCutter::build() {
+  // Stages: groups of calibrated layers, ordered.
+  using Key = std::pair<int64_t, int64_t>;
+  std::map<Key, std::vector<unsigned>> groups;
+  for (auto [i, layerPtr] : llvm::enumerate(layers)) {
+    if (!calibrated[i])
+      continue;
+    const LinearLayer &layer = *layerPtr;
+    Key key;
+    if (sequential == "none") {
+      key = {0, 0};
+    } else if (sequential == "blocks" && layer.block &&
+               llvm::any_of(layers, [](const LinearLayer *l) {
+                 return l->block.has_value();
+               })) {
+      key = {*layer.block, 0};
+    } else if (sequential == "blocks") {
+      // A layer outside the named blocks (an output classifier) comes
+      // after the blocks whose layers precede it in the data flow.
+      int64_t before = -1;
+      for (const LinearLayer *other : layers)
+        if (other->block && other->depth < layer.depth)
+          before = std::max(before, *other->block);
+      key = {before, 1};
+    } else {
+      key = {layer.depth, 0};
+    }
+    groups[key].push_back(i);
+  }
+
+  Block &body = func.getBody().front();
+  for (auto [i, op] : llvm::enumerate(body.without_terminator()))
+    opIndex[&op] = i;
+  for (auto &[key, members] : groups) {
+    auto stage = std::make_shared<CalibrationStage>();
+    stage->layers = members;
+    unsigned first = ~0u, last = 0;
+    for (unsigned m : members) {
+      unsigned at = opIndex.lookup(layers[m]->op);
+      first = std::min(first, at);
+      last = std::max(last, at);
+      stageOf[m] = stages.size();
+    }
+    if (!stages.empty() && first <= stages.back()->end) {
+      const LinearLayer &early = *layers[stage->layers.front()];
+      fail(early.op->getLoc())
+          << "cannot calibrate '" << early.name
+          << "' after the layers of the previous stage: it comes before "
+             "them in '@"
+          << func.getSymName()
+          << "'; sequential=none calibrates all layers from the float model";
+      return failure();
+    }
+    stage->end = last;
+    stage->first = first;
+    stages.push_back(std::move(stage));
+  }
+  // A stage extends to the op before the next stage's first layer: what the
+  // next layers read is computed as soon as what it depends on is
+  // quantized, and crosses to the next stage instead of the (often larger)
+  // values it is made from (the attention's output rather than q, k and v;
+  // the gated product rather than the outputs of w1 and w3).
+  for (size_t k = 0; k + 1 < stages.size(); ++k)
+    stages[k]->end = std::max(stages[k]->end, stages[k + 1]->first - 1);
+
+  MLIRContext *ctx = func.getContext();
+  Type i64 = IntegerType::get(ctx, 64);
+  auto countType = RankedTensorType::get({}, i64);
+  for (auto [index, stagePtr] : llvm::enumerate(stages)) {
+    CalibrationStage &stage = *stagePtr;
+    Location loc = func.getLoc();
+    stage.module = ModuleOp::create(loc);
+    OpBuilder b(ctx);
+    b.setInsertionPointToEnd(stage.module->getBody());
+    stage.func =
+        func::FuncOp::create(b, loc, "stage", FunctionType::get(ctx, {}, {}));
+    Block *block = stage.func.addEntryBlock();
+    b.setInsertionPointToEnd(block);
+    StageArg countArg{StageArg::Count};
+    Value count = tensor::ExtractOp::create(
+        b, loc, addArg(stage, nullptr, countArg, countType, b), ValueRange{});
+    unsigned begin = index == 0 ? 0 : stages[index - 1]->end + 1;
+    llvm::DenseMap<Operation *, unsigned> layerAt;
+    for (unsigned m : stage.layers)
+      layerAt[layers[m]->op] = m;
+    // The layer whose Hessian each activation accumulates.
+    llvm::DenseMap<Value, unsigned> accumulated;
+    for (Operation &op : body.without_terminator()) {
+      unsigned at = opIndex.lookup(&op);
+      if (at < begin || at > stage.end)
+        continue;
+      // Constants are made where they are used.
+      if (op.hasTrait<OpTrait::ConstantLike>() || isStageArgument(&op) ||
+          isConstantDerived(&op))
+        continue;
+      for (Value v : usedValues(&op))
+        if (failed(materialize(stage, index, v, b))) {
+          fail(op.getLoc()) << "cannot split '@" << func.getSymName()
+                            << "' into calibration stages at this op; use "
+                               "sequential=none";
+          return failure();
+        }
+      if (auto it = layerAt.find(&op); it != layerAt.end()) {
+        const LinearLayer &layer = *layers[it->second];
+        Value activation = stage.map.lookup(layer.activation);
+        if (auto shared = accumulated.find(activation);
+            shared != accumulated.end()) {
+          stage.sharesHessianOf.push_back({it->second, shared->second});
+        } else {
+          Location l = op.getLoc();
+          int64_t in = layer.inFeatures;
+          auto hType = RankedTensorType::get({in, in}, b.getF32Type());
+          StageArg hArg{StageArg::Hessian};
+          hArg.layer = it->second;
+          Value h = addArg(stage, nullptr, hArg, hType, b);
+          Value input = buildCalibrationInput(b, l, activation);
+          auto acc =
+              HessianAccumulateOp::create(b, l, hType, i64, input, h, count);
+          accumulated[activation] = it->second;
+          stage.accumulatedFor.push_back(it->second);
+          stage.hessianResults.push_back(acc.getResult());
+          if (!stage.countResult)
+            stage.countResult = tensor::FromElementsOp::create(
+                b, l, countType, acc.getNewCount());
+        }
+      }
+      b.clone(op, stage.map);
+    }
+  }
+
+  // Returns: Hessians, the count, then the values later stages read (known
+  // only now that every stage is built).
+  for (CalibrationStage &stage : llvm::make_pointee_range(stages)) {
+    OpBuilder b(stage.func.getContext());
+    Block &block = stage.func.getBody().front();
+    b.setInsertionPointToEnd(&block);
+    SmallVector<Value> results(stage.hessianResults);
+    results.push_back(stage.countResult);
+    for (Value v : stage.outputs)
+      results.push_back(stage.map.lookup(v));
+    func::ReturnOp::create(b, stage.func.getLoc(), results);
+    stage.func.setType(FunctionType::get(stage.func.getContext(),
+                                         block.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
+    // Functions and globals the stage refers to come along.
+    SymbolTable table(*stage.module);
+    SmallVector<Operation *> work = {stage.func};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(op);
+      if (!uses)
+        continue;
+      for (const SymbolTable::SymbolUse &use : *uses) {
+        StringAttr name = use.getSymbolRef().getRootReference();
+        if (table.lookup(name))
+          continue;
+        Operation *target = module.lookupSymbol(name);
+        if (!target)
+          continue;
+        Operation *copy = target->clone();
+        table.insert(copy);
+        work.push_back(copy);
+      }
+    }
+    if (failed(verify(*stage.module))) {
+      fail(func.getLoc()) << "internal error: a calibration stage does not "
+                             "verify";
+      return failure();
+    }
+    splitStage(stage);
+    if (failed(verify(*stage.hessianModule)) ||
+        (stage.outputModule && failed(verify(*stage.outputModule)))) {
+      fail(func.getLoc()) << "internal error: a calibration stage's parts do "
+                             "not verify";
+      return failure();
+    }
+  }
+  return success();
+}
+
+/// Erases the ops of `fn`'s body whose results are unused and that have no
+/// effects, users first.
+static void eraseDeadOps(func::FuncOp fn) {
+  Block &body = fn.getBody().front();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (!op.hasTrait<OpTrait::IsTerminator>() && isOpTriviallyDead(&op))
+      op.erase();
+}
+
+/// Replaces `fn`'s return operands by `results` and its type to match.
+static void setResults(func::FuncOp fn, ValueRange results) {
+  Block &body = fn.getBody().front();
+  body.getTerminator()->setOperands(results);
+  fn.setType(FunctionType::get(fn.getContext(), body.getArgumentTypes(),
+                               results.getTypes()));
+}
+
+/// Erases the arguments among `fn`'s first `count` that nothing reads;
+/// returns the indices of those kept.
+static std::vector<unsigned> eraseUnusedArgs(func::FuncOp fn, unsigned count) {
+  llvm::BitVector unused(fn.getNumArguments());
+  std::vector<unsigned> kept;
+  for (unsigned i = 0; i < count; ++i) {
+    if (fn.getArgument(i).use_empty())
+      unused.set(i);
+    else
+      kept.push_back(i);
+  }
+  (void)fn.eraseArguments(unused);
+  return kept;
+}
+
+void StageCutter::splitStage(CalibrationStage &stage) {
+  Block &body = stage.func.getBody().front();
+  // The part that depends on the stage's own weights.
+  llvm::DenseSet<Value> dependent;
+  for (auto [arg, from] : llvm::zip(body.getArguments(), stage.args)) {
+    if (from.kind != StageArg::Constant)
+      continue;
+    auto it = layerOfWeight.find(from.constant);
+    if (it != layerOfWeight.end() &&
+        llvm::is_contained(stage.layers, it->second))
+      dependent.insert(arg);
+  }
+  // Its frontier: tensors computed outside it from the arguments that it
+  // reads, and outputs computed outside it.
+  llvm::DenseMap<Value, bool> fromArguments;
+  auto isArgument = [](Value v) { return isa<BlockArgument>(v); };
+  llvm::SetVector<Value> frontier;
+  auto addFrontier = [&](Value v) {
+    if (isa<BlockArgument>(v) || dependent.contains(v) ||
+        !::carriesData(v, isArgument, fromArguments))
+      return;
+    frontier.insert(v);
+  };
+  for (Operation &op : body.without_terminator()) {
+    llvm::SetVector<Value> used = usedValues(&op);
+    if (!llvm::any_of(used, [&](Value v) { return dependent.contains(v); }))
+      continue;
+    dependent.insert(op.result_begin(), op.result_end());
+    for (Value v : used)
+      addFrontier(v);
+  }
+  for (Value v : stage.outputs)
+    addFrontier(stage.map.lookup(v));
+
+  // The first: Hessians, the count, the frontier.
+  IRMapping first;
+  stage.hessianModule = cast<ModuleOp>(stage.module.get()->clone(first));
+  {
+    auto fn = cast<func::FuncOp>(first.lookup(stage.func.getOperation()));
+    SmallVector<Value> results;
+    for (Value h : stage.hessianResults)
+      results.push_back(first.lookup(h));
+    results.push_back(first.lookup(stage.countResult));
+    for (Value v : frontier)
+      results.push_back(first.lookup(v));
+    setResults(fn, results);
+    eraseDeadOps(fn);
+    stage.hessianArgs = eraseUnusedArgs(fn, stage.args.size());
+  }
+  if (stage.outputs.empty())
+    return;
+  // The second: the frontier as arguments, the outputs.
+  IRMapping second;
+  stage.outputModule = cast<ModuleOp>(stage.module.get()->clone(second));
+  auto fn = cast<func::FuncOp>(second.lookup(stage.func.getOperation()));
+  Block &fnBody = fn.getBody().front();
+  IRMapping argOf;
+  for (Value v : frontier) {
+    BlockArgument arg = fnBody.addArgument(v.getType(), v.getLoc());
+    second.lookup(v).replaceAllUsesWith(arg);
+    argOf.map(v, arg);
+  }
+  SmallVector<Value> results;
+  for (Value v : stage.outputs) {
+    Value inStage = stage.map.lookup(v);
+    results.push_back(argOf.contains(inStage) ? argOf.lookup(inStage)
+                                              : second.lookup(inStage));
+  }
+  setResults(fn, results);
+  eraseDeadOps(fn);
+  stage.outputArgs = eraseUnusedArgs(fn, stage.args.size());
+}
+
+FailureOr<CalibrationStages> mlir::gptq::cutCalibrationStages(
+    ModuleOp module, func::FuncOp func, ArrayRef<const LinearLayer *> layers,
+    ArrayRef<bool> calibrated,
+    const llvm::DenseMap<Operation *, unsigned> &layerOfWeight,
+    StringRef sequential, StringRef passName) {
+  StageCutter cutter(module, func, layers, calibrated, layerOfWeight,
+                     sequential, passName);
+  if (failed(cutter.build()))
+    return failure();
+  return CalibrationStages{std::move(cutter.stages), std::move(cutter.stageOf)};
+}
+
+std::vector<const LinearLayer *> mlir::gptq::selectQuantizedLayers(
+    const LinearLayers &linears, func::FuncOp func,
+    const LayerNameFilter &filter, bool classifier, size_t &found) {
+  std::vector<const LinearLayer *> selected;
+  found = 0;
+  for (const LinearLayer &layer : linears.getLayers()) {
+    if (!func->isProperAncestor(layer.op))
+      continue;
+    ++found;
+    if (!filter.selects(layer.name))
+      continue;
+    bool outsideBlocks = linears.blocksFromNames() && !layer.block;
+    if ((layer.sharedWeight || outsideBlocks) && !classifier)
+      continue;
+    selected.push_back(&layer);
+  }
+  return selected;
+}
+
+void mlir::gptq::untieWeight(LinearLayer &layer) {
+  OpOperand &use = getWeightSourceUse(layer);
+  OpBuilder b(use.getOwner());
+  Operation *copy = b.clone(*layer.weightSource);
+  if (layer.weightOperand == use.get())
+    layer.weightOperand = copy->getResult(0);
+  use.set(copy->getResult(0));
+  layer.weightSource = copy;
+}
+
+std::string mlir::gptq::uncalibratedReason(func::FuncOp func,
+                                           const LinearLayer &layer) {
+  if (layer.op->getBlock() != &func.getBody().front())
+    return "it is inside a nested region";
+  return checkCalibrationInput(layer);
+}
+
+void mlir::gptq::appendStageModules(
+    ModuleOp into, ArrayRef<std::shared_ptr<CalibrationStage>> stages) {
+  OpBuilder b = OpBuilder::atBlockEnd(into.getBody());
+  for (auto [index, stage] : llvm::enumerate(stages)) {
+    for (auto [part, m] :
+         {std::pair<StringRef, ModuleOp>("hessians", *stage->hessianModule),
+          std::pair<StringRef, ModuleOp>("outputs", stage->outputModule
+                                                        ? *stage->outputModule
+                                                        : ModuleOp())}) {
+      if (!m)
+        continue;
+      auto copy = cast<ModuleOp>(b.clone(*m));
+      copy.setSymName(("stage_" + llvm::Twine(index + 1) + "_" + part).str());
+    }
+  }
+}

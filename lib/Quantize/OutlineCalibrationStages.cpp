@@ -1,0 +1,99 @@
+//===- OutlineCalibrationStages.cpp - The calibration stages as IR --------===//
+//
+// Appends to the module the functions that gptq-quantize-model compiles and
+// runs for each calibration stage (CalibrationStages.h), without compiling
+// or running them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Quantize/CalibrationStages.h"
+#include "gptq/Quantize/LinearLayers.h"
+#include "gptq/Quantize/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+
+namespace mlir {
+namespace gptq {
+#define GEN_PASS_DEF_GPTQOUTLINECALIBRATIONSTAGES
+#include "gptq/Quantize/Passes.h.inc"
+} // namespace gptq
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::gptq;
+
+namespace {
+
+constexpr StringLiteral kPassName = "gptq-outline-calibration-stages";
+
+struct OutlineCalibrationStagesPass
+    : public gptq::impl::GPTQOutlineCalibrationStagesBase<
+          OutlineCalibrationStagesPass> {
+  using Base::Base;
+
+  InFlightDiagnostic fail(Location loc) {
+    signalPassFailure();
+    return emitError(loc) << kPassName << ": ";
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (sequential != "layers" && sequential != "blocks" &&
+        sequential != "none") {
+      fail(module.getLoc()) << "sequential='" << sequential
+                            << "': expected layers, blocks or none";
+      return;
+    }
+    auto func = module.lookupSymbol<func::FuncOp>(entry);
+    if (!func || func.isExternal()) {
+      fail(module.getLoc())
+          << "no function '@" << entry
+          << "' with a body in the module (set it with entry=NAME)";
+      return;
+    }
+    auto filter = LayerNameFilter::create(include, exclude);
+    if (!filter) {
+      fail(module.getLoc()) << llvm::toString(filter.takeError());
+      return;
+    }
+    LinearLayers linears(module);
+    size_t found = 0;
+    std::vector<const LinearLayer *> layers =
+        selectQuantizedLayers(linears, func, *filter, classifier, found);
+    if (layers.empty()) {
+      fail(func.getLoc()) << "no linear layer of '@" << entry
+                          << "' is selected (" << found << " found; include='"
+                          << include << "', exclude='" << exclude
+                          << "', classifier=" << (classifier ? "true" : "false")
+                          << ")";
+      return;
+    }
+    llvm::DenseMap<Operation *, unsigned> layerOfWeight;
+    SmallVector<bool> calibrated;
+    for (auto [i, layer] : llvm::enumerate(layers)) {
+      if (layer->sharedWeight)
+        untieWeight(const_cast<LinearLayer &>(*layer));
+      layerOfWeight[layer->weightSource] = i;
+      calibrated.push_back(uncalibratedReason(func, *layer).empty());
+    }
+    if (llvm::none_of(calibrated, [](bool c) { return c; })) {
+      fail(func.getLoc()) << "calibration reaches none of the selected "
+                             "layers";
+      return;
+    }
+    FailureOr<CalibrationStages> cut = cutCalibrationStages(
+        module, func, layers, calibrated, layerOfWeight, sequential, kPassName);
+    if (failed(cut)) {
+      signalPassFailure();
+      return;
+    }
+    appendStageModules(module, cut->stages);
+  }
+};
+
+} // namespace
