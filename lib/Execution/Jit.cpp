@@ -128,6 +128,12 @@ ToolInput::ToolInput() : ctx(toolRegistry()), handler(sourceMgr, &ctx) {
   ctx.loadAllAvailableDialects();
 }
 
+std::unique_ptr<MLIRContext> mlir::gptq::makeToolContext() {
+  auto context = std::make_unique<MLIRContext>(toolRegistry());
+  context->loadAllAvailableDialects();
+  return context;
+}
+
 
 llvm::Expected<OwningOpRef<ModuleOp>> ToolInput::parse(llvm::StringRef path) {
   std::string message;
@@ -611,6 +617,19 @@ bool exportModuleInitializer(llvm::Module &m) {
   return true;
 }
 } // namespace
+
+llvm::Expected<std::unique_ptr<CompiledFunction>>
+CompiledFunction::compileSource(MLIRContext &context, llvm::StringRef source,
+                                llvm::StringRef bufferName,
+                                llvm::StringRef entry,
+                                const JitOptions &options) {
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, ParserConfig(&context), bufferName);
+  if (!module)
+    return error("internal error: the generated module '" + bufferName +
+                 "' does not parse");
+  return compile(std::move(module), entry, options);
+}
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,

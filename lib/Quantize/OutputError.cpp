@@ -7,10 +7,7 @@
 
 #include "gptq/Quantize/OutputError.h"
 
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 
 #include <algorithm>
 
@@ -70,17 +67,11 @@ double OutputError::compileSeconds() const {
 }
 
 llvm::Error OutputError::compile() {
-  // A context of its own, as LayerQuantizer's: compiling from inside a pass
-  // must not load dialects into the context of the module being processed.
-  DialectRegistry registry;
-  registerToolDialects(registry);
-  context = std::make_unique<MLIRContext>(registry);
-  context->loadAllAvailableDialects();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      kSource, ParserConfig(context.get()), "gptq-output-error");
-  if (!module)
-    return error("internal error: the output error module does not parse");
-  auto fn = CompiledFunction::compile(std::move(module), "row_errors", jit);
+  // A context of its own, as LayerQuantizer's.
+  context = makeToolContext();
+  auto fn = CompiledFunction::compileSource(*context, kSource,
+                                            "gptq-output-error", "row_errors",
+                                            jit);
   if (!fn)
     return fn.takeError();
   function = std::move(*fn);

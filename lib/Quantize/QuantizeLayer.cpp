@@ -12,7 +12,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Parallel.h"
@@ -170,16 +169,6 @@ bool LayerQuantizer::fromCache() const {
   return function && function->fromCache();
 }
 
-/// A context of its own: compiling from inside a pass must not load
-/// dialects into (or lower in) the context of the module being processed.
-static std::unique_ptr<MLIRContext> makeContext() {
-  DialectRegistry registry;
-  registerToolDialects(registry);
-  auto context = std::make_unique<MLIRContext>(registry);
-  context->loadAllAvailableDialects();
-  return context;
-}
-
 llvm::Expected<NpyArray> LayerQuantizer::pack(const NpyArray &codes) {
   if ((codes.dtype != DType::U8 && codes.dtype != DType::I8) ||
       codes.shape.size() != 2)
@@ -187,7 +176,7 @@ llvm::Expected<NpyArray> LayerQuantizer::pack(const NpyArray &codes) {
                  codes.describe());
   if (!packer) {
     if (!context)
-      context = makeContext();
+      context = makeToolContext();
     std::string source =
         "func.func @pack(%c: tensor<?x?xi8>) -> tensor<?x?xi32> {\n"
         "  %p = gptq.pack %c bits " +
@@ -195,11 +184,8 @@ llvm::Expected<NpyArray> LayerQuantizer::pack(const NpyArray &codes) {
         " : tensor<?x?xi8> -> tensor<?x?xi32>\n"
         "  return %p : tensor<?x?xi32>\n"
         "}\n";
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-        source, ParserConfig(context.get()), "gptq-pack");
-    if (!module)
-      return error("internal error: the packing module does not parse");
-    auto fn = CompiledFunction::compile(std::move(module), "pack", options.jit);
+    auto fn = CompiledFunction::compileSource(*context, source, "gptq-pack",
+                                              "pack", options.jit);
     if (!fn)
       return fn.takeError();
     packer = std::move(*fn);
@@ -212,7 +198,7 @@ llvm::Expected<NpyArray> LayerQuantizer::pack(const NpyArray &codes) {
 
 llvm::Error LayerQuantizer::compile() {
   if (!context)
-    context = makeContext();
+    context = makeToolContext();
 
   // The dampening is an argument, so escalating it reuses the compiled code.
   std::string source =
@@ -234,12 +220,8 @@ llvm::Error LayerQuantizer::compile() {
       "tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, tensor<?x?xf32>, "
       "tensor<f32>, tensor<i1>\n"
       "}\n";
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      source, ParserConfig(context.get()), "gptq-quantize-layer");
-  if (!module)
-    return error("internal error: the generated module does not parse");
-  auto fn =
-      CompiledFunction::compile(std::move(module), "quantize", options.jit);
+  auto fn = CompiledFunction::compileSource(
+      *context, source, "gptq-quantize-layer", "quantize", options.jit);
   if (!fn)
     return fn.takeError();
   function = std::move(*fn);

@@ -40,7 +40,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
@@ -325,10 +324,7 @@ LogicalResult QuantizeModelPass::cutStages() {
 }
 
 LogicalResult QuantizeModelPass::compileStages() {
-  DialectRegistry registry;
-  registerToolDialects(registry);
-  jitContext = std::make_shared<MLIRContext>(registry);
-  jitContext->loadAllAvailableDialects();
+  jitContext = makeToolContext();
   auto compile = [&](ModuleOp module, unsigned index,
                      CompiledFunction *&into) -> LogicalResult {
     std::string text;
@@ -337,15 +333,8 @@ LogicalResult QuantizeModelPass::compileStages() {
     auto &compiled = compiledByText[text];
     if (!compiled) {
       auto start = std::chrono::steady_clock::now();
-      OwningOpRef<ModuleOp> parsed = parseSourceString<ModuleOp>(
-          text, ParserConfig(jitContext.get()), "calibration-stage");
-      if (!parsed) {
-        fail(func.getLoc()) << "internal error: a calibration stage does "
-                               "not parse";
-        return failure();
-      }
-      auto fn =
-          CompiledFunction::compile(std::move(parsed), "stage", jitOptions);
+      auto fn = CompiledFunction::compileSource(
+          *jitContext, text, "calibration-stage", "stage", jitOptions);
       if (!fn) {
         fail(func.getLoc()) << "compiling calibration stage " << index + 1
                             << ": " << llvm::toString(fn.takeError());

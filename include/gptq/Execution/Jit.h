@@ -124,6 +124,12 @@ int runTool(const char *toolName, llvm::function_ref<int()> body);
 /// Adds every dialect and extension the gptq tools parse and lower.
 void registerToolDialects(DialectRegistry &registry);
 
+/// A context with every dialect the tools parse and lower, all loaded. Code
+/// compiled from inside a pass or a library gets one of its own, so that
+/// compiling does not load dialects into (or lower in) the context of the
+/// module being processed.
+std::unique_ptr<MLIRContext> makeToolContext();
+
 /// The MLIR file a tool reads: a context with every dialect the tools parse
 /// and lower (registerToolDialects, all loaded), whose diagnostics are
 /// printed to stderr against the file's text.
@@ -185,6 +191,15 @@ public:
   static llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
           const JitOptions &options = {});
+
+  /// Parses `source`, MLIR text that the caller generated (named
+  /// `bufferName` in messages), in `context` and compiles its function
+  /// `entry` as compile() does; text that does not parse is an internal
+  /// error.
+  static llvm::Expected<std::unique_ptr<CompiledFunction>>
+  compileSource(MLIRContext &context, llvm::StringRef source,
+                llvm::StringRef bufferName, llvm::StringRef entry,
+                const JitOptions &options = {});
 
   const std::vector<ArgSpec> &inputs() const { return packed.inputs; }
   const std::vector<ArgSpec> &results() const { return packed.results; }
