@@ -264,24 +264,26 @@ TEST(LayerQuantizerOptionsTest, EscalationOptionsAreChecked) {
 }
 } // namespace
 
-/// Round to nearest, computed directly, is the kernel's quantization with
-/// an identity Hessian bit for bit: codes, scales, zeros, g_idx and the
-/// dequantized weights, for grids per row and per group (a short last
-/// group), asymmetric and symmetric, 2 to 8 bits; rows of zeros and of
-/// signed zeros included.
+/// Round to nearest, computed without the identity, is the kernel's
+/// quantization with an identity Hessian bit for bit: codes, scales, zeros,
+/// g_idx and the dequantized weights, for grids per row and per group (a
+/// short last group), asymmetric and symmetric, min-max and MSE-searched,
+/// 2 to 8 bits; rows of zeros and of signed zeros included.
 TEST(RoundToNearest, EqualsTheKernelWithAnIdentityHessian) {
   MLIRContext context;
   context.loadDialect<GPTQDialect>();
   ConfigAttr defaults = ConfigAttr::getDefault(&context);
   struct Case {
     int64_t bits, groupSize;
-    bool sym;
+    bool sym, mse;
   };
-  for (Case c : {Case{4, -1, false}, Case{3, 32, false}, Case{2, 16, true},
-                 Case{8, 48, false}}) {
+  for (Case c : {Case{4, -1, false, false}, Case{3, 32, false, false},
+                 Case{2, 16, true, false}, Case{8, 48, false, false},
+                 Case{4, -1, false, true}, Case{3, 32, true, true},
+                 Case{4, 48, false, true}}) {
     ConfigAttr config = ConfigAttr::get(
         &context, c.bits, c.groupSize, c.sym, false, false,
-        defaults.getPercdamp(), defaults.getBlockSize(), false,
+        defaults.getPercdamp(), defaults.getBlockSize(), c.mse,
         defaults.getMseNorm(), defaults.getMseGrid(),
         defaults.getMseMaxShrink());
     int64_t rows = 24, cols = 100;
@@ -290,17 +292,18 @@ TEST(RoundToNearest, EqualsTheKernelWithAnIdentityHessian) {
       w.as<float>()[j] = 0.0f;                     // a row of zeros
       w.as<float>()[cols + j] = j % 2 ? -0.0f : 0.5f; // no negative values
     }
-    std::optional<LayerResult> direct = roundToNearest(w, config);
-    ASSERT_TRUE(direct.has_value());
     auto q = LayerQuantizer::create(config);
     ASSERT_TRUE(static_cast<bool>(q)) << errorOf(q.takeError());
+    auto direct = (*q)->roundToNearest(w, "w");
+    ASSERT_TRUE(static_cast<bool>(direct)) << errorOf(direct.takeError());
     NpyArray identity = matrix(cols, cols);
     for (int64_t i = 0; i < cols; ++i)
       identity.as<float>()[i * cols + i] = 1.0f;
     auto kernel = (*q)->quantize(NpyArray(w), std::move(identity), {"w", "h"});
     ASSERT_TRUE(static_cast<bool>(kernel)) << errorOf(kernel.takeError());
     SCOPED_TRACE(testing::Message() << c.bits << " bits, groups of "
-                                    << c.groupSize << (c.sym ? ", sym" : ""));
+                                    << c.groupSize << (c.sym ? ", sym" : "")
+                                    << (c.mse ? ", mse" : ""));
     for (auto [name, a, b] :
          {std::tuple<const char *, NpyArray *, NpyArray *>{
               "codes", &direct->codes, &kernel->codes},
@@ -313,10 +316,4 @@ TEST(RoundToNearest, EqualsTheKernelWithAnIdentityHessian) {
       EXPECT_TRUE(a->data == b->data) << name;
     }
   }
-  // MSE grids are the kernel's to search.
-  ConfigAttr mse = ConfigAttr::get(
-      &context, 4, -1, false, false, false, defaults.getPercdamp(),
-      defaults.getBlockSize(), true, defaults.getMseNorm(),
-      defaults.getMseGrid(), defaults.getMseMaxShrink());
-  EXPECT_FALSE(roundToNearest(randomWeight(2, 8, 1), mse).has_value());
 }

@@ -156,13 +156,17 @@ LayerQuantizer::create(ConfigAttr config,
   Attribute(config).print(os);
   quantizer->requestedPercdamp = config.getPercdampValue();
   quantizer->bits = config.getBits();
+  quantizer->groupSize = config.getGroupSize();
+  quantizer->sym = config.getSym();
+  quantizer->mse = config.getMse();
   quantizer->options = options;
   return quantizer;
 }
 
 double LayerQuantizer::compileSeconds() const {
   return (function ? function->compileSeconds() : 0) +
-         (packer ? packer->compileSeconds() : 0);
+         (packer ? packer->compileSeconds() : 0) +
+         (grids ? grids->compileSeconds() : 0);
 }
 
 bool LayerQuantizer::fromCache() const {
@@ -316,22 +320,26 @@ llvm::Expected<LayerResult> LayerQuantizer::quantize(NpyArray weight,
   return result;
 }
 
-std::optional<LayerResult> mlir::gptq::roundToNearest(const NpyArray &weight,
-                                                      ConfigAttr config) {
-  if (config.getMse())
-    return std::nullopt;
-  auto start = std::chrono::steady_clock::now();
+namespace {
+/// Codes and dequantized weights of `weight` (float32 rows x cols) on grids
+/// of `groupSize` columns: the given `rows x groups` scales and zeros, or,
+/// when none are given, the min-max grids computed as the kernel computes
+/// them, in float32 (docs/gptq-semantics.md, section 2).
+LayerResult roundRows(const NpyArray &weight, int64_t bits, int64_t groupSize,
+                      bool sym, std::optional<NpyArray> givenScales,
+                      std::optional<NpyArray> givenZeros) {
   int64_t rows = weight.shape[0], cols = weight.shape[1];
-  int64_t size = config.getGroupSize() > 0 ? config.getGroupSize() : cols;
+  int64_t size = groupSize > 0 ? groupSize : cols;
   int64_t groups = std::max<int64_t>((cols + size - 1) / size, 1);
-  bool sym = config.getSym();
-  // As the kernel computes them, in float32 (docs/gptq-semantics.md).
-  const float maxq = float((int64_t(1) << config.getBits()) - 1);
+  const float maxq = float((int64_t(1) << bits) - 1);
   const float symZero = (maxq + 1.0f) * 0.5f;
   LayerResult r;
   r.codes = NpyArray::zeros(DType::U8, {rows, cols});
-  r.scales = NpyArray::zeros(DType::F32, {rows, groups});
-  r.zeros = NpyArray::zeros(DType::F32, {rows, groups});
+  bool given = givenScales && givenZeros;
+  r.scales = given ? std::move(*givenScales)
+                   : NpyArray::zeros(DType::F32, {rows, groups});
+  r.zeros = given ? std::move(*givenZeros)
+                  : NpyArray::zeros(DType::F32, {rows, groups});
   r.gIdx = NpyArray::zeros(DType::I32, {cols});
   r.dequantized = NpyArray::zeros(DType::F32, {rows, cols});
   for (int64_t c = 0; c < cols; ++c)
@@ -344,30 +352,33 @@ std::optional<LayerResult> mlir::gptq::roundToNearest(const NpyArray &weight,
     for (int64_t g = 0; g < groups; ++g) {
       int64_t begin = g * size, end = std::min(cols, begin + size);
       const float *x = w + row * cols;
-      // min/max start from 0, so that the grid holds 0; as arith.minimumf
-      // and arith.maximumf, -0 is below +0.
-      float lo = 0.0f, hi = 0.0f;
-      for (int64_t c = begin; c < end; ++c) {
-        float v = x[c];
-        if (v < lo || (v == lo && std::signbit(v)))
-          lo = v;
-        if (v > hi || (v == hi && !std::signbit(v)))
-          hi = v;
+      if (!given) {
+        // min/max start from 0, so that the grid holds 0; as arith.minimumf
+        // and arith.maximumf, -0 is below +0.
+        float lo = 0.0f, hi = 0.0f;
+        for (int64_t c = begin; c < end; ++c) {
+          float v = x[c];
+          if (v < lo || (v == lo && std::signbit(v)))
+            lo = v;
+          if (v > hi || (v == hi && !std::signbit(v)))
+            hi = v;
+        }
+        if (sym) {
+          float alo = std::fabs(lo);
+          float shi =
+              alo > hi || (alo == hi && !std::signbit(alo)) ? alo : hi;
+          lo = lo < 0.0f ? -shi : lo;
+          hi = shi;
+        }
+        if (lo == 0.0f && hi == 0.0f) {
+          lo = -1.0f;
+          hi = 1.0f;
+        }
+        float scale = (hi - lo) / maxq;
+        scales[row * groups + g] = scale;
+        zeros[row * groups + g] = sym ? symZero : std::nearbyint(-lo / scale);
       }
-      if (sym) {
-        float alo = std::fabs(lo);
-        float shi = alo > hi || (alo == hi && !std::signbit(alo)) ? alo : hi;
-        lo = lo < 0.0f ? -shi : lo;
-        hi = shi;
-      }
-      if (lo == 0.0f && hi == 0.0f) {
-        lo = -1.0f;
-        hi = 1.0f;
-      }
-      float scale = (hi - lo) / maxq;
-      float zero = sym ? symZero : std::nearbyint(-lo / scale);
-      scales[row * groups + g] = scale;
-      zeros[row * groups + g] = zero;
+      float scale = scales[row * groups + g], zero = zeros[row * groups + g];
       for (int64_t c = begin; c < end; ++c) {
         float q = std::nearbyint(x[c] / scale) + zero;
         q = std::min(std::max(q, 0.0f), maxq);
@@ -376,7 +387,46 @@ std::optional<LayerResult> mlir::gptq::roundToNearest(const NpyArray &weight,
       }
     }
   });
-  r.percdampUsed = config.getPercdampValue();
+  return r;
+}
+} // namespace
+
+llvm::Expected<LayerResult>
+LayerQuantizer::roundToNearest(const NpyArray &weight,
+                               const std::string &name) {
+  if (llvm::Error err = checkMatrix(weight, name))
+    return std::move(err);
+  auto start = std::chrono::steady_clock::now();
+  std::optional<NpyArray> scales, zeros;
+  if (mse) {
+    if (!grids) {
+      if (!context)
+        context = makeToolContext();
+      std::string source =
+          "func.func @grid(%w: tensor<?x?xf32>) -> (tensor<?x?xf32>, "
+          "tensor<?x?xf32>) {\n"
+          "  %s, %z = gptq.grid %w {config = " +
+          configText +
+          "} : tensor<?x?xf32> -> tensor<?x?xf32>\n"
+          "  return %s, %z : tensor<?x?xf32>, tensor<?x?xf32>\n"
+          "}\n";
+      auto fn = CompiledFunction::compileSource(*context, source, "gptq-grid",
+                                                "grid", options.jit);
+      if (!fn)
+        return fn.takeError();
+      grids = std::move(*fn);
+      // The compilation is not the rounding's time.
+      start = std::chrono::steady_clock::now();
+    }
+    auto out = grids->call({weight.borrowed()}, {name});
+    if (!out)
+      return out.takeError();
+    scales = std::move((*out)[0]);
+    zeros = std::move((*out)[1]);
+  }
+  LayerResult r = roundRows(weight, bits, groupSize, sym, std::move(scales),
+                            std::move(zeros));
+  r.percdampUsed = requestedPercdamp;
   r.attempts = 1;
   r.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

@@ -857,25 +857,6 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   return success();
 }
 
-/// Round-to-nearest of a layer's weight: what gptq.quantize_layer gives
-/// with H = I, whose inverse factor pushes no error onto other columns,
-/// computed directly (no in x in identity); with MSE grids, through the
-/// kernel with the identity.
-static llvm::Expected<LayerResult> roundToNearest(LayerQuantizer &rtn,
-                                                  ConfigAttr config,
-                                                  const LayerState &state) {
-  if (std::optional<LayerResult> direct =
-          gptq::roundToNearest(state.weight, config))
-    return std::move(*direct);
-  int64_t in = state.layer->inFeatures;
-  NpyArray identity = NpyArray::zeros(DType::F32, {in, in});
-  for (int64_t i = 0; i < in; ++i)
-    identity.as<float>()[i * in + i] = 1;
-  const std::string &name = state.layer->name;
-  return rtn.quantize(NpyArray(state.weight), std::move(identity),
-                      {"layer '" + name + "' weight", "layer '" + name + "'"});
-}
-
 LogicalResult
 QuantizeModelPass::record(unsigned index, LayerResult result, StringRef method,
                           LayerQuantizer &packer, double compiled,
@@ -962,7 +943,8 @@ LogicalResult QuantizeModelPass::roundLayer(unsigned index, LayerQuantizer &rtn,
     return failure();
   auto start = std::chrono::steady_clock::now();
   double compiled = rtn.compileSeconds();
-  auto result = roundToNearest(rtn, rtnConfig, state);
+  auto result = rtn.roundToNearest(
+      state.weight, "layer '" + state.layer->name + "' weight");
   if (!result) {
     fail(state.layer->op->getLoc()) << llvm::toString(result.takeError());
     return failure();
@@ -1014,7 +996,8 @@ LogicalResult QuantizeModelPass::quantizeLayer(unsigned index,
       return failure();
     // The round-to-nearest error of the same grids, for comparison.
     double rtnCompiled = rtn.compileSeconds();
-    auto rounded = roundToNearest(rtn, rtnConfig, state);
+    auto rounded = rtn.roundToNearest(
+        state.weight, "layer '" + state.layer->name + "' weight");
     if (!rounded) {
       fail(layer.op->getLoc()) << llvm::toString(rounded.takeError());
       return failure();

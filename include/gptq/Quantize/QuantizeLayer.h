@@ -93,19 +93,6 @@ llvm::Error checkEscalationOptions(double percdamp,
 /// quantize() whose inputs pass the checks, with dynamic shapes and the
 /// dampening as an argument, so it serves every later layer of any shape and
 /// every retry. Not thread-safe.
-/// Round to nearest on GPTQ's grids (docs/gptq-semantics.md, section 2):
-/// each row's grid per group of `config`'s group size (or over the whole
-/// row) from the weight's own values, each weight rounded to it. This is
-/// what LayerQuantizer computes with an identity Hessian, whose inverse
-/// factor pushes no error onto other columns, bit for bit (the same float32
-/// operations in the same order), in rows x cols time and without the
-/// cols x cols matrix. act_order and static_groups do not change round to
-/// nearest. The MSE grid search (`mse`) is not done here: none for such a
-/// config (quantize with an identity Hessian instead). `weight` is float32
-/// rows x cols and finite.
-std::optional<LayerResult> roundToNearest(const NpyArray &weight,
-                                          ConfigAttr config);
-
 class LayerQuantizer {
 public:
   ~LayerQuantizer();
@@ -124,6 +111,18 @@ public:
                                        const LayerNames &names,
                                        LayerWarningHandler warn = nullptr);
 
+  /// Round to nearest on GPTQ's grids (docs/gptq-semantics.md, section 2):
+  /// each row's grid per group (or over the whole row) from the weight's
+  /// own values, each weight rounded to it; what quantize() gives with an
+  /// identity Hessian, whose inverse factor pushes no error onto other
+  /// columns, bit for bit, in rows x cols memory and without the cols x
+  /// cols matrix. Min-max grids are computed here; MSE-searched grids by
+  /// the library's gptq.grid, compiled on the first such call. act_order
+  /// and static_groups do not change round to nearest. `weight` is float32
+  /// rows x cols; errors name it `name`.
+  llvm::Expected<LayerResult> roundToNearest(const NpyArray &weight,
+                                             const std::string &name);
+
   /// `codes` (uint8 rows x cols, as quantize() gives them) packed as
   /// gptq.pack packs them at the configuration's bits: int32 rows x
   /// ceil(cols * bits / 32), each row a little-endian bit stream. The
@@ -135,8 +134,8 @@ public:
   /// How many times the code was compiled (or loaded from the cache): 1
   /// after the first successful quantize().
   unsigned compilations() const { return compileCount; }
-  /// Seconds spent compiling (or loading cached code), the packing's
-  /// included; 0 before the first compilation.
+  /// Seconds spent compiling (or loading cached code), the packing's and
+  /// the grid search's included; 0 before the first compilation.
   double compileSeconds() const;
   /// Whether the compiled code came from the cache.
   bool fromCache() const;
@@ -147,10 +146,11 @@ private:
 
   std::unique_ptr<MLIRContext> context;
   std::string configText;
-  int64_t bits = 0;
+  int64_t bits = 0, groupSize = -1;
+  bool sym = false, mse = false;
   double requestedPercdamp = 0;
   LayerQuantizerOptions options;
-  std::unique_ptr<CompiledFunction> function, packer;
+  std::unique_ptr<CompiledFunction> function, packer, grids;
   unsigned compileCount = 0;
 };
 
