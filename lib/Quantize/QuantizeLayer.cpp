@@ -365,8 +365,7 @@ LayerResult roundRows(const NpyArray &weight, int64_t bits, int64_t groupSize,
         }
         if (sym) {
           float alo = std::fabs(lo);
-          float shi =
-              alo > hi || (alo == hi && !std::signbit(alo)) ? alo : hi;
+          float shi = alo > hi || (alo == hi && !std::signbit(alo)) ? alo : hi;
           lo = lo < 0.0f ? -shi : lo;
           hi = shi;
         }
