@@ -124,7 +124,10 @@ static DialectRegistry toolRegistry() {
   return registry;
 }
 
-ToolInput::ToolInput() : ctx(toolRegistry()), handler(sourceMgr, &ctx) {
+ToolInput::ToolInput() : ToolInput(llvm::errs()) {}
+
+ToolInput::ToolInput(llvm::raw_ostream &diagnostics)
+    : ctx(toolRegistry()), handler(sourceMgr, &ctx, diagnostics) {
   ctx.loadAllAvailableDialects();
 }
 

@@ -1,7 +1,8 @@
 """Language-model drivers over an imported module: logits, generation, perplexity.
 
-The model runs through ``gptq-run`` (see :mod:`gptq_mlir.runner`); Python only
-checks and prepares token ids and reads the logits back.
+The model runs in this process, compiled once by the project's JIT (see
+:mod:`gptq_mlir.native`); Python only checks and prepares token ids and
+reads the logits back.
 """
 
 import math
@@ -93,8 +94,8 @@ def _unescape(match: "re.Match[bytes]") -> bytes:
 def read_model_attributes(path: Union[str, os.PathLike]) -> dict:
     """The ``gptq.model`` module attribute of the MLIR file at ``path``.
 
-    Read through ``gptq-run --describe``, which parses (and so verifies) the
-    module without compiling it. Returns ``{}`` when the module has none
+    Read by parsing (and so verifying) the module without compiling it, as
+    ``gptq-run --describe`` does. Returns ``{}`` when the module has none
     (only the ``seq_len`` and ``vocab_size`` checks are lost), else its keys
     as ints: ``dim``, ``hidden_dim``, ``n_heads``, ``n_kv_heads``,
     ``n_layers``, ``seq_len``, ``vocab_size``, and ``head_dim`` when the
@@ -133,8 +134,7 @@ def _check_forward(path: Path, description: Dict[str, Any]) -> None:
 class Model:
     """An MLIR module with ``@forward(tokens [B, S] i32) -> logits [B, S, V] f32``.
 
-    Opening one parses the module with ``gptq-run --describe`` (no
-    compilation): GPTQError if it does not verify or has no such
+    Opening one parses the module (no compilation): GPTQError if it does not verify or has no such
     ``@forward``. ``seq_len`` and ``vocab_size`` come from its ``gptq.model``
     attribute, None when it has none.
     """
@@ -167,7 +167,8 @@ class Model:
         return tokens.astype(np.int32)
 
     def logits(self, tokens: np.ndarray) -> np.ndarray:
-        """Logits ``[B, S, V]`` for token ids ``[B, S]``, computed by gptq-run."""
+        """Logits ``[B, S, V]`` for token ids ``[B, S]``: ``@forward`` compiled on
+        the first call in the process, then called in place."""
         tokens = self.check_tokens(tokens)
         (logits,) = runner.run_function(self.path, [tokens], entry="forward")
         if logits.shape[:2] != tokens.shape:
@@ -187,7 +188,7 @@ def generate(
     """Greedy decoding: append the arg-max token ``steps`` times.
 
     Starts from ``prompt`` (default: llama2.c's BOS) and recomputes the whole
-    prefix with one gptq-run call per step. Stops early at a token of
+    prefix with one call of ``@forward`` per step. Stops early at a token of
     ``stop`` (default llama2.c's BOS and EOS, the end of a story; a
     tokenizer's ``stop_ids``) or at the model's ``seq_len``.
     ``on_token(previous, token)`` is called for each new token. Returns the
@@ -229,7 +230,7 @@ def perplexity(
     """Perplexity ``exp(mean NLL)`` over ``windows`` ``[count, L]``.
 
     Every window runs from position 0; tokens 1..L-1 of each are predicted.
-    Windows go to gptq-run ``batch`` at a time. Returns
+    Windows go to ``@forward`` ``batch`` at a time. Returns
     ``{"perplexity": ..., "tokens": <number of predicted tokens>}``.
     """
     if batch <= 0:

@@ -1,26 +1,20 @@
-"""Run the project's tools: MLIR functions through ``gptq-run``, passes
-through ``gptq-opt``.
+"""Run the project's compiler: MLIR functions in-process, passes through
+``gptq-opt``.
 
-This module is the only place that starts them. ``gptq-run`` JIT-compiles
-a module through the CPU pipeline and calls one function on ``.npy`` inputs::
+:func:`run_function` and :func:`describe` call the JIT in this process
+through ``libGPTQCAPI.so`` (see :mod:`gptq_mlir.native`): an entry is
+compiled once and called on NumPy arrays, with no files in between.
+``gptq-run`` does the same from the command line, on ``.npy`` files.
 
-    gptq-run MODEL.mlir --entry forward --input tokens.npy --output-dir DIR
-
-writing the results, in order, to ``DIR/0.npy``, ``DIR/1.npy``, ...
-``gptq-run MODEL.mlir --describe`` parses the module without compiling it and
-prints its entry functions' signatures and its ``gptq.model`` attribute as
-JSON (see :func:`describe`).
-
-``gptq-opt`` runs passes on a module and writes the result (``-o FILE``).
+``gptq-opt`` runs passes on a module and writes the result (``-o FILE``);
+this module is the only place that starts it.
 
 The binaries are ``$GPTQ_RUN`` and ``$GPTQ_OPT`` if set, else
 ``build/bin/gptq-run`` and ``build/bin/gptq-opt`` under the repository root.
 """
 
-import json
 import os
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
@@ -128,74 +122,40 @@ def _error_line(lines: Sequence[str]) -> str:
     return errors[0] if errors else (lines or ["no message"])[-1]
 
 
-def _run_tool(command: List[str]) -> subprocess.CompletedProcess:
-    """Run ``command``; its output decoded as UTF-8 with undecodable bytes
-    replaced (a module's bad bytes come back quoted in its diagnostics)."""
-    try:
-        return subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
-    except OSError as error:
-        raise GPTQError(f"cannot start {command[0]}: {error.strerror or error}") from error
-
-
 def describe(module: Union[str, os.PathLike], entry: Optional[str] = None) -> Dict[str, Any]:
-    """What gptq-run reads from the MLIR module at ``module``, without compiling it.
+    """What the MLIR module at ``module`` offers, without compiling it.
 
     Returns ``{"model": {...} or None, "functions": [...]}``: ``model`` is the
     module's ``gptq.model`` attribute (``{"dim": 64, ..., "vocab_size": 512}``,
     verified by the dialect), and each function is ``{"name", "inputs",
     "results"}`` with every argument and result as ``{"kind": "tensor" |
     "memref" | "scalar", "dtype": "int32", "shape": [None, None]}`` (``None``
-    for a dynamic size), or ``{"name", "error"}`` when gptq-run could not call
-    it. With ``entry``, only that function, and GPTQError when it cannot be
-    called. Raises GPTQError with the runner's own message if the module does
-    not parse or verify.
+    for a dynamic size), or ``{"name", "error"}`` when it cannot be called.
+    With ``entry``, only that function, and GPTQError when it cannot be
+    called. Parsed in-process (:mod:`gptq_mlir.native`, as ``gptq-run
+    --describe`` does); raises GPTQError with the parser's or verifier's
+    message if the module does not parse or verify.
     """
-    runner = require_runner()
-    command = [str(runner), str(module), "--describe"]
-    if entry is not None:
-        command += ["--entry", entry]
-    completed = _run_tool(command)
-    if completed.returncode != 0:
-        message = _error_line((completed.stderr or completed.stdout).splitlines())
-        raise GPTQError(f"gptq-run --describe failed (exit status {completed.returncode}) on {module}: {message}")
-    try:
-        description = json.loads(completed.stdout)
-    except ValueError as error:
-        raise GPTQError(f"gptq-run --describe printed no valid JSON for {module}: {error}") from error
-    if not isinstance(description, dict) or not isinstance(description.get("functions"), list):
-        raise GPTQError(f"gptq-run --describe printed an unexpected object for {module}")
-    return description
+    from . import native
+
+    return native.open_module(module).describe(entry)
 
 
 def run_function(
     module: Union[str, os.PathLike],
     inputs: Sequence[np.ndarray],
     entry: str = "forward",
-    extra_args: Sequence[str] = (),
 ) -> List[np.ndarray]:
     """Call ``entry`` of the MLIR module at ``module`` on ``inputs``.
 
+    In-process (:mod:`gptq_mlir.native`): the entry is compiled on the first
+    call in the process and reused while the module's file stays the same.
     Returns the function's results as arrays. Raises GPTQError with the
-    runner's own message if it fails.
+    compiler's or the code's own message if it fails.
     """
-    runner = require_runner()
-    with tempfile.TemporaryDirectory(prefix="gptq-run-") as scratch:
-        scratch_dir = Path(scratch)
-        command = [str(runner), str(module), "--entry", entry]
-        for index, array in enumerate(inputs):
-            path = scratch_dir / f"input{index}.npy"
-            np.save(path, np.ascontiguousarray(array), allow_pickle=False)
-            command += ["--input", str(path)]
-        output_dir = scratch_dir / "out"
-        output_dir.mkdir()
-        command += ["--output-dir", str(output_dir), *extra_args]
-        completed = _run_tool(command)
-        if completed.returncode != 0:
-            message = _error_line((completed.stderr or completed.stdout).splitlines())
-            raise GPTQError(f"gptq-run failed (exit status {completed.returncode}) on {module}: {message}")
-        results = []
-        while (output_dir / f"{len(results)}.npy").exists():
-            results.append(np.load(output_dir / f"{len(results)}.npy", allow_pickle=False))
-        if not results:
-            raise GPTQError(f"gptq-run wrote no results for @{entry} of {module}")
-        return results
+    from . import native
+
+    results = native.open_module(module).call(entry, inputs)
+    if not results:
+        raise GPTQError(f"@{entry} of {module} returned no results")
+    return results

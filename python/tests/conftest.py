@@ -68,10 +68,15 @@ def load_bench_module(name: str):
 
 @pytest.fixture(scope="session")
 def gptq_run() -> Path:
-    """The gptq-run binary; tests that need it skip when it is not built."""
+    """The gptq-run binary; tests that need it (or the in-process JIT of
+    libGPTQCAPI.so, built with it) skip when it is not built."""
+    from gptq_mlir import native
+
     path = runner.find_runner()
     if path is None:
         pytest.skip(f"gptq-run is not built (looked at ${runner.ENV_VAR} and {runner.DEFAULT_RUNNER})")
+    if not native.available():
+        pytest.skip(f"libGPTQCAPI.so is not built (looked at {native.library_path()})")
     return path
 
 

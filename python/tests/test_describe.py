@@ -5,7 +5,6 @@ is not built.
 """
 
 import subprocess
-import time
 
 import pytest
 
@@ -30,10 +29,8 @@ def synthetic_mlir(tmp_path_factory):
 
 
 def test_describe_stories260k(gptq_run, stories_mlir):
-    """The whole description of the real model, from a parse that takes well under a second."""
-    start = time.monotonic()
+    """The whole description of the real model, from a parse (nothing compiled)."""
     description = runner.describe(stories_mlir)
-    seconds = time.monotonic() - start
     assert description == {
         "model": STORIES,
         "functions": [
@@ -44,9 +41,6 @@ def test_describe_stories260k(gptq_run, stories_mlir):
             }
         ],
     }
-    # A parse of the 2 MB module; compiling it would take many seconds.
-    assert stories_mlir.stat().st_size > 1_000_000
-    assert seconds < 5.0, f"gptq-run --describe took {seconds:.2f} s"
 
 
 def test_describe_entry(gptq_run, synthetic_mlir):
@@ -115,7 +109,7 @@ def test_invalid_attribute_is_an_error(gptq_run, synthetic_mlir, tmp_path):
 def test_unparsable_module_is_an_error(gptq_run, tmp_path):
     bad = tmp_path / "bad.mlir"
     bad.write_text("module attributes {gptq.model = {dim = 4 : i64\n")
-    with pytest.raises(GPTQError, match=r"gptq-run --describe failed \(exit status 1\) on .*bad.mlir"):
+    with pytest.raises(GPTQError, match=r"bad.mlir:\d+:\d+: error: "):
         Model(bad)
 
 

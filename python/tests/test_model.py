@@ -128,8 +128,10 @@ def test_sequence_longer_than_seq_len(gptq_run, stories_mlir):
         model.check_tokens(np.full((1, 4), 512))
 
 
-def test_missing_runner_is_a_clear_error(stories_mlir, tokenizer_path, monkeypatch, tmp_path, capsys):
-    monkeypatch.setenv("GPTQ_RUN", str(tmp_path / "no-gptq-run"))
+def test_missing_library_is_a_clear_error(stories_mlir, tokenizer_path, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("GPTQ_CAPI_LIB", str(tmp_path / "no-libGPTQCAPI.so"))
     code = main(["generate", "--model", str(stories_mlir), "--tokenizer", str(tokenizer_path), "--steps", "1"])
     assert code == 1
-    assert "gptq-run not found at $GPTQ_RUN=" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "libGPTQCAPI.so not found at $GPTQ_CAPI_LIB=" in err
+    assert "cmake --build build --target GPTQCAPI" in err

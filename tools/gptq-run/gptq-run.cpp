@@ -1,6 +1,7 @@
 //===- gptq-run.cpp - Run a function of an MLIR file on .npy inputs -------===//
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Execution/Describe.h"
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Npy.h"
 #include "gptq/Execution/Output.h"
@@ -78,86 +79,6 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// One argument or result on one line: {"kind": "tensor", "dtype":
-/// "int32", "shape": [null, 512]} (null for a dynamic size).
-static void writeSpecs(llvm::json::OStream &json, llvm::StringRef key,
-                       const std::vector<ArgSpec> &specs) {
-  json.attributeArray(key, [&] {
-    for (const ArgSpec &spec : specs)
-      json.rawValue([&](llvm::raw_ostream &os) {
-        os << "{\"kind\": \""
-           << (spec.scalar     ? "scalar"
-               : spec.isMemRef ? "memref"
-                               : "tensor")
-           << "\", \"dtype\": \"" << dtypeName(spec.dtype)
-           << "\", \"shape\": [";
-        for (size_t i = 0; i < spec.shape.size(); ++i) {
-          os << (i ? ", " : "");
-          if (ShapedType::isDynamic(spec.shape[i]))
-            os << "null";
-          else
-            os << spec.shape[i];
-        }
-        os << "]}";
-      });
-  });
-}
-
-/// --describe: the JSON object, or an error when --entry names a function
-/// that cannot be called.
-static llvm::Expected<std::string> describeModule(ModuleOp module) {
-  // With --entry, that function or the error a run would give; without,
-  // every function that looks like an entry, each with its signature or
-  // with why it cannot be called.
-  bool oneEntry = entry.getNumOccurrences() > 0;
-  std::vector<std::string> names =
-      oneEntry ? std::vector<std::string>{entry} : entryNames(module);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  llvm::json::OStream json(os, /*IndentSize=*/2);
-  llvm::Error failure = llvm::Error::success();
-  json.object([&] {
-    // The dialect verified the attribute when the module was parsed: a
-    // dictionary of i64 integers, and the string `rotary`.
-    auto model = module->getAttrOfType<DictionaryAttr>(
-        GPTQDialect::ModelAttrHelper::getNameStr());
-    if (model)
-      json.attributeObject("model", [&] {
-        for (NamedAttribute field : model) {
-          if (auto text = dyn_cast<StringAttr>(field.getValue()))
-            json.attribute(field.getName().getValue(), text.getValue());
-          else
-            json.attribute(field.getName().getValue(),
-                           cast<IntegerAttr>(field.getValue()).getInt());
-        }
-      });
-    else
-      json.attribute("model", nullptr);
-    json.attributeArray("functions", [&] {
-      for (const std::string &name : names) {
-        auto signature = entrySignature(module, name);
-        if (!signature && oneEntry) {
-          failure = signature.takeError();
-          return;
-        }
-        json.object([&] {
-          json.attribute("name", name);
-          if (!signature) {
-            json.attribute("error", llvm::toString(signature.takeError()));
-            return;
-          }
-          writeSpecs(json, "inputs", signature->inputs);
-          writeSpecs(json, "results", signature->results);
-        });
-      }
-    });
-  });
-  if (failure)
-    return std::move(failure);
-  os << "\n";
-  return text;
-}
-
 static int run(int argc, char **argv) {
   cl::HideUnrelatedOptions({&category, &jitOptionCategory()});
   cl::ParseCommandLineOptions(
@@ -223,7 +144,10 @@ static int run(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = std::move(*parsed);
 
   if (describe) {
-    auto text = describeModule(*module);
+    auto text =
+        describeModule(*module, entry.getNumOccurrences() > 0
+                                    ? std::optional<llvm::StringRef>(entry)
+                                    : std::nullopt);
     if (!text)
       return fail(inputFile + ": " + llvm::toString(text.takeError()));
     llvm::raw_fd_ostream &out = llvm::outs();

@@ -136,6 +136,9 @@ std::unique_ptr<MLIRContext> makeToolContext();
 class ToolInput {
 public:
   ToolInput();
+  /// Diagnostics go to `diagnostics` instead (a library collecting them
+  /// for its error values).
+  explicit ToolInput(llvm::raw_ostream &diagnostics);
   /// Parses the file `path`; one that cannot be read, or does not parse,
   /// is the error (the parser's own diagnostics printed first).
   llvm::Expected<OwningOpRef<ModuleOp>> parse(llvm::StringRef path);

@@ -1,0 +1,274 @@
+"""Compiled modules called in-process, through the project's C interface.
+
+``libGPTQCAPI.so`` (``include/gptq-c/Run.h``) compiles an entry of an MLIR
+module once and calls it on NumPy arrays: arguments are read in place,
+results come back as arrays over the memory the compiled code returned,
+freed when the last array that views it goes. Errors are
+:class:`GPTQError` with the library's message; a bad argument never
+crashes the process::
+
+    module = NativeModule("model.mlir")
+    (logits,) = module.call("forward", [tokens])
+
+:func:`open_module` keeps one :class:`NativeModule` per file (reopened when
+the file changes), so that every caller in a process shares the compiled
+code. The library is ``$GPTQ_CAPI_LIB`` if set, else
+``build/lib/libGPTQCAPI.so`` under the repository root.
+"""
+
+import ctypes
+import json
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .errors import GPTQError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_LIBRARY = REPO_ROOT / "build" / "lib" / "libGPTQCAPI.so"
+ENV_VAR = "GPTQ_CAPI_LIB"
+
+#: GptqDType's values, in order.
+_DTYPES = [
+    np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int8), np.dtype(np.uint8),
+    np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.bool_),
+    np.dtype(np.float16), None,  # bfloat16: no NumPy dtype; passed as uint16 bits
+]
+_DTYPE_CODES = {dtype: code for code, dtype in enumerate(_DTYPES) if dtype is not None}
+
+
+class _Buffer(ctypes.Structure):
+    _fields_ = [
+        ("dtype", ctypes.c_int),
+        ("rank", ctypes.c_int32),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("data", ctypes.c_void_p),
+    ]
+
+
+#: The libraries loaded, by path (one, unless $GPTQ_CAPI_LIB changes).
+_libraries: Dict[Path, ctypes.CDLL] = {}
+_library_lock = threading.Lock()
+
+
+def library_path() -> Path:
+    configured = os.environ.get(ENV_VAR)
+    return Path(configured) if configured else DEFAULT_LIBRARY
+
+
+def _load() -> ctypes.CDLL:
+    with _library_lock:
+        path = library_path()
+        if path in _libraries:
+            return _libraries[path]
+        if not path.is_file():
+            where = f"${ENV_VAR}={path}" if os.environ.get(ENV_VAR) else str(path)
+            raise GPTQError(
+                f"libGPTQCAPI.so not found at {where}: build it first (cmake --build build "
+                f"--target GPTQCAPI) or point ${ENV_VAR} at it"
+            )
+        try:
+            lib = ctypes.CDLL(str(path))
+        except OSError as error:
+            raise GPTQError(f"cannot load {path}: {error}") from error
+        error_p = ctypes.c_void_p
+        lib.gptqErrorMessage.argtypes = [error_p]
+        lib.gptqErrorMessage.restype = ctypes.c_char_p
+        lib.gptqErrorFree.argtypes = [error_p]
+        lib.gptqErrorFree.restype = None
+        lib.gptqModuleOpen.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+        lib.gptqModuleOpen.restype = error_p
+        lib.gptqModuleFree.argtypes = [ctypes.c_void_p]
+        lib.gptqModuleFree.restype = None
+        lib.gptqModuleDescribe.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]
+        lib.gptqModuleDescribe.restype = error_p
+        lib.gptqModuleCompile.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double)]
+        lib.gptqModuleCompile.restype = error_p
+        lib.gptqModuleNumResults.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]
+        lib.gptqModuleNumResults.restype = error_p
+        lib.gptqModuleCall.argtypes = [
+            ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(_Buffer), ctypes.c_size_t,
+            ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t),
+        ]
+        lib.gptqModuleCall.restype = error_p
+        lib.gptqArrayBuffer.argtypes = [ctypes.c_void_p]
+        lib.gptqArrayBuffer.restype = _Buffer
+        lib.gptqArrayByteSize.argtypes = [ctypes.c_void_p]
+        lib.gptqArrayByteSize.restype = ctypes.c_size_t
+        lib.gptqArrayFree.argtypes = [ctypes.c_void_p]
+        lib.gptqArrayFree.restype = None
+        _libraries[path] = lib
+        return lib
+
+
+def available() -> bool:
+    """Whether the library is built and loads."""
+    try:
+        _load()
+        return True
+    except GPTQError:
+        return False
+
+
+def error_line(message: str) -> str:
+    """The line of a message that says what failed: the first that says
+    ``error:`` (a diagnostic of the parser or verifier; what follows it adds
+    nothing), else the last one."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    errors = [line for line in lines if "error:" in line]
+    return errors[0] if errors else (lines or ["no message"])[-1]
+
+
+def _check(lib: ctypes.CDLL, error: Optional[int]) -> None:
+    if error:
+        message = lib.gptqErrorMessage(error).decode("utf-8", "replace")
+        lib.gptqErrorFree(error)
+        raise GPTQError(error_line(message))
+
+
+class _Owner:
+    """One result's memory, freed when the last array that views it goes."""
+
+    def __init__(self, lib: ctypes.CDLL, handle: int):
+        self._lib = lib
+        self.handle = handle
+
+    def __del__(self):
+        if self.handle:
+            self._lib.gptqArrayFree(self.handle)
+            self.handle = None
+
+
+def _result_array(lib: ctypes.CDLL, handle: int) -> np.ndarray:
+    owner = _Owner(lib, handle)
+    buffer = lib.gptqArrayBuffer(handle)
+    shape = tuple(buffer.shape[i] for i in range(buffer.rank))
+    dtype = _DTYPES[buffer.dtype] if buffer.dtype < len(_DTYPES) else None
+    if dtype is None:
+        dtype = np.dtype(np.uint16)  # bfloat16 bits
+    size = lib.gptqArrayByteSize(handle)
+    if size == 0 or not buffer.data:
+        return np.zeros(shape, dtype)
+    memory = (ctypes.c_char * size).from_address(buffer.data)
+    # The ctypes object keeps the owner; NumPy keeps the ctypes object.
+    memory._owner = owner  # type: ignore[attr-defined]
+    return np.frombuffer(memory, dtype=dtype).reshape(shape)
+
+
+class NativeModule:
+    """An MLIR module opened through ``libGPTQCAPI.so``; its entries are
+    compiled on first use and kept. Not thread-safe: one call at a time."""
+
+    def __init__(self, path: Union[str, os.PathLike], cache_dir: Optional[str] = None):
+        self._lib = _load()
+        self.path = Path(path)
+        handle = ctypes.c_void_p()
+        cache = None if cache_dir is None else os.fsencode(cache_dir)
+        _check(self._lib, self._lib.gptqModuleOpen(os.fsencode(self.path), cache, ctypes.byref(handle)))
+        self._handle = handle.value
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        if getattr(self, "_handle", None):
+            self._lib.gptqModuleFree(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+    def _live(self) -> int:
+        if not self._handle:
+            raise GPTQError(f"{self.path}: the module was closed")
+        return self._handle
+
+    def describe(self, entry: Optional[str] = None) -> Dict[str, Any]:
+        """As ``gptq-run --describe``: ``{"model": {...} or None, "functions":
+        [...]}``; with ``entry``, that function only, and GPTQError when it
+        cannot be called."""
+        text = ctypes.c_char_p()
+        name = None if entry is None else entry.encode()
+        with self._lock:
+            _check(self._lib, self._lib.gptqModuleDescribe(self._live(), name, ctypes.byref(text)))
+            return json.loads(text.value.decode("utf-8"))
+
+    def compile(self, entry: str) -> float:
+        """Compiles ``entry`` now (a call would, on first use); returns the
+        seconds it took (or took to load from the cache)."""
+        seconds = ctypes.c_double()
+        with self._lock:
+            _check(self._lib, self._lib.gptqModuleCompile(self._live(), entry.encode(), ctypes.byref(seconds)))
+        return seconds.value
+
+    def call(self, entry: str, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
+        """``entry``'s results on ``inputs`` (C-order arrays; others are
+        copied once to C order). bfloat16 arguments are passed as uint16
+        arrays of their bits only where the entry takes bfloat16."""
+        arrays = [np.ascontiguousarray(array) for array in inputs]
+        buffers = (_Buffer * max(len(arrays), 1))()
+        shapes = []
+        for index, array in enumerate(arrays):
+            code = _DTYPE_CODES.get(array.dtype)
+            if code is None:
+                raise GPTQError(f"@{entry}: argument {index}: unsupported dtype {array.dtype}")
+            shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
+            shapes.append(shape)
+            buffers[index].dtype = code
+            buffers[index].rank = array.ndim
+            buffers[index].shape = shape
+            buffers[index].data = array.ctypes.data if array.size else None
+        with self._lock:
+            count = ctypes.c_size_t()
+            _check(self._lib, self._lib.gptqModuleNumResults(self._live(), entry.encode(), ctypes.byref(count)))
+            results = (ctypes.c_void_p * max(count.value, 1))()
+            returned = ctypes.c_size_t()
+            _check(
+                self._lib,
+                self._lib.gptqModuleCall(
+                    self._live(), entry.encode(), buffers, len(arrays), results, count.value, ctypes.byref(returned)
+                ),
+            )
+        return [_result_array(self._lib, results[i]) for i in range(returned.value)]
+
+
+#: How many modules open_module keeps open (the most recently used).
+_KEPT = 8
+_modules: "OrderedDict[Path, Tuple[tuple, NativeModule]]" = OrderedDict()
+_modules_lock = threading.Lock()
+
+
+def _identity(path: Path) -> tuple:
+    """What says that a file is the same: inode, size, modification time."""
+    info = os.stat(path)
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def open_module(path: Union[str, os.PathLike]) -> NativeModule:
+    """The process's :class:`NativeModule` for the file at ``path``: opened
+    once and kept while the file and the parameter archives it names stay
+    the same (by inode, size and modification time), so that its compiled
+    entries serve every later caller. The last few modules used stay open."""
+    from .model import parameter_archives
+
+    resolved = Path(path).resolve()
+    try:
+        key = (library_path(), _identity(resolved)) + tuple(
+            _identity(archive) if archive.exists() else None for archive in parameter_archives(resolved)
+        )
+    except OSError as error:
+        raise GPTQError(f"cannot read {path}: {error.strerror or error}") from error
+    with _modules_lock:
+        known = _modules.get(resolved)
+        if known is not None and known[0] == key:
+            _modules.move_to_end(resolved)
+            return known[1]
+    module = NativeModule(path)
+    with _modules_lock:
+        _modules[resolved] = (key, module)
+        _modules.move_to_end(resolved)
+        while len(_modules) > _KEPT:
+            _modules.popitem(last=False)
+    return module

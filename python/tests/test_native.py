@@ -1,0 +1,112 @@
+"""Models called in-process through libGPTQCAPI.so (gptq_mlir.native).
+
+The same results as gptq-run's, bit for bit; one compilation per module
+and process, a new one when the file changes; every bad input a GPTQError
+naming it, the process alive after it.
+"""
+
+import gc
+import subprocess
+import weakref
+
+import numpy as np
+import pytest
+
+from conftest import synthetic_checkpoint
+from gptq_mlir import importer, native
+from gptq_mlir.errors import GPTQError
+
+
+@pytest.fixture()
+def tiny(tmp_path):
+    path = tmp_path / "tiny.mlir"
+    importer.write_module(synthetic_checkpoint(seed=3), path)
+    return path
+
+
+def test_results_are_gptq_runs_bit_for_bit(gptq_run, tiny, tmp_path):
+    tokens = np.random.default_rng(0).integers(0, 37, size=(3, 12)).astype(np.int32)
+    (ours,) = native.open_module(tiny).call("forward", [tokens])
+    np.save(tmp_path / "tokens.npy", tokens)
+    subprocess.run(
+        [str(gptq_run), str(tiny), "--entry", "forward", "--input", str(tmp_path / "tokens.npy"),
+         "--output-dir", str(tmp_path / "out")],
+        check=True,
+    )
+    theirs = np.load(tmp_path / "out" / "0.npy")
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape == (3, 12, 37)
+    assert ours.tobytes() == theirs.tobytes()
+
+
+def test_one_compilation_per_module_and_file(gptq_run, tiny):
+    module = native.open_module(tiny)
+    assert native.open_module(str(tiny)) is module
+    first = module.compile("forward")
+    assert module.compile("forward") == first  # kept, not compiled again
+    tokens = np.zeros((1, 4), np.int32)
+    (before,) = module.call("forward", [tokens])
+    # A new file at the same path (other weights) is opened afresh.
+    importer.write_module(synthetic_checkpoint(seed=4), tiny)
+    reopened = native.open_module(tiny)
+    assert reopened is not module
+    (after,) = reopened.call("forward", [tokens])
+    assert not np.array_equal(before, after)
+
+
+def test_results_own_their_memory(gptq_run, tiny):
+    """A result stays valid after the module goes, and its memory is freed
+    with the last array that views it."""
+    module = native.NativeModule(tiny)
+    (logits,) = module.call("forward", [np.ones((2, 5), np.int32)])
+    memory = logits
+    while not hasattr(memory, "_owner"):
+        memory = memory.base
+    owner = weakref.ref(memory._owner)
+    del memory
+    expected = logits.copy()
+    module.close()
+    del module
+    gc.collect()
+    assert np.array_equal(logits, expected)
+    view = logits[1]
+    del logits
+    gc.collect()
+    assert owner() is not None  # the view keeps it
+    del view
+    gc.collect()
+    assert owner() is None
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        ([np.zeros((1, 4), np.int64)], r"@forward: argument #0: expected int32 \[\?, \?\], found int64 \[1, 4\]"),
+        ([np.zeros(4, np.int32)], r"@forward: argument #0: expected int32 \[\?, \?\], found int32 \[4\]"),
+        ([], r"@forward: 'forward' takes 1 argument\(s\), 0 given"),
+        ([np.array([["a"]])], r"@forward: argument 0: unsupported dtype <U1"),
+        ([np.full((1, 4), 37, np.int32)], r"tiny.mlir:\d+:\d+: forward: token id out of range \[0, vocab_size = 37\)"),
+        ([np.zeros((1, 13), np.int32)], r"forward: sequence longer than the model's seq_len = 12"),
+    ],
+)
+def test_bad_arguments_are_errors(gptq_run, tiny, arguments, message):
+    module = native.open_module(tiny)
+    with pytest.raises(GPTQError, match=message):
+        module.call("forward", arguments)
+    # The module is still usable.
+    (logits,) = module.call("forward", [np.zeros((1, 2), np.int32)])
+    assert logits.shape == (1, 2, 37)
+
+
+def test_bad_modules_and_entries_are_errors(gptq_run, tiny, tmp_path):
+    with pytest.raises(GPTQError, match=r"no function 'main' in the module \(functions: forward\)"):
+        native.open_module(tiny).call("main", [])
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("func.func @f( {\n")
+    with pytest.raises(GPTQError, match=r"bad.mlir:1:\d+: error: "):
+        native.NativeModule(bad)
+    with pytest.raises(GPTQError, match=r"cannot read .*missing.mlir"):
+        native.open_module(tmp_path / "missing.mlir")
+    module = native.NativeModule(tiny)
+    module.close()
+    with pytest.raises(GPTQError, match=r"tiny.mlir: the module was closed"):
+        module.call("forward", [np.zeros((1, 2), np.int32)])

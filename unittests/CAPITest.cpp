@@ -1,0 +1,208 @@
+//===- CAPITest.cpp - The C interface of the JIT, as a C client uses it ---===//
+//
+// Linked against libGPTQCAPI.so alone: what it exports is all a client has.
+// A module opened once serves many calls; every bad input is an error value
+// naming it; results are the caller's and outlive the module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gptq-c/Run.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+const char *kModule = R"mlir(
+func.func @add(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %a, %c0 : tensor<?xf32>
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %r = linalg.add ins(%a, %b : tensor<?xf32>, tensor<?xf32>) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+func.func @checked(%t: tensor<?xi32>) -> (tensor<?xi32>, tensor<?xi32>) {
+  %c0 = arith.constant 0 : index
+  %c10 = arith.constant 10 : i32
+  %v = tensor.extract %t[%c0] : tensor<?xi32>
+  %ok = arith.cmpi slt, %v, %c10 : i32
+  cf.assert %ok, "checked: the first value must be below 10"
+  %n = tensor.dim %t, %c0 : tensor<?xi32>
+  %e = tensor.empty(%n) : tensor<?xi32>
+  %r = linalg.add ins(%t, %t : tensor<?xi32>, tensor<?xi32>) outs(%e : tensor<?xi32>) -> tensor<?xi32>
+  return %r, %t : tensor<?xi32>, tensor<?xi32>
+}
+)mlir";
+
+/// A file in a fresh temporary directory, removed with it.
+class TempFile {
+public:
+  TempFile(const std::string &name, const std::string &text) {
+    char pattern[] = "/tmp/gptq-capi-XXXXXX";
+    dir = mkdtemp(pattern);
+    path = dir + "/" + name;
+    std::ofstream(path) << text;
+  }
+  ~TempFile() {
+    std::remove(path.c_str());
+    rmdir(dir.c_str());
+  }
+  std::string dir, path;
+};
+
+/// The error's message, the error freed; "" for success.
+std::string take(GptqError *error) {
+  if (!error)
+    return "";
+  std::string message = gptqErrorMessage(error);
+  gptqErrorFree(error);
+  return message;
+}
+
+GptqBuffer buffer(std::vector<float> &v, const int64_t *shape) {
+  return GptqBuffer{GPTQ_FLOAT32, 1, shape, v.data()};
+}
+
+class CAPITest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_EQ(take(gptqModuleOpen(file.path.c_str(), "", &module)), "");
+    ASSERT_NE(module, nullptr);
+  }
+  void TearDown() override { gptqModuleFree(module); }
+  TempFile file{"m.mlir", kModule};
+  GptqModule *module = nullptr;
+};
+
+TEST_F(CAPITest, CompilesOnceAndCallsManyTimesOnTheCallersBuffers) {
+  double seconds = -1;
+  ASSERT_EQ(take(gptqModuleCompile(module, "add", &seconds)), "");
+  EXPECT_GE(seconds, 0.0);
+  std::vector<float> a = {1, 2, 3}, b = {10, 20, 30};
+  int64_t shape[] = {3};
+  for (int round = 0; round < 3; ++round) {
+    a[0] = float(round);
+    GptqBuffer args[] = {buffer(a, shape), buffer(b, shape)};
+    GptqArray *results[1] = {nullptr};
+    size_t count = 0;
+    ASSERT_EQ(take(gptqModuleCall(module, "add", args, 2, results, 1, &count)),
+              "");
+    ASSERT_EQ(count, 1u);
+    GptqBuffer r = gptqArrayBuffer(results[0]);
+    EXPECT_EQ(r.dtype, GPTQ_FLOAT32);
+    ASSERT_EQ(r.rank, 1);
+    EXPECT_EQ(r.shape[0], 3);
+    EXPECT_EQ(gptqArrayByteSize(results[0]), 12u);
+    const float *v = static_cast<const float *>(r.data);
+    EXPECT_EQ(v[0], 10.0f + float(round));
+    EXPECT_EQ(v[2], 33.0f);
+    gptqArrayFree(results[0]);
+  }
+  // The compiled entry is kept: compiling again takes no new time.
+  double again = -1;
+  ASSERT_EQ(take(gptqModuleCompile(module, "add", &again)), "");
+  EXPECT_EQ(again, seconds);
+}
+
+TEST_F(CAPITest, DescribesTheEntries) {
+  const char *json = nullptr;
+  ASSERT_EQ(take(gptqModuleDescribe(module, nullptr, &json)), "");
+  std::string text = json;
+  EXPECT_NE(text.find("\"name\": \"add\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"name\": \"checked\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"model\": null"), std::string::npos) << text;
+  ASSERT_EQ(take(gptqModuleDescribe(module, "checked", &json)), "");
+  EXPECT_EQ(std::string(json).find("\"add\""), std::string::npos) << json;
+  EXPECT_EQ(take(gptqModuleDescribe(module, "nope", &json)),
+            file.path +
+                ": no function 'nope' in the module (functions: add, checked)");
+}
+
+TEST_F(CAPITest, BadArgumentsAreErrorsNamingThem) {
+  std::vector<float> a = {1, 2, 3};
+  int64_t shape[] = {3}, wrongShape[] = {2, 2}, negative[] = {-1};
+  GptqArray *results[2] = {nullptr, nullptr};
+  size_t count = 7;
+  auto call = [&](const char *entry, std::vector<GptqBuffer> args,
+                  size_t capacity = 2) {
+    return take(gptqModuleCall(module, entry, args.data(), args.size(), results,
+                               capacity, &count));
+  };
+  EXPECT_EQ(call("add", {buffer(a, shape)}),
+            "@add: 'add' takes 2 argument(s), 1 given");
+  EXPECT_EQ(call("add", {buffer(a, shape), {GPTQ_INT32, 1, shape, a.data()}}),
+            "@add: argument #1: expected float32 [?], found int32 [3]");
+  EXPECT_EQ(
+      call("add", {buffer(a, shape), {GPTQ_FLOAT32, 2, wrongShape, a.data()}}),
+      "@add: argument #1: expected float32 [?], found float32 [2, 2]");
+  EXPECT_EQ(
+      call("add", {buffer(a, shape), {GPTQ_FLOAT32, 1, negative, a.data()}}),
+      "@add: argument 1: sizes that are negative or overflow");
+  EXPECT_EQ(
+      call("add", {buffer(a, shape), {GptqDType(42), 1, shape, a.data()}}),
+      "@add: argument 1: unknown dtype 42");
+  EXPECT_EQ(call("add", {buffer(a, shape), {GPTQ_FLOAT32, 1, shape, nullptr}}),
+            "@add: argument 1: null data");
+  EXPECT_EQ(call("add", {buffer(a, shape), buffer(a, shape)}, 0),
+            "@add returns 1 results; room was given for 0");
+  EXPECT_EQ(call("nope", {}),
+            file.path +
+                ": no function 'nope' in the module (functions: add, checked)");
+  // The code's own run-time check, with where it is in the module.
+  std::vector<int32_t> big = {12, 1};
+  int64_t two[] = {2};
+  std::string failed = call("checked", {{GPTQ_INT32, 1, two, big.data()}});
+  EXPECT_NE(failed.find("checked: the first value must be below 10"),
+            std::string::npos)
+      << failed;
+  EXPECT_NE(failed.find(file.path + ":"), std::string::npos) << failed;
+  // Nothing was handed out by the failures.
+  EXPECT_EQ(results[0], nullptr);
+  EXPECT_EQ(count, 7u);
+  // And the module still works.
+  std::vector<int32_t> small = {3, 4};
+  ASSERT_EQ(call("checked", {{GPTQ_INT32, 1, two, small.data()}}), "");
+  ASSERT_EQ(count, 2u);
+  EXPECT_EQ(static_cast<int32_t *>(gptqArrayBuffer(results[0]).data)[1], 8);
+  EXPECT_EQ(static_cast<int32_t *>(gptqArrayBuffer(results[1]).data)[1], 4);
+  gptqArrayFree(results[0]);
+  gptqArrayFree(results[1]);
+}
+
+TEST_F(CAPITest, ResultsOutliveTheModule) {
+  std::vector<float> a = {1, 2}, b = {3, 4};
+  int64_t shape[] = {2};
+  GptqBuffer args[] = {buffer(a, shape), buffer(b, shape)};
+  GptqArray *result = nullptr;
+  size_t count = 0;
+  ASSERT_EQ(take(gptqModuleCall(module, "add", args, 2, &result, 1, &count)),
+            "");
+  gptqModuleFree(module);
+  module = nullptr;
+  EXPECT_EQ(static_cast<float *>(gptqArrayBuffer(result).data)[1], 6.0f);
+  gptqArrayFree(result);
+}
+
+TEST(CAPIOpen, BadFilesAreErrors) {
+  GptqModule *module = reinterpret_cast<GptqModule *>(1);
+  std::string missing =
+      take(gptqModuleOpen("/nonexistent/m.mlir", "", &module));
+  EXPECT_NE(missing.find("/nonexistent/m.mlir"), std::string::npos) << missing;
+  EXPECT_EQ(module, nullptr);
+  TempFile bad("bad.mlir", "func.func @f( {\n");
+  std::string parse = take(gptqModuleOpen(bad.path.c_str(), "", &module));
+  EXPECT_NE(parse.find(bad.path + ":1:"), std::string::npos) << parse;
+  EXPECT_NE(parse.find("error:"), std::string::npos) << parse;
+  EXPECT_EQ(module, nullptr);
+  EXPECT_EQ(take(gptqModuleOpen(nullptr, "", &module)),
+            "gptqModuleOpen: a null path or result");
+  EXPECT_EQ(std::string(gptqErrorMessage(nullptr)), "out of memory");
+}
+
+} // namespace
