@@ -10,6 +10,7 @@
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -17,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
@@ -60,6 +62,31 @@ Value buildPacked(OpBuilder &b, Location loc, const AppliedWeight &w,
                               codes, scales, zeros, gIdx);
 }
 
+/// Records the ops a builder creates, in order.
+struct Recorder : OpBuilder::Listener {
+  SmallVector<Operation *> ops;
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    ops.push_back(op);
+  }
+};
+
+/// The layers of other functions that read the same weight as `layer`, in
+/// the same layout: a model's prefill and decode beside the forward that
+/// was calibrated.
+SmallVector<const LinearLayer *> twinsOf(const LinearLayer &layer,
+                                         const LinearLayers &all) {
+  SmallVector<const LinearLayer *> twins;
+  auto home = layer.op->getParentOfType<func::FuncOp>();
+  for (const LinearLayer &other : all.getLayers())
+    if (other.op != layer.op && other.weightAttr == layer.weightAttr &&
+        other.outFeatures == layer.outFeatures &&
+        other.inFeatures == layer.inFeatures &&
+        other.transposed == layer.transposed &&
+        other.op->getParentOfType<func::FuncOp>() != home)
+      twins.push_back(&other);
+  return twins;
+}
+
 /// Erases `sources` that nothing reads, and what only they read.
 void eraseUnread(ModuleOp module, SmallVector<Operation *> sources) {
   for (size_t i = 0; i < sources.size(); ++i) {
@@ -88,14 +115,24 @@ void eraseUnread(ModuleOp module, SmallVector<Operation *> sources) {
 LogicalResult mlir::gptq::applyQuantizedWeights(
     ModuleOp module, ArrayRef<AppliedWeight> weights, WeightForm form,
     int64_t bits, std::shared_ptr<const void> keep) {
-  // The uses to replace, found before any is replaced.
+  // The uses to replace, found before any is replaced: each layer's, and
+  // those of the layers of other functions that read the same weight, which
+  // get the same quantized form (the same constants, so the same data).
+  LinearLayers all(module);
   std::vector<OpOperand *> uses;
-  for (const AppliedWeight &w : weights)
+  std::vector<SmallVector<OpOperand *>> twinUses;
+  for (const AppliedWeight &w : weights) {
     uses.push_back(&getWeightSourceUse(*w.layer));
+    twinUses.emplace_back();
+    for (const LinearLayer *twin : twinsOf(*w.layer, all))
+      twinUses.back().push_back(&getWeightSourceUse(*twin));
+  }
   SmallVector<Operation *> sources;
-  for (auto [w, use] : llvm::zip_equal(weights, uses)) {
+  for (auto [w, use, twins] : llvm::zip_equal(weights, uses, twinUses)) {
     const LinearLayer &layer = *w.layer;
     OpBuilder b(use->getOwner());
+    Recorder recorder;
+    b.setListener(&recorder);
     Location loc = layer.weightSource->getLoc();
     auto storedType = cast<RankedTensorType>(use->get().getType());
     Value weight;
@@ -129,6 +166,18 @@ LogicalResult mlir::gptq::applyQuantizedWeights(
     }
     use->set(weight);
     sources.push_back(layer.weightSource);
+    for (OpOperand *twin : twins) {
+      OpBuilder at(twin->getOwner());
+      IRMapping mapping;
+      // The ops made at the use (cloning one clones its regions too).
+      for (Operation *op : recorder.ops)
+        if (op->getBlock() == use->getOwner()->getBlock())
+          at.clone(*op, mapping);
+      Operation *source = twin->get().getDefiningOp();
+      twin->set(mapping.lookup(weight));
+      if (source)
+        sources.push_back(source);
+    }
   }
   eraseUnread(module, std::move(sources));
   return success();

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -270,7 +271,9 @@ LinearLayers::LinearLayers(Operation *root) {
       depth[result] = d;
   });
 
-  llvm::StringSet<> taken;
+  // Names are unique within a function: the entries of one model (forward,
+  // prefill, decode) name the same weights alike.
+  llvm::DenseMap<Operation *, llvm::StringSet<>> taken;
   for (auto [index, layer] : llvm::enumerate(layers)) {
     layer.sharedWeight = hasOtherUses(layer);
     std::optional<StringRef> weightName =
@@ -291,7 +294,9 @@ LinearLayers::LinearLayers(Operation *root) {
       layer.generatedName = true;
     }
     std::string unique = layer.name;
-    for (int n = 1; !taken.insert(unique).second; ++n)
+    llvm::StringSet<> &names =
+        taken[layer.op->getParentOfType<FunctionOpInterface>()];
+    for (int n = 1; !names.insert(unique).second; ++n)
       unique = layer.name + "#" + std::to_string(n);
     layer.name = unique;
     layer.block = blockFromName(layer.name);

@@ -10,7 +10,10 @@ def GPTQListLinears : Pass<"gptq-list-linears", "ModuleOp"> {
   let description = [{
     Finds every linear layer of the module and reports it as a remark at
     its contraction; a remark on the module gives the count, or says that
-    there is none. The IR is not changed.
+    there is none. A module whose layers lie in several functions (an
+    imported model's `forward`, `prefill` and `decode`) gets each
+    function's layers and count in turn, the count at the function. The IR
+    is not changed.
 
     A linear layer is a linalg contraction (an op for which linalg infers
     contraction dimensions: `linalg.matmul`, also with transposing indexing
@@ -27,7 +30,8 @@ def GPTQListLinears : Pass<"gptq-list-linears", "ModuleOp"> {
     A layer's name is its weight's location name when the weight feeds only
     this layer, else the contraction's location name, else the global's
     symbol name, else `linear.<index>` (program order) followed by the
-    contraction's location. Its block is the `<i>` of a `layers.<i>.` name
+    contraction's location; a name repeated within a function gets a
+    `#<n>` suffix (functions name the weights they share alike). Its block is the `<i>` of a `layers.<i>.` name
     component when any layer of the module has one (layers without it are
     in no block); otherwise it is the number of linear layers on the longest
     data-flow path to the layer's activation.
