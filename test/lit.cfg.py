@@ -27,6 +27,8 @@ config.environment["GPTQ_MLIR_CACHE_DIR"] = os.path.join(
     config.gptq_obj_root, "test", "compile-cache")
 
 config.substitutions.append(("%python", config.python_executable))
+# The C compiler of the build, for programs written against the C API.
+config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%gptq_src", config.gptq_src_root))
 config.substitutions.append(("%gptq_obj", config.gptq_obj_root))
 config.substitutions.append(

@@ -38,6 +38,14 @@ func.func @checked(%t: tensor<?xi32>) -> (tensor<?xi32>, tensor<?xi32>) {
   %r = linalg.add ins(%t, %t : tensor<?xi32>, tensor<?xi32>) outs(%e : tensor<?xi32>) -> tensor<?xi32>
   return %r, %t : tensor<?xi32>, tensor<?xi32>
 }
+func.func @store(%v: tensor<2xf32>, %at: i64, %cache: memref<?x2xf32>) -> tensor<2xf32> {
+  %c = bufferization.to_tensor %cache restrict writable : memref<?x2xf32> to tensor<?x2xf32>
+  %i = arith.index_cast %at : i64 to index
+  %row = tensor.expand_shape %v [[0, 1]] output_shape [1, 2] : tensor<2xf32> into tensor<1x2xf32>
+  %u = tensor.insert_slice %row into %c[%i, 0] [1, 2] [1, 1] : tensor<1x2xf32> into tensor<?x2xf32>
+  bufferization.materialize_in_destination %u in restrict writable %cache : (tensor<?x2xf32>, memref<?x2xf32>) -> ()
+  return %v : tensor<2xf32>
+}
 )mlir";
 
 /// A file in a fresh temporary directory, removed with it.
@@ -116,12 +124,13 @@ TEST_F(CAPITest, DescribesTheEntries) {
   std::string text = json;
   EXPECT_NE(text.find("\"name\": \"add\""), std::string::npos) << text;
   EXPECT_NE(text.find("\"name\": \"checked\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"kind\": \"memref\""), std::string::npos) << text;
   EXPECT_NE(text.find("\"model\": null"), std::string::npos) << text;
   ASSERT_EQ(take(gptqModuleDescribe(module, "checked", &json)), "");
   EXPECT_EQ(std::string(json).find("\"add\""), std::string::npos) << json;
   EXPECT_EQ(take(gptqModuleDescribe(module, "nope", &json)),
-            file.path +
-                ": no function 'nope' in the module (functions: add, checked)");
+            file.path + ": no function 'nope' in the module (functions: add, "
+                        "checked, store)");
 }
 
 TEST_F(CAPITest, BadArgumentsAreErrorsNamingThem) {
@@ -151,9 +160,8 @@ TEST_F(CAPITest, BadArgumentsAreErrorsNamingThem) {
             "@add: argument 1: null data");
   EXPECT_EQ(call("add", {buffer(a, shape), buffer(a, shape)}, 0),
             "@add returns 1 results; room was given for 0");
-  EXPECT_EQ(call("nope", {}),
-            file.path +
-                ": no function 'nope' in the module (functions: add, checked)");
+  EXPECT_EQ(call("nope", {}), file.path + ": no function 'nope' in the module "
+                                          "(functions: add, checked, store)");
   // The code's own run-time check, with where it is in the module.
   std::vector<int32_t> big = {12, 1};
   int64_t two[] = {2};
@@ -173,6 +181,23 @@ TEST_F(CAPITest, BadArgumentsAreErrorsNamingThem) {
   EXPECT_EQ(static_cast<int32_t *>(gptqArrayBuffer(results[1]).data)[1], 4);
   gptqArrayFree(results[0]);
   gptqArrayFree(results[1]);
+}
+
+TEST_F(CAPITest, MemRefArgumentsAreWrittenInPlace) {
+  std::vector<float> cache(6, -1.0f), row = {7, 8};
+  int64_t cacheShape[] = {3, 2}, rowShape[] = {2};
+  for (int64_t at : {2, 0}) {
+    GptqBuffer args[] = {buffer(row, rowShape),
+                         {GPTQ_INT64, 0, nullptr, &at},
+                         {GPTQ_FLOAT32, 2, cacheShape, cache.data()}};
+    GptqArray *result = nullptr;
+    size_t count = 0;
+    ASSERT_EQ(
+        take(gptqModuleCall(module, "store", args, 3, &result, 1, &count)), "");
+    gptqArrayFree(result);
+    row[0] += 1;
+  }
+  EXPECT_EQ(cache, (std::vector<float>{8, 8, -1, -1, 7, 8}));
 }
 
 TEST_F(CAPITest, ResultsOutliveTheModule) {

@@ -3,8 +3,9 @@
 |* The C interface of gptq-mlir's JIT: open an MLIR module (gptq, linalg or  *|
 |* any dialect the project lowers, with its parameter archives), compile an  *|
 |* entry once, and call it many times on the caller's buffers. Arguments are *|
-|* read in place (memref arguments, which the code may write, are copied);   *|
-|* results are handed over as arrays the caller frees, without a copy.      *|
+|* read in place, and memref arguments written in place (a KV cache that   *|
+|* each call updates); results are handed over as arrays the caller frees, *|
+|* without a copy.                                                         *|
 |* Errors are values: every function that can fail returns a GptqError (NULL *|
 |* on success) whose message names what was wrong; no call aborts or exits. *|
 |*                                                                            *|

@@ -217,7 +217,8 @@ GptqError *gptqModuleCall(GptqModule *module, const char *entry,
                               nullptr, nullptr);
     arrays.push_back(std::move(a));
   }
-  auto out = (*fn)->call(arrays);
+  // Memref arguments are the caller's to be written (a KV cache).
+  auto out = (*fn)->call(arrays, {}, /*writeMemRefsInPlace=*/true);
   if (!out)
     return makeError(module, start,
                      "@" + std::string(entry) + ": " +

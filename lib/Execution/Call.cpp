@@ -61,7 +61,8 @@ std::vector<int64_t> contiguousDescriptor(const char *data,
 
 llvm::Expected<std::vector<NpyArray>> mlir::gptq::callPackedEntry(
     const PackedEntry &entry, llvm::ArrayRef<EntryWeight> weights,
-    const std::vector<NpyArray> &args, const std::vector<std::string> &names) {
+    const std::vector<NpyArray> &args, const std::vector<std::string> &names,
+    bool writeMemRefsInPlace) {
   const std::vector<ArgSpec> &inputSpecs = entry.inputs;
   const std::vector<ArgSpec> &resultSpecs = entry.results;
   const std::string &entryName = entry.name;
@@ -71,7 +72,8 @@ llvm::Expected<std::vector<NpyArray>> mlir::gptq::callPackedEntry(
   // Each argument travels as a pointer to its descriptor (or its value),
   // after the pointer to the results. Tensor arguments are never written
   // (gptq-export-entry-points marks them read-only); memref arguments may
-  // be, so those are copied.
+  // be, so those are copied unless the caller hands them over to be
+  // written.
   std::vector<NpyArray> copies;
   copies.reserve(args.size());
   std::vector<std::vector<int64_t>> descriptors(args.size());
@@ -79,7 +81,7 @@ llvm::Expected<std::vector<NpyArray>> mlir::gptq::callPackedEntry(
   for (size_t i = 0; i < args.size(); ++i) {
     const ArgSpec &spec = inputSpecs[i];
     const NpyArray *source = &args[i];
-    if (spec.isMemRef) {
+    if (spec.isMemRef && !writeMemRefsInPlace) {
       copies.push_back(args[i]);
       source = &copies.back();
     }
@@ -151,10 +153,9 @@ llvm::Expected<std::vector<NpyArray>> mlir::gptq::callPackedEntry(
   // first contiguous result of each allocation takes it over without a
   // copy; the others are copied, and allocations no result took over are
   // freed once, after every copy.
-  void (*freeFn)(void *) =
-      entry.freeResult         ? entry.freeResult
-      : entry.runtimeAllocator ? _mlir_memref_to_llvm_free
-                               : std::free;
+  void (*freeFn)(void *) = entry.freeResult         ? entry.freeResult
+                           : entry.runtimeAllocator ? _mlir_memref_to_llvm_free
+                                                    : std::free;
   // The shapes the code returned are checked before any is used: a
   // negative or overflowing one is an error (each allocation freed once).
   for (size_t i = 0, at = 0; i < resultSpecs.size(); ++i) {

@@ -29,10 +29,11 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -136,7 +137,6 @@ std::unique_ptr<MLIRContext> mlir::gptq::makeToolContext() {
   context->loadAllAvailableDialects();
   return context;
 }
-
 
 llvm::Expected<OwningOpRef<ModuleOp>> ToolInput::parse(llvm::StringRef path) {
   std::string message;
@@ -413,13 +413,13 @@ int openCompleteEntry(StringRef path, llvm::XXH128_hash_t digest) {
     StringRef bytes = (*buffer)->getBuffer();
     size_t size = bytes.size() - kTrailerBytes;
     const char *trailer = bytes.data() + size;
-    complete = bytes.size() == uint64_t(status.st_size) &&
-               std::memcmp(trailer, kEntryMagic, 8) == 0 &&
-               readWord(trailer + 8) == size &&
-               readWord(trailer + 24) == digest.low64 &&
-               readWord(trailer + 32) == digest.high64 &&
-               readWord(trailer + 16) ==
-                   llvm::xxh3_64bits(bytes.take_front(size));
+    complete =
+        bytes.size() == uint64_t(status.st_size) &&
+        std::memcmp(trailer, kEntryMagic, 8) == 0 &&
+        readWord(trailer + 8) == size &&
+        readWord(trailer + 24) == digest.low64 &&
+        readWord(trailer + 32) == digest.high64 &&
+        readWord(trailer + 16) == llvm::xxh3_64bits(bytes.take_front(size));
   }
   if (!complete) {
     ::close(fd);
@@ -587,7 +587,8 @@ bool exportModuleInitializer(llvm::Module &m) {
         auto *entry = llvm::dyn_cast<llvm::ConstantStruct>(op);
         if (!entry || entry->getNumOperands() < 2)
           continue;
-        auto *priority = llvm::dyn_cast<llvm::ConstantInt>(entry->getOperand(0));
+        auto *priority =
+            llvm::dyn_cast<llvm::ConstantInt>(entry->getOperand(0));
         auto *fn = llvm::dyn_cast<llvm::Function>(
             entry->getOperand(1)->stripPointerCasts());
         if (priority && fn)
@@ -665,6 +666,18 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     if (gptq_cuda_chip(text, sizeof(text)) != 0)
       return error(llvm::Twine("--device cuda: no usable GPU: ") + text);
     chip = text;
+  }
+  // Only what the entry reaches is compiled: the module's other entries
+  // (an imported model's prefill and decode beside its forward) become
+  // private and go, with whatever only they read.
+  if (!isLLVMModule(*module)) {
+    for (auto func : module->getOps<func::FuncOp>())
+      if (func.getSymName() != entry && func.isPublic())
+        func.setPrivate();
+    PassManager dce(ctx);
+    dce.addPass(createSymbolDCEPass());
+    if (failed(dce.run(*module)))
+      return error("removing the functions the entry does not reach failed");
   }
   if (llvm::Error err = checkTypeSizes(*module))
     return std::move(err);
@@ -848,7 +861,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     auto init = fn->engine->lookup(kModuleInit);
     if (!init)
       return init.takeError();
-    reinterpret_cast<void (*)()>(*init)();
+    reinterpret_cast<void (*)()> (*init)();
   }
 
   if (options.object) {
@@ -975,8 +988,10 @@ void CompiledFunction::markWeightsReadOnly(ModuleOp module) {
 
 llvm::Expected<std::vector<NpyArray>>
 CompiledFunction::call(const std::vector<NpyArray> &args,
-                       const std::vector<std::string> &names) const {
-  return callPackedEntry(packed, hiddenWeights, args, names);
+                       const std::vector<std::string> &names,
+                       bool writeMemRefsInPlace) const {
+  return callPackedEntry(packed, hiddenWeights, args, names,
+                         writeMemRefsInPlace);
 }
 
 llvm::Expected<EntrySignature>

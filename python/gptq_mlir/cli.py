@@ -4,9 +4,11 @@ import argparse
 import contextlib
 import itertools
 import json
+import math
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Callable, Iterator, List, NoReturn, Optional, Tuple
 
@@ -15,7 +17,7 @@ import numpy as np
 from . import data, importer, llama2c, sweep
 from .errors import GPTQError, Terminated
 from .fileio import Run, raise_when_not_held
-from .model import Model, generate, parameter_archives, perplexity
+from .model import Model, Sampler, generate, parameter_archives, perplexity
 from .tokenizer import TextTokenizer, open_tokenizer, tokenizer_files
 
 
@@ -58,6 +60,28 @@ def _fraction(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text}")
+    return value
+
+
+def _temperature(text: str) -> float:
+    """An argparse type: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not (value >= 0.0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text}")
+    return value
+
+
+def _top_p(text: str) -> float:
+    """An argparse type: a number in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text}")
     return value
 
 
@@ -236,14 +260,43 @@ def _generate(args: argparse.Namespace) -> None:
             raise GPTQError(f"tokenizer {tokenizer.path} has no BOS token to start from: give --prompt")
         prompt = [tokenizer.bos_id]
 
+    # The text streams as tokens come: what decoding the sequence so far
+    # adds to what was written, held back while it ends in a partial
+    # character (a byte-level token).
+    tokens = list(prompt)
+    written = ""
+
+    def write(final: bool = False) -> None:
+        nonlocal written
+        text = tokenizer.decode(tokens)
+        if final and not text.startswith(written):
+            # A decoder that rewrote earlier text (rare): what follows the
+            # part both agree on.
+            common = len(os.path.commonprefix([text, written]))
+            written = text[:common] + written[common:]
+            text = written + text[common:]
+        if text.startswith(written) and (final or not text.endswith("\ufffd")):
+            sys.stdout.write(text[len(written):])
+            sys.stdout.flush()
+            written = text
+
+    write()
     counter = itertools.count(1)
+    started = time.monotonic()
 
     def progress(previous: int, token: int) -> None:
-        del previous, token
-        print(f"generate: {next(counter)}/{args.steps} tokens", file=sys.stderr, flush=True)
+        del previous
+        tokens.append(token)
+        write()
+        if args.verbose:
+            count = next(counter)
+            rate = count / max(time.monotonic() - started, 1e-9)
+            print(f"generate: {count}/{args.steps} tokens, {rate:.1f} tokens/s", file=sys.stderr, flush=True)
 
-    tokens = generate(model, args.steps, prompt, progress, stop=tokenizer.stop_ids)
-    sys.stdout.write(tokenizer.decode(tokens) + "\n")
+    sampler = Sampler(args.temperature, args.top_p, args.seed)
+    generate(model, args.steps, prompt, progress, stop=tokenizer.stop_ids, sampler=sampler)
+    write(final=True)
+    sys.stdout.write("\n")
 
 
 def _calib(args: argparse.Namespace) -> None:
@@ -439,8 +492,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("-o", "--output", required=True, help="MLIR file to write")
     sub.set_defaults(handler=_import_torch)
 
-    sub = commands.add_parser("generate", help="greedy decoding through gptq-run")
-    sub.add_argument("--model", required=True, help="MLIR module with @forward")
+    sub = commands.add_parser(
+        "generate",
+        help="generate text, streamed as it is made (a KV cache with @prefill and @decode when the model has them)",
+    )
+    sub.add_argument("--model", required=True, help="MLIR module with @forward (and @prefill and @decode)")
     sub.add_argument("--tokenizer", required=True, help=_TOKENIZER_HELP)
     sub.add_argument(
         "--steps", type=_integer(1), default=64,
@@ -448,6 +504,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument(
         "--prompt", default="", help="text to start from, after BOS where the tokenizer adds it (default: BOS only)"
+    )
+    sub.add_argument(
+        "--temperature", type=_temperature, default=0.0,
+        help="sampling temperature; 0 (the default) picks the most likely token",
+    )
+    sub.add_argument(
+        "--top-p", type=_top_p, default=1.0,
+        help="sample among the most likely tokens whose probabilities sum to this (default 1: all)",
+    )
+    sub.add_argument("--seed", type=_integer(0), default=0, help="random seed of the sampling (default 0)")
+    sub.add_argument(
+        "--verbose", action="store_true", help="a line per token on stderr, with the tokens per second so far"
     )
     sub.set_defaults(handler=_generate)
 

@@ -444,6 +444,19 @@ def _resource_blobs(path: Path, resources_text: str) -> Dict[str, bytes]:
     return blobs
 
 
+_FUNCTION = re.compile(r"^\s*(?:\"func\.func\"|func\.func)\b", re.MULTILINE)
+
+
+def _function_bodies(text: str) -> List[str]:
+    """``text`` cut at each function's first line (the module's header, if
+    any, stays with the first function)."""
+    starts = [m.start() for m in _FUNCTION.finditer(text)]
+    if len(starts) <= 1:
+        return [text]
+    starts[0] = 0
+    return [text[start:end] for start, end in zip(starts, starts[1:] + [len(text)])]
+
+
 def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
     """The quantized layers and float weights of a module that
     ``gptq-opt --gptq-quantize-model`` wrote (text or bytecode), found but
@@ -479,59 +492,65 @@ def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
         ours_of = {theirs: ours for ours, theirs in _string_dictionary(
             attributes[hf.NAMES_ATTRIBUTE], hf.NAMES_ATTRIBUTE).items()}
 
-    constants: Dict[str, Tuple[str, ConstantData]] = {}
-    for ssa, key, dims, element in _CONSTANT.findall(body):
-        name = _unescape(key) if key.startswith('"') else key
-        shape = _dims(dims, path, name)
-        data = None
-        if name in blobs:
-            data = ConstantData(name, element, shape, blob=blobs[name])
-            held = len(blobs[name]) // _ELEMENT_BYTES[element]
-            if len(blobs[name]) != data.nbytes:
-                raise GPTQError(f"{path}: resource {name} holds {held} values, its type {shape}")
-        elif external is not None:
-            data = external.find(name, element, shape)
-        if data is None:
-            raise GPTQError(f"{path}: no data for resource {inputs.shown(name)}")
-        constants[ssa] = (ours_of.get(name, name), data)
-    unpacks = {m[0]: m for m in _UNPACK.findall(body)}
+    # Values are numbered per function: each function's constants are read
+    # apart (an imported model's forward, prefill and decode read the same
+    # resources; a layer is the same layer in each).
     layers: Dict[str, QuantizedLayer] = {}
     used = set()
-    for _, codes, scales, zeros, g_idx in _DEQUANTIZE.findall(body):
-        unpack = unpacks.get(codes)
-        if unpack is None or unpack[1] not in constants:
-            raise GPTQError(f"{path}: a gptq.dequantize whose codes are not gptq.unpack of a constant")
-        qweight_name, qweight = constants[unpack[1]]
-        if not qweight_name.endswith(".qweight"):
-            raise GPTQError(f"{path}: packed weights {inputs.shown(qweight_name)} are not named <layer>.qweight")
-        name = qweight_name[: -len(".qweight")]
-        where = f"{path}: layer {inputs.shown(name)}"
-        bits, out, columns = (int(unpack[i]) if len(unpack[i]) <= 18 else -1 for i in (2, 5, 6))
-        if not 1 <= bits <= 8 or out < 1 or columns < 1:
-            raise GPTQError(f"{where}: gptq.unpack of {unpack[5]} x {unpack[6]} codes of {unpack[2]} bits")
-        words = (out, -(-columns * bits // 32))
-        if qweight.shape != words or qweight.element != "i32":
-            raise GPTQError(
-                f"{where}: packed weights {list(qweight.shape)} {_RESOURCE_DTYPES[qweight.element]}, expected "
-                f"int32 {list(words)} for {out} x {columns} codes of {bits} bits"
-            )
-        parts = {"qweight": qweight}
-        for role, ssa in (("scales", scales), ("zeros", zeros), ("g_idx", g_idx)):
-            if ssa not in constants:
-                raise GPTQError(f"{where}: gptq.dequantize operand {ssa} is not a constant")
-            data = constants[ssa][1]
-            element = "i32" if role == "g_idx" else "f32"
-            if data.element != element:
-                raise GPTQError(f"{where}: {role} of element type {data.element}, expected {element}")
-            parts[role] = data
-            used.add(constants[ssa][0])
-        groups = parts["scales"].shape[1] if len(parts["scales"].shape) == 2 else 0
-        for role, expected in (("scales", (out, groups)), ("zeros", (out, groups)), ("g_idx", (columns,))):
-            if parts[role].shape != expected or groups < 1:
-                raise GPTQError(f"{where}: {role} of shape {list(parts[role].shape)}, expected {list(expected)}")
-        used.add(qweight_name)
-        layers[name] = QuantizedLayer(name, bits, columns, parts)
-    weights = {name: data for name, data in constants.values() if name not in used}
+    all_constants: List[Tuple[str, ConstantData]] = []
+    for body in _function_bodies(body):
+        constants: Dict[str, Tuple[str, ConstantData]] = {}
+        for ssa, key, dims, element in _CONSTANT.findall(body):
+            name = _unescape(key) if key.startswith('"') else key
+            shape = _dims(dims, path, name)
+            data = None
+            if name in blobs:
+                data = ConstantData(name, element, shape, blob=blobs[name])
+                held = len(blobs[name]) // _ELEMENT_BYTES[element]
+                if len(blobs[name]) != data.nbytes:
+                    raise GPTQError(f"{path}: resource {name} holds {held} values, its type {shape}")
+            elif external is not None:
+                data = external.find(name, element, shape)
+            if data is None:
+                raise GPTQError(f"{path}: no data for resource {inputs.shown(name)}")
+            constants[ssa] = (ours_of.get(name, name), data)
+        unpacks = {m[0]: m for m in _UNPACK.findall(body)}
+        for _, codes, scales, zeros, g_idx in _DEQUANTIZE.findall(body):
+            unpack = unpacks.get(codes)
+            if unpack is None or unpack[1] not in constants:
+                raise GPTQError(f"{path}: a gptq.dequantize whose codes are not gptq.unpack of a constant")
+            qweight_name, qweight = constants[unpack[1]]
+            if not qweight_name.endswith(".qweight"):
+                raise GPTQError(f"{path}: packed weights {inputs.shown(qweight_name)} are not named <layer>.qweight")
+            name = qweight_name[: -len(".qweight")]
+            where = f"{path}: layer {inputs.shown(name)}"
+            bits, out, columns = (int(unpack[i]) if len(unpack[i]) <= 18 else -1 for i in (2, 5, 6))
+            if not 1 <= bits <= 8 or out < 1 or columns < 1:
+                raise GPTQError(f"{where}: gptq.unpack of {unpack[5]} x {unpack[6]} codes of {unpack[2]} bits")
+            words = (out, -(-columns * bits // 32))
+            if qweight.shape != words or qweight.element != "i32":
+                raise GPTQError(
+                    f"{where}: packed weights {list(qweight.shape)} {_RESOURCE_DTYPES[qweight.element]}, expected "
+                    f"int32 {list(words)} for {out} x {columns} codes of {bits} bits"
+                )
+            parts = {"qweight": qweight}
+            for role, ssa in (("scales", scales), ("zeros", zeros), ("g_idx", g_idx)):
+                if ssa not in constants:
+                    raise GPTQError(f"{where}: gptq.dequantize operand {ssa} is not a constant")
+                data = constants[ssa][1]
+                element = "i32" if role == "g_idx" else "f32"
+                if data.element != element:
+                    raise GPTQError(f"{where}: {role} of element type {data.element}, expected {element}")
+                parts[role] = data
+                used.add(constants[ssa][0])
+            groups = parts["scales"].shape[1] if len(parts["scales"].shape) == 2 else 0
+            for role, expected in (("scales", (out, groups)), ("zeros", (out, groups)), ("g_idx", (columns,))):
+                if parts[role].shape != expected or groups < 1:
+                    raise GPTQError(f"{where}: {role} of shape {list(parts[role].shape)}, expected {list(expected)}")
+            used.add(qweight_name)
+            layers[name] = QuantizedLayer(name, bits, columns, parts)
+        all_constants.extend(constants.values())
+    weights = {name: data for name, data in all_constants if name not in used}
     return RewrittenModel(attributes, weights, layers)
 
 

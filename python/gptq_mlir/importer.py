@@ -62,6 +62,16 @@ MODEL_ATTRIBUTE = "gptq.model"
 
 #: Module attribute naming the archive of a module's external weights.
 PARAMETERS_ATTRIBUTE = "gptq.parameters"
+#: The entry functions of an imported module: ``forward`` (token ids ``[B,
+#: S]`` -> logits ``[B, S, V]``, the whole sequence), ``prefill`` (a
+#: prompt's token ids ``[B, S]`` and the KV caches -> the logits ``[B, V]``
+#: of its last position; its keys and values written to positions ``0 ..
+#: S - 1`` of the caches) and ``decode`` (one token per sequence ``[B]``,
+#: its position and the caches -> the logits ``[B, V]``; its key and value
+#: written at that position). The caches are memrefs ``[layers, B, T, kv
+#: heads, head size]`` of float32, one for keys and one for values, that the
+#: caller allocates (``T`` positions at most) and the code writes in place.
+ENTRIES = ("forward", "prefill", "decode")
 
 
 def model_attribute(cfg: Llama2cConfig, rotary: str = "pairs") -> str:
@@ -383,9 +393,15 @@ class _FunctionBuilder:
 
 
 class _LlamaEmitter:
-    """Builds the forward function of one checkpoint."""
+    """Builds one entry function of one checkpoint (``mode``: ``forward``,
+    ``prefill`` or ``decode``, see :data:`ENTRIES`), or the module of all."""
 
-    def __init__(self, checkpoint: Checkpoint, references: Optional[Dict[str, Reference]] = None):
+    def __init__(
+        self,
+        checkpoint: Checkpoint,
+        references: Optional[Dict[str, Reference]] = None,
+        mode: str = "forward",
+    ):
         self.ckpt = checkpoint
         self.cfg = checkpoint.config
         self.arch: Architecture = checkpoint.architecture
@@ -395,8 +411,17 @@ class _LlamaEmitter:
         self.references = references or {}
         #: The order of each head's q and k features (see gptq.model).
         self.rotary_order = getattr(checkpoint, "rotary", "pairs")
-        # Dynamic sizes, defined by tensor.dim at the top of the function.
-        self.batch, self.seq = "%batch", "%seq"
+        self.mode = mode
+        # Dynamic sizes, defined by tensor.dim at the top of the function:
+        # the batch, the positions computed (one in a decode step), the
+        # first of them (a value in a decode step), and the positions that
+        # attention reads (those before and these).
+        self.batch = "%batch"
+        self.seq: Dim = 1 if mode == "decode" else "%seq"
+        self.start: Dim = "%start" if mode == "decode" else 0
+        self.keys: Dim = "%keys" if mode == "decode" else self.seq
+        #: The KV caches as they stand after the layers emitted so far.
+        self.caches: Optional[List[_Value]] = None
 
     # Building blocks -----------------------------------------------------
 
@@ -447,11 +472,13 @@ class _LlamaEmitter:
         )
         ids_ok = b.fresh("ids_ok")
         b.emit(f"{ids_ok} = tensor.extract {in_range.name}[] : {in_range.type}")
-        b.emit(f'cf.assert {ids_ok}, "forward: token id out of range [0, vocab_size = {cfg.vocab_size})"')
+        b.emit(f'cf.assert {ids_ok}, "{self.mode}: token id out of range [0, vocab_size = {cfg.vocab_size})"')
+        if self.mode == "decode":
+            return  # one token, at a position checked against seq_len
         seq_len = b.scalar("seq_len", str(cfg.seq_len), "index")
         seq_ok = b.fresh("seq_ok")
         b.emit(f"{seq_ok} = arith.cmpi ule, {self.seq}, {seq_len} : index")
-        b.emit(f"cf.assert {seq_ok}, \"forward: sequence longer than the model's seq_len = {cfg.seq_len}\"")
+        b.emit(f"cf.assert {seq_ok}, \"{self.mode}: sequence longer than the model's seq_len = {cfg.seq_len}\"")
 
     def embed(self, tokens: _Value) -> _Value:
         """Gather rows of ``tok_embeddings``: ``[B, S] i32 -> [B, S, dim]``,
@@ -537,7 +564,7 @@ class _LlamaEmitter:
         return self._contract(
             (x, [0, 1, 3]),
             (weight, [2, 3]),
-            [self.batch, self.seq, weight.shape[0]],
+            [x.shape[0], x.shape[1], weight.shape[0]],
             "linear",
             layer_name or weight_name,
         )
@@ -619,6 +646,9 @@ class _LlamaEmitter:
         b.emit(f'{freqs.name} = arith.constant dense<"0x{frequencies.tobytes().hex().upper()}"> : {freqs.type}')
         if arch.dynamic_rope is not None:
             freqs = self.dynamic_frequencies(freqs)
+        position = "%pos = linalg.index 0 : index"
+        if self.start != 0:
+            position = f"%row = linalg.index 0 : index\n%pos = arith.addi %row, {self.start} : index"
         tables = []
         for fn in ("cos", "sin"):
             tables.append(b.generic(
@@ -627,7 +657,7 @@ class _LlamaEmitter:
                 [0, 1],
                 ["parallel", "parallel"],
                 f"""
-                %pos = linalg.index 0 : index
+                {position}
                 %pos_i = arith.index_cast %pos : index to i64
                 %pos_f = arith.sitofp %pos_i : i64 to f32
                 %angle = arith.mulf %pos_f, %f : f32
@@ -657,9 +687,10 @@ class _LlamaEmitter:
         theta = b.scalar("cst", _f32(rope.theta), "f32")
         limit = b.scalar("max_pos", str(rope.max_positions), "index")
         longer = b.fresh("longer")
-        b.emit(f"{longer} = arith.cmpi ugt, {self.seq}, {limit} : index")
+        # The length of the sequence so far, as transformers takes it.
+        b.emit(f"{longer} = arith.cmpi ugt, {self.keys}, {limit} : index")
         seq_i = b.fresh("seq_i")
-        b.emit(f"{seq_i} = arith.index_cast {self.seq} : index to i64")
+        b.emit(f"{seq_i} = arith.index_cast {self.keys} : index to i64")
         seq_f = b.fresh("seq_f")
         b.emit(f"{seq_f} = arith.sitofp {seq_i} : i64 to f32")
         return b.generic(
@@ -687,8 +718,8 @@ class _LlamaEmitter:
         if self.arch.rope_theta is not None:
             return self.angles
         half = self.cfg.head_size // 2
-        cos = self.b.slice(self.cos, [0, 0], [self.seq, half], [self.seq, half])
-        sin = self.b.slice(self.sin, [0, 0], [self.seq, half], [self.seq, half])
+        cos = self.b.slice(self.cos, [self.start, 0], [self.seq, half], [self.seq, half])
+        sin = self.b.slice(self.sin, [self.start, 0], [self.seq, half], [self.seq, half])
         return cos, sin
 
     def rotary(self, x: _Value, heads: Sequence[int]) -> _Value:
@@ -750,20 +781,25 @@ class _LlamaEmitter:
     def attention(self, q: _Value, k: _Value, v: _Value, window: Optional[int] = None) -> _Value:
         """Causal grouped-query attention.
 
-        ``q: [B, S, KV, G, hs]``, ``k, v: [B, S, KV, hs]`` (query head
-        ``kv * G + g`` reads key/value head ``kv``); returns ``[B, S, H * hs]``.
-        With ``window``, position ``s`` sees only ``s - window < t <= s``;
+        ``q: [B, S, KV, G, hs]``, ``k, v: [B, T, KV, hs]`` (query head
+        ``kv * G + g`` reads key/value head ``kv``; the queries are positions
+        ``start .. start + S - 1`` of the keys' ``0 .. T - 1``); returns
+        ``[B, S, H * hs]``. Position ``p`` sees the keys ``t <= p``; with
+        ``window``, only ``p - window < t <= p``;
         scores are soft-capped (``cap * tanh(score / cap)``) when the
         architecture caps them.
         """
         b, cfg, arch = self.b, self.cfg, self.arch
         groups = cfg.n_heads // cfg.n_kv_heads
         kv, hs = cfg.n_kv_heads, cfg.head_size
-        scores_shape = [self.batch, kv, groups, self.seq, self.seq]
+        scores_shape = [self.batch, kv, groups, self.seq, self.keys]
         # Loops (b, kv, g, s, t, d): scores[b, kv, g, s, t] = q[b, s, kv, g, :] . k[b, t, kv, :]
         scores = self._contract((q, [0, 3, 1, 2, 5]), (k, [0, 4, 1, 5]), scores_shape, "scores")
+        query = "%s = linalg.index 3 : index"
+        if self.start != 0:
+            query = f"%row = linalg.index 3 : index\n%s = arith.addi %row, {self.start} : index"
         causal = f"""
-            %s = linalg.index 3 : index
+            {query}
             %t = linalg.index 4 : index
             %visible = arith.cmpi ule, %t, %s : index
             %scaled = arith.mulf %a, {self.scale} : f32
@@ -924,6 +960,8 @@ class _LlamaEmitter:
         q = self.rotary(q, [cfg.n_kv_heads, groups])
         k = self.rotary(k, [cfg.n_kv_heads])
         v = self.heads(v, [cfg.n_kv_heads])
+        if self.caches is not None:
+            k, v = self.cached(layer, k, v)
         mixed = self.attention(q, k, v, arch.window(layer))
         out = self.linear(mixed, f"{prefix}.attention.wo")
         if arch.post_norms:
@@ -934,6 +972,74 @@ class _LlamaEmitter:
         if arch.post_norms:
             out = self.rmsnorm(out, f"{prefix}.ffn_post_norm")
         return self.add(x, out)
+
+    # KV caches --------------------------------------------------------------
+
+    def cache_shape(self) -> List[Dim]:
+        """``[layers, batch, positions, kv heads, head size]``."""
+        cfg = self.cfg
+        return [cfg.n_layers, "%cache_batch", "%cache_len", cfg.n_kv_heads, cfg.head_size]
+
+    def cache_type(self) -> str:
+        return _tensor(self.cache_shape()).replace("tensor<", "memref<", 1)
+
+    def open_caches(self) -> None:
+        """The caches (``%k_cache``, ``%v_cache``, written in place) as
+        tensors, after checking their sizes against the tokens'."""
+        b = self.b
+        shape = self.cache_shape()
+        self.caches = []
+        for name in ("%k_cache", "%v_cache"):
+            value = _Value(b.fresh("cache"), shape)
+            b.emit(f"{value.name} = bufferization.to_tensor {name} restrict writable : {self.cache_type()} to {value.type}")
+            self.caches.append(value)
+        cache_type = self.cache_type()
+        b.emit(f"%cache_batch = memref.dim %k_cache, {self.c1} : {cache_type}")
+        c2 = b.scalar("c", "2", "index")
+        b.emit(f"%cache_len = memref.dim %k_cache, {c2} : {cache_type}")
+        for dim, what in ((self.c1, "batch"), (c2, "positions")):
+            other = b.fresh("v_dim")
+            b.emit(f"{other} = memref.dim %v_cache, {dim} : {cache_type}")
+            same = b.fresh("same")
+            b.emit(f"{same} = arith.cmpi eq, {other}, {'%cache_batch' if what == 'batch' else '%cache_len'} : index")
+            b.emit(f'cf.assert {same}, "{self.mode}: the k and v caches differ in {what}"')
+        ok = b.fresh("batch_ok")
+        b.emit(f"{ok} = arith.cmpi eq, %cache_batch, {self.batch} : index")
+        b.emit(f'cf.assert {ok}, "{self.mode}: the KV caches hold another batch size than the tokens"')
+        fits = b.fresh("fits")
+        b.emit(f"{fits} = arith.cmpi ule, {self.keys}, %cache_len : index")
+        b.emit(f'cf.assert {fits}, "{self.mode}: the positions run past the KV caches\' length"')
+
+    def cached(self, layer: int, k: _Value, v: _Value) -> Tuple[_Value, _Value]:
+        """Store ``k`` and ``v`` (``[B, S, KV, hs]``) at positions ``start ..
+        start + S - 1`` of ``layer``'s caches; return what attention reads:
+        ``k`` and ``v`` themselves in a prefill (no earlier positions), the
+        caches' positions ``0 .. start`` in a decode step."""
+        b, cfg = self.b, self.cfg
+        updated = []
+        for cache, new in zip(self.caches, (k, v)):
+            name = b.fresh("cache")
+            offsets = ", ".join(map(str, [layer, 0, self.start, 0, 0]))
+            sizes = ", ".join(map(str, [1, self.batch, self.seq, cfg.n_kv_heads, cfg.head_size]))
+            b.emit(
+                f"{name} = tensor.insert_slice {new.name} into {cache.name}[{offsets}] [{sizes}] [1, 1, 1, 1, 1] "
+                f": {new.type} into {cache.type}"
+            )
+            updated.append(_Value(name, cache.shape))
+        self.caches = updated
+        if self.mode == "prefill":
+            return k, v
+        shape = [self.batch, self.keys, cfg.n_kv_heads, cfg.head_size]
+        return tuple(
+            b.slice(cache, [layer, 0, 0, 0, 0], [1, *shape], shape) for cache in updated
+        )
+
+    def close_caches(self) -> None:
+        for cache, name in zip(self.caches, ("%k_cache", "%v_cache")):
+            self.b.emit(
+                f"bufferization.materialize_in_destination {cache.name} in restrict writable {name} "
+                f": ({cache.type}, {self.cache_type()}) -> ()"
+            )
 
     def softcap(self, x: _Value, cap: float) -> _Value:
         """``cap * tanh(x / cap)`` elementwise (Gemma 2's final logits)."""
@@ -955,15 +1061,45 @@ class _LlamaEmitter:
 
     # The function ---------------------------------------------------------
 
-    def build(self, parameters: Optional[Union[str, List[str]]] = None) -> str:
-        """The module's text; ``parameters`` names its parameter archive (or
-        archives, searched in order)."""
+    def _function(self) -> List[str]:
+        """The text of this emitter's entry function."""
         b, cfg = self.b, self.cfg
         self._constants()
-        tokens = _Value("%tokens", [self.batch, self.seq], "i32")
-        b.emit(f"{self.batch} = tensor.dim %tokens, {self.c0} : {tokens.type}")
-        b.emit(f"{self.seq} = tensor.dim %tokens, {self.c1} : {tokens.type}")
+        if self.mode == "decode":
+            signature = (
+                f"func.func @decode(%tokens: tensor<?xi32>, %position: i64, %k_cache: {self.cache_type()}, "
+                f"%v_cache: {self.cache_type()}) -> tensor<?x?xf32>"
+            )
+            b.emit(f"{self.batch} = tensor.dim %tokens, {self.c0} : tensor<?xi32>")
+            tokens = b.reshape("expand", _Value("%tokens", [self.batch], "i32"), [[0, 1]], [self.batch, 1])
+            zero = b.scalar("c", "0", "i64")
+            limit = b.scalar("seq_len", str(cfg.seq_len), "i64")
+            in_range = b.fresh("pos_ok")
+            b.emit(f"{in_range} = arith.cmpi sge, %position, {zero} : i64")
+            below = b.fresh("pos_ok")
+            b.emit(f"{below} = arith.cmpi slt, %position, {limit} : i64")
+            both = b.fresh("pos_ok")
+            b.emit(f"{both} = arith.andi {in_range}, {below} : i1")
+            b.emit(f'cf.assert {both}, "decode: position out of range [0, seq_len = {cfg.seq_len})"')
+            b.emit(f"{self.start} = arith.index_cast %position : i64 to index")
+            b.emit(f"{self.keys} = arith.addi {self.start}, {self.c1} : index")
+        else:
+            tokens = _Value("%tokens", [self.batch, self.seq], "i32")
+            b.emit(f"{self.batch} = tensor.dim %tokens, {self.c0} : {tokens.type}")
+            b.emit(f"{self.seq} = tensor.dim %tokens, {self.c1} : {tokens.type}")
+            if self.mode == "forward":
+                signature = "func.func @forward(%tokens: tensor<?x?xi32>) -> tensor<?x?x?xf32>"
+            else:
+                signature = (
+                    f"func.func @prefill(%tokens: tensor<?x?xi32>, %k_cache: {self.cache_type()}, "
+                    f"%v_cache: {self.cache_type()}) -> tensor<?x?xf32>"
+                )
+                some = b.fresh("some")
+                b.emit(f"{some} = arith.cmpi ugt, {self.seq}, {self.c0} : index")
+                b.emit(f'cf.assert {some}, "prefill: no tokens"')
         self.check_tokens(tokens)
+        if self.mode != "forward":
+            self.open_caches()
         if self.arch.rope_theta is not None:
             self.rope_angles()
         else:
@@ -972,13 +1108,45 @@ class _LlamaEmitter:
         x = self.embed(tokens)
         for layer in range(cfg.n_layers):
             x = self.block(x, layer)
+        if self.mode != "forward":
+            # The logits of the last position only.
+            last: Dim = 0
+            if self.mode == "prefill":
+                last = b.fresh("last")
+                b.emit(f"{last} = arith.subi {self.seq}, {self.c1} : index")
+            x = b.slice(x, [0, last, 0], [self.batch, 1, cfg.dim], [self.batch, 1, cfg.dim])
         x = self.rmsnorm(x, "norm")
         logits = self.linear(x, self.ckpt.classifier_name, "output")
         if self.arch.final_softcap is not None:
             logits = self.softcap(logits, self.arch.final_softcap)
         result = b.fresh("logits")
-        b.emit(f"{result} = tensor.cast {logits.name} : {logits.type} to tensor<?x?x?xf32>")
-        b.emit(f"return {result} : tensor<?x?x?xf32>")
+        if self.mode == "forward":
+            b.emit(f"{result} = tensor.cast {logits.name} : {logits.type} to tensor<?x?x?xf32>")
+            b.emit(f"return {result} : tensor<?x?x?xf32>")
+        else:
+            rows = b.reshape("collapse", logits, [[0, 1], [2]], [self.batch, logits.shape[2]])
+            b.emit(f"{result} = tensor.cast {rows.name} : {rows.type} to tensor<?x?xf32>")
+            self.close_caches()
+            b.emit(f"return {result} : tensor<?x?xf32>")
+        return [f"  {signature} {{", *b.lines, "  }"]
+
+    def build(
+        self,
+        parameters: Optional[Union[str, List[str]]] = None,
+        entries: Sequence[str] = ENTRIES,
+    ) -> str:
+        """The module's text, with the functions ``entries`` (this emitter's
+        mode first); ``parameters`` names its parameter archive (or
+        archives, searched in order). ``self.b.resources`` then holds every
+        function's resources."""
+        cfg = self.cfg
+        functions = []
+        for mode in entries:
+            emitter = self if mode == self.mode else _LlamaEmitter(self.ckpt, self.references, mode)
+            functions.extend(emitter._function())
+            if emitter is not self:
+                for name, array in emitter.b.resources.items():
+                    self.b.resources.setdefault(name, array)
         attributes = f"{MODEL_ATTRIBUTE} = {model_attribute(cfg, self.rotary_order)}"
         for name, value in self.ckpt.module_attributes().items():
             attributes += f", {name} = {value}"
@@ -986,15 +1154,7 @@ class _LlamaEmitter:
             attributes += f", {PARAMETERS_ATTRIBUTE} = {mlir_string(parameters)}"
         elif parameters is not None:
             attributes += f", {PARAMETERS_ATTRIBUTE} = [{', '.join(map(mlir_string, parameters))}]"
-        return "\n".join(
-            [
-                f"module attributes {{{attributes}}} {{",
-                "  func.func @forward(%tokens: tensor<?x?xi32>) -> tensor<?x?x?xf32> {",
-                *b.lines,
-                "  }",
-                "}",
-            ]
-        )
+        return "\n".join([f"module attributes {{{attributes}}} {{", *functions, "}"])
 
 
 def _write_resources(handle, resources: Dict[str, np.ndarray]) -> None:

@@ -11,7 +11,7 @@ import re
 import stat
 import sys
 from pathlib import Path
-from typing import Any, Callable, Collection, Dict, List, Optional, TextIO, Union
+from typing import Any, Callable, Collection, Dict, List, Optional, TextIO, Tuple, Union
 
 import numpy as np
 
@@ -131,12 +131,39 @@ def _check_forward(path: Path, description: Dict[str, Any]) -> None:
         )
 
 
+def _cache_shape(description: Dict[str, Any]) -> Optional[Tuple[int, int, int]]:
+    """``(layers, kv heads, head size)`` of the KV caches when the module has
+    ``@prefill`` and ``@decode`` as the importers write them (see
+    :data:`gptq_mlir.importer.ENTRIES`); None otherwise."""
+    functions = {function["name"]: function for function in description["functions"]}
+    prefill, decode = functions.get("prefill"), functions.get("decode")
+    if prefill is None or decode is None or "error" in prefill or "error" in decode:
+        return None
+    expected = {
+        "prefill": [("tensor", "int32", 2), ("memref", "float32", 5), ("memref", "float32", 5)],
+        "decode": [("tensor", "int32", 1), ("scalar", "int64", 0), ("memref", "float32", 5), ("memref", "float32", 5)],
+    }
+    for name, function in (("prefill", prefill), ("decode", decode)):
+        found = [(spec["kind"], spec["dtype"], len(spec["shape"])) for spec in function["inputs"]]
+        results = [(spec["dtype"], len(spec["shape"])) for spec in function["results"]]
+        if found != expected[name] or results != [("float32", 2)]:
+            return None
+    shape = prefill["inputs"][1]["shape"]
+    if None in (shape[0], shape[3], shape[4]) or any(spec["shape"] != shape for spec in
+                                                     prefill["inputs"][1:] + decode["inputs"][2:]):
+        return None
+    return shape[0], shape[3], shape[4]
+
+
 class Model:
-    """An MLIR module with ``@forward(tokens [B, S] i32) -> logits [B, S, V] f32``.
+    """An MLIR module with ``@forward(tokens [B, S] i32) -> logits [B, S, V] f32``,
+    and, when the importers wrote it, ``@prefill`` and ``@decode`` over KV
+    caches (:attr:`cache_shape`).
 
     Opening one parses the module (no compilation): GPTQError if it does not verify or has no such
     ``@forward``. ``seq_len`` and ``vocab_size`` come from its ``gptq.model``
-    attribute, None when it has none.
+    attribute, None when it has none. Entries are compiled on their first
+    call in the process and kept (:mod:`gptq_mlir.native`).
     """
 
     def __init__(self, path: Union[str, os.PathLike]):
@@ -148,6 +175,36 @@ class Model:
         attributes = description["model"] or {}
         self.seq_len: Optional[int] = attributes.get("seq_len")
         self.vocab_size: Optional[int] = attributes.get("vocab_size")
+        #: ``(layers, kv heads, head size)`` of the KV caches of ``@prefill``
+        #: and ``@decode``; None when the module has no such entries.
+        self.cache_shape = _cache_shape(description)
+
+    def new_caches(self, batch: int, positions: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Zeroed key and value caches ``[layers, batch, positions, kv heads,
+        head size]`` for :meth:`prefill` and :meth:`decode`."""
+        if self.cache_shape is None:
+            raise GPTQError(f"{self.path} has no @prefill and @decode: re-import it to generate with a KV cache")
+        layers, heads, size = self.cache_shape
+        shape = (layers, batch, positions, heads, size)
+        return np.zeros(shape, np.float32), np.zeros(shape, np.float32)
+
+    def prefill(self, tokens: np.ndarray, caches: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """Logits ``[B, V]`` of the last position of ``tokens`` ``[B, S]``;
+        their keys and values written to positions ``0 .. S - 1`` of
+        ``caches`` (in place)."""
+        tokens = self.check_tokens(tokens)
+        (logits,) = runner.run_function(self.path, [tokens, *caches], entry="prefill")
+        return logits
+
+    def decode(self, tokens: np.ndarray, position: int, caches: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """Logits ``[B, V]`` of one token per sequence (``tokens`` ``[B]``) at
+        ``position``, which reads the caches' positions before it and
+        writes its own key and value there (in place)."""
+        tokens = self.check_tokens(np.asarray(tokens).reshape(-1, 1))[:, 0]
+        (logits,) = runner.run_function(
+            self.path, [tokens, np.array(position, np.int64), *caches], entry="decode"
+        )
+        return logits
 
     def check_tokens(self, tokens: np.ndarray) -> np.ndarray:
         """``tokens`` as a ``[B, S]`` int32 array; GPTQError if it cannot be run."""
@@ -178,33 +235,83 @@ class Model:
         return logits
 
 
+class Sampler:
+    """How the next token is picked from a position's logits: the arg-max
+    (``temperature`` 0, the default), or a draw from ``softmax(logits /
+    temperature)`` restricted to the most likely tokens whose probabilities
+    sum to ``top_p`` (nucleus sampling), from a generator seeded with
+    ``seed``, so that a run repeats."""
+
+    def __init__(self, temperature: float = 0.0, top_p: float = 1.0, seed: int = 0):
+        if not (temperature >= 0 and math.isfinite(temperature)):
+            raise GPTQError(f"temperature must be a finite number >= 0, got {temperature}")
+        if not (0 < top_p <= 1):
+            raise GPTQError(f"top-p must lie in (0, 1], got {top_p}")
+        self.temperature, self.top_p = temperature, top_p
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, logits: np.ndarray) -> int:
+        if self.temperature == 0:
+            return int(np.argmax(logits))
+        scores = logits.astype(np.float64) / self.temperature
+        probs = np.exp(scores - scores.max())
+        probs /= probs.sum()
+        order = np.argsort(-probs, kind="stable")
+        if self.top_p < 1:
+            cumulative = np.cumsum(probs[order])
+            keep = int(np.searchsorted(cumulative, self.top_p)) + 1
+            order = order[:keep]
+        picked = probs[order] / probs[order].sum()
+        return int(order[self.rng.choice(len(order), p=picked)])
+
+
 def generate(
     model: Model,
     steps: int,
     prompt: Optional[List[int]] = None,
     on_token: Optional[Callable[[int, int], None]] = None,
     stop: Collection[int] = (BOS, EOS),
+    sampler: Optional[Sampler] = None,
+    use_cache: Optional[bool] = None,
 ) -> List[int]:
-    """Greedy decoding: append the arg-max token ``steps`` times.
+    """Append up to ``steps`` tokens, each picked by ``sampler`` (default:
+    the arg-max) from the logits of the last position.
 
-    Starts from ``prompt`` (default: llama2.c's BOS) and recomputes the whole
-    prefix with one call of ``@forward`` per step. Stops early at a token of
-    ``stop`` (default llama2.c's BOS and EOS, the end of a story; a
-    tokenizer's ``stop_ids``) or at the model's ``seq_len``.
-    ``on_token(previous, token)`` is called for each new token. Returns the
-    full sequence, prompt included.
+    Starts from ``prompt`` (default: llama2.c's BOS). With a KV cache (the
+    default when the module has ``@prefill`` and ``@decode``; ``use_cache``
+    False forces the other way), the prompt runs once through ``@prefill``
+    and each new token through ``@decode``, which computes that token only;
+    without, each step recomputes the whole prefix with ``@forward``. Both
+    give the same tokens. Stops early at a token of ``stop`` (default
+    llama2.c's BOS and EOS, the end of a story; a tokenizer's
+    ``stop_ids``) or at the model's ``seq_len``. ``on_token(previous,
+    token)`` is called for each new token as it is made. Returns the full
+    sequence, prompt included.
     """
+    sampler = sampler or Sampler()
     tokens = list(prompt) if prompt else [BOS]
-    for _ in range(steps):
-        if model.seq_len is not None and len(tokens) >= model.seq_len:
-            break
-        logits = model.logits(np.asarray([tokens], dtype=np.int32))
-        token = int(np.argmax(logits[0, -1]))
+    limit = len(tokens) + steps
+    if model.seq_len is not None:
+        limit = min(limit, model.seq_len)
+    if len(tokens) >= limit:
+        return tokens
+    cached = model.cache_shape is not None if use_cache is None else use_cache
+    if cached:
+        caches = model.new_caches(1, limit)
+        logits = model.prefill(np.asarray([tokens], dtype=np.int32), caches)[0]
+    while True:
+        if not cached:
+            logits = model.logits(np.asarray([tokens], dtype=np.int32))[0, -1]
+        token = sampler(logits)
         if token in stop:
             break
         if on_token is not None:
             on_token(tokens[-1], token)
         tokens.append(token)
+        if len(tokens) >= limit:
+            break
+        if cached:
+            logits = model.decode(np.asarray([token], dtype=np.int32), len(tokens) - 1, caches)[0]
     return tokens
 
 

@@ -170,7 +170,8 @@ class NativeModule:
         cache = None if cache_dir is None else os.fsencode(cache_dir)
         _check(self._lib, self._lib.gptqModuleOpen(os.fsencode(self.path), cache, ctypes.byref(handle)))
         self._handle = handle.value
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._signatures: Dict[str, List[str]] = {}
 
     def close(self) -> None:
         if getattr(self, "_handle", None):
@@ -203,11 +204,30 @@ class NativeModule:
             _check(self._lib, self._lib.gptqModuleCompile(self._live(), entry.encode(), ctypes.byref(seconds)))
         return seconds.value
 
+    def _kinds(self, entry: str) -> List[str]:
+        """The kind of each argument of ``entry``: tensor, memref or scalar."""
+        if entry not in self._signatures:
+            (function,) = self.describe(entry)["functions"]
+            self._signatures[entry] = [spec["kind"] for spec in function["inputs"]]
+        return self._signatures[entry]
+
     def call(self, entry: str, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
-        """``entry``'s results on ``inputs`` (C-order arrays; others are
-        copied once to C order). bfloat16 arguments are passed as uint16
-        arrays of their bits only where the entry takes bfloat16."""
-        arrays = [np.ascontiguousarray(array) for array in inputs]
+        """``entry``'s results on ``inputs``. Tensor arguments are read in
+        place when C-ordered (others are copied once to C order); memref
+        arguments are written in place, so they must be C-ordered, writable
+        arrays of the entry's dtype (a KV cache that each call updates)."""
+        kinds = self._kinds(entry)
+        arrays = []
+        for index, array in enumerate(inputs):
+            if index < len(kinds) and kinds[index] == "memref":
+                if not isinstance(array, np.ndarray) or not array.flags.c_contiguous or not array.flags.writeable:
+                    raise GPTQError(
+                        f"@{entry}: argument #{index} is written in place: pass a C-ordered, writable NumPy array"
+                    )
+                arrays.append(array)
+            else:
+                # (np.ascontiguousarray would make a scalar an array of one.)
+                arrays.append(np.require(np.asarray(array), requirements="C"))
         buffers = (_Buffer * max(len(arrays), 1))()
         shapes = []
         for index, array in enumerate(arrays):

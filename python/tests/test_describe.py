@@ -28,6 +28,10 @@ def synthetic_mlir(tmp_path_factory):
     return ckpt.config, path
 
 
+#: The KV caches of stories260K: [layers, batch, positions, kv heads, head size].
+CACHE = {"kind": "memref", "dtype": "float32", "shape": [5, None, None, 4, 8]}
+
+
 def test_describe_stories260k(gptq_run, stories_mlir):
     """The whole description of the real model, from a parse (nothing compiled)."""
     description = runner.describe(stories_mlir)
@@ -38,7 +42,18 @@ def test_describe_stories260k(gptq_run, stories_mlir):
                 "name": "forward",
                 "inputs": [{"kind": "tensor", "dtype": "int32", "shape": [None, None]}],
                 "results": [{"kind": "tensor", "dtype": "float32", "shape": [None, None, None]}],
-            }
+            },
+            {
+                "name": "prefill",
+                "inputs": [{"kind": "tensor", "dtype": "int32", "shape": [None, None]}, CACHE, CACHE],
+                "results": [{"kind": "tensor", "dtype": "float32", "shape": [None, None]}],
+            },
+            {
+                "name": "decode",
+                "inputs": [{"kind": "tensor", "dtype": "int32", "shape": [None]},
+                           {"kind": "scalar", "dtype": "int64", "shape": []}, CACHE, CACHE],
+                "results": [{"kind": "tensor", "dtype": "float32", "shape": [None, None]}],
+            },
         ],
     }
 
@@ -48,7 +63,7 @@ def test_describe_entry(gptq_run, synthetic_mlir):
     description = runner.describe(path, entry="forward")
     assert [f["name"] for f in description["functions"]] == ["forward"]
     assert description["model"]["vocab_size"] == cfg.vocab_size
-    with pytest.raises(GPTQError, match=r"no function 'main' in the module \(functions: forward\)"):
+    with pytest.raises(GPTQError, match=r"no function 'main' in the module \(functions: forward, prefill, decode\)"):
         runner.describe(path, entry="main")
 
 

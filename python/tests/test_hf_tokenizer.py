@@ -306,7 +306,8 @@ def test_generate_stops_at_any_eos_id(gptq_run, stories_mlir, trained, tmp_path,
     stop_at = next(i for i, token in enumerate(generated) if i >= 2 and token not in generated[:i])
     folder = _write_folder(tmp_path / "tok", trained, {"bos_token": BOS_TEXT},
                            {"eos_token_id": [EOS, generated[stop_at]]})
-    assert main(["generate", "--model", str(stories_mlir), "--tokenizer", str(folder), "--steps", "6"]) == 0
+    assert main(["generate", "--model", str(stories_mlir), "--tokenizer", str(folder), "--steps", "6",
+                 "--verbose"]) == 0
     captured = capsys.readouterr()
     assert captured.out == trained.decode(reference[: 1 + stop_at], skip_special_tokens=True) + "\n"
     assert f"generate: {stop_at}/6 tokens" in captured.err and f"generate: {stop_at + 1}/6" not in captured.err

@@ -51,8 +51,9 @@ def test_stories260k_module(stories_mlir, checkpoint_path, mlir_opt, gptq_run):
             )
             contraction = re.search(rf'= linalg\.generic .*\n(?:.*\n)*?.*\}} -> .* loc\("{re.escape(name)}"\)', text)
             assert contraction, name
-    assert text.count('loc("output")') == 1
-    assert text.count("dense_resource<tok_embeddings>") == 1
+    # Once in each entry: forward, prefill, decode.
+    assert text.count('loc("output")') == 3
+    assert text.count("dense_resource<tok_embeddings>") == 3
     blobs = _resources(text)
     assert set(blobs) == set(ckpt.weights)
     for name, array in ckpt.weights.items():
@@ -184,7 +185,7 @@ def test_external_weights_round_trip(tmp_path, checkpoint_path, stories_mlir, gp
     text = output.read_text()
     assert 'gptq.parameters = "stories.weights.npz"' in text
     assert "dialect_resources" not in text
-    assert len(text) < stories_mlir.stat().st_size / 10
+    assert len(text) < stories_mlir.stat().st_size / 5
     ckpt = llama2c.read_checkpoint(checkpoint_path)
     with np.load(weights) as archive:
         assert set(archive.files) == set(ckpt.weights)

@@ -5,6 +5,7 @@ skip only when it is not built.
 """
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -88,7 +89,12 @@ def test_generate_command(gptq_run, stories_mlir, tokenizer_path, capsys):
     assert main(["generate", "--model", str(stories_mlir), "--tokenizer", str(tokenizer_path), "--steps", "2"]) == 0
     out = capsys.readouterr()
     assert out.out == "Once upon\n"
-    assert "generate: 2/2 tokens" in out.err
+    assert out.err == ""
+    assert main(["generate", "--model", str(stories_mlir), "--tokenizer", str(tokenizer_path), "--steps", "2",
+                 "--verbose"]) == 0
+    out = capsys.readouterr()
+    assert out.out == "Once upon\n"
+    assert re.search(r"generate: 2/2 tokens, [0-9.]+ tokens/s", out.err), out.err
 
 
 def test_perplexity_matches_oracle(gptq_run, stories_mlir, checkpoint_path, tokenizer_path, text_path, capsys):

@@ -98,7 +98,7 @@ def test_bad_arguments_are_errors(gptq_run, tiny, arguments, message):
 
 
 def test_bad_modules_and_entries_are_errors(gptq_run, tiny, tmp_path):
-    with pytest.raises(GPTQError, match=r"no function 'main' in the module \(functions: forward\)"):
+    with pytest.raises(GPTQError, match=r"no function 'main' in the module \(functions: forward, prefill, decode\)"):
         native.open_module(tiny).call("main", [])
     bad = tmp_path / "bad.mlir"
     bad.write_text("func.func @f( {\n")

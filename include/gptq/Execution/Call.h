@@ -61,22 +61,24 @@ struct PackedEntry {
 };
 
 /// Calls `entry` on `args`, checked against its inputs (dtype, rank, static
-/// sizes, byte counts), with `weights` after them; memref arguments are
-/// copied first, since the code may write them. A failed run-time check of
-/// the code comes back as the error. `names` (optional) label the inputs in
-/// diagnostics.
+/// sizes, byte counts), with `weights` after them. Memref arguments, which
+/// the code may write, are copied first, unless `writeMemRefsInPlace`: then
+/// the code writes the caller's own buffers (a cache that each call
+/// updates). A failed run-time check of the code comes back as the error.
+/// `names` (optional) label the inputs in diagnostics.
 llvm::Expected<std::vector<NpyArray>>
 callPackedEntry(const PackedEntry &entry, llvm::ArrayRef<EntryWeight> weights,
                 const std::vector<NpyArray> &args,
-                const std::vector<std::string> &names = {});
+                const std::vector<std::string> &names = {},
+                bool writeMemRefsInPlace = false);
 
 /// Makes `call` `repeat` times (at least once), appending each call's
 /// seconds to `seconds`; returns the last call's results, or the first
 /// error.
-llvm::Expected<std::vector<NpyArray>> callRepeatedly(
-    unsigned repeat,
-    llvm::function_ref<llvm::Expected<std::vector<NpyArray>>()> call,
-    std::vector<double> &seconds);
+llvm::Expected<std::vector<NpyArray>>
+callRepeatedly(unsigned repeat,
+               llvm::function_ref<llvm::Expected<std::vector<NpyArray>>()> call,
+               std::vector<double> &seconds);
 
 /// Whether `device` names where compiled code can run: "cpu", "cuda" or
 /// "cuda-emulated" (the CUDA path's kernels run on the host's cores);

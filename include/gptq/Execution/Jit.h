@@ -210,9 +210,12 @@ public:
   const PackedEntry &entry() const { return packed; }
 
   /// Calls the function. `names` (optional) label inputs in diagnostics.
+  /// Memref arguments are copied first, unless `writeMemRefsInPlace` (see
+  /// callPackedEntry).
   llvm::Expected<std::vector<NpyArray>>
   call(const std::vector<NpyArray> &args,
-       const std::vector<std::string> &names = {}) const;
+       const std::vector<std::string> &names = {},
+       bool writeMemRefsInPlace = false) const;
 
   /// Seconds spent lowering and compiling (or loading cached code).
   double compileSeconds() const { return compileTime; }

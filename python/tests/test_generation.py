@@ -1,0 +1,182 @@
+"""Generation with a KV cache: the importers' @prefill and @decode against
+the recomputing @forward.
+
+For stories260K (float32 and 4-bit), a tiny synthetic model in batches and
+every Hugging Face architecture import-hf reads: greedy tokens through
+@prefill + @decode are exactly those of @forward, and the logits of every
+step agree with @forward's at that position to 1e-5 relative (one @forward
+of the finished sequence gives every position's logits, since a position
+reads only the tokens up to it). Bad caches, positions and tokens are
+errors naming them; sampling repeats with its seed.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hf_models
+from conftest import synthetic_checkpoint
+from gptq_mlir import importer, runner
+from gptq_mlir.cli import main
+from gptq_mlir.errors import GPTQError
+from gptq_mlir.model import Model, Sampler, generate
+from gptq_mlir.tokenizer import BOS, EOS
+from hf_models import CONFIGS
+
+TOLERANCE = 1e-5
+
+
+def relative(ours: np.ndarray, theirs: np.ndarray) -> float:
+    return float(np.abs(ours - theirs).max() / np.abs(theirs).max())
+
+
+def check_against_forward(model: Model, prompt: np.ndarray, steps: int, capacity: int = 0) -> np.ndarray:
+    """Greedy steps through the cache from ``prompt`` ``[B, S]``; each
+    step's logits and token checked against one @forward of the result.
+    Returns the sequences."""
+    batch, length = prompt.shape
+    caches = model.new_caches(batch, capacity or length + steps)
+    step_logits = [model.prefill(prompt, caches)]
+    sequence = prompt
+    for _ in range(steps):
+        token = step_logits[-1].argmax(-1).astype(np.int32)
+        sequence = np.concatenate([sequence, token[:, None]], axis=1)
+        if len(step_logits) < steps:
+            step_logits.append(model.decode(token, sequence.shape[1] - 1, caches))
+    full = model.logits(sequence)
+    for step, logits in enumerate(step_logits):
+        position = length - 1 + step
+        assert relative(logits, full[:, position]) < TOLERANCE, f"step {step}"
+        assert np.array_equal(logits.argmax(-1), full[:, position].argmax(-1)), f"step {step}"
+    return sequence
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("generation") / "tiny.mlir"
+    importer.write_module(synthetic_checkpoint(seed=5, n_kv_heads=2, seq_len=24), path)
+    return path
+
+
+def test_stories260k_greedy_tokens_are_forwards(gptq_run, stories_mlir):
+    model = Model(stories_mlir)
+    cached = generate(model, 40, [BOS], stop=())
+    recomputed = generate(model, 40, [BOS], stop=(), use_cache=False)
+    assert cached == recomputed and len(cached) == 41
+    check_against_forward(model, np.asarray([cached[:9]], np.int32), 12)
+
+
+def test_stories260k_4bit(gptq_run, gptq_opt, stories_mlir, tmp_path):
+    """The rewrite gives @prefill and @decode the quantized weights of
+    @forward: the same tokens, and logits that differ from float32's."""
+    quantized = tmp_path / "q4.mlir"
+    runner.run_opt(stories_mlir, quantized, ["--gptq-quantize-model=method=rtn bits=4 group-size=32"])
+    text = quantized.read_text()
+    for entry in ("forward", "prefill", "decode"):
+        body = text[text.index(f"func.func @{entry}"):]
+        assert "gptq.dequantize" in body[: body.index("\n  }")], entry
+    model = Model(quantized)
+    prompt = np.asarray([generate(model, 6, [BOS], stop=())], np.int32)
+    sequence = check_against_forward(model, prompt, 10)
+    assert sequence.tolist()[0] == generate(model, 16, [BOS], stop=(), use_cache=False)
+    float_logits = Model(stories_mlir).logits(sequence)
+    assert relative(model.logits(sequence), float_logits) > 1e-3
+
+
+def test_batches_and_room_to_spare(gptq_run, tiny):
+    """Sequences of a batch decode together; caches longer than needed and
+    one that is exactly full both work."""
+    model = Model(tiny)
+    prompt = np.random.default_rng(3).integers(0, 37, size=(3, 5)).astype(np.int32)
+    check_against_forward(model, prompt, 7, capacity=24)
+    check_against_forward(model, prompt[:1], 19)  # fills all 24 positions
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_hugging_face_architectures(gptq_run, tmp_path, name):
+    """Rotary scaling, sliding windows (the prompt and the steps run past
+    them), biases, fused layers, head norms and soft caps in @decode as in
+    @forward."""
+    if CONFIGS[name]["model_type"] != "qwen3":
+        pytest.importorskip("transformers", reason="transformers is not installed (scripts/test-deps.sh installs it)")
+    folder = hf_models.write_checkpoint(name, tmp_path / "ckpt")
+    assert main(["import-hf", str(folder), "-o", str(tmp_path / "model.mlir")]) == 0
+    model = Model(tmp_path / "model.mlir")
+    prompt = np.random.default_rng(len(name)).integers(0, 256, size=(2, 20)).astype(np.int32)
+    check_against_forward(model, prompt, 24)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda a: dict(a, position=12), r"decode: the positions run past the KV caches' length"),
+        (lambda a: dict(a, position=24), r"decode: position out of range \[0, seq_len = 24\)"),
+        (lambda a: dict(a, position=-1), r"decode: position out of range \[0, seq_len = 24\)"),
+        (lambda a: dict(a, tokens=np.array([37, 0], np.int32)), r"decode: token id out of range \[0, vocab_size = 37\)"),
+        (lambda a: dict(a, tokens=np.array([1], np.int32)),
+         r"decode: the KV caches hold another batch size than the tokens"),
+        (lambda a: dict(a, v=np.zeros((2, 2, 10, 2, 4), np.float32)), r"decode: the k and v caches differ in positions"),
+        (lambda a: dict(a, k=np.zeros((2, 2, 12, 2, 8), np.float32)),
+         r"@decode: argument #2: expected float32 \[2, \?, \?, 2, 4\], found float32 \[2, 2, 12, 2, 8\]"),
+        (lambda a: dict(a, k=a["k"].astype(np.float64)), r"@decode: argument #2: expected float32"),
+        (lambda a: dict(a, k=np.asfortranarray(a["k"])), r"@decode: argument #2 is written in place"),
+    ],
+)
+def test_bad_decode_inputs_are_errors(gptq_run, tiny, change, message):
+    model = Model(tiny)
+    k, v = model.new_caches(2, 12)
+    arguments = change({"tokens": np.array([1, 2], np.int32), "position": 3, "k": k, "v": v})
+    with pytest.raises(GPTQError, match=message):
+        runner.run_function(
+            tiny, [arguments["tokens"], np.array(arguments["position"], np.int64), arguments["k"], arguments["v"]],
+            entry="decode",
+        )
+    # Nothing written, and the model still runs.
+    assert not k.any() and not v.any()
+    model.prefill(np.array([[1, 2]] * 2, np.int32), (k, v))
+    assert k[:, :, :2].any() and not k[:, :, 2:].any()
+
+
+def test_bad_prefill_inputs_are_errors(gptq_run, tiny):
+    model = Model(tiny)
+    with pytest.raises(GPTQError, match=r"prefill: the positions run past the KV caches' length"):
+        model.prefill(np.ones((1, 6), np.int32), model.new_caches(1, 5))
+    with pytest.raises(GPTQError, match=r"prefill: sequence longer than the model's seq_len = 24"):
+        runner.run_function(tiny, [np.ones((1, 25), np.int32), *model.new_caches(1, 30)], entry="prefill")
+    with pytest.raises(GPTQError, match=r"prefill: no tokens"):
+        runner.run_function(tiny, [np.ones((1, 0), np.int32), *model.new_caches(1, 4)], entry="prefill")
+
+
+def test_sampling_repeats_with_its_seed(gptq_run, stories_mlir):
+    model = Model(stories_mlir)
+    first = generate(model, 24, [BOS], sampler=Sampler(0.9, 0.95, seed=7), stop=(BOS, EOS))
+    again = generate(model, 24, [BOS], sampler=Sampler(0.9, 0.95, seed=7), stop=(BOS, EOS))
+    other = generate(model, 24, [BOS], sampler=Sampler(0.9, 0.95, seed=8), stop=(BOS, EOS))
+    greedy = generate(model, 24, [BOS], stop=(BOS, EOS))
+    assert first == again
+    assert first != other or first != greedy
+    # A nucleus this small holds the most likely token alone: greedy.
+    assert generate(model, 24, [BOS], sampler=Sampler(1.0, 1e-6, seed=3), stop=(BOS, EOS)) == greedy
+
+
+def test_sampler_arguments_are_checked():
+    for temperature, top_p, message in [(-1, 1, "temperature"), (float("nan"), 1, "temperature"),
+                                        (1, 0, "top-p"), (1, 1.5, "top-p")]:
+        with pytest.raises(GPTQError, match=message):
+            Sampler(temperature, top_p)
+
+
+def test_module_without_cache_entries_recomputes(gptq_run, tiny, tmp_path):
+    """A module with @forward alone (an older import, or another importer's)
+    generates the same tokens the slow way."""
+    text = tiny.read_text()
+    start = text.index("  func.func @prefill")
+    end = text.index("\n}", start)
+    bare = tmp_path / "forward-only.mlir"
+    bare.write_text(text[:start] + text[end + 1:])
+    model = Model(bare)
+    assert model.cache_shape is None
+    with pytest.raises(GPTQError, match="has no @prefill and @decode: re-import it"):
+        model.new_caches(1, 4)
+    assert generate(model, 8, [1], stop=()) == generate(Model(tiny), 8, [1], stop=())
