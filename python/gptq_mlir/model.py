@@ -15,7 +15,7 @@ from typing import Any, Callable, Collection, Dict, List, Optional, TextIO, Tupl
 
 import numpy as np
 
-from . import runner
+from . import native, runner
 from .errors import GPTQError
 from .tokenizer import BOS, EOS
 
@@ -178,6 +178,7 @@ class Model:
         #: ``(layers, kv heads, head size)`` of the KV caches of ``@prefill``
         #: and ``@decode``; None when the module has no such entries.
         self.cache_shape = _cache_shape(description)
+        self._module = None
 
     def new_caches(self, batch: int, positions: int) -> Tuple[np.ndarray, np.ndarray]:
         """Zeroed key and value caches ``[layers, batch, positions, kv heads,
@@ -193,7 +194,7 @@ class Model:
         their keys and values written to positions ``0 .. S - 1`` of
         ``caches`` (in place)."""
         tokens = self.check_tokens(tokens)
-        (logits,) = runner.run_function(self.path, [tokens, *caches], entry="prefill")
+        (logits,) = self._native().call("prefill", [tokens, *caches])
         return logits
 
     def decode(self, tokens: np.ndarray, position: int, caches: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -201,10 +202,15 @@ class Model:
         ``position``, which reads the caches' positions before it and
         writes its own key and value there (in place)."""
         tokens = self.check_tokens(np.asarray(tokens).reshape(-1, 1))[:, 0]
-        (logits,) = runner.run_function(
-            self.path, [tokens, np.array(position, np.int64), *caches], entry="decode"
-        )
+        (logits,) = self._native().call("decode", [tokens, np.array(position, np.int64), *caches])
         return logits
+
+    def _native(self):
+        """The module as the process keeps it (:func:`native.open_module`),
+        looked up once: a generation's steps do not look at its files again."""
+        if self._module is None:
+            self._module = native.open_module(self.path)
+        return self._module
 
     def check_tokens(self, tokens: np.ndarray) -> np.ndarray:
         """``tokens`` as a ``[B, S]`` int32 array; GPTQError if it cannot be run."""
