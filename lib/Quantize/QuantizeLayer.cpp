@@ -179,8 +179,6 @@ llvm::Expected<NpyArray> LayerQuantizer::pack(const NpyArray &codes) {
     return error("codes to pack: expected uint8 rows x cols, found " +
                  codes.describe());
   if (!packer) {
-    if (!context)
-      context = makeToolContext();
     std::string source =
         "func.func @pack(%c: tensor<?x?xi8>) -> tensor<?x?xi32> {\n"
         "  %p = gptq.pack %c bits " +
@@ -188,11 +186,8 @@ llvm::Expected<NpyArray> LayerQuantizer::pack(const NpyArray &codes) {
         " : tensor<?x?xi8> -> tensor<?x?xi32>\n"
         "  return %p : tensor<?x?xi32>\n"
         "}\n";
-    auto fn = CompiledFunction::compileSource(*context, source, "gptq-pack",
-                                              "pack", options.jit);
-    if (!fn)
-      return fn.takeError();
-    packer = std::move(*fn);
+    if (llvm::Error err = compileInto(packer, source, "gptq-pack", "pack"))
+      return std::move(err);
   }
   auto out = packer->call({codes.borrowed()}, {"codes"});
   if (!out)
@@ -200,10 +195,21 @@ llvm::Expected<NpyArray> LayerQuantizer::pack(const NpyArray &codes) {
   return std::move((*out)[0]);
 }
 
-llvm::Error LayerQuantizer::compile() {
+llvm::Error LayerQuantizer::compileInto(std::unique_ptr<CompiledFunction> &slot,
+                                        const std::string &source,
+                                        llvm::StringRef bufferName,
+                                        llvm::StringRef entry) {
   if (!context)
     context = makeToolContext();
+  auto fn = CompiledFunction::compileSource(*context, source, bufferName, entry,
+                                            options.jit);
+  if (!fn)
+    return fn.takeError();
+  slot = std::move(*fn);
+  return llvm::Error::success();
+}
 
+llvm::Error LayerQuantizer::compile() {
   // The dampening is an argument, so escalating it reuses the compiled code.
   std::string source =
       "func.func @quantize(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>, "
@@ -224,11 +230,9 @@ llvm::Error LayerQuantizer::compile() {
       "tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, tensor<?x?xf32>, "
       "tensor<f32>, tensor<i1>\n"
       "}\n";
-  auto fn = CompiledFunction::compileSource(
-      *context, source, "gptq-quantize-layer", "quantize", options.jit);
-  if (!fn)
-    return fn.takeError();
-  function = std::move(*fn);
+  if (llvm::Error err =
+          compileInto(function, source, "gptq-quantize-layer", "quantize"))
+    return err;
   ++compileCount;
   return llvm::Error::success();
 }
@@ -399,8 +403,6 @@ LayerQuantizer::roundToNearest(const NpyArray &weight,
   std::optional<NpyArray> scales, zeros;
   if (mse) {
     if (!grids) {
-      if (!context)
-        context = makeToolContext();
       std::string source =
           "func.func @grid(%w: tensor<?x?xf32>) -> (tensor<?x?xf32>, "
           "tensor<?x?xf32>) {\n"
@@ -409,11 +411,8 @@ LayerQuantizer::roundToNearest(const NpyArray &weight,
           "} : tensor<?x?xf32> -> tensor<?x?xf32>\n"
           "  return %s, %z : tensor<?x?xf32>, tensor<?x?xf32>\n"
           "}\n";
-      auto fn = CompiledFunction::compileSource(*context, source, "gptq-grid",
-                                                "grid", options.jit);
-      if (!fn)
-        return fn.takeError();
-      grids = std::move(*fn);
+      if (llvm::Error err = compileInto(grids, source, "gptq-grid", "grid"))
+        return std::move(err);
       // The compilation is not the rounding's time.
       start = std::chrono::steady_clock::now();
     }

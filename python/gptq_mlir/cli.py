@@ -52,37 +52,25 @@ def _integer(least: int) -> Callable[[str], int]:
     return parse
 
 
-def _fraction(text: str) -> float:
-    """An argparse type: a number in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text}")
-    return value
+def _number(description: str, valid: Callable[[float], bool]) -> Callable[[str], float]:
+    """An argparse type: a number that ``valid`` accepts, ``description``
+    saying which in its errors."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {description}, got {text!r}") from None
+        if not valid(value):
+            raise argparse.ArgumentTypeError(f"expected {description}, got {text}")
+        return value
+
+    return parse
 
 
-def _temperature(text: str) -> float:
-    """An argparse type: a finite number >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if not (value >= 0.0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text}")
-    return value
-
-
-def _top_p(text: str) -> float:
-    """An argparse type: a number in (0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}") from None
-    if not 0.0 < value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text}")
-    return value
+_fraction = _number("a number in [0, 1]", lambda value: 0.0 <= value <= 1.0)
+_temperature = _number("a finite number >= 0", lambda value: value >= 0.0 and math.isfinite(value))
+_top_p = _number("a number in (0, 1]", lambda value: 0.0 < value <= 1.0)
 
 
 def _model_input(run: Run, path: str, what: str = "model") -> None:

@@ -143,6 +143,11 @@ public:
 private:
   LayerQuantizer() = default;
   llvm::Error compile();
+  /// Compiles `source`'s function `entry` into `slot`, in the quantizer's
+  /// own context.
+  llvm::Error compileInto(std::unique_ptr<CompiledFunction> &slot,
+                          const std::string &source, llvm::StringRef bufferName,
+                          llvm::StringRef entry);
 
   std::unique_ptr<MLIRContext> context;
   std::string configText;
