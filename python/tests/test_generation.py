@@ -107,6 +107,20 @@ def test_hugging_face_architectures(gptq_run, tmp_path, name):
     check_against_forward(model, prompt, 24)
 
 
+@pytest.mark.parametrize("dtype", ["F16", "BF16"])
+def test_half_precision_checkpoints(gptq_run, tmp_path, checkpoint_path, dtype):
+    """Weights read in place as float16 or bfloat16 and widened inside the
+    kernels: a decode step's (a few rows) the same as the forward's."""
+    from hf_convert import write_hf_checkpoint
+    from gptq_mlir import llama2c
+
+    folder = write_hf_checkpoint(llama2c.read_checkpoint(checkpoint_path), tmp_path / "hf", dtype)
+    assert main(["import-hf", str(folder), "-o", str(tmp_path / "model.mlir")]) == 0
+    model = Model(tmp_path / "model.mlir")
+    prompt = np.random.default_rng(4).integers(0, 512, size=(2, 9)).astype(np.int32)
+    check_against_forward(model, prompt, 12)
+
+
 @pytest.mark.parametrize(
     "change, message",
     [

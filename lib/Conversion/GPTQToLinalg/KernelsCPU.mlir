@@ -507,7 +507,127 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
   return %res : tensor<?x?xf32>
 }
 
-// Batched matrix product for the model's contractions (linalg.batch_matmul
+// Batched matrix product for the model's contractions: the rows kernel
+// for a few rows of A times a weight stored N x K (a decode step's
+// shapes), the register-tiled kernel for everything else.
+func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1, %lowerC: i1, %lowerA: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %true = arith.constant true
+  %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
+  %few = arith.cmpi ule, %m, %c4 : index
+  %plainA = arith.xori %transA, %true : i1
+  %dense = arith.xori %quant, %true : i1
+  %fullC = arith.xori %lowerC, %true : i1
+  %fullA = arith.xori %lowerA, %true : i1
+  %r1 = arith.andi %few, %plainA : i1
+  %r2 = arith.andi %r1, %transB : i1
+  %r3 = arith.andi %r2, %dense : i1
+  %r4 = arith.andi %r3, %fullC : i1
+  %rows = arith.andi %r4, %fullA : i1
+  %r = scf.if %rows -> (tensor<?x?x?xf32>) {
+    %v = func.call @__gptq_matmul_rows(%a, %bm, %c, %zeroC, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
+    scf.yield %v : tensor<?x?x?xf32>
+  } else {
+    %v = func.call @__gptq_matmul_tiles(%a, %bm, %c, %transA, %transB, %zeroC, %lowerC, %lowerA, %quant, %qw, %qs, %qz, %qg, %qbits, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
+    scf.yield %v : tensor<?x?x?xf32>
+  }
+  return %r : tensor<?x?x?xf32>
+}
+
+// A few rows of A (M of them, a decode step's) times a weight given
+// transposed, B^T = W (N x K, the layout the model stores): C[b, m, n] is
+// the dot product of A's row m with W's row n, both read in place, 16
+// elements at a time, in float32 (a half-precision W, %half as in
+// __gptq_matmul, widened in registers). Nothing is packed: each task reads
+// its 32 rows of W once (A's rows stay in cache), so the product runs at
+// the speed W streams from memory.
+func.func private @__gptq_matmul_rows(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  %zh = arith.constant 0.0 : bf16
+  %zf = arith.constant 0.0 : f16
+  %zv = arith.constant dense<0.0> : vector<16xf32>
+  %sixteen = arith.constant dense<16> : vector<16xi32>
+  %none = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  %ishalf = arith.cmpi ne, %half, %none : i64
+  %isbf16 = arith.cmpi eq, %half, %one : i64
+  %nb = tensor.dim %c, %c0 : tensor<?x?x?xf32>
+  %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
+  %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
+  %nt = arith.ceildivsi %n, %c32 : index
+  %tasks = arith.muli %nb, %nt : index
+  %r = scf.forall (%t) in (%tasks) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
+    %bi = arith.divui %t, %nt : index
+    %ti = arith.remui %t, %nt : index
+    %j = arith.muli %ti, %c32 : index
+    %left = arith.subi %n, %j : index
+    %jn = arith.minsi %left, %c32 : index
+    %blk0 = tensor.extract_slice %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
+    %blk = scf.for %nn = %c0 to %jn step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
+      %row = arith.addi %j, %nn : index
+      %o2 = scf.for %mm = %c0 to %m step %c1 iter_args(%o1 = %o) -> (tensor<?x?xf32>) {
+        %acc = scf.if %ishalf -> (vector<16xf32>) {
+          %h = scf.if %isbf16 -> (vector<16xf32>) {
+            %s = scf.for %kk = %c0 to %k step %c16 iter_args(%v = %zv) -> (vector<16xf32>) {
+              %va = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
+              %raw = vector.transfer_read %bh[%row, %kk], %zh : tensor<?x?xbf16>, vector<16xbf16>
+              %bits = arith.bitcast %raw : vector<16xbf16> to vector<16xi16>
+              %wide = arith.extui %bits : vector<16xi16> to vector<16xi32>
+              %up = arith.shli %wide, %sixteen : vector<16xi32>
+              %vw = arith.bitcast %up : vector<16xi32> to vector<16xf32>
+              %f = vector.fma %va, %vw, %v : vector<16xf32>
+              scf.yield %f : vector<16xf32>
+            }
+            scf.yield %s : vector<16xf32>
+          } else {
+            %s = scf.for %kk = %c0 to %k step %c16 iter_args(%v = %zv) -> (vector<16xf32>) {
+              %va = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
+              %raw = vector.transfer_read %bf[%row, %kk], %zf : tensor<?x?xf16>, vector<16xf16>
+              %vw = arith.extf %raw : vector<16xf16> to vector<16xf32>
+              %f = vector.fma %va, %vw, %v : vector<16xf32>
+              scf.yield %f : vector<16xf32>
+            }
+            scf.yield %s : vector<16xf32>
+          }
+          scf.yield %h : vector<16xf32>
+        } else {
+          %s = scf.for %kk = %c0 to %k step %c16 iter_args(%v = %zv) -> (vector<16xf32>) {
+            %va = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
+            %vw = vector.transfer_read %bm[%bi, %row, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
+            %f = vector.fma %va, %vw, %v : vector<16xf32>
+            scf.yield %f : vector<16xf32>
+          }
+          scf.yield %s : vector<16xf32>
+        }
+        %sum = vector.reduction <add>, %acc : vector<16xf32> into f32
+        %total = scf.if %zeroC -> (f32) {
+          scf.yield %sum : f32
+        } else {
+          %old = tensor.extract %o1[%mm, %nn] : tensor<?x?xf32>
+          %plus = arith.addf %old, %sum : f32
+          scf.yield %plus : f32
+        }
+        %o3 = tensor.insert %total into %o1[%mm, %nn] : tensor<?x?xf32>
+        scf.yield %o3 : tensor<?x?xf32>
+      }
+      scf.yield %o2 : tensor<?x?xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %blk into %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
+    }
+  }
+  return %r : tensor<?x?x?xf32>
+}
+
+// The register-tiled batched matrix product for the model's contractions
+// (linalg.batch_matmul
 // in the normal form of gptq-normalize-contractions): C[b] = A[b] @ B[b],
 // or A[b] @ B[b] + C[b] without %zeroC. %a is B x M x K (B x K x M with
 // %transA), %bm is B x K x N (B x N x K with %transB), %c is B x M x N. The
@@ -527,7 +647,7 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
 // n <= m are computed (the others keep C's contents, or zeros with
 // %zeroC); with %lowerA, A[b, m, k] is zero for k > m, and each tile's
 // K loop stops at its last row.
-func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1, %lowerC: i1, %lowerA: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
+func.func private @__gptq_matmul_tiles(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1, %lowerC: i1, %lowerA: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
