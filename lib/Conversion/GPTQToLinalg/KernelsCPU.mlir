@@ -525,12 +525,140 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
   %r3 = arith.andi %r2, %dense : i1
   %r4 = arith.andi %r3, %fullC : i1
   %rows = arith.andi %r4, %fullA : i1
+  // A 4-bit weight whose groups are runs of a multiple of 16 columns in
+  // order (not act-order's g_idx): the rows kernel's quantized form.
+  %four = arith.constant 4 : i64
+  %is4 = arith.cmpi eq, %qbits, %four : i64
+  %q1 = arith.andi %r2, %quant : i1
+  %q2 = arith.andi %q1, %is4 : i1
+  %q3 = arith.andi %q2, %fullC : i1
+  %q4 = arith.andi %q3, %fullA : i1
+  %runs, %runsize = scf.if %q4 -> (i1, index) {
+    %ok, %size = func.call @__gptq_groups_in_runs(%qg) : (tensor<?xi32>) -> (i1, index)
+    scf.yield %ok, %size : i1, index
+  } else {
+    %no = arith.constant false
+    scf.yield %no, %c1 : i1, index
+  }
   %r = scf.if %rows -> (tensor<?x?x?xf32>) {
     %v = func.call @__gptq_matmul_rows(%a, %bm, %c, %zeroC, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
     scf.yield %v : tensor<?x?x?xf32>
   } else {
+    %vq = scf.if %runs -> (tensor<?x?x?xf32>) {
+      %v = func.call @__gptq_matmul_rows_q4(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+      scf.yield %v : tensor<?x?x?xf32>
+    } else {
     %v = func.call @__gptq_matmul_tiles(%a, %bm, %c, %transA, %transB, %zeroC, %lowerC, %lowerA, %quant, %qw, %qs, %qz, %qg, %qbits, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
-    scf.yield %v : tensor<?x?x?xf32>
+      scf.yield %v : tensor<?x?x?xf32>
+    }
+    scf.yield %vq : tensor<?x?x?xf32>
+  }
+  return %r : tensor<?x?x?xf32>
+}
+
+// Whether a quantized weight's groups (%qg, the group of each of its K
+// columns) are runs of the same size, a multiple of 16, in column order
+// (g_idx[k] = k / size, the last run possibly shorter), as
+// gptq.quantize_layer writes them without act-order; and that size.
+func.func private @__gptq_groups_in_runs(%qg: tensor<?xi32>) -> (i1, index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c15 = arith.constant 15 : index
+  %zg = arith.constant 0 : i32
+  %k = tensor.dim %qg, %c0 : tensor<?xi32>
+  // The size: the columns of group 0 before the first of another.
+  %size = scf.for %kk = %c0 to %k step %c1 iter_args(%first = %k) -> (index) {
+    %g = tensor.extract %qg[%kk] : tensor<?xi32>
+    %other = arith.cmpi ne, %g, %zg : i32
+    %earlier = arith.cmpi ult, %kk, %first : index
+    %now = arith.andi %other, %earlier : i1
+    %f = arith.select %now, %kk, %first : index
+    scf.yield %f : index
+  }
+  %low = arith.andi %size, %c15 : index
+  %aligned = arith.cmpi eq, %low, %c0 : index
+  %positive = arith.cmpi ugt, %size, %c0 : index
+  %start = arith.andi %aligned, %positive : i1
+  %size1 = arith.maxui %size, %c1 : index
+  %ok = scf.for %kk = %c0 to %k step %c1 iter_args(%all = %start) -> (i1) {
+    %g = tensor.extract %qg[%kk] : tensor<?xi32>
+    %gi = arith.index_cast %g : i32 to index
+    %want = arith.divui %kk, %size1 : index
+    %same = arith.cmpi eq, %gi, %want : index
+    %both = arith.andi %all, %same : i1
+    scf.yield %both : i1
+  }
+  return %ok, %size1 : i1, index
+}
+
+// __gptq_matmul_rows for a 4-bit weight W = dequantize(unpack(%qw)) whose
+// groups are runs of %size columns, a multiple of 16 (__gptq_groups_in_runs):
+// each 16 columns of a row of W are two words of codes, spread over 16
+// lanes, shifted and masked, and dequantized in registers with the row's
+// scale and zero of their group, W[n, k] = s * (code - z) as
+// gptq.dequantize computes it; nothing else is read or written.
+func.func private @__gptq_matmul_rows_q4(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  %zw = arith.constant 0 : i32
+  %zv = arith.constant dense<0.0> : vector<16xf32>
+  %shifts = arith.constant dense<[0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28]> : vector<16xi32>
+  %fifteen = arith.constant dense<15> : vector<16xi32>
+  %nb = tensor.dim %c, %c0 : tensor<?x?x?xf32>
+  %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
+  %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
+  %nt = arith.ceildivsi %n, %c32 : index
+  %tasks = arith.muli %nb, %nt : index
+  %r = scf.forall (%t) in (%tasks) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
+    %bi = arith.divui %t, %nt : index
+    %ti = arith.remui %t, %nt : index
+    %j = arith.muli %ti, %c32 : index
+    %left = arith.subi %n, %j : index
+    %jn = arith.minsi %left, %c32 : index
+    %blk0 = tensor.extract_slice %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
+    %blk = scf.for %nn = %c0 to %jn step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
+      %row = arith.addi %j, %nn : index
+      %o2 = scf.for %mm = %c0 to %m step %c1 iter_args(%o1 = %o) -> (tensor<?x?xf32>) {
+        %acc = scf.for %kk = %c0 to %k step %c16 iter_args(%v = %zv) -> (vector<16xf32>) {
+          %va = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
+          %w0 = arith.divui %kk, %c8 : index
+          %words = vector.transfer_read %qw[%row, %w0], %zw : tensor<?x?xi32>, vector<2xi32>
+          %spread = vector.shuffle %words, %words [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1] : vector<2xi32>, vector<2xi32>
+          %sh = arith.shrui %spread, %shifts : vector<16xi32>
+          %code = arith.andi %sh, %fifteen : vector<16xi32>
+          %qf = arith.uitofp %code : vector<16xi32> to vector<16xf32>
+          %g = arith.divui %kk, %size : index
+          %s = tensor.extract %qs[%row, %g] : tensor<?x?xf32>
+          %z = tensor.extract %qz[%row, %g] : tensor<?x?xf32>
+          %sv = vector.broadcast %s : f32 to vector<16xf32>
+          %zb = vector.broadcast %z : f32 to vector<16xf32>
+          %d = arith.subf %qf, %zb : vector<16xf32>
+          %w = arith.mulf %sv, %d : vector<16xf32>
+          %f = vector.fma %va, %w, %v : vector<16xf32>
+          scf.yield %f : vector<16xf32>
+        }
+        %sum = vector.reduction <add>, %acc : vector<16xf32> into f32
+        %total = scf.if %zeroC -> (f32) {
+          scf.yield %sum : f32
+        } else {
+          %old = tensor.extract %o1[%mm, %nn] : tensor<?x?xf32>
+          %plus = arith.addf %old, %sum : f32
+          scf.yield %plus : f32
+        }
+        %o3 = tensor.insert %total into %o1[%mm, %nn] : tensor<?x?xf32>
+        scf.yield %o3 : tensor<?x?xf32>
+      }
+      scf.yield %o2 : tensor<?x?xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %blk into %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
+    }
   }
   return %r : tensor<?x?x?xf32>
 }
