@@ -593,67 +593,103 @@ func.func private @__gptq_groups_in_runs(%qg: tensor<?xi32>) -> (i1, index) {
 
 // __gptq_matmul_rows for a 4-bit weight W = dequantize(unpack(%qw)) whose
 // groups are runs of %size columns, a multiple of 16 (__gptq_groups_in_runs):
-// each 16 columns of a row of W are two words of codes, spread over 16
-// lanes, shifted and masked, and dequantized in registers with the row's
-// scale and zero of their group, W[n, k] = s * (code - z) as
-// gptq.dequantize computes it; nothing else is read or written.
+// for 16 rows of W and 16 columns, the two words of codes of each row are
+// read and transposed, each column's codes are a shift and mask of one of
+// them across the 16 rows, dequantized in registers with the rows' scales
+// and zeros of the columns' group, W[n, k] = s * (code - z), as
+// __gptq_pack_dequantized computes it; the sums run in the tiled kernel's
+// order, so the results are the same bit for bit.
 func.func private @__gptq_matmul_rows_q4(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c7 = arith.constant 7 : index
   %c8 = arith.constant 8 : index
+  %c4i = arith.constant 4 : index
   %c16 = arith.constant 16 : index
-  %c32 = arith.constant 32 : index
   %zero = arith.constant 0.0 : f32
   %zw = arith.constant 0 : i32
   %zv = arith.constant dense<0.0> : vector<16xf32>
-  %shifts = arith.constant dense<[0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28]> : vector<16xi32>
   %fifteen = arith.constant dense<15> : vector<16xi32>
   %nb = tensor.dim %c, %c0 : tensor<?x?x?xf32>
   %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
   %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
   %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
-  %nt = arith.ceildivsi %n, %c32 : index
+  %nt = arith.ceildivsi %n, %c16 : index
   %tasks = arith.muli %nb, %nt : index
   %r = scf.forall (%t) in (%tasks) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
     %bi = arith.divui %t, %nt : index
     %ti = arith.remui %t, %nt : index
-    %j = arith.muli %ti, %c32 : index
+    %j = arith.muli %ti, %c16 : index
     %left = arith.subi %n, %j : index
-    %jn = arith.minsi %left, %c32 : index
+    %jn = arith.minsi %left, %c16 : index
     %blk0 = tensor.extract_slice %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %blk = scf.for %nn = %c0 to %jn step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
-      %row = arith.addi %j, %nn : index
-      %o2 = scf.for %mm = %c0 to %m step %c1 iter_args(%o1 = %o) -> (tensor<?x?xf32>) {
-        %acc = scf.for %kk = %c0 to %k step %c16 iter_args(%v = %zv) -> (vector<16xf32>) {
-          %va = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
-          %w0 = arith.divui %kk, %c8 : index
-          %words = vector.transfer_read %qw[%row, %w0], %zw : tensor<?x?xi32>, vector<2xi32>
-          %spread = vector.shuffle %words, %words [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1] : vector<2xi32>, vector<2xi32>
-          %sh = arith.shrui %spread, %shifts : vector<16xi32>
-          %code = arith.andi %sh, %fifteen : vector<16xi32>
-          %qf = arith.uitofp %code : vector<16xi32> to vector<16xf32>
-          %g = arith.divui %kk, %size : index
-          %s = tensor.extract %qs[%row, %g] : tensor<?x?xf32>
-          %z = tensor.extract %qz[%row, %g] : tensor<?x?xf32>
-          %sv = vector.broadcast %s : f32 to vector<16xf32>
-          %zb = vector.broadcast %z : f32 to vector<16xf32>
-          %d = arith.subf %qf, %zb : vector<16xf32>
-          %w = arith.mulf %sv, %d : vector<16xf32>
-          %f = vector.fma %va, %w, %v : vector<16xf32>
-          scf.yield %f : vector<16xf32>
-        }
-        %sum = vector.reduction <add>, %acc : vector<16xf32> into f32
-        %total = scf.if %zeroC -> (f32) {
-          scf.yield %sum : f32
-        } else {
-          %old = tensor.extract %o1[%mm, %nn] : tensor<?x?xf32>
-          %plus = arith.addf %old, %sum : f32
-          scf.yield %plus : f32
-        }
-        %o3 = tensor.insert %total into %o1[%mm, %nn] : tensor<?x?xf32>
-        scf.yield %o3 : tensor<?x?xf32>
+    %blk = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
+      %init = scf.if %zeroC -> (vector<16xf32>) {
+        scf.yield %zv : vector<16xf32>
+      } else {
+        %cr = vector.transfer_read %o[%mm, %c0], %zero : tensor<?x?xf32>, vector<16xf32>
+        scf.yield %cr : vector<16xf32>
       }
+      %acc = scf.for %kk = %c0 to %k step %c16 iter_args(%v = %init) -> (vector<16xf32>) {
+        %w0 = arith.divui %kk, %c8 : index
+        %words = vector.transfer_read %qw[%j, %w0], %zw : tensor<?x?xi32>, vector<16x2xi32>
+        %wt = vector.transpose %words, [1, 0] : vector<16x2xi32> to vector<2x16xi32>
+        %wlo = vector.extract %wt[0] : vector<16xi32> from vector<2x16xi32>
+        %whi = vector.extract %wt[1] : vector<16xi32> from vector<2x16xi32>
+        %g = arith.divui %kk, %size : index
+        %sv = vector.transfer_read %qs[%j, %g], %zero {permutation_map = affine_map<(d0, d1) -> (d0)>} : tensor<?x?xf32>, vector<16xf32>
+        %zp = vector.transfer_read %qz[%j, %g], %zero {permutation_map = affine_map<(d0, d1) -> (d0)>} : tensor<?x?xf32>, vector<16xf32>
+        %av = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
+        %kleft = arith.subi %k, %kk : index
+        %kin = arith.minsi %kleft, %c16 : index
+        // A whole block of 16 columns in a loop of constant trip count
+        // (unrolled by LLVM, its shifts and offsets constants), a last
+        // partial one in a loop of its own.
+        %whole = arith.cmpi eq, %kin, %c16 : index
+        %s = scf.if %whole -> (vector<16xf32>) {
+          %sf = scf.for %i = %c0 to %c16 step %c1 iter_args(%u = %v) -> (vector<16xf32>) {
+            %upper = arith.cmpi uge, %i, %c8 : index
+            %word = arith.select %upper, %whi, %wlo : vector<16xi32>
+            %within = arith.andi %i, %c7 : index
+            %bit = arith.muli %within, %c4i : index
+            %biti = arith.index_cast %bit : index to i32
+            %shv = vector.broadcast %biti : i32 to vector<16xi32>
+            %sh = arith.shrui %word, %shv : vector<16xi32>
+            %code = arith.andi %sh, %fifteen : vector<16xi32>
+            %qf = arith.uitofp %code : vector<16xi32> to vector<16xf32>
+            %d = arith.subf %qf, %zp : vector<16xf32>
+            %w = arith.mulf %sv, %d : vector<16xf32>
+            %ai = vector.extract %av[%i] : f32 from vector<16xf32>
+            %ab = vector.broadcast %ai : f32 to vector<16xf32>
+            %f = vector.fma %ab, %w, %u : vector<16xf32>
+            scf.yield %f : vector<16xf32>
+          }
+          scf.yield %sf : vector<16xf32>
+        } else {
+          %sp = scf.for %i = %c0 to %kin step %c1 iter_args(%u = %v) -> (vector<16xf32>) {
+            %upper = arith.cmpi uge, %i, %c8 : index
+            %word = arith.select %upper, %whi, %wlo : vector<16xi32>
+            %within = arith.andi %i, %c7 : index
+            %bit = arith.muli %within, %c4i : index
+            %biti = arith.index_cast %bit : index to i32
+            %shv = vector.broadcast %biti : i32 to vector<16xi32>
+            %sh = arith.shrui %word, %shv : vector<16xi32>
+            %code = arith.andi %sh, %fifteen : vector<16xi32>
+            %qf = arith.uitofp %code : vector<16xi32> to vector<16xf32>
+            %d = arith.subf %qf, %zp : vector<16xf32>
+            %w = arith.mulf %sv, %d : vector<16xf32>
+            %ai = vector.extract %av[%i] : f32 from vector<16xf32>
+            %ab = vector.broadcast %ai : f32 to vector<16xf32>
+            %f = vector.fma %ab, %w, %u : vector<16xf32>
+            scf.yield %f : vector<16xf32>
+          }
+          scf.yield %sp : vector<16xf32>
+        }
+        scf.yield %s : vector<16xf32>
+      }
+      %o2 = vector.transfer_write %acc, %o[%mm, %c0] : vector<16xf32>, tensor<?x?xf32>
       scf.yield %o2 : tensor<?x?xf32>
     }
     scf.forall.in_parallel {
@@ -664,23 +700,23 @@ func.func private @__gptq_matmul_rows_q4(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?
 }
 
 // A few rows of A (M of them, a decode step's) times a weight given
-// transposed, B^T = W (N x K, the layout the model stores): C[b, m, n] is
-// the dot product of A's row m with W's row n, both read in place, 16
-// elements at a time, in float32 (a half-precision W, %half as in
-// __gptq_matmul, widened in registers). Nothing is packed: each task reads
-// its 32 rows of W once (A's rows stay in cache), so the product runs at
-// the speed W streams from memory.
+// transposed, B^T = W (N x K, the layout the model stores), without
+// packing: each task takes 16 rows of W, reads them in place in 16 x 16
+// blocks (a half-precision W, %half as in __gptq_matmul, widened in
+// registers), transposes each block in registers and accumulates C[b, m,
+// n0 .. n0 + 15] with one FMA per column k, in the order of k, from 0 (or
+// C without %zeroC): every sum in the tiled kernel's order, so the results
+// are the same bit for bit, while W is read once.
 func.func private @__gptq_matmul_rows(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c16 = arith.constant 16 : index
-  %c32 = arith.constant 32 : index
   %zero = arith.constant 0.0 : f32
   %zh = arith.constant 0.0 : bf16
   %zf = arith.constant 0.0 : f16
   %zv = arith.constant dense<0.0> : vector<16xf32>
-  %sixteen = arith.constant dense<16> : vector<16xi32>
+  %sixteen = arith.constant dense<16> : vector<16x16xi32>
   %none = arith.constant 0 : i64
   %one = arith.constant 1 : i64
   %ishalf = arith.cmpi ne, %half, %none : i64
@@ -689,62 +725,74 @@ func.func private @__gptq_matmul_rows(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf
   %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
   %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
   %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
-  %nt = arith.ceildivsi %n, %c32 : index
+  %nt = arith.ceildivsi %n, %c16 : index
   %tasks = arith.muli %nb, %nt : index
   %r = scf.forall (%t) in (%tasks) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
     %bi = arith.divui %t, %nt : index
     %ti = arith.remui %t, %nt : index
-    %j = arith.muli %ti, %c32 : index
+    %j = arith.muli %ti, %c16 : index
     %left = arith.subi %n, %j : index
-    %jn = arith.minsi %left, %c32 : index
+    %jn = arith.minsi %left, %c16 : index
     %blk0 = tensor.extract_slice %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %blk = scf.for %nn = %c0 to %jn step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
-      %row = arith.addi %j, %nn : index
-      %o2 = scf.for %mm = %c0 to %m step %c1 iter_args(%o1 = %o) -> (tensor<?x?xf32>) {
-        %acc = scf.if %ishalf -> (vector<16xf32>) {
-          %h = scf.if %isbf16 -> (vector<16xf32>) {
-            %s = scf.for %kk = %c0 to %k step %c16 iter_args(%v = %zv) -> (vector<16xf32>) {
-              %va = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
-              %raw = vector.transfer_read %bh[%row, %kk], %zh : tensor<?x?xbf16>, vector<16xbf16>
-              %bits = arith.bitcast %raw : vector<16xbf16> to vector<16xi16>
-              %wide = arith.extui %bits : vector<16xi16> to vector<16xi32>
-              %up = arith.shli %wide, %sixteen : vector<16xi32>
-              %vw = arith.bitcast %up : vector<16xi32> to vector<16xf32>
-              %f = vector.fma %va, %vw, %v : vector<16xf32>
-              scf.yield %f : vector<16xf32>
-            }
-            scf.yield %s : vector<16xf32>
+    %blk = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
+      %init = scf.if %zeroC -> (vector<16xf32>) {
+        scf.yield %zv : vector<16xf32>
+      } else {
+        %cr = vector.transfer_read %o[%mm, %c0], %zero : tensor<?x?xf32>, vector<16xf32>
+        scf.yield %cr : vector<16xf32>
+      }
+      %scr0 = tensor.empty() : tensor<16x16xf32>
+      %accs:2 = scf.for %kk = %c0 to %k step %c16 iter_args(%v = %init, %scr = %scr0) -> (vector<16xf32>, tensor<16x16xf32>) {
+        %wb = scf.if %ishalf -> (vector<16x16xf32>) {
+          %h = scf.if %isbf16 -> (vector<16x16xf32>) {
+            %raw = vector.transfer_read %bh[%j, %kk], %zh : tensor<?x?xbf16>, vector<16x16xbf16>
+            %bits = arith.bitcast %raw : vector<16x16xbf16> to vector<16x16xi16>
+            %wide = arith.extui %bits : vector<16x16xi16> to vector<16x16xi32>
+            %up = arith.shli %wide, %sixteen : vector<16x16xi32>
+            %w = arith.bitcast %up : vector<16x16xi32> to vector<16x16xf32>
+            scf.yield %w : vector<16x16xf32>
           } else {
-            %s = scf.for %kk = %c0 to %k step %c16 iter_args(%v = %zv) -> (vector<16xf32>) {
-              %va = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
-              %raw = vector.transfer_read %bf[%row, %kk], %zf : tensor<?x?xf16>, vector<16xf16>
-              %vw = arith.extf %raw : vector<16xf16> to vector<16xf32>
-              %f = vector.fma %va, %vw, %v : vector<16xf32>
-              scf.yield %f : vector<16xf32>
-            }
-            scf.yield %s : vector<16xf32>
+            %raw = vector.transfer_read %bf[%j, %kk], %zf : tensor<?x?xf16>, vector<16x16xf16>
+            %w = arith.extf %raw : vector<16x16xf16> to vector<16x16xf32>
+            scf.yield %w : vector<16x16xf32>
           }
-          scf.yield %h : vector<16xf32>
+          scf.yield %h : vector<16x16xf32>
         } else {
-          %s = scf.for %kk = %c0 to %k step %c16 iter_args(%v = %zv) -> (vector<16xf32>) {
-            %va = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
-            %vw = vector.transfer_read %bm[%bi, %row, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
-            %f = vector.fma %va, %vw, %v : vector<16xf32>
+          %w = vector.transfer_read %bm[%bi, %j, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<16x16xf32>
+          scf.yield %w : vector<16x16xf32>
+        }
+        // Row i of the scratch: column kk + i of W's 16 rows.
+        %wt = vector.transpose %wb, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+        %scr1 = vector.transfer_write %wt, %scr[%c0, %c0] {in_bounds = [true, true]} : vector<16x16xf32>, tensor<16x16xf32>
+        %av = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
+        %kleft = arith.subi %k, %kk : index
+        %kin = arith.minsi %kleft, %c16 : index
+        // A whole block of 16 columns in a loop of constant trip count
+        // (unrolled by LLVM, its shifts and offsets constants), a last
+        // partial one in a loop of its own.
+        %whole = arith.cmpi eq, %kin, %c16 : index
+        %s = scf.if %whole -> (vector<16xf32>) {
+          %sf = scf.for %i = %c0 to %c16 step %c1 iter_args(%u = %v) -> (vector<16xf32>) {
+            %col = vector.transfer_read %scr1[%i, %c0], %zero {in_bounds = [true]} : tensor<16x16xf32>, vector<16xf32>
+            %ai = vector.extract %av[%i] : f32 from vector<16xf32>
+            %ab = vector.broadcast %ai : f32 to vector<16xf32>
+            %f = vector.fma %ab, %col, %u : vector<16xf32>
             scf.yield %f : vector<16xf32>
           }
-          scf.yield %s : vector<16xf32>
-        }
-        %sum = vector.reduction <add>, %acc : vector<16xf32> into f32
-        %total = scf.if %zeroC -> (f32) {
-          scf.yield %sum : f32
+          scf.yield %sf : vector<16xf32>
         } else {
-          %old = tensor.extract %o1[%mm, %nn] : tensor<?x?xf32>
-          %plus = arith.addf %old, %sum : f32
-          scf.yield %plus : f32
+          %sp = scf.for %i = %c0 to %kin step %c1 iter_args(%u = %v) -> (vector<16xf32>) {
+            %col = vector.transfer_read %scr1[%i, %c0], %zero {in_bounds = [true]} : tensor<16x16xf32>, vector<16xf32>
+            %ai = vector.extract %av[%i] : f32 from vector<16xf32>
+            %ab = vector.broadcast %ai : f32 to vector<16xf32>
+            %f = vector.fma %ab, %col, %u : vector<16xf32>
+            scf.yield %f : vector<16xf32>
+          }
+          scf.yield %sp : vector<16xf32>
         }
-        %o3 = tensor.insert %total into %o1[%mm, %nn] : tensor<?x?xf32>
-        scf.yield %o3 : tensor<?x?xf32>
+        scf.yield %s, %scr1 : vector<16xf32>, tensor<16x16xf32>
       }
+      %o2 = vector.transfer_write %accs#0, %o[%mm, %c0] : vector<16xf32>, tensor<?x?xf32>
       scf.yield %o2 : tensor<?x?xf32>
     }
     scf.forall.in_parallel {
