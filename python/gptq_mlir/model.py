@@ -170,7 +170,9 @@ class Model:
         self.path = Path(path)
         if not self.path.is_file():
             raise GPTQError(f"model {path} does not exist")
-        description = runner.describe(self.path)
+        # Parsed once; its entries are compiled on first use and kept.
+        self._module = native.open_module(self.path)
+        description = self._module.describe()
         _check_forward(self.path, description)
         attributes = description["model"] or {}
         self.seq_len: Optional[int] = attributes.get("seq_len")
@@ -178,7 +180,6 @@ class Model:
         #: ``(layers, kv heads, head size)`` of the KV caches of ``@prefill``
         #: and ``@decode``; None when the module has no such entries.
         self.cache_shape = _cache_shape(description)
-        self._module = None
 
     def new_caches(self, batch: int, positions: int) -> Tuple[np.ndarray, np.ndarray]:
         """Zeroed key and value caches ``[layers, batch, positions, kv heads,
@@ -194,7 +195,7 @@ class Model:
         their keys and values written to positions ``0 .. S - 1`` of
         ``caches`` (in place)."""
         tokens = self.check_tokens(tokens)
-        (logits,) = self._native().call("prefill", [tokens, *caches])
+        (logits,) = self._module.call("prefill", [tokens, *caches])
         return logits
 
     def decode(self, tokens: np.ndarray, position: int, caches: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -202,15 +203,8 @@ class Model:
         ``position``, which reads the caches' positions before it and
         writes its own key and value there (in place)."""
         tokens = self.check_tokens(np.asarray(tokens).reshape(-1, 1))[:, 0]
-        (logits,) = self._native().call("decode", [tokens, np.array(position, np.int64), *caches])
+        (logits,) = self._module.call("decode", [tokens, np.array(position, np.int64), *caches])
         return logits
-
-    def _native(self):
-        """The module as the process keeps it (:func:`native.open_module`),
-        looked up once: a generation's steps do not look at its files again."""
-        if self._module is None:
-            self._module = native.open_module(self.path)
-        return self._module
 
     def check_tokens(self, tokens: np.ndarray) -> np.ndarray:
         """``tokens`` as a ``[B, S]`` int32 array; GPTQError if it cannot be run."""
@@ -233,7 +227,7 @@ class Model:
         """Logits ``[B, S, V]`` for token ids ``[B, S]``: ``@forward`` compiled on
         the first call in the process, then called in place."""
         tokens = self.check_tokens(tokens)
-        (logits,) = runner.run_function(self.path, [tokens], entry="forward")
+        (logits,) = self._module.call("forward", [tokens])
         if logits.shape[:2] != tokens.shape:
             raise GPTQError(
                 f"{self.path}: @forward returned shape {logits.shape} for tokens of shape {tokens.shape}"

@@ -115,9 +115,10 @@ def available() -> bool:
 
 
 def error_line(message: str) -> str:
-    """The line of a message that says what failed: the first that says
-    ``error:`` (a diagnostic of the parser or verifier; what follows it adds
-    nothing), else the last one."""
+    """The line of a message that says what failed, so that a failure stays
+    one line: the first that says ``error:`` (the cause; what follows it,
+    the source line and a caret, notes, a tool's own summary, adds nothing),
+    else the last one. For the library's errors and ``gptq-opt``'s stderr."""
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     errors = [line for line in lines if "error:" in line]
     return errors[0] if errors else (lines or ["no message"])[-1]

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from .errors import GPTQError
+from .native import error_line
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RUNNER = REPO_ROOT / "build" / "bin" / "gptq-run"
@@ -109,17 +110,8 @@ def run_opt(
         process.wait()
         raise
     if status != 0:
-        raise GPTQError(f"gptq-opt failed (exit status {status}): {_error_line(lines)}")
-
-
-def _error_line(lines: Sequence[str]) -> str:
-    """The line of a tool's stderr that says what failed, so that a failure
-    stays one line: the first that says ``error:`` (the cause; what follows
-    it, the source line and a caret, notes, the tool's own summary such as
-    ``cannot parse``, adds nothing), else the last one."""
-    lines = [line.strip() for line in lines if line.strip()]
-    errors = [line for line in lines if "error:" in line]
-    return errors[0] if errors else (lines or ["no message"])[-1]
+        message = error_line("\n".join(lines))
+        raise GPTQError(f"gptq-opt failed (exit status {status}): {message}")
 
 
 def describe(module: Union[str, os.PathLike], entry: Optional[str] = None) -> Dict[str, Any]:
