@@ -84,6 +84,24 @@ def test_stories260k_4bit(gptq_run, gptq_opt, stories_mlir, tmp_path):
     assert relative(model.logits(sequence), float_logits) > 1e-3
 
 
+def test_4bit_groups_of_128(gptq_run, gptq_opt, tmp_path):
+    """Groups of 128 columns in order (what most 4-bit checkpoints use):
+    @decode's few rows take the CPU kernel that sums along K with each
+    group's table of weights, @forward's the tiled kernel; tokens and
+    logits still agree. 344 hidden columns end in a partial group and
+    chunk, 203 vocabulary rows in a partial task; the classifier is
+    quantized too."""
+    source = tmp_path / "wide.mlir"
+    checkpoint = synthetic_checkpoint(seed=9, dim=256, hidden_dim=344, n_heads=4, n_kv_heads=2,
+                                      vocab_size=203, seq_len=32)
+    importer.write_module(checkpoint, source)
+    quantized = tmp_path / "wide-q4.mlir"
+    runner.run_opt(source, quantized, ["--gptq-quantize-model=method=rtn bits=4 group-size=128 classifier=true"])
+    model = Model(quantized)
+    prompt = np.random.default_rng(4).integers(0, 203, size=(2, 6)).astype(np.int32)
+    check_against_forward(model, prompt, 12)
+
+
 def test_batches_and_room_to_spare(gptq_run, tiny):
     """Sequences of a batch decode together; caches longer than needed and
     one that is exactly full both work."""

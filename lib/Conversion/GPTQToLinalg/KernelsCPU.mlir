@@ -545,7 +545,17 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
     scf.yield %v : tensor<?x?x?xf32>
   } else {
     %vq = scf.if %runs -> (tensor<?x?x?xf32>) {
-      %v = func.call @__gptq_matmul_rows_q4(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+      %c127 = arith.constant 127 : index
+      %low = arith.andi %runsize, %c127 : index
+      %c0x = arith.constant 0 : index
+      %long = arith.cmpi eq, %low, %c0x : index
+      %v = scf.if %long -> (tensor<?x?x?xf32>) {
+        %l = func.call @__gptq_matmul_rows_q4_lut(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+        scf.yield %l : tensor<?x?x?xf32>
+      } else {
+        %l = func.call @__gptq_matmul_rows_q4(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+        scf.yield %l : tensor<?x?x?xf32>
+      }
       scf.yield %v : tensor<?x?x?xf32>
     } else {
     %v = func.call @__gptq_matmul_tiles(%a, %bm, %c, %transA, %transB, %zeroC, %lowerC, %lowerA, %quant, %qw, %qs, %qz, %qg, %qbits, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
@@ -591,123 +601,202 @@ func.func private @__gptq_groups_in_runs(%qg: tensor<?xi32>) -> (i1, index) {
   return %ok, %size1 : i1, index
 }
 
-// __gptq_matmul_rows for a 4-bit weight W = dequantize(unpack(%qw)) whose
-// groups are runs of %size columns, a multiple of 16 (__gptq_groups_in_runs):
-// for 16 rows of W and 16 columns, the two words of codes of each row are
-// read and transposed, each column's codes are a shift and mask of one of
-// them across the 16 rows, dequantized in registers with the rows' scales
-// and zeros of the columns' group, W[n, k] = s * (code - z), as
-// __gptq_pack_dequantized computes it; the sums run in the tiled kernel's
-// order, so the results are the same bit for bit.
-func.func private @__gptq_matmul_rows_q4(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?x?xf32> {
+// The rows kernels: a few rows of A (M of them, a decode step's) times a
+// weight stored N x K (the layout the model keeps, read in place, never
+// packed). Every output C[b, m, n] is summed in the tiled kernel's order,
+// one FMA per column k from 0 (or from C without %zeroC) in the order of k,
+// so the results are the same bit for bit as __gptq_matmul_tiles's, while
+// W is read once. Lanes are outputs: a vector holds C[b, m, n0 .. n0 + 63]
+// (four independent chains of FMAs, whose latencies overlap), and W's rows
+// are read in 16 x 16 blocks and transposed in registers, so that each
+// column k is one vector of the block's rows. A task takes 64 rows of W
+// (__gptq_rows_wide over the columns of whole 16-column blocks); a last
+// partial task and the columns of a last partial block take 16 rows at a
+// time (__gptq_rows_narrow, masked reads).
+
+// A float32 weight (B^T = %bm[b], N x K), or one stored in half precision,
+// %half as in __gptq_matmul (%bh bfloat16, %bf float16, one batch), widened
+// in registers.
+func.func private @__gptq_matmul_rows(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %c3 = arith.constant 3 : index
-  %c7 = arith.constant 7 : index
-  %c8 = arith.constant 8 : index
-  %c4i = arith.constant 4 : index
   %c16 = arith.constant 16 : index
-  %zero = arith.constant 0.0 : f32
-  %zw = arith.constant 0 : i32
-  %zv = arith.constant dense<0.0> : vector<16xf32>
-  %fifteen = arith.constant dense<15> : vector<16xi32>
+  %c64 = arith.constant 64 : index
+  %false = arith.constant false
   %nb = tensor.dim %c, %c0 : tensor<?x?x?xf32>
   %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
   %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
   %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
-  %nt = arith.ceildivsi %n, %c16 : index
+  %nt = arith.ceildivsi %n, %c64 : index
   %tasks = arith.muli %nb, %nt : index
+  %kb = arith.divui %k, %c16 : index
+  %kwhole = arith.muli %kb, %c16 : index
   %r = scf.forall (%t) in (%tasks) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
     %bi = arith.divui %t, %nt : index
     %ti = arith.remui %t, %nt : index
-    %j = arith.muli %ti, %c16 : index
+    %j = arith.muli %ti, %c64 : index
     %left = arith.subi %n, %j : index
-    %jn = arith.minsi %left, %c16 : index
+    %jn = arith.minsi %left, %c64 : index
     %blk0 = tensor.extract_slice %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %blk = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
-      %init = scf.if %zeroC -> (vector<16xf32>) {
-        scf.yield %zv : vector<16xf32>
-      } else {
-        %cr = vector.transfer_read %o[%mm, %c0], %zero : tensor<?x?xf32>, vector<16xf32>
-        scf.yield %cr : vector<16xf32>
+    %wide = arith.cmpi eq, %jn, %c64 : index
+    %kw = arith.select %wide, %kwhole, %c0 : index
+    %blk1 = scf.if %wide -> (tensor<?x?xf32>) {
+      %w = func.call @__gptq_rows_wide(%a, %bm, %bi, %blk0, %j, %kw, %zeroC, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, tensor<?x?xf32>, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?xf32>
+      scf.yield %w : tensor<?x?xf32>
+    } else {
+      scf.yield %blk0 : tensor<?x?xf32>
+    }
+    // Columns left (all of them in a partial task) continue the sums.
+    %started = arith.cmpi ugt, %kw, %c0 : index
+    %zeroRest = arith.select %started, %false, %zeroC : i1
+    %more = arith.cmpi ult, %kw, %k : index
+    %blk2 = scf.if %more -> (tensor<?x?xf32>) {
+      %subs = arith.ceildivsi %jn, %c16 : index
+      %done = scf.for %sb = %c0 to %subs step %c1 iter_args(%o = %blk1) -> (tensor<?x?xf32>) {
+        %off = arith.muli %sb, %c16 : index
+        %sleft = arith.subi %jn, %off : index
+        %sn = arith.minsi %sleft, %c16 : index
+        %sub = tensor.extract_slice %o[0, %off] [%m, %sn] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %jj = arith.addi %j, %off : index
+        %s2 = func.call @__gptq_rows_narrow(%a, %bm, %bi, %sub, %jj, %kw, %zeroRest, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, tensor<?x?xf32>, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?xf32>
+        %o2 = tensor.insert_slice %s2 into %o[0, %off] [%m, %sn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        scf.yield %o2 : tensor<?x?xf32>
       }
-      %acc = scf.for %kk = %c0 to %k step %c16 iter_args(%v = %init) -> (vector<16xf32>) {
-        %w0 = arith.divui %kk, %c8 : index
-        %words = vector.transfer_read %qw[%j, %w0], %zw : tensor<?x?xi32>, vector<16x2xi32>
-        %wt = vector.transpose %words, [1, 0] : vector<16x2xi32> to vector<2x16xi32>
-        %wlo = vector.extract %wt[0] : vector<16xi32> from vector<2x16xi32>
-        %whi = vector.extract %wt[1] : vector<16xi32> from vector<2x16xi32>
-        %g = arith.divui %kk, %size : index
-        %sv = vector.transfer_read %qs[%j, %g], %zero {permutation_map = affine_map<(d0, d1) -> (d0)>} : tensor<?x?xf32>, vector<16xf32>
-        %zp = vector.transfer_read %qz[%j, %g], %zero {permutation_map = affine_map<(d0, d1) -> (d0)>} : tensor<?x?xf32>, vector<16xf32>
-        %av = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
-        %kleft = arith.subi %k, %kk : index
-        %kin = arith.minsi %kleft, %c16 : index
-        // A whole block of 16 columns in a loop of constant trip count
-        // (unrolled by LLVM, its shifts and offsets constants), a last
-        // partial one in a loop of its own.
-        %whole = arith.cmpi eq, %kin, %c16 : index
-        %s = scf.if %whole -> (vector<16xf32>) {
-          %sf = scf.for %i = %c0 to %c16 step %c1 iter_args(%u = %v) -> (vector<16xf32>) {
-            %upper = arith.cmpi uge, %i, %c8 : index
-            %word = arith.select %upper, %whi, %wlo : vector<16xi32>
-            %within = arith.andi %i, %c7 : index
-            %bit = arith.muli %within, %c4i : index
-            %biti = arith.index_cast %bit : index to i32
-            %shv = vector.broadcast %biti : i32 to vector<16xi32>
-            %sh = arith.shrui %word, %shv : vector<16xi32>
-            %code = arith.andi %sh, %fifteen : vector<16xi32>
-            %qf = arith.uitofp %code : vector<16xi32> to vector<16xf32>
-            %d = arith.subf %qf, %zp : vector<16xf32>
-            %w = arith.mulf %sv, %d : vector<16xf32>
-            %ai = vector.extract %av[%i] : f32 from vector<16xf32>
-            %ab = vector.broadcast %ai : f32 to vector<16xf32>
-            %f = vector.fma %ab, %w, %u : vector<16xf32>
-            scf.yield %f : vector<16xf32>
-          }
-          scf.yield %sf : vector<16xf32>
-        } else {
-          %sp = scf.for %i = %c0 to %kin step %c1 iter_args(%u = %v) -> (vector<16xf32>) {
-            %upper = arith.cmpi uge, %i, %c8 : index
-            %word = arith.select %upper, %whi, %wlo : vector<16xi32>
-            %within = arith.andi %i, %c7 : index
-            %bit = arith.muli %within, %c4i : index
-            %biti = arith.index_cast %bit : index to i32
-            %shv = vector.broadcast %biti : i32 to vector<16xi32>
-            %sh = arith.shrui %word, %shv : vector<16xi32>
-            %code = arith.andi %sh, %fifteen : vector<16xi32>
-            %qf = arith.uitofp %code : vector<16xi32> to vector<16xf32>
-            %d = arith.subf %qf, %zp : vector<16xf32>
-            %w = arith.mulf %sv, %d : vector<16xf32>
-            %ai = vector.extract %av[%i] : f32 from vector<16xf32>
-            %ab = vector.broadcast %ai : f32 to vector<16xf32>
-            %f = vector.fma %ab, %w, %u : vector<16xf32>
-            scf.yield %f : vector<16xf32>
-          }
-          scf.yield %sp : vector<16xf32>
-        }
-        scf.yield %s : vector<16xf32>
-      }
-      %o2 = vector.transfer_write %acc, %o[%mm, %c0] : vector<16xf32>, tensor<?x?xf32>
-      scf.yield %o2 : tensor<?x?xf32>
+      scf.yield %done : tensor<?x?xf32>
+    } else {
+      scf.yield %blk1 : tensor<?x?xf32>
     }
     scf.forall.in_parallel {
-      tensor.parallel_insert_slice %blk into %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
+      tensor.parallel_insert_slice %blk2 into %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
     }
   }
   return %r : tensor<?x?x?xf32>
 }
 
-// A few rows of A (M of them, a decode step's) times a weight given
-// transposed, B^T = W (N x K, the layout the model stores), without
-// packing: each task takes 16 rows of W, reads them in place in 16 x 16
-// blocks (a half-precision W, %half as in __gptq_matmul, widened in
-// registers), transposes each block in registers and accumulates C[b, m,
-// n0 .. n0 + 15] with one FMA per column k, in the order of k, from 0 (or
-// C without %zeroC): every sum in the tiled kernel's order, so the results
-// are the same bit for bit, while W is read once.
-func.func private @__gptq_matmul_rows(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
+// A 16 x 16 block of W, rows %j .., columns %kk .., as float32: read in
+// place from %bm[%bi], or widened from %bh / %bf (%half).
+func.func private @__gptq_rows_block(%bm: tensor<?x?x?xf32>, %bi: index, %j: index, %kk: index, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> vector<16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %zh = arith.constant 0.0 : bf16
+  %zf = arith.constant 0.0 : f16
+  %none = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  %sixteen = arith.constant dense<16> : vector<16x16xi32>
+  %ishalf = arith.cmpi ne, %half, %none : i64
+  %isbf16 = arith.cmpi eq, %half, %one : i64
+  %wb = scf.if %ishalf -> (vector<16x16xf32>) {
+    %h = scf.if %isbf16 -> (vector<16x16xf32>) {
+      %raw = vector.transfer_read %bh[%j, %kk], %zh {in_bounds = [true, true]} : tensor<?x?xbf16>, vector<16x16xbf16>
+      %bits = arith.bitcast %raw : vector<16x16xbf16> to vector<16x16xi16>
+      %wide = arith.extui %bits : vector<16x16xi16> to vector<16x16xi32>
+      %up = arith.shli %wide, %sixteen : vector<16x16xi32>
+      %w = arith.bitcast %up : vector<16x16xi32> to vector<16x16xf32>
+      scf.yield %w : vector<16x16xf32>
+    } else {
+      %raw = vector.transfer_read %bf[%j, %kk], %zf {in_bounds = [true, true]} : tensor<?x?xf16>, vector<16x16xf16>
+      %w = arith.extf %raw : vector<16x16xf16> to vector<16x16xf32>
+      scf.yield %w : vector<16x16xf32>
+    }
+    scf.yield %h : vector<16x16xf32>
+  } else {
+    %w = vector.transfer_read %bm[%bi, %j, %kk], %zero {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<16x16xf32>
+    scf.yield %w : vector<16x16xf32>
+  }
+  return %wb : vector<16x16xf32>
+}
+
+// Prefetches W's element [%row, %col] (of %bmm[%bi], or of %bhm or %bfm
+// as %half says) into the cache.
+func.func private @__gptq_rows_prefetch(%bmm: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %bhm: memref<?x?xbf16, strided<[?, ?], offset: ?>>, %bfm: memref<?x?xf16, strided<[?, ?], offset: ?>>, %half: i64, %bi: index, %row: index, %col: index) {
+  %none = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  %ishalf = arith.cmpi ne, %half, %none : i64
+  %isbf16 = arith.cmpi eq, %half, %one : i64
+  scf.if %ishalf {
+    scf.if %isbf16 {
+      memref.prefetch %bhm[%row, %col], read, locality<3>, data : memref<?x?xbf16, strided<[?, ?], offset: ?>>
+    } else {
+      memref.prefetch %bfm[%row, %col], read, locality<3>, data : memref<?x?xf16, strided<[?, ?], offset: ?>>
+    }
+  } else {
+    memref.prefetch %bmm[%bi, %row, %col], read, locality<3>, data : memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+  }
+  return
+}
+
+// __gptq_matmul_rows over 64 rows of W (%j ..) and its first %kw columns (a
+// multiple of 16, all of them in bounds): each step reads four 16 x 16
+// blocks, transposes them into the scratch (row i: column %kk + i of the 64
+// rows) and takes one FMA per column with A[b, m, %kk + i] broadcast.
+func.func private @__gptq_rows_wide(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %bi: index, %blk: tensor<?x?xf32>, %j: index, %kw: index, %zeroC: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %zv = arith.constant dense<0.0> : vector<64xf32>
+  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  // Columns ahead of the block read that each step prefetches, 64 rows
+  // being more streams than the hardware's prefetcher follows; the first
+  // ones before the loop.
+  %dist = arith.constant 256 : index
+  %bmm = bufferization.to_buffer %bm read_only : tensor<?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+  %bhm = bufferization.to_buffer %bh read_only : tensor<?x?xbf16> to memref<?x?xbf16, strided<[?, ?], offset: ?>>
+  %bfm = bufferization.to_buffer %bf read_only : tensor<?x?xf16> to memref<?x?xf16, strided<[?, ?], offset: ?>>
+  %c64 = arith.constant 64 : index
+  %first = arith.minui %dist, %kw : index
+  scf.for %r = %c0 to %c64 step %c1 {
+    %row = arith.addi %j, %r : index
+    scf.for %col = %c0 to %first step %c16 {
+      func.call @__gptq_rows_prefetch(%bmm, %bhm, %bfm, %half, %bi, %row, %col) : (memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?xbf16, strided<[?, ?], offset: ?>>, memref<?x?xf16, strided<[?, ?], offset: ?>>, i64, index, index, index) -> ()
+    }
+  }
+  %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
+    %init = scf.if %zeroC -> (vector<64xf32>) {
+      scf.yield %zv : vector<64xf32>
+    } else {
+      %cr = vector.transfer_read %o[%mm, %c0], %zero {in_bounds = [true]} : tensor<?x?xf32>, vector<64xf32>
+      scf.yield %cr : vector<64xf32>
+    }
+    %scr0 = tensor.empty() : tensor<16x64xf32>
+    %accs:2 = scf.for %kk = %c0 to %kw step %c16 iter_args(%v = %init, %scr = %scr0) -> (vector<64xf32>, tensor<16x64xf32>) {
+      %scr1 = scf.for %b = %c0 to %c4 step %c1 iter_args(%s = %scr) -> (tensor<16x64xf32>) {
+        %off = arith.muli %b, %c16 : index
+        %jb = arith.addi %j, %off : index
+        %wb = func.call @__gptq_rows_block(%bm, %bi, %jb, %kk, %half, %bh, %bf) : (tensor<?x?x?xf32>, index, index, index, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> vector<16x16xf32>
+        %ahead = arith.addi %kk, %dist : index
+        %inb = arith.cmpi ult, %ahead, %kw : index
+        scf.if %inb {
+          scf.for %r = %c0 to %c16 step %c1 {
+            %row = arith.addi %jb, %r : index
+            func.call @__gptq_rows_prefetch(%bmm, %bhm, %bfm, %half, %bi, %row, %ahead) : (memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?xbf16, strided<[?, ?], offset: ?>>, memref<?x?xf16, strided<[?, ?], offset: ?>>, i64, index, index, index) -> ()
+          }
+        }
+        %wt = vector.transpose %wb, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+        %s2 = vector.transfer_write %wt, %s[%c0, %off] {in_bounds = [true, true]} : vector<16x16xf32>, tensor<16x64xf32>
+        scf.yield %s2 : tensor<16x64xf32>
+      }
+      %sum = scf.for %i = %c0 to %c16 step %c1 iter_args(%u = %v) -> (vector<64xf32>) {
+        %col = vector.transfer_read %scr1[%i, %c0], %zero {in_bounds = [true]} : tensor<16x64xf32>, vector<64xf32>
+        %ki = arith.addi %kk, %i : index
+        %ai = tensor.extract %a[%bi, %mm, %ki] : tensor<?x?x?xf32>
+        %ab = vector.broadcast %ai : f32 to vector<64xf32>
+        %f = vector.fma %ab, %col, %u : vector<64xf32>
+        scf.yield %f : vector<64xf32>
+      }
+      scf.yield %sum, %scr1 : vector<64xf32>, tensor<16x64xf32>
+    }
+    %o2 = vector.transfer_write %accs#0, %o[%mm, %c0] {in_bounds = [true]} : vector<64xf32>, tensor<?x?xf32>
+    scf.yield %o2 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
+}
+
+// __gptq_matmul_rows over up to 16 rows of W (%j .., as many as %blk's
+// columns) and its columns from %k0 on: 16 x 16 blocks read with masks
+// (rows and columns past W's read as zeros, never summed).
+func.func private @__gptq_rows_narrow(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %bi: index, %blk: tensor<?x?xf32>, %j: index, %k0: index, %zeroC: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -721,85 +810,527 @@ func.func private @__gptq_matmul_rows(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf
   %one = arith.constant 1 : i64
   %ishalf = arith.cmpi ne, %half, %none : i64
   %isbf16 = arith.cmpi eq, %half, %one : i64
+  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
+  %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
+    %init = scf.if %zeroC -> (vector<16xf32>) {
+      scf.yield %zv : vector<16xf32>
+    } else {
+      %cr = vector.transfer_read %o[%mm, %c0], %zero : tensor<?x?xf32>, vector<16xf32>
+      scf.yield %cr : vector<16xf32>
+    }
+    %scr0 = tensor.empty() : tensor<16x16xf32>
+    %accs:2 = scf.for %kk = %k0 to %k step %c16 iter_args(%v = %init, %scr = %scr0) -> (vector<16xf32>, tensor<16x16xf32>) {
+      %wb = scf.if %ishalf -> (vector<16x16xf32>) {
+        %h = scf.if %isbf16 -> (vector<16x16xf32>) {
+          %raw = vector.transfer_read %bh[%j, %kk], %zh : tensor<?x?xbf16>, vector<16x16xbf16>
+          %bits = arith.bitcast %raw : vector<16x16xbf16> to vector<16x16xi16>
+          %wide = arith.extui %bits : vector<16x16xi16> to vector<16x16xi32>
+          %up = arith.shli %wide, %sixteen : vector<16x16xi32>
+          %w = arith.bitcast %up : vector<16x16xi32> to vector<16x16xf32>
+          scf.yield %w : vector<16x16xf32>
+        } else {
+          %raw = vector.transfer_read %bf[%j, %kk], %zf : tensor<?x?xf16>, vector<16x16xf16>
+          %w = arith.extf %raw : vector<16x16xf16> to vector<16x16xf32>
+          scf.yield %w : vector<16x16xf32>
+        }
+        scf.yield %h : vector<16x16xf32>
+      } else {
+        %w = vector.transfer_read %bm[%bi, %j, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<16x16xf32>
+        scf.yield %w : vector<16x16xf32>
+      }
+      // Row i of the scratch: column kk + i of W's 16 rows.
+      %wt = vector.transpose %wb, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+      %scr1 = vector.transfer_write %wt, %scr[%c0, %c0] {in_bounds = [true, true]} : vector<16x16xf32>, tensor<16x16xf32>
+      %kleft = arith.subi %k, %kk : index
+      %kin = arith.minsi %kleft, %c16 : index
+      %s = scf.for %i = %c0 to %kin step %c1 iter_args(%u = %v) -> (vector<16xf32>) {
+        %col = vector.transfer_read %scr1[%i, %c0], %zero {in_bounds = [true]} : tensor<16x16xf32>, vector<16xf32>
+        %ki = arith.addi %kk, %i : index
+        %ai = tensor.extract %a[%bi, %mm, %ki] : tensor<?x?x?xf32>
+        %ab = vector.broadcast %ai : f32 to vector<16xf32>
+        %f = vector.fma %ab, %col, %u : vector<16xf32>
+        scf.yield %f : vector<16xf32>
+      }
+      scf.yield %s, %scr1 : vector<16xf32>, tensor<16x16xf32>
+    }
+    %o2 = vector.transfer_write %accs#0, %o[%mm, %c0] : vector<16xf32>, tensor<?x?xf32>
+    scf.yield %o2 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
+}
+
+// __gptq_matmul_rows for a 4-bit weight W = dequantize(unpack(%qw)) whose
+// groups are runs of %size columns, a multiple of 16
+// (__gptq_groups_in_runs): W[n, k] = s * (code - z) with the row's scale
+// and zero of the column's group, as __gptq_pack_dequantized computes it,
+// in registers: a word of %qw holds eight columns' codes of one row; the
+// words of 16 rows are transposed, so that each column's codes are a shift
+// and mask of one vector.
+func.func private @__gptq_matmul_rows_q4(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %false = arith.constant false
   %nb = tensor.dim %c, %c0 : tensor<?x?x?xf32>
   %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
   %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
   %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
-  %nt = arith.ceildivsi %n, %c16 : index
+  %nt = arith.ceildivsi %n, %c64 : index
   %tasks = arith.muli %nb, %nt : index
+  %kb = arith.divui %k, %c128 : index
+  %kwhole = arith.muli %kb, %c128 : index
   %r = scf.forall (%t) in (%tasks) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
     %bi = arith.divui %t, %nt : index
     %ti = arith.remui %t, %nt : index
-    %j = arith.muli %ti, %c16 : index
+    %j = arith.muli %ti, %c64 : index
     %left = arith.subi %n, %j : index
-    %jn = arith.minsi %left, %c16 : index
+    %jn = arith.minsi %left, %c64 : index
     %blk0 = tensor.extract_slice %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %blk = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
-      %init = scf.if %zeroC -> (vector<16xf32>) {
-        scf.yield %zv : vector<16xf32>
-      } else {
-        %cr = vector.transfer_read %o[%mm, %c0], %zero : tensor<?x?xf32>, vector<16xf32>
-        scf.yield %cr : vector<16xf32>
+    %wide = arith.cmpi eq, %jn, %c64 : index
+    %kw = arith.select %wide, %kwhole, %c0 : index
+    %blk1 = scf.if %wide -> (tensor<?x?xf32>) {
+      %w = func.call @__gptq_rows_q4_wide(%a, %bi, %blk0, %j, %kw, %zeroC, %qw, %qs, %qz, %size) : (tensor<?x?x?xf32>, index, tensor<?x?xf32>, index, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?xf32>
+      scf.yield %w : tensor<?x?xf32>
+    } else {
+      scf.yield %blk0 : tensor<?x?xf32>
+    }
+    %started = arith.cmpi ugt, %kw, %c0 : index
+    %zeroRest = arith.select %started, %false, %zeroC : i1
+    %more = arith.cmpi ult, %kw, %k : index
+    %blk2 = scf.if %more -> (tensor<?x?xf32>) {
+      %subs = arith.ceildivsi %jn, %c16 : index
+      %done = scf.for %sb = %c0 to %subs step %c1 iter_args(%o = %blk1) -> (tensor<?x?xf32>) {
+        %off = arith.muli %sb, %c16 : index
+        %sleft = arith.subi %jn, %off : index
+        %sn = arith.minsi %sleft, %c16 : index
+        %sub = tensor.extract_slice %o[0, %off] [%m, %sn] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %jj = arith.addi %j, %off : index
+        %s2 = func.call @__gptq_rows_q4_narrow(%a, %bi, %sub, %jj, %kw, %zeroRest, %qw, %qs, %qz, %size) : (tensor<?x?x?xf32>, index, tensor<?x?xf32>, index, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?xf32>
+        %o2 = tensor.insert_slice %s2 into %o[0, %off] [%m, %sn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        scf.yield %o2 : tensor<?x?xf32>
       }
-      %scr0 = tensor.empty() : tensor<16x16xf32>
-      %accs:2 = scf.for %kk = %c0 to %k step %c16 iter_args(%v = %init, %scr = %scr0) -> (vector<16xf32>, tensor<16x16xf32>) {
-        %wb = scf.if %ishalf -> (vector<16x16xf32>) {
-          %h = scf.if %isbf16 -> (vector<16x16xf32>) {
-            %raw = vector.transfer_read %bh[%j, %kk], %zh : tensor<?x?xbf16>, vector<16x16xbf16>
-            %bits = arith.bitcast %raw : vector<16x16xbf16> to vector<16x16xi16>
-            %wide = arith.extui %bits : vector<16x16xi16> to vector<16x16xi32>
-            %up = arith.shli %wide, %sixteen : vector<16x16xi32>
-            %w = arith.bitcast %up : vector<16x16xi32> to vector<16x16xf32>
-            scf.yield %w : vector<16x16xf32>
-          } else {
-            %raw = vector.transfer_read %bf[%j, %kk], %zf : tensor<?x?xf16>, vector<16x16xf16>
-            %w = arith.extf %raw : vector<16x16xf16> to vector<16x16xf32>
-            scf.yield %w : vector<16x16xf32>
-          }
-          scf.yield %h : vector<16x16xf32>
-        } else {
-          %w = vector.transfer_read %bm[%bi, %j, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<16x16xf32>
-          scf.yield %w : vector<16x16xf32>
-        }
-        // Row i of the scratch: column kk + i of W's 16 rows.
-        %wt = vector.transpose %wb, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
-        %scr1 = vector.transfer_write %wt, %scr[%c0, %c0] {in_bounds = [true, true]} : vector<16x16xf32>, tensor<16x16xf32>
-        %av = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
-        %kleft = arith.subi %k, %kk : index
-        %kin = arith.minsi %kleft, %c16 : index
-        // A whole block of 16 columns in a loop of constant trip count
-        // (unrolled by LLVM, its shifts and offsets constants), a last
-        // partial one in a loop of its own.
-        %whole = arith.cmpi eq, %kin, %c16 : index
-        %s = scf.if %whole -> (vector<16xf32>) {
-          %sf = scf.for %i = %c0 to %c16 step %c1 iter_args(%u = %v) -> (vector<16xf32>) {
-            %col = vector.transfer_read %scr1[%i, %c0], %zero {in_bounds = [true]} : tensor<16x16xf32>, vector<16xf32>
-            %ai = vector.extract %av[%i] : f32 from vector<16xf32>
-            %ab = vector.broadcast %ai : f32 to vector<16xf32>
-            %f = vector.fma %ab, %col, %u : vector<16xf32>
-            scf.yield %f : vector<16xf32>
-          }
-          scf.yield %sf : vector<16xf32>
-        } else {
-          %sp = scf.for %i = %c0 to %kin step %c1 iter_args(%u = %v) -> (vector<16xf32>) {
-            %col = vector.transfer_read %scr1[%i, %c0], %zero {in_bounds = [true]} : tensor<16x16xf32>, vector<16xf32>
-            %ai = vector.extract %av[%i] : f32 from vector<16xf32>
-            %ab = vector.broadcast %ai : f32 to vector<16xf32>
-            %f = vector.fma %ab, %col, %u : vector<16xf32>
-            scf.yield %f : vector<16xf32>
-          }
-          scf.yield %sp : vector<16xf32>
-        }
-        scf.yield %s, %scr1 : vector<16xf32>, tensor<16x16xf32>
-      }
-      %o2 = vector.transfer_write %accs#0, %o[%mm, %c0] : vector<16xf32>, tensor<?x?xf32>
-      scf.yield %o2 : tensor<?x?xf32>
+      scf.yield %done : tensor<?x?xf32>
+    } else {
+      scf.yield %blk1 : tensor<?x?xf32>
     }
     scf.forall.in_parallel {
-      tensor.parallel_insert_slice %blk into %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
+      tensor.parallel_insert_slice %blk2 into %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
     }
   }
   return %r : tensor<?x?x?xf32>
+}
+
+// __gptq_matmul_rows_q4 over 64 rows of W (%j ..) and its first %kw columns
+// (a multiple of 128, so 16 whole words of every row): the 64 rows' scales
+// and zeros are first transposed into scratches (row g: group g's), then
+// each step reads four 16 x 16 blocks of words, transposes them into a
+// scratch (row w: word w of the 64 rows), and for each word's eight columns
+// shifts, masks and dequantizes the 64 codes and takes one FMA per column.
+// The rows' next words are prefetched, 64 streams being more than the
+// hardware's prefetcher follows.
+func.func private @__gptq_rows_q4_wide(%a: tensor<?x?x?xf32>, %bi: index, %blk: tensor<?x?xf32>, %j: index, %kw: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  %zw = arith.constant 0 : i32
+  %four = arith.constant 4 : i32
+  %zv = arith.constant dense<0.0> : vector<64xf32>
+  %fifteen = arith.constant dense<15> : vector<64xi32>
+  // Words ahead of the one read that each step prefetches (two steps).
+  %wdist = arith.constant 32 : index
+  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  %groups = tensor.dim %qs, %c1 : tensor<?x?xf32>
+  %nw = arith.divui %kw, %c8 : index
+  %qwm = bufferization.to_buffer %qw read_only : tensor<?x?xi32> to memref<?x?xi32, strided<[?, ?], offset: ?>>
+  // The grids of the groups the first %kw columns reach.
+  %gl = arith.subi %kw, %c1 : index
+  %glast = arith.divui %gl, %size : index
+  %gused = arith.addi %glast, %c1 : index
+  %ng = arith.minui %gused, %groups : index
+  %gb = arith.ceildivsi %ng, %c16 : index
+  %st0 = tensor.empty(%ng) : tensor<?x64xf32>
+  %zt0 = tensor.empty(%ng) : tensor<?x64xf32>
+  %grids:2 = scf.for %gi = %c0 to %gb step %c1 iter_args(%st = %st0, %zt = %zt0) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+    %g0 = arith.muli %gi, %c16 : index
+    %inner:2 = scf.for %b = %c0 to %c4 step %c1 iter_args(%sa = %st, %za = %zt) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+      %off = arith.muli %b, %c16 : index
+      %jb = arith.addi %j, %off : index
+      %sb = vector.transfer_read %qs[%jb, %g0], %zero {in_bounds = [true, false]} : tensor<?x?xf32>, vector<16x16xf32>
+      %zb = vector.transfer_read %qz[%jb, %g0], %zero {in_bounds = [true, false]} : tensor<?x?xf32>, vector<16x16xf32>
+      %sbt = vector.transpose %sb, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+      %zbt = vector.transpose %zb, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+      %sa2 = vector.transfer_write %sbt, %sa[%g0, %off] {in_bounds = [false, true]} : vector<16x16xf32>, tensor<?x64xf32>
+      %za2 = vector.transfer_write %zbt, %za[%g0, %off] {in_bounds = [false, true]} : vector<16x16xf32>, tensor<?x64xf32>
+      scf.yield %sa2, %za2 : tensor<?x64xf32>, tensor<?x64xf32>
+    }
+    scf.yield %inner#0, %inner#1 : tensor<?x64xf32>, tensor<?x64xf32>
+  }
+  %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
+    %init = scf.if %zeroC -> (vector<64xf32>) {
+      scf.yield %zv : vector<64xf32>
+    } else {
+      %cr = vector.transfer_read %o[%mm, %c0], %zero {in_bounds = [true]} : tensor<?x?xf32>, vector<64xf32>
+      scf.yield %cr : vector<64xf32>
+    }
+    %firstw = arith.minui %wdist, %nw : index
+    scf.for %r = %c0 to %c64 step %c1 {
+      %row = arith.addi %j, %r : index
+      scf.for %col = %c0 to %firstw step %c16 {
+        memref.prefetch %qwm[%row, %col], read, locality<3>, data : memref<?x?xi32, strided<[?, ?], offset: ?>>
+      }
+    }
+    %scr0 = tensor.empty() : tensor<16x64xi32>
+    %accs:2 = scf.for %kk = %c0 to %kw step %c128 iter_args(%v = %init, %scr = %scr0) -> (vector<64xf32>, tensor<16x64xi32>) {
+      %w0 = arith.divui %kk, %c8 : index
+      %ahead = arith.addi %w0, %wdist : index
+      %prefetch = arith.cmpi ult, %ahead, %nw : index
+      %scr1 = scf.for %b = %c0 to %c4 step %c1 iter_args(%s = %scr) -> (tensor<16x64xi32>) {
+        %off = arith.muli %b, %c16 : index
+        %jb = arith.addi %j, %off : index
+        %words = vector.transfer_read %qw[%jb, %w0], %zw {in_bounds = [true, true]} : tensor<?x?xi32>, vector<16x16xi32>
+        scf.if %prefetch {
+          scf.for %r = %c0 to %c16 step %c1 {
+            %row = arith.addi %jb, %r : index
+            memref.prefetch %qwm[%row, %ahead], read, locality<3>, data : memref<?x?xi32, strided<[?, ?], offset: ?>>
+          }
+        }
+        %wt = vector.transpose %words, [1, 0] : vector<16x16xi32> to vector<16x16xi32>
+        %s2 = vector.transfer_write %wt, %s[%c0, %off] {in_bounds = [true, true]} : vector<16x16xi32>, tensor<16x64xi32>
+        scf.yield %s2 : tensor<16x64xi32>
+      }
+      %step = scf.for %wi = %c0 to %c16 step %c1 iter_args(%u = %v) -> (vector<64xf32>) {
+        %wcol = arith.muli %wi, %c8 : index
+        %col0 = arith.addi %kk, %wcol : index
+        %g = arith.divui %col0, %size : index
+        %sv = vector.transfer_read %grids#0[%g, %c0], %zero {in_bounds = [true]} : tensor<?x64xf32>, vector<64xf32>
+        %zp = vector.transfer_read %grids#1[%g, %c0], %zero {in_bounds = [true]} : tensor<?x64xf32>, vector<64xf32>
+        %word = vector.transfer_read %scr1[%wi, %c0], %zw {in_bounds = [true]} : tensor<16x64xi32>, vector<64xi32>
+        // Eight columns in a loop of constant trip count (unrolled by
+        // LLVM, its shifts constants).
+        %sum = scf.for %i = %c0 to %c8 step %c1 iter_args(%x = %u) -> (vector<64xf32>) {
+          %ii = arith.index_cast %i : index to i32
+          %bit = arith.muli %ii, %four : i32
+          %shv = vector.broadcast %bit : i32 to vector<64xi32>
+          %sh = arith.shrui %word, %shv : vector<64xi32>
+          %code = arith.andi %sh, %fifteen : vector<64xi32>
+          %qf = arith.uitofp %code : vector<64xi32> to vector<64xf32>
+          %d = arith.subf %qf, %zp : vector<64xf32>
+          %w = arith.mulf %sv, %d : vector<64xf32>
+          %ki = arith.addi %col0, %i : index
+          %ai = tensor.extract %a[%bi, %mm, %ki] : tensor<?x?x?xf32>
+          %ab = vector.broadcast %ai : f32 to vector<64xf32>
+          %f = vector.fma %ab, %w, %x : vector<64xf32>
+          scf.yield %f : vector<64xf32>
+        }
+        scf.yield %sum : vector<64xf32>
+      }
+      scf.yield %step, %scr1 : vector<64xf32>, tensor<16x64xi32>
+    }
+    %o2 = vector.transfer_write %accs#0, %o[%mm, %c0] {in_bounds = [true]} : vector<64xf32>, tensor<?x?xf32>
+    scf.yield %o2 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
+}
+
+// __gptq_matmul_rows_q4 over up to 16 rows of W (%j .., as many as %blk's
+// columns) and its columns from %k0 on (a multiple of 16): for 16 columns,
+// the two words of codes of each row are read (masked) and transposed.
+func.func private @__gptq_rows_q4_narrow(%a: tensor<?x?x?xf32>, %bi: index, %blk: tensor<?x?xf32>, %j: index, %k0: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %c4i = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %zw = arith.constant 0 : i32
+  %zv = arith.constant dense<0.0> : vector<16xf32>
+  %fifteen = arith.constant dense<15> : vector<16xi32>
+  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
+  %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
+    %init = scf.if %zeroC -> (vector<16xf32>) {
+      scf.yield %zv : vector<16xf32>
+    } else {
+      %cr = vector.transfer_read %o[%mm, %c0], %zero : tensor<?x?xf32>, vector<16xf32>
+      scf.yield %cr : vector<16xf32>
+    }
+    %acc = scf.for %kk = %k0 to %k step %c16 iter_args(%v = %init) -> (vector<16xf32>) {
+      %w0 = arith.divui %kk, %c8 : index
+      %words = vector.transfer_read %qw[%j, %w0], %zw : tensor<?x?xi32>, vector<16x2xi32>
+      %wt = vector.transpose %words, [1, 0] : vector<16x2xi32> to vector<2x16xi32>
+      %wlo = vector.extract %wt[0] : vector<16xi32> from vector<2x16xi32>
+      %whi = vector.extract %wt[1] : vector<16xi32> from vector<2x16xi32>
+      %g = arith.divui %kk, %size : index
+      %sv = vector.transfer_read %qs[%j, %g], %zero {permutation_map = affine_map<(d0, d1) -> (d0)>} : tensor<?x?xf32>, vector<16xf32>
+      %zp = vector.transfer_read %qz[%j, %g], %zero {permutation_map = affine_map<(d0, d1) -> (d0)>} : tensor<?x?xf32>, vector<16xf32>
+      %kleft = arith.subi %k, %kk : index
+      %kin = arith.minsi %kleft, %c16 : index
+      %s = scf.for %i = %c0 to %kin step %c1 iter_args(%u = %v) -> (vector<16xf32>) {
+        %upper = arith.cmpi uge, %i, %c8 : index
+        %word = arith.select %upper, %whi, %wlo : vector<16xi32>
+        %within = arith.andi %i, %c7 : index
+        %bit = arith.muli %within, %c4i : index
+        %biti = arith.index_cast %bit : index to i32
+        %shv = vector.broadcast %biti : i32 to vector<16xi32>
+        %sh = arith.shrui %word, %shv : vector<16xi32>
+        %code = arith.andi %sh, %fifteen : vector<16xi32>
+        %qf = arith.uitofp %code : vector<16xi32> to vector<16xf32>
+        %d = arith.subf %qf, %zp : vector<16xf32>
+        %w = arith.mulf %sv, %d : vector<16xf32>
+        %ki = arith.addi %kk, %i : index
+        %ai = tensor.extract %a[%bi, %mm, %ki] : tensor<?x?x?xf32>
+        %ab = vector.broadcast %ai : f32 to vector<16xf32>
+        %f = vector.fma %ab, %w, %u : vector<16xf32>
+        scf.yield %f : vector<16xf32>
+      }
+      scf.yield %s : vector<16xf32>
+    }
+    %o2 = vector.transfer_write %acc, %o[%mm, %c0] : vector<16xf32>, tensor<?x?xf32>
+    scf.yield %o2 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
+}
+
+// __gptq_matmul_rows for a 4-bit weight whose groups are runs of a
+// multiple of 128 columns (one M x K times K x N, one batch), in the order
+// of K: a row's 16 words of codes for 128 columns are one vector (lane i:
+// columns 8i .. 8i + 7), the activations of those columns are transposed
+// to match (%xp[m, chunk, j, i] = A[0, m, 128 chunk + 8i + j]), and each
+// shift of the words picks, for every lane, its column's weight from the
+// row's 16-entry table of the group, T[q] = s * (q - z), the values
+// __gptq_pack_dequantized computes. Four rows at a time (four chains of
+// FMAs), each summed across lanes at the end. The same weights as the tiled
+// kernel's, summed in another order: results agree to rounding.
+func.func private @__gptq_matmul_rows_q4_lut(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
+  %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
+  %chunks = arith.ceildivsi %k, %c128 : index
+  %xp0 = tensor.empty(%m, %chunks) : tensor<?x?x8x16xf32>
+  %xp = scf.for %mm = %c0 to %m step %c1 iter_args(%x0 = %xp0) -> (tensor<?x?x8x16xf32>) {
+    %x1 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%x2 = %x0) -> (tensor<?x?x8x16xf32>) {
+      %col = arith.muli %ch, %c128 : index
+      %raw = vector.transfer_read %a[%c0, %mm, %col], %zero : tensor<?x?x?xf32>, vector<128xf32>
+      %blk = vector.shape_cast %raw : vector<128xf32> to vector<16x8xf32>
+      %t = vector.transpose %blk, [1, 0] : vector<16x8xf32> to vector<8x16xf32>
+      %x3 = vector.transfer_write %t, %x2[%mm, %ch, %c0, %c0] {in_bounds = [true, true]} : vector<8x16xf32>, tensor<?x?x8x16xf32>
+      scf.yield %x3 : tensor<?x?x8x16xf32>
+    }
+    scf.yield %x1 : tensor<?x?x8x16xf32>
+  }
+  %nt = arith.ceildivsi %n, %c16 : index
+  %r = scf.forall (%t) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
+    %j = arith.muli %t, %c16 : index
+    %left = arith.subi %n, %j : index
+    %jn = arith.minsi %left, %c16 : index
+    %blk0 = tensor.extract_slice %cc[0, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
+    %quads = arith.ceildivsi %jn, %c4 : index
+    %blk = scf.for %qd = %c0 to %quads step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
+      %r0 = arith.muli %qd, %c4 : index
+      %o2 = func.call @__gptq_rows_q4_lut4(%xp, %o, %r0, %j, %zeroC, %qw, %qs, %qz, %size) : (tensor<?x?x8x16xf32>, tensor<?x?xf32>, index, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?xf32>
+      scf.yield %o2 : tensor<?x?xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %blk into %cc[0, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
+    }
+  }
+  return %r : tensor<?x?x?xf32>
+}
+
+// Lane i of %table at %idx[i], for every lane (a variable permute).
+func.func private @__gptq_lut16(%table: vector<16xf32>, %code: vector<16xi32>) -> vector<16xf32> {
+  %i0 = vector.extract %code[0] : i32 from vector<16xi32>
+  %i1 = vector.extract %code[1] : i32 from vector<16xi32>
+  %i2 = vector.extract %code[2] : i32 from vector<16xi32>
+  %i3 = vector.extract %code[3] : i32 from vector<16xi32>
+  %i4 = vector.extract %code[4] : i32 from vector<16xi32>
+  %i5 = vector.extract %code[5] : i32 from vector<16xi32>
+  %i6 = vector.extract %code[6] : i32 from vector<16xi32>
+  %i7 = vector.extract %code[7] : i32 from vector<16xi32>
+  %i8 = vector.extract %code[8] : i32 from vector<16xi32>
+  %i9 = vector.extract %code[9] : i32 from vector<16xi32>
+  %i10 = vector.extract %code[10] : i32 from vector<16xi32>
+  %i11 = vector.extract %code[11] : i32 from vector<16xi32>
+  %i12 = vector.extract %code[12] : i32 from vector<16xi32>
+  %i13 = vector.extract %code[13] : i32 from vector<16xi32>
+  %i14 = vector.extract %code[14] : i32 from vector<16xi32>
+  %i15 = vector.extract %code[15] : i32 from vector<16xi32>
+  %x0 = arith.index_cast %i0 : i32 to index
+  %x1 = arith.index_cast %i1 : i32 to index
+  %x2 = arith.index_cast %i2 : i32 to index
+  %x3 = arith.index_cast %i3 : i32 to index
+  %x4 = arith.index_cast %i4 : i32 to index
+  %x5 = arith.index_cast %i5 : i32 to index
+  %x6 = arith.index_cast %i6 : i32 to index
+  %x7 = arith.index_cast %i7 : i32 to index
+  %x8 = arith.index_cast %i8 : i32 to index
+  %x9 = arith.index_cast %i9 : i32 to index
+  %x10 = arith.index_cast %i10 : i32 to index
+  %x11 = arith.index_cast %i11 : i32 to index
+  %x12 = arith.index_cast %i12 : i32 to index
+  %x13 = arith.index_cast %i13 : i32 to index
+  %x14 = arith.index_cast %i14 : i32 to index
+  %x15 = arith.index_cast %i15 : i32 to index
+  %v0 = vector.extract %table[%x0] : f32 from vector<16xf32>
+  %v1 = vector.extract %table[%x1] : f32 from vector<16xf32>
+  %v2 = vector.extract %table[%x2] : f32 from vector<16xf32>
+  %v3 = vector.extract %table[%x3] : f32 from vector<16xf32>
+  %v4 = vector.extract %table[%x4] : f32 from vector<16xf32>
+  %v5 = vector.extract %table[%x5] : f32 from vector<16xf32>
+  %v6 = vector.extract %table[%x6] : f32 from vector<16xf32>
+  %v7 = vector.extract %table[%x7] : f32 from vector<16xf32>
+  %v8 = vector.extract %table[%x8] : f32 from vector<16xf32>
+  %v9 = vector.extract %table[%x9] : f32 from vector<16xf32>
+  %v10 = vector.extract %table[%x10] : f32 from vector<16xf32>
+  %v11 = vector.extract %table[%x11] : f32 from vector<16xf32>
+  %v12 = vector.extract %table[%x12] : f32 from vector<16xf32>
+  %v13 = vector.extract %table[%x13] : f32 from vector<16xf32>
+  %v14 = vector.extract %table[%x14] : f32 from vector<16xf32>
+  %v15 = vector.extract %table[%x15] : f32 from vector<16xf32>
+  %w = vector.from_elements %v0, %v1, %v2, %v3, %v4, %v5, %v6, %v7, %v8, %v9, %v10, %v11, %v12, %v13, %v14, %v15 : vector<16xf32>
+  return %w : vector<16xf32>
+}
+
+// The 4-bit table of row %row's group %g: T[q] = s * (q - z).
+func.func private @__gptq_q4_table(%qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %row: index, %g: index) -> vector<16xf32> {
+  %iota = arith.constant dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0]> : vector<16xf32>
+  %s = tensor.extract %qs[%row, %g] : tensor<?x?xf32>
+  %z = tensor.extract %qz[%row, %g] : tensor<?x?xf32>
+  %sv = vector.broadcast %s : f32 to vector<16xf32>
+  %zv = vector.broadcast %z : f32 to vector<16xf32>
+  %d = arith.subf %iota, %zv : vector<16xf32>
+  %t = arith.mulf %sv, %d : vector<16xf32>
+  return %t : vector<16xf32>
+}
+
+// Rows %j + %r0 .. + 3 of __gptq_matmul_rows_q4_lut's product (those of
+// them before N; a missing row reads row N - 1 and is not written).
+func.func private @__gptq_rows_q4_lut4(%xp: tensor<?x?x8x16xf32>, %blk: tensor<?x?xf32>, %r0: index, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  %zw = arith.constant 0 : i32
+  %four = arith.constant 4 : i32
+  %zv = arith.constant dense<0.0> : vector<16xf32>
+  %fifteen = arith.constant dense<15> : vector<16xi32>
+  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  %jn = tensor.dim %blk, %c1 : tensor<?x?xf32>
+  %n = tensor.dim %qw, %c0 : tensor<?x?xi32>
+  %chunks = tensor.dim %xp, %c1 : tensor<?x?x8x16xf32>
+  %last = arith.subi %n, %c1 : index
+  %b0 = arith.addi %j, %r0 : index
+  %b1 = arith.addi %b0, %c1 : index
+  %b2 = arith.addi %b0, %c2 : index
+  %b3 = arith.addi %b0, %c3 : index
+  %row0 = arith.minui %b0, %last : index
+  %row1 = arith.minui %b1, %last : index
+  %row2 = arith.minui %b2, %last : index
+  %row3 = arith.minui %b3, %last : index
+  // Rows ahead of the first that each chunk prefetches.
+  %pdist = arith.constant 8 : index
+  %qwm = bufferization.to_buffer %qw read_only : tensor<?x?xi32> to memref<?x?xi32, strided<[?, ?], offset: ?>>
+  %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
+    %acc:4 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+      %col = arith.muli %ch, %c128 : index
+      %g = arith.divui %col, %size : index
+      %w0 = arith.muli %ch, %c16 : index
+      %t0 = func.call @__gptq_q4_table(%qs, %qz, %row0, %g) : (tensor<?x?xf32>, tensor<?x?xf32>, index, index) -> vector<16xf32>
+      %t1 = func.call @__gptq_q4_table(%qs, %qz, %row1, %g) : (tensor<?x?xf32>, tensor<?x?xf32>, index, index) -> vector<16xf32>
+      %t2 = func.call @__gptq_q4_table(%qs, %qz, %row2, %g) : (tensor<?x?xf32>, tensor<?x?xf32>, index, index) -> vector<16xf32>
+      %t3 = func.call @__gptq_q4_table(%qs, %qz, %row3, %g) : (tensor<?x?xf32>, tensor<?x?xf32>, index, index) -> vector<16xf32>
+      scf.for %pr = %c0 to %c4 step %c1 {
+        %ahead0 = arith.addi %b0, %pdist : index
+        %ahead1 = arith.addi %ahead0, %pr : index
+        %ahead = arith.minui %ahead1, %last : index
+        memref.prefetch %qwm[%ahead, %w0], read, locality<3>, data : memref<?x?xi32, strided<[?, ?], offset: ?>>
+      }
+      %q0 = vector.transfer_read %qw[%row0, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+      %q1 = vector.transfer_read %qw[%row1, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+      %q2 = vector.transfer_read %qw[%row2, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+      %q3 = vector.transfer_read %qw[%row3, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+      %s:4 = scf.for %jj = %c0 to %c8 step %c1 iter_args(%u0 = %a0, %u1 = %a1, %u2 = %a2, %u3 = %a3) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+        %xv = vector.transfer_read %xp[%mm, %ch, %jj, %c0], %zero {in_bounds = [true]} : tensor<?x?x8x16xf32>, vector<16xf32>
+        %ji = arith.index_cast %jj : index to i32
+        %bit = arith.muli %ji, %four : i32
+        %shv = vector.broadcast %bit : i32 to vector<16xi32>
+        %e0 = arith.shrui %q0, %shv : vector<16xi32>
+        %e1 = arith.shrui %q1, %shv : vector<16xi32>
+        %e2 = arith.shrui %q2, %shv : vector<16xi32>
+        %e3 = arith.shrui %q3, %shv : vector<16xi32>
+        %d0 = arith.andi %e0, %fifteen : vector<16xi32>
+        %d1 = arith.andi %e1, %fifteen : vector<16xi32>
+        %d2 = arith.andi %e2, %fifteen : vector<16xi32>
+        %d3 = arith.andi %e3, %fifteen : vector<16xi32>
+        %w0v = func.call @__gptq_lut16(%t0, %d0) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+        %w1v = func.call @__gptq_lut16(%t1, %d1) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+        %w2v = func.call @__gptq_lut16(%t2, %d2) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+        %w3v = func.call @__gptq_lut16(%t3, %d3) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+        %f0 = vector.fma %xv, %w0v, %u0 : vector<16xf32>
+        %f1 = vector.fma %xv, %w1v, %u1 : vector<16xf32>
+        %f2 = vector.fma %xv, %w2v, %u2 : vector<16xf32>
+        %f3 = vector.fma %xv, %w3v, %u3 : vector<16xf32>
+        scf.yield %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      }
+      scf.yield %s#0, %s#1, %s#2, %s#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+    }
+    %y0 = vector.reduction <add>, %acc#0 fastmath<reassoc> : vector<16xf32> into f32
+    %y1 = vector.reduction <add>, %acc#1 fastmath<reassoc> : vector<16xf32> into f32
+    %y2 = vector.reduction <add>, %acc#2 fastmath<reassoc> : vector<16xf32> into f32
+    %y3 = vector.reduction <add>, %acc#3 fastmath<reassoc> : vector<16xf32> into f32
+    %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %y0, %y1, %y2, %y3) : (tensor<?x?xf32>, index, index, index, i1, f32, f32, f32, f32) -> tensor<?x?xf32>
+    scf.yield %o4 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
+}
+
+// Row %mm's columns %r0 .. %r0 + 3 of %blk (those before its end) set to
+// %y0 .. %y3, or incremented by them without %zeroC.
+func.func private @__gptq_rows_put(%blk: tensor<?x?xf32>, %mm: index, %r0: index, %jn: index, %zeroC: i1, %y0: f32, %y1: f32, %y2: f32, %y3: f32) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %ys = vector.from_elements %y0, %y1, %y2, %y3 : vector<4xf32>
+  %left = arith.subi %jn, %r0 : index
+  %cnt = arith.minui %left, %c4 : index
+  %res = scf.for %i = %c0 to %cnt step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
+    %col = arith.addi %r0, %i : index
+    %y = vector.extract %ys[%i] : f32 from vector<4xf32>
+    %v = scf.if %zeroC -> (f32) {
+      scf.yield %y : f32
+    } else {
+      %old = tensor.extract %o[%mm, %col] : tensor<?x?xf32>
+      %sum = arith.addf %old, %y : f32
+      scf.yield %sum : f32
+    }
+    %o2 = tensor.insert %v into %o[%mm, %col] : tensor<?x?xf32>
+    scf.yield %o2 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
 }
 
 // The register-tiled batched matrix product for the model's contractions

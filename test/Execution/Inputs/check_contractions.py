@@ -8,9 +8,11 @@ import sys
 
 import numpy as np
 
-def packed_weight(r, bits, rows=70, cols=1100, groups=5):
+def packed_weight(r, bits, rows=70, cols=1100, groups=5, run=0, shape=(3, 5)):
     """Words of random codes (each row one little-endian bit stream, as
-    gptq.pack writes it), scales, zeros and a group map in any order."""
+    gptq.pack writes it), scales, zeros and a group map in any order (or,
+    with ``run``, groups of ``run`` columns in order), and inputs of
+    ``shape`` x cols."""
     codes = r.integers(0, 1 << bits, size=(rows, cols))
     nwords = -(-cols * bits // 32)
     words = np.zeros((rows, nwords), dtype=np.uint64)
@@ -21,8 +23,12 @@ def packed_weight(r, bits, rows=70, cols=1100, groups=5):
             words[:, bit // 32 + 1] |= codes[:, j].astype(np.uint64) >> np.uint64(32 - bit % 32)
     scales = r.uniform(0.01, 0.1, size=(rows, groups))
     zeros = r.integers(0, 1 << bits, size=(rows, groups)).astype(np.float64)
-    g_idx = r.integers(0, groups, size=cols)
-    return [r.standard_normal((3, 5, cols)), words.astype(np.uint32).view(np.int32), scales, zeros, g_idx]
+    g_idx = np.arange(cols) // run if run else r.integers(0, groups, size=cols)
+    if run:
+        groups = int(g_idx[-1]) + 1
+        scales = r.uniform(0.01, 0.1, size=(rows, groups))
+        zeros = r.integers(0, 1 << bits, size=(rows, groups)).astype(np.float64)
+    return [r.standard_normal(shape + (cols,)), words.astype(np.uint32).view(np.int32), scales, zeros, g_idx]
 
 
 def dequantized(words, scales, zeros, g_idx, bits, cols):
@@ -51,9 +57,9 @@ def causal_attention(q, k, v):
 
 
 DTYPES = {"q3": [np.float32, np.int32, np.float32, np.float32, np.int32]}
-DTYPES["q4"] = DTYPES["q8"] = DTYPES["q3"]
-DTYPES["h16"] = [np.float32, np.float16]
-DTYPES["hb16"] = [np.float32, np.int16]
+DTYPES["q4"] = DTYPES["q8"] = DTYPES["q4_rows"] = DTYPES["q4_rows32"] = DTYPES["q3"]
+DTYPES["h16"] = DTYPES["h16_rows"] = [np.float32, np.float16]
+DTYPES["hb16"] = DTYPES["hb16_rows"] = [np.float32, np.int16]
 
 
 def bfloat16_bits(r, shape):
@@ -112,6 +118,29 @@ CASES = {
         lambda r: packed_weight(r, 8),
         lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 8, x.shape[2])),
     ),
+    # A decode step's shapes (a few rows of A): the rows kernels. 200 rows
+    # of W: three tasks of 64 and a partial one; 1100 columns: a partial
+    # block of 16 (and, at 4 bits, a partial chunk of 128 columns).
+    "linear_rows": (
+        lambda r: [r.standard_normal((1, 3, 1100)), r.standard_normal((200, 1100))],
+        lambda x, w: np.einsum("bsk,nk->bsn", x, w),
+    ),
+    "q4_rows": (
+        lambda r: packed_weight(r, 4, rows=201, run=128, shape=(1, 2)),
+        lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 4, x.shape[2])),
+    ),
+    "q4_rows32": (
+        lambda r: packed_weight(r, 4, rows=201, run=32, shape=(1, 4)),
+        lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 4, x.shape[2])),
+    ),
+    "h16_rows": (
+        lambda r: [r.standard_normal((1, 1, 1100)), r.standard_normal((200, 1100))],
+        lambda x, w: np.einsum("bsk,nk->bsn", x, w.astype(np.float64)),
+    ),
+    "hb16_rows": (
+        lambda r: [r.standard_normal((1, 2, 1100)), bfloat16_bits(r, (200, 1100))],
+        lambda x, bits: np.einsum("bsk,nk->bsn", x, widened_bfloat16(bits).astype(np.float64)),
+    ),
     # Weights stored in half precision, K past one of the kernel's chunks,
     # N past whole panels.
     "h16": (
@@ -123,6 +152,14 @@ CASES = {
         lambda x, bits: np.einsum("bsk,nk->bsn", x, widened_bfloat16(bits).astype(np.float64)),
     ),
 }
+
+
+# The rows cases, and whether their rows kernel sums in the tiled kernel's
+# order (the same bits as the tiled kernel's for the same rows of A, which
+# each case's "-tiles" twin gives with A grown to 5 rows) or in another
+# (the 4-bit kernel for groups of 128 columns: the same weights, sums that
+# agree to rounding).
+ROWS = {"linear_rows": True, "q4_rows": False, "q4_rows32": True, "h16_rows": True, "hb16_rows": True}
 
 
 def main() -> int:
@@ -138,6 +175,12 @@ def main() -> int:
             dtypes = DTYPES.get(name, [np.float32] * len(inputs))
             for i, (a, dtype) in enumerate(zip(inputs, dtypes)):
                 np.save(os.path.join(directory, f"in{i}.npy"), np.asarray(a).astype(dtype))
+            if name in ROWS:
+                os.makedirs(directory + "-tiles", exist_ok=True)
+                x = np.asarray(inputs[0])
+                more = np.random.default_rng(8).standard_normal((1, 5 - x.shape[1], x.shape[2]))
+                for i, (a, dtype) in enumerate(zip([np.concatenate([x, more], axis=1)] + inputs[1:], dtypes)):
+                    np.save(os.path.join(directory + "-tiles", f"in{i}.npy"), np.asarray(a).astype(dtype))
             continue
         inputs = [np.load(os.path.join(directory, f"in{i}.npy"))
                   for i in range(len(make(np.random.default_rng(7))))]
@@ -152,6 +195,13 @@ def main() -> int:
             # bit to the case without the prefix (weight formed first).
             first = np.load(os.path.join(root, name, "out", "0.npy"))
             line += f" same {bool(np.array_equal(got, first))}"
+        if name in ROWS and not prefix:
+            tiles = np.load(os.path.join(root, name + "-tiles", "out", "0.npy"))[:, : got.shape[1]]
+            if ROWS[name]:
+                line += f" tiles-same {bool(np.array_equal(got, tiles))}"
+            else:
+                close = float(np.abs(got - tiles).max()) <= 1e-5 * float(np.abs(tiles).max())
+                line += f" tiles-close {close}"
         print(line)
     return 0
 
