@@ -20,7 +20,9 @@ Engines and forms:
   --gptq-quantize-model`` as ``w4g128`` (round to nearest, 4 bits, groups of
   128) and ``w4g128-act`` (GPTQ with act-order on 4 random windows of 128
   tokens: the g_idx of a real act-order checkpoint); the classifier stays
-  float, as the pass leaves it by default. Calls through the C API
+  float, as the pass leaves it by default; and ``w4g128-all``, w4g128 with
+  the classifier quantized too (``classifier=true``: every matrix 4-bit, as
+  in llama.cpp's Q4_0 file below). Calls through the C API
   (``gptq_mlir.model``: ``@prefill``, then ``@decode`` per token).
 - ``torch``: transformers' ``LlamaForCausalLM`` in float32 with its KV
   cache (eager), at 1 and 2 threads; the better is reported.
@@ -56,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-FORMS = {"ours": ["float32", "w4g128", "w4g128-act"], "torch": ["float32"], "llama.cpp": ["F32", "Q4_0"]}
+FORMS = {"ours": ["float32", "w4g128", "w4g128-act", "w4g128-all"], "torch": ["float32"], "llama.cpp": ["F32", "Q4_0"]}
 
 
 # Workers ------------------------------------------------------------------
@@ -294,6 +296,7 @@ def prepare(work: Path, model: str, args) -> Dict:
     files["hf"] = hf_folder
     files[("ours", "float32")] = module
     for form, options in (("w4g128", "method=rtn bits=4 group-size=128"),
+                          ("w4g128-all", "method=rtn bits=4 group-size=128 classifier=true"),
                           ("w4g128-act", "calibration={calib} bits=4 group-size=128 act-order=true "
                                          "layer-errors=false calibration-batch=4")):
         out = folder / f"{form}.mlir"
@@ -319,9 +322,8 @@ def measure(work: Path, model: str, engine: str, form: str, files: Dict, args) -
     else:
         spec["path"] = str(write_gguf(files["hf"], work / model / f"model-{form}.gguf", form))
     env = bench_model.tool_env(args)
-    if engine != "ours":
-        for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-            env.pop(var, None)
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        env.pop(var, None)
     run = bench_model.run_measured([sys.executable, __file__, "--worker", json.dumps(spec)], env=env,
                                    timeout=args.timeout, what=f"{engine} {form}")
     result = json.loads(out.read_text())

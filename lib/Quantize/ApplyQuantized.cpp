@@ -21,6 +21,9 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <algorithm>
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::gptq;
 
@@ -36,9 +39,12 @@ DenseResourceElementsAttr inPlace(ShapedType type, StringRef name,
                                             /*dataIsMutable=*/false));
 }
 
-/// The packed form: the four constants, gptq.unpack and gptq.dequantize.
+/// The packed form: the four constants, gptq.unpack and gptq.dequantize;
+/// and the permutation's constant when the columns were sorted by group
+/// (`perm`, else null).
 Value buildPacked(OpBuilder &b, Location loc, const AppliedWeight &w,
-                  int64_t bits, const std::shared_ptr<const void> &keep) {
+                  int64_t bits, const std::shared_ptr<const void> &keep,
+                  Value &perm) {
   const LinearLayer &layer = *w.layer;
   int64_t out = layer.outFeatures, in = layer.inFeatures;
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
@@ -54,12 +60,43 @@ Value buildPacked(OpBuilder &b, Location loc, const AppliedWeight &w,
   Value scales = constant(gridType, ".scales", w.scales);
   Value zeros = constant(gridType, ".zeros", w.zeros);
   Value gIdx = constant(gIdxType, ".g_idx", w.gIdx);
+  if (!w.perm.empty())
+    perm = constant(RankedTensorType::get({in}, b.getI64Type()), ".perm",
+                    w.perm);
   Value columns = arith::ConstantIndexOp::create(b, loc, in);
   auto codesType = RankedTensorType::get({out, in}, b.getI8Type());
   Value codes = UnpackOp::create(b, loc, codesType, words, columns,
                                  b.getI64IntegerAttr(bits));
   return DequantizeOp::create(b, loc, RankedTensorType::get({out, in}, f32),
                               codes, scales, zeros, gIdx);
+}
+
+/// The contraction of `layer` reads its activation permuted along the
+/// reduction by `perm` (the order its weight's columns were sorted in).
+LogicalResult permuteActivation(const LinearLayer &layer, Value perm) {
+  linalg::LinalgOp op = layer.op;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->k.size() != 1)
+    return op->emitError("layer '")
+           << layer.name
+           << "': cannot find the reduction to permute its activation along";
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (input->get() != layer.activation)
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(input);
+    std::optional<unsigned> at =
+        map.getResultPosition(getAffineDimExpr(dims->k.front(), op.getContext()));
+    if (!at)
+      break;
+    OpBuilder b(op);
+    input->set(PermuteOp::create(b, op.getLoc(), layer.activation, perm,
+                                 b.getDenseI64ArrayAttr({int64_t(*at)}),
+                                 /*inverse=*/false));
+    return success();
+  }
+  return op->emitError("layer '")
+         << layer.name << "': its activation is not indexed by the reduction";
 }
 
 /// Records the ops a builder creates, in order.
@@ -121,21 +158,24 @@ LogicalResult mlir::gptq::applyQuantizedWeights(
   LinearLayers all(module);
   std::vector<OpOperand *> uses;
   std::vector<SmallVector<OpOperand *>> twinUses;
+  std::vector<SmallVector<const LinearLayer *>> twinLayers;
   for (const AppliedWeight &w : weights) {
     uses.push_back(&getWeightSourceUse(*w.layer));
     twinUses.emplace_back();
-    for (const LinearLayer *twin : twinsOf(*w.layer, all))
+    twinLayers.push_back(twinsOf(*w.layer, all));
+    for (const LinearLayer *twin : twinLayers.back())
       twinUses.back().push_back(&getWeightSourceUse(*twin));
   }
   SmallVector<Operation *> sources;
-  for (auto [w, use, twins] : llvm::zip_equal(weights, uses, twinUses)) {
+  for (auto [w, use, twins, twinLayerList] :
+       llvm::zip_equal(weights, uses, twinUses, twinLayers)) {
     const LinearLayer &layer = *w.layer;
     OpBuilder b(use->getOwner());
     Recorder recorder;
     b.setListener(&recorder);
     Location loc = layer.weightSource->getLoc();
     auto storedType = cast<RankedTensorType>(use->get().getType());
-    Value weight;
+    Value weight, perm;
     switch (form) {
     case WeightForm::Float:
       weight = arith::ConstantOp::create(
@@ -154,7 +194,7 @@ LogicalResult mlir::gptq::applyQuantizedWeights(
       break;
     }
     case WeightForm::Packed:
-      weight = buildPacked(b, loc, w, bits, keep);
+      weight = buildPacked(b, loc, w, bits, keep, perm);
       break;
     }
     if (form != WeightForm::Float && layer.transposed) {
@@ -165,8 +205,10 @@ LogicalResult mlir::gptq::applyQuantizedWeights(
                    ->getResult(0);
     }
     use->set(weight);
+    if (perm && failed(permuteActivation(layer, perm)))
+      return failure();
     sources.push_back(layer.weightSource);
-    for (OpOperand *twin : twins) {
+    for (auto [twin, twinLayer] : llvm::zip_equal(twins, twinLayerList)) {
       OpBuilder at(twin->getOwner());
       IRMapping mapping;
       // The ops made at the use (cloning one clones its regions too).
@@ -175,10 +217,39 @@ LogicalResult mlir::gptq::applyQuantizedWeights(
           at.clone(*op, mapping);
       Operation *source = twin->get().getDefiningOp();
       twin->set(mapping.lookup(weight));
+      if (perm && failed(permuteActivation(*twinLayer, mapping.lookup(perm))))
+        return failure();
       if (source)
         sources.push_back(source);
     }
   }
   eraseUnread(module, std::move(sources));
   return success();
+}
+
+NpyArray mlir::gptq::sortColumnsByGroup(NpyArray &codes, NpyArray &gIdx) {
+  int64_t cols = gIdx.numElements();
+  const int32_t *groups = gIdx.as<int32_t>();
+  if (std::is_sorted(groups, groups + cols))
+    return NpyArray();
+  NpyArray perm = NpyArray::zeros(DType::I64, {cols});
+  int64_t *order = perm.as<int64_t>();
+  std::iota(order, order + cols, int64_t(0));
+  std::stable_sort(order, order + cols, [&](int64_t a, int64_t b) {
+    return groups[a] < groups[b];
+  });
+  NpyArray sortedGroups = NpyArray::zeros(DType::I32, {cols});
+  for (int64_t j = 0; j < cols; ++j)
+    sortedGroups.as<int32_t>()[j] = groups[order[j]];
+  int64_t rows = codes.shape[0];
+  std::vector<uint8_t> row(cols);
+  uint8_t *data = codes.as<uint8_t>();
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t *at = data + r * cols;
+    for (int64_t j = 0; j < cols; ++j)
+      row[j] = at[order[j]];
+    std::copy(row.begin(), row.end(), at);
+  }
+  gIdx = std::move(sortedGroups);
+  return perm;
 }

@@ -198,8 +198,10 @@ struct LayerState {
   /// quantized (and released from memory): their offsets there, and the
   /// packed words per row and the groups.
   struct {
-    uint64_t qweight = 0, scales = 0, zeros = 0, gIdx = 0;
+    uint64_t qweight = 0, scales = 0, zeros = 0, gIdx = 0, perm = 0;
     int64_t words = 0, groups = 0;
+    /// Whether the columns were sorted by group (sortColumnsByGroup).
+    bool sorted = false;
   } spilled;
   /// The bytes of the quantized form, for the report.
   int64_t quantizedBytes = 0;
@@ -863,8 +865,11 @@ QuantizeModelPass::record(unsigned index, LayerResult result, StringRef method,
                           std::chrono::steady_clock::time_point start) {
   LayerState &state = states[index];
   // format=packed: the codes packed by the library's gptq.pack.
-  NpyArray packed;
+  NpyArray packed, perm;
   if (format == "packed") {
+    // Act-order's g_idx: the columns sorted by group, the activation
+    // permuted instead.
+    perm = sortColumnsByGroup(result.codes, result.gIdx);
     double before = packer.compileSeconds();
     auto made = packer.pack(result.codes);
     compiled += packer.compileSeconds() - before;
@@ -901,9 +906,10 @@ QuantizeModelPass::record(unsigned index, LayerResult result, StringRef method,
       scratch = std::move(*made);
     }
     uint64_t *offsets[] = {&state.spilled.qweight, &state.spilled.scales,
-                           &state.spilled.zeros, &state.spilled.gIdx};
+                           &state.spilled.zeros, &state.spilled.gIdx,
+                           &state.spilled.perm};
     const NpyArray *arrays[] = {&packed, &result.scales, &result.zeros,
-                                &result.gIdx};
+                                &result.gIdx, &perm};
     for (auto [offset, array] : llvm::zip_equal(offsets, arrays)) {
       auto at = scratch->append(
           ArrayRef<char>(array->data.data(), array->data.size()));
@@ -917,9 +923,11 @@ QuantizeModelPass::record(unsigned index, LayerResult result, StringRef method,
     }
     state.spilled.words = packed.shape[1];
     state.spilled.groups = result.scales.shape[1];
+    state.spilled.sorted = perm.data.size() != 0;
     state.quantizedBytes = int64_t(packed.data.size()) +
                            int64_t(result.scales.data.size()) * 2 +
-                           int64_t(result.gIdx.data.size());
+                           int64_t(result.gIdx.data.size()) +
+                           int64_t(perm.data.size());
     result.scales = result.zeros = result.gIdx = NpyArray();
   }
   state.result = std::move(result);
@@ -1096,6 +1104,8 @@ LogicalResult QuantizeModelPass::rewrite(ConfigAttr config) {
       w.scales = at(state.spilled.scales, layer.outFeatures * w.groups);
       w.zeros = at(state.spilled.zeros, layer.outFeatures * w.groups);
       w.gIdx = at(state.spilled.gIdx, layer.inFeatures);
+      if (state.spilled.sorted)
+        w.perm = at(state.spilled.perm, layer.inFeatures * 2);
     }
     weights.push_back(w);
   }

@@ -108,7 +108,7 @@ def unpack_stream(words: np.ndarray, count: int, bits: int) -> np.ndarray:
 # The rewritten model ----------------------------------------------------------
 
 #: Bytes per element of each element type a constant may have.
-_ELEMENT_BYTES = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i8": 1}
+_ELEMENT_BYTES = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i8": 1, "i64": 8}
 _FLOAT_ELEMENTS = ("f32", "f16", "bf16")
 #: Rows of a float weight converted at a time on export (about this many
 #: bytes), so that no tensor is held whole.
@@ -172,17 +172,43 @@ class ConstantData:
 
 class QuantizedLayer:
     """One layer of a rewritten model, as its constants hold it; each array
-    is read when first asked for."""
+    is read when first asked for. A layer whose columns the rewrite sorted
+    by group (act-order's; ``perm``, the contraction reads its activation
+    permuted) is given back in the order of its inputs: ``qweight``,
+    ``codes`` and ``g_idx`` as if it had not been sorted."""
 
     def __init__(self, name: str, bits: int, columns: int, data: Dict[str, ConstantData]):
         self.name, self.bits, self.columns = name, bits, columns
-        self.data = data  # qweight, scales, zeros, g_idx
+        self.data = data  # qweight, scales, zeros, g_idx, and perm when sorted
         self.out, self.groups = data["scales"].shape
+
+    @functools.cached_property
+    def perm(self) -> Optional[np.ndarray]:
+        """int64 [in]: column j of the stored weight is input perm[j]; None
+        when the columns are in the order of the inputs."""
+        if "perm" not in self.data:
+            return None
+        perm = self.data["perm"].array().astype(np.int64)
+        if not np.array_equal(np.sort(perm), np.arange(self.columns)):
+            raise GPTQError(f"layer {self.name}: {self.name}.perm is not a permutation of its {self.columns} inputs")
+        return perm
+
+    def _unsorted(self, array: np.ndarray) -> np.ndarray:
+        """``array``'s last dimension (stored columns) in the inputs' order."""
+        if self.perm is None:
+            return array
+        out = np.empty_like(array)
+        out[..., self.perm] = array
+        return out
 
     @functools.cached_property
     def qweight(self) -> np.ndarray:
         """int32 [out, ceil(in * bits / 32)], each row a bit stream."""
-        return self.data["qweight"].stored()
+        stored = self.data["qweight"].stored()
+        if self.perm is None:
+            return stored
+        codes = self._unsorted(unpack_stream(stored, self.columns, self.bits))
+        return pack_stream(codes, self.bits).view(np.int32)
 
     @property
     def codes(self) -> np.ndarray:
@@ -202,7 +228,7 @@ class QuantizedLayer:
     @functools.cached_property
     def g_idx(self) -> np.ndarray:
         """int32 [in]."""
-        return self.data["g_idx"].array().astype(np.int32)
+        return self._unsorted(self.data["g_idx"].array().astype(np.int32))
 
 
 class _Lazy(Mapping):
@@ -328,7 +354,7 @@ def _string_dictionary(text: str, what: str) -> Dict[str, str]:
 
 
 _CONSTANT = re.compile(
-    rf'(%[\w$.-]+) = arith\.constant dense_resource<({_STRING}|[^>"]+)> : tensor<((?:\d+x)*)(f32|i32|f16|bf16|i8)>'
+    rf'(%[\w$.-]+) = arith\.constant dense_resource<({_STRING}|[^>"]+)> : tensor<((?:\d+x)*)(f32|i32|f16|bf16|i8|i64)>'
 )
 _UNPACK = re.compile(
     r"(%[\w$.-]+) = gptq\.unpack (%[\w$.-]+) columns %[\w$.-]+ bits (\d+) : "
@@ -338,10 +364,10 @@ _DEQUANTIZE = re.compile(
     r"(%[\w$.-]+) = gptq\.dequantize (%[\w$.-]+), (%[\w$.-]+), (%[\w$.-]+), (%[\w$.-]+) :"
 )
 _RESOURCE = re.compile(rf'^\s*({_STRING}|[^\s:"]+)\s*:\s*"0x([0-9A-Fa-f]*)"', re.MULTILINE)
-_RESOURCE_DTYPES = {"f32": "<f4", "i32": "<i4", "f16": "<f2", "bf16": "<u2", "i8": "i1"}
+_RESOURCE_DTYPES = {"f32": "<f4", "i32": "<i4", "f16": "<f2", "bf16": "<u2", "i8": "i1", "i64": "<i8"}
 #: The safetensors dtype of each element type a parameter archive's tensor
 #: may have.
-_SAFETENSORS_DTYPES = {"f32": "F32", "i32": "I32", "f16": "F16", "bf16": "BF16", "i8": "I8"}
+_SAFETENSORS_DTYPES = {"f32": "F32", "i32": "I32", "f16": "F16", "bf16": "BF16", "i8": "I8", "i64": "I64"}
 
 
 def _bfloat16_as_float32(bits: np.ndarray) -> np.ndarray:
@@ -548,6 +574,15 @@ def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
                 if parts[role].shape != expected or groups < 1:
                     raise GPTQError(f"{where}: {role} of shape {list(parts[role].shape)}, expected {list(expected)}")
             used.add(qweight_name)
+            # Columns sorted by group: the permutation the activation is read
+            # through.
+            for perm_name, perm in constants.values():
+                if perm_name == f"{name}.perm":
+                    if perm.shape != (columns,) or perm.element != "i64":
+                        raise GPTQError(f"{where}: {perm_name} of shape {list(perm.shape)} "
+                                        f"{_RESOURCE_DTYPES[perm.element]}, expected int64 [{columns}]")
+                    parts["perm"] = perm
+                    used.add(perm_name)
             layers[name] = QuantizedLayer(name, bits, columns, parts)
         all_constants.extend(constants.values())
     weights = {name: data for name, data in all_constants if name not in used}

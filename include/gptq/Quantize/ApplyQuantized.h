@@ -12,6 +12,7 @@
 #ifndef GPTQ_QUANTIZE_APPLYQUANTIZED_H
 #define GPTQ_QUANTIZE_APPLYQUANTIZED_H
 
+#include "gptq/Execution/Npy.h"
 #include "gptq/Quantize/LinearLayers.h"
 #include "gptq/Quantize/QuantTypes.h"
 
@@ -26,7 +27,10 @@ namespace gptq {
 enum class WeightForm {
   /// Packed codes, scales, zeros and g_idx as `dense_resource` constants
   /// named `<layer>.qweight`, `.scales`, `.zeros`, `.g_idx`, with
-  /// gptq.unpack and gptq.dequantize in front of the contraction.
+  /// gptq.unpack and gptq.dequantize in front of the contraction. A g_idx
+  /// out of order (act-order's) comes with its columns sorted by group
+  /// (sortColumnsByGroup) and the permutation `<layer>.perm`: the
+  /// contraction reads its activation through gptq.permute by it.
   Packed,
   /// The dequantized weight as a constant `<layer>.dequantized`.
   Float,
@@ -43,10 +47,21 @@ struct AppliedWeight {
   ArrayRef<char> dequantized;
   /// Quant: the codes and grids.
   QuantizedWeight quantized;
-  /// Packed: int32 out x words, float32 out x groups (twice), int32 in.
-  ArrayRef<char> qweight, scales, zeros, gIdx;
+  /// Packed: int32 out x words, float32 out x groups (twice), int32 in;
+  /// and int64 in, the permutation of the columns when they were sorted by
+  /// group (empty when not).
+  ArrayRef<char> qweight, scales, zeros, gIdx, perm;
   int64_t words = 0, groups = 0;
 };
+
+/// For a g_idx out of order (act-order's, int32 cols): the permutation
+/// (int64 cols) that sorts the columns by group, keeping the order of
+/// columns within a group, with `codes` (one byte per code, rows x cols)
+/// and `gIdx` permuted by it: column j of the result is column perm[j] of
+/// the argument, and each group's columns are contiguous, so that a
+/// decode step's kernel reads the weight group by group. An empty array
+/// when g_idx is already in order (nothing is changed).
+NpyArray sortColumnsByGroup(NpyArray &codes, NpyArray &gIdx);
 
 /// Replaces the use of each layer's weight (getWeightSourceUse, found for
 /// all layers before any is replaced) by its quantized form `form` of
