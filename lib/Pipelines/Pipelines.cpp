@@ -130,6 +130,9 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGPTQParallelizeLinalg());
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createConvertSCFToOpenMPPass());
+  // A loop of one iteration (a decode step's elementwise ops over one
+  // token) runs without waking the team.
+  pm.addPass(createGPTQSerializeLoneIterations());
   // The conversion wraps each loop body in memref.alloca_scope; the bodies
   // hold no allocas, so canonicalization inlines the scopes, which must be
   // single blocks once SCF becomes control flow.

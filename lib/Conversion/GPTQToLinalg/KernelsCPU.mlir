@@ -1273,30 +1273,25 @@ func.func private @__gptq_rows_q4_lut4(%xp: tensor<?x?x8x16xf32>, %blk: tensor<?
       %q1 = vector.transfer_read %qw[%row1, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
       %q2 = vector.transfer_read %qw[%row2, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
       %q3 = vector.transfer_read %qw[%row3, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
-      %s:4 = scf.for %jj = %c0 to %c8 step %c1 iter_args(%u0 = %a0, %u1 = %a1, %u2 = %a2, %u3 = %a3) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
-        %xv = vector.transfer_read %xp[%mm, %ch, %jj, %c0], %zero {in_bounds = [true]} : tensor<?x?x8x16xf32>, vector<16xf32>
-        %ji = arith.index_cast %jj : index to i32
-        %bit = arith.muli %ji, %four : i32
-        %shv = vector.broadcast %bit : i32 to vector<16xi32>
-        %e0 = arith.shrui %q0, %shv : vector<16xi32>
-        %e1 = arith.shrui %q1, %shv : vector<16xi32>
-        %e2 = arith.shrui %q2, %shv : vector<16xi32>
-        %e3 = arith.shrui %q3, %shv : vector<16xi32>
-        %d0 = arith.andi %e0, %fifteen : vector<16xi32>
-        %d1 = arith.andi %e1, %fifteen : vector<16xi32>
-        %d2 = arith.andi %e2, %fifteen : vector<16xi32>
-        %d3 = arith.andi %e3, %fifteen : vector<16xi32>
-        %w0v = func.call @__gptq_lut16(%t0, %d0) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
-        %w1v = func.call @__gptq_lut16(%t1, %d1) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
-        %w2v = func.call @__gptq_lut16(%t2, %d2) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
-        %w3v = func.call @__gptq_lut16(%t3, %d3) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
-        %f0 = vector.fma %xv, %w0v, %u0 : vector<16xf32>
-        %f1 = vector.fma %xv, %w1v, %u1 : vector<16xf32>
-        %f2 = vector.fma %xv, %w2v, %u2 : vector<16xf32>
-        %f3 = vector.fma %xv, %w3v, %u3 : vector<16xf32>
-        scf.yield %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
-      }
-      scf.yield %s#0, %s#1, %s#2, %s#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      // The eight columns of each lane's word, one call each (their shifts
+      // constants once inlined).
+      %j0 = arith.constant 0 : index
+      %s0:4 = func.call @__gptq_rows_q4_lut_step(%xp, %mm, %ch, %j0, %q0, %q1, %q2, %q3, %t0, %t1, %t2, %t3, %a0, %a1, %a2, %a3) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %j1 = arith.constant 1 : index
+      %s1:4 = func.call @__gptq_rows_q4_lut_step(%xp, %mm, %ch, %j1, %q0, %q1, %q2, %q3, %t0, %t1, %t2, %t3, %s0#0, %s0#1, %s0#2, %s0#3) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %j2 = arith.constant 2 : index
+      %s2:4 = func.call @__gptq_rows_q4_lut_step(%xp, %mm, %ch, %j2, %q0, %q1, %q2, %q3, %t0, %t1, %t2, %t3, %s1#0, %s1#1, %s1#2, %s1#3) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %j3 = arith.constant 3 : index
+      %s3:4 = func.call @__gptq_rows_q4_lut_step(%xp, %mm, %ch, %j3, %q0, %q1, %q2, %q3, %t0, %t1, %t2, %t3, %s2#0, %s2#1, %s2#2, %s2#3) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %j4 = arith.constant 4 : index
+      %s4:4 = func.call @__gptq_rows_q4_lut_step(%xp, %mm, %ch, %j4, %q0, %q1, %q2, %q3, %t0, %t1, %t2, %t3, %s3#0, %s3#1, %s3#2, %s3#3) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %j5 = arith.constant 5 : index
+      %s5:4 = func.call @__gptq_rows_q4_lut_step(%xp, %mm, %ch, %j5, %q0, %q1, %q2, %q3, %t0, %t1, %t2, %t3, %s4#0, %s4#1, %s4#2, %s4#3) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %j6 = arith.constant 6 : index
+      %s6:4 = func.call @__gptq_rows_q4_lut_step(%xp, %mm, %ch, %j6, %q0, %q1, %q2, %q3, %t0, %t1, %t2, %t3, %s5#0, %s5#1, %s5#2, %s5#3) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %j7 = arith.constant 7 : index
+      %s7:4 = func.call @__gptq_rows_q4_lut_step(%xp, %mm, %ch, %j7, %q0, %q1, %q2, %q3, %t0, %t1, %t2, %t3, %s6#0, %s6#1, %s6#2, %s6#3) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      scf.yield %s7#0, %s7#1, %s7#2, %s7#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
     }
     %y0 = vector.reduction <add>, %acc#0 fastmath<reassoc> : vector<16xf32> into f32
     %y1 = vector.reduction <add>, %acc#1 fastmath<reassoc> : vector<16xf32> into f32
@@ -1306,6 +1301,38 @@ func.func private @__gptq_rows_q4_lut4(%xp: tensor<?x?x8x16xf32>, %blk: tensor<?
     scf.yield %o4 : tensor<?x?xf32>
   }
   return %res : tensor<?x?xf32>
+}
+
+// Column %jj of each lane's word (of the 128 columns of chunk %ch) for
+// four rows: their codes (words %q0 .. %q3 shifted and masked) looked up
+// in their tables %t0 .. %t3, times the activations %xp[%mm, %ch, %jj],
+// added to %u0 .. %u3.
+func.func private @__gptq_rows_q4_lut_step(%xp: tensor<?x?x8x16xf32>, %mm: index, %ch: index, %jj: index, %q0: vector<16xi32>, %q1: vector<16xi32>, %q2: vector<16xi32>, %q3: vector<16xi32>, %t0: vector<16xf32>, %t1: vector<16xf32>, %t2: vector<16xf32>, %t3: vector<16xf32>, %u0: vector<16xf32>, %u1: vector<16xf32>, %u2: vector<16xf32>, %u3: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %four = arith.constant 4 : i32
+  %fifteen = arith.constant dense<15> : vector<16xi32>
+  %xv = vector.transfer_read %xp[%mm, %ch, %jj, %c0], %zero {in_bounds = [true]} : tensor<?x?x8x16xf32>, vector<16xf32>
+  %ji = arith.index_cast %jj : index to i32
+  %bit = arith.muli %ji, %four : i32
+  %shv = vector.broadcast %bit : i32 to vector<16xi32>
+  %e0 = arith.shrui %q0, %shv : vector<16xi32>
+  %e1 = arith.shrui %q1, %shv : vector<16xi32>
+  %e2 = arith.shrui %q2, %shv : vector<16xi32>
+  %e3 = arith.shrui %q3, %shv : vector<16xi32>
+  %d0 = arith.andi %e0, %fifteen : vector<16xi32>
+  %d1 = arith.andi %e1, %fifteen : vector<16xi32>
+  %d2 = arith.andi %e2, %fifteen : vector<16xi32>
+  %d3 = arith.andi %e3, %fifteen : vector<16xi32>
+  %w0 = func.call @__gptq_lut16(%t0, %d0) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+  %w1 = func.call @__gptq_lut16(%t1, %d1) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+  %w2 = func.call @__gptq_lut16(%t2, %d2) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+  %w3 = func.call @__gptq_lut16(%t3, %d3) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+  %f0 = vector.fma %xv, %w0, %u0 : vector<16xf32>
+  %f1 = vector.fma %xv, %w1, %u1 : vector<16xf32>
+  %f2 = vector.fma %xv, %w2, %u2 : vector<16xf32>
+  %f3 = vector.fma %xv, %w3, %u3 : vector<16xf32>
+  return %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
 }
 
 // Row %mm's columns %r0 .. %r0 + 3 of %blk (those before its end) set to

@@ -595,4 +595,34 @@ def GPTQHoistDeallocs : Pass<"gptq-hoist-deallocs"> {
   }];
 }
 
+def GPTQSerializeLoneIterations : Pass<"gptq-serialize-lone-iterations"> {
+  let summary = "Run OpenMP parallel loops of one iteration without a team";
+  let description = [{
+    Gives each `omp.parallel` whose worksharing loop (`omp.wsloop` of one
+    `omp.loop_nest`, its bounds defined outside the region) has at most one
+    iteration an `if` clause that is false then: the region runs on the
+    calling thread, without waking the team and waiting for it at the end.
+    A decode step's elementwise ops (RMSNorm, rotary embedding, SwiGLU,
+    residual sums over one token) are parallel loops over the batch and
+    sequence, one iteration for one token: forking a team for each cost
+    about 290 forks and joins a token on the 1B shape. Loops of more
+    iterations, and regions of any other shape, are left alone. Runs after
+    `convert-scf-to-openmp`.
+
+    ```mlir
+    omp.parallel {
+      omp.wsloop {
+        omp.loop_nest (%i) : index = (%lb) to (%ub) step (%s) { ... }
+      }
+      omp.terminator
+    }
+    // becomes
+    %n = ... (%ub - %lb) ceildiv %s, each dimension's multiplied
+    %many = arith.cmpi sgt, %n, %c1 : index
+    omp.parallel if(%many) { ... }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // GPTQ_DIALECT_GPTQ_TRANSFORMS_PASSES_TD
