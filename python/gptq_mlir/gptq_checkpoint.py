@@ -862,7 +862,7 @@ SAFETENSORS_METADATA = {"format": "pt"}
 #: The order in which the safetensors package lays out tensors: by dtype
 #: (this rank, the highest first), then by name. The export keeps it, so
 #: that its file is the one that package would write.
-_DTYPE_RANK = {"F32": 3, "I32": 2, "BF16": 1, "F16": 0}
+_DTYPE_RANK = {"I64": 4, "F32": 3, "I32": 2, "BF16": 1, "F16": 0}
 
 
 def _write_safetensors(outputs: Dict[str, _Output], path: Path) -> None:
@@ -1275,7 +1275,19 @@ def _quantized_layer(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int
         if name not in files:
             raise GPTQError(f"{files.path(prefix + '.qweight')}: missing tensor {name}")
         files.located(name, dtypes, _checkpoint_shapes(bits, out, columns, groups)[suffix])
-    return importer.QuantizedReference(bits, out, columns, groups)
+    # Act-order's g_idx (groups not in the inputs' order): the columns are
+    # stored sorted by group, so that a decode step's kernel reads the
+    # weight group by group (as gptq-opt's rewrite stores them).
+    g_idx = files.read(f"{prefix}.g_idx", QUANTIZED_TENSORS["g_idx"], (columns,))
+    # Only where that kernel exists: 4 bits, groups of a multiple of 16.
+    unsorted = bits == 4 and group_size > 0 and group_size % 16 == 0 and bool(
+        np.any(np.diff(g_idx.astype(np.int64)) < 0))
+    return importer.QuantizedReference(bits, out, columns, groups, sorted=unsorted)
+
+
+def _group_order(g_idx: np.ndarray) -> np.ndarray:
+    """The stable order of the columns by group (int64)."""
+    return np.argsort(g_idx, kind="stable").astype(np.int64)
 
 
 def _checkpoint_shapes(bits: int, out: int, columns: int, groups: int) -> Dict[str, Tuple[int, ...]]:
@@ -1296,6 +1308,20 @@ def _read_layer_tensor(files: "hf.TensorFiles", prefix: str, layer: importer.Qua
     def read(part: str) -> np.ndarray:
         return files.read(f"{prefix}.{part}", QUANTIZED_TENSORS[part], shapes[part])
 
+    if suffix == "perm":
+        return _group_order(_read_layer_tensor(files, prefix, dataclasses.replace(layer, sorted=False),
+                                               quantization, "g_idx"))
+    if layer.sorted and suffix in ("qweight", "g_idx"):
+        order = _read_layer_tensor(files, prefix, layer, quantization, "perm")
+        unsorted = _read_layer_tensor(files, prefix, dataclasses.replace(layer, sorted=False), quantization, suffix)
+        if suffix == "g_idx":
+            return np.ascontiguousarray(unsorted[order])
+        # The codes' columns in the sorted order, a run of rows at a time.
+        rows = []
+        for start in range(0, layer.out, 1024):
+            codes = unpack_stream(unsorted[start:start + 1024], layer.columns, layer.bits)
+            rows.append(pack_stream(np.ascontiguousarray(codes[:, order]), layer.bits).view(np.int32))
+        return np.concatenate(rows, axis=0)
     if suffix == "qweight":
         # Each column of GPTQ's qweight is one output's codes as a bit stream
         # of 32-bit words, as each row of ours is.
@@ -1319,8 +1345,8 @@ def _read_layer_tensor(files: "hf.TensorFiles", prefix: str, layer: importer.Qua
 def _read_quantized(files: "hf.TensorFiles", prefix: str, layer: importer.QuantizedReference,
                     quantization: Quantization) -> importer.QuantizedWeight:
     """One quantized layer's tensors, checked, in the rewrite's layout."""
-    parts = {suffix: _read_layer_tensor(files, prefix, layer, quantization, suffix)
-             for suffix in ("g_idx", "scales", "qweight", "zeros")}
+    suffixes = ["g_idx", "scales", "qweight", "zeros"] + (["perm"] if layer.sorted else [])
+    parts = {suffix: _read_layer_tensor(files, prefix, layer, quantization, suffix) for suffix in suffixes}
     return importer.QuantizedWeight(bits=layer.bits, **parts)
 
 
@@ -1336,7 +1362,7 @@ def write_quantized_archive(checkpoint: GptqCheckpoint, path: Union[str, os.Path
     """Write the quantized layers of ``checkpoint`` (read without its
     weights) to the safetensors file ``path`` in the rewrite's layout, as
     ``<layer>.qweight``, ``.scales``, ``.zeros`` and ``.g_idx`` by our layer
-    names: one tensor at a time, each read from the checkpoint, checked and
+    names (and ``.perm`` for a layer stored sorted by group): one tensor at a time, each read from the checkpoint, checked and
     converted when it is written."""
     outputs: Dict[str, _Output] = {}
     for ours, layer in checkpoint.quantized.items():
@@ -1345,5 +1371,6 @@ def write_quantized_archive(checkpoint: GptqCheckpoint, path: Union[str, os.Path
             def chunks(prefix=prefix, layer=layer, suffix=suffix) -> Iterator[np.ndarray]:
                 yield _read_layer_tensor(checkpoint.files, prefix, layer, checkpoint.quantization, suffix)
 
-            outputs[f"{ours}.{suffix}"] = _Output("I32" if suffix in ("qweight", "g_idx") else "F32", shape, chunks)
+            dtype = {"qweight": "I32", "g_idx": "I32", "perm": "I64"}.get(suffix, "F32")
+            outputs[f"{ours}.{suffix}"] = _Output(dtype, shape, chunks)
     _write_safetensors(outputs, Path(path))

@@ -98,6 +98,10 @@ class QuantizedWeight:
     scales: np.ndarray
     zeros: np.ndarray
     g_idx: np.ndarray
+    #: int64 ``[in]`` when the columns are stored sorted by group (an
+    #: act-order layer's): stored column j is input ``perm[j]``, and the
+    #: layer reads its activation through ``gptq.permute`` by it.
+    perm: Optional[np.ndarray] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,12 +116,18 @@ class QuantizedReference:
     out: int
     columns: int
     groups: int
+    #: Whether its columns are stored sorted by group, with ``<name>.perm``
+    #: (see :class:`QuantizedWeight`'s ``perm``).
+    sorted: bool = False
 
     def shapes(self) -> Dict[str, Tuple[int, ...]]:
         """The shape of each of its tensors, by suffix."""
         words = -(-self.columns * self.bits // 32)
-        return {"qweight": (self.out, words), "scales": (self.out, self.groups),
-                "zeros": (self.out, self.groups), "g_idx": (self.columns,)}
+        shapes = {"qweight": (self.out, words), "scales": (self.out, self.groups),
+                  "zeros": (self.out, self.groups), "g_idx": (self.columns,)}
+        if self.sorted:
+            shapes["perm"] = (self.columns,)
+        return shapes
 
 
 class Checkpoint(Protocol):
@@ -221,6 +231,8 @@ class _FunctionBuilder:
         self.resources: Dict[str, np.ndarray] = {}
         self._names: Dict[str, int] = {}
         self._constants: Dict[str, _Value] = {}
+        #: The permutation of each quantized weight stored sorted by group.
+        self._perms: Dict[str, _Value] = {}
         self._stored: Dict[str, _Value] = {}
         self._scalars: Dict[Tuple[str, str], str] = {}
 
@@ -289,19 +301,24 @@ class _FunctionBuilder:
         if name not in self._constants:
             parts = {}
             referenced = isinstance(weight, QuantizedReference)
+            suffixes = ["qweight", "scales", "zeros", "g_idx"]
+            if (weight.sorted if referenced else weight.perm is not None):
+                suffixes.append("perm")
             shapes = weight.shapes() if referenced else {
-                suffix: getattr(weight, suffix).shape for suffix in ("qweight", "scales", "zeros", "g_idx")}
-            for suffix in ("qweight", "scales", "zeros", "g_idx"):
-                element = "i32" if suffix in ("qweight", "g_idx") else "f32"
+                suffix: getattr(weight, suffix).shape for suffix in suffixes}
+            for suffix in suffixes:
+                element = {"qweight": "i32", "g_idx": "i32", "perm": "i64"}.get(suffix, "f32")
                 value = _Value(self.fresh("q"), shapes[suffix], element)
                 self.emit(
                     f'{value.name} = arith.constant dense_resource<{name}.{suffix}> : {value.type} loc("{name}")'
                 )
                 if not referenced:
                     self.resources[f"{name}.{suffix}"] = np.ascontiguousarray(
-                        getattr(weight, suffix), dtype="<i4" if element == "i32" else "<f4"
+                        getattr(weight, suffix), dtype={"i32": "<i4", "i64": "<i8"}.get(element, "<f4")
                     )
                 parts[suffix] = value
+            if "perm" in parts:
+                self._perms[name] = parts["perm"]
             out, columns = shapes["qweight"][0], shapes["g_idx"][0]
             count = self.scalar("columns", str(columns), "index")
             codes = self.fresh("codes")
@@ -318,6 +335,18 @@ class _FunctionBuilder:
             )
             self._constants[name] = result
         return self._constants[name]
+
+    def permuted_input(self, x: _Value, name: str) -> _Value:
+        """``x`` with its last dimension permuted as quantized weight
+        ``name``'s columns are stored (``gptq.permute`` by ``<name>.perm``),
+        or ``x`` itself when they are in the inputs' order."""
+        perm = self._perms.get(name)
+        if perm is None:
+            return x
+        result = _Value(self.fresh("xp"), x.shape)
+        self.emit(f"{result.name} = gptq.permute {x.name} by {perm.name} dims [{len(x.shape) - 1}] : "
+                  f'{x.type}, {perm.type} loc("{name}")')
+        return result
 
     def empty(self, shape: Sequence[Dim], element: str = "f32") -> _Value:
         name = self.fresh("empty")
@@ -561,6 +590,7 @@ class _LlamaEmitter:
         the weight's) as its location.
         """
         weight = self._weight(weight_name)
+        x = self.b.permuted_input(x, weight_name)
         return self._contract(
             (x, [0, 1, 3]),
             (weight, [2, 3]),
@@ -1161,7 +1191,8 @@ def _write_resources(handle, resources: Dict[str, np.ndarray]) -> None:
     handle.write(b"\n{-#\n  dialect_resources: {\n    builtin: {\n")
     items = list(resources.items())
     for index, (name, array) in enumerate(items):
-        handle.write(f'      {name}: "0x04000000'.encode())
+        alignment = max(4, array.dtype.itemsize).to_bytes(4, "little").hex().upper()
+        handle.write(f'      {name}: "0x{alignment}'.encode())
         handle.write(array.tobytes().hex().encode())
         handle.write(b'"' + (b",\n" if index + 1 < len(items) else b"\n"))
     handle.write(b"    }\n  }\n#-}\n")

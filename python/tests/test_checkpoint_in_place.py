@@ -40,7 +40,7 @@ def imports(tmp_path_factory, bf16_folder):
     return in_place, embedded
 
 
-QUANTIZED = ("qweight", "scales", "zeros", "g_idx")
+QUANTIZED = ("qweight", "scales", "zeros", "g_idx", "perm")
 
 
 def _quantized_layers(path: Path) -> dict:
@@ -79,7 +79,9 @@ def test_quantized_bit_for_bit_as_the_float32_copy(tmp_path, imports, gptq_opt):
         runner.run_opt(module, out, [f"--gptq-quantize-model=calibration={calibration} {QUANTIZE}"])
         outputs.append(out)
     ours, copy = map(_quantized_layers, outputs)
-    assert len(ours) == 4 * 20 and ours == copy
+    # Act-order at 4 bits in groups of 32: the columns sorted by group, the
+    # permutation a fifth tensor of each layer.
+    assert len(ours) == 5 * 20 and ours == copy
     # The quantized weights are in the archive beside the output, the float
     # ones (the embedding, the norms) still the checkpoint's bfloat16.
     text = outputs[0].read_text()
@@ -113,7 +115,10 @@ def test_quantized_bit_for_bit_as_the_float32_copy(tmp_path, imports, gptq_opt):
     archive = inputs.SafetensorsFile(tmp_path / "imported.safetensors")
     assert archive.tensors["layers.0.attention.wq.qweight"].dtype == "I32"
     assert archive.tensors["layers.0.attention.wq.qweight"].shape == (64, 8)
-    assert len(archive.tensors) == 4 * 20
+    # Act-order at 4 bits in groups of 32: each layer's columns sorted by
+    # group, with the permutation as a fifth tensor (int64 [in]).
+    assert len(archive.tensors) == 5 * 20
+    assert archive.tensors["layers.0.attention.wq.perm"].dtype == "I64"
     read = gptq_checkpoint.read_rewritten_model(imported)
     assert len(read.layers) == 20
     np.testing.assert_array_equal(Model(imported).logits(tokens), Model(embedded).logits(tokens))

@@ -118,8 +118,11 @@ def test_round_trip_perplexity(round_trip, tokenizer_path, text_path):
     as the exported one, within the float16 rounding of the scales."""
     quantized, _, imported = round_trip
     text = imported.read_text()
-    # 20 layers in each of the three entries.
+    # 20 layers in each of the three entries; act-order's columns stored
+    # sorted by group, each layer's activation read through gptq.permute,
+    # by gptq-opt's rewrite and by import-gptq alike.
     assert text.count("gptq.unpack") == 60 and text.count("gptq.dequantize") == 60
+    assert text.count("gptq.permute") == 60 and quantized.read_text().count("gptq.permute") == 60
     stream = data.load_corpus(load_tokenizer(tokenizer_path), text_path, 0.8, 1.0)
     windows = data.consecutive_windows(stream, 128)[:8]
     before = perplexity(Model(quantized), windows, progress=None)["perplexity"]

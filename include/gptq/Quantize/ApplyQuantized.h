@@ -28,7 +28,7 @@ enum class WeightForm {
   /// Packed codes, scales, zeros and g_idx as `dense_resource` constants
   /// named `<layer>.qweight`, `.scales`, `.zeros`, `.g_idx`, with
   /// gptq.unpack and gptq.dequantize in front of the contraction. A g_idx
-  /// out of order (act-order's) comes with its columns sorted by group
+  /// out of order (act-order's) may come with its columns sorted by group
   /// (sortColumnsByGroup) and the permutation `<layer>.perm`: the
   /// contraction reads its activation through gptq.permute by it.
   Packed,
