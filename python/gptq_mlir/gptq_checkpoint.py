@@ -541,6 +541,7 @@ def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
                 raise GPTQError(f"{path}: no data for resource {inputs.shown(name)}")
             constants[ssa] = (ours_of.get(name, name), data)
         unpacks = {m[0]: m for m in _UNPACK.findall(body)}
+        by_name = dict(constants.values())
         for _, codes, scales, zeros, g_idx in _DEQUANTIZE.findall(body):
             unpack = unpacks.get(codes)
             if unpack is None or unpack[1] not in constants:
@@ -576,13 +577,13 @@ def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
             used.add(qweight_name)
             # Columns sorted by group: the permutation the activation is read
             # through.
-            for perm_name, perm in constants.values():
-                if perm_name == f"{name}.perm":
-                    if perm.shape != (columns,) or perm.element != "i64":
-                        raise GPTQError(f"{where}: {perm_name} of shape {list(perm.shape)} "
-                                        f"{_RESOURCE_DTYPES[perm.element]}, expected int64 [{columns}]")
-                    parts["perm"] = perm
-                    used.add(perm_name)
+            perm = by_name.get(f"{name}.perm")
+            if perm is not None:
+                if perm.shape != (columns,) or perm.element != "i64":
+                    raise GPTQError(f"{where}: {name}.perm of shape {list(perm.shape)} "
+                                    f"{_RESOURCE_DTYPES[perm.element]}, expected int64 [{columns}]")
+                parts["perm"] = perm
+                used.add(f"{name}.perm")
             layers[name] = QuantizedLayer(name, bits, columns, parts)
         all_constants.extend(constants.values())
     weights = {name: data for name, data in all_constants if name not in used}
@@ -1312,10 +1313,10 @@ def _read_layer_tensor(files: "hf.TensorFiles", prefix: str, layer: importer.Qua
         return _group_order(_read_layer_tensor(files, prefix, dataclasses.replace(layer, sorted=False),
                                                quantization, "g_idx"))
     if layer.sorted and suffix in ("qweight", "g_idx"):
-        order = _read_layer_tensor(files, prefix, layer, quantization, "perm")
         unsorted = _read_layer_tensor(files, prefix, dataclasses.replace(layer, sorted=False), quantization, suffix)
         if suffix == "g_idx":
-            return np.ascontiguousarray(unsorted[order])
+            return np.sort(unsorted, kind="stable")
+        order = _read_layer_tensor(files, prefix, layer, quantization, "perm")
         # The codes' columns in the sorted order, a run of rows at a time.
         rows = []
         for start in range(0, layer.out, 1024):

@@ -72,24 +72,33 @@ def bfloat16_bits(r, shape):
 def widened_bfloat16(bits):
     return (bits.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
 
+def linear_case(x_shape, rows, stored="f32"):
+    """A linear layer: activations of ``x_shape`` times a weight of ``rows``
+    rows stored in float32, float16 or bfloat16 (its bits)."""
+    columns = x_shape[-1]
+    if stored == "bf16":
+        return (lambda r: [r.standard_normal(x_shape), bfloat16_bits(r, (rows, columns))],
+                lambda x, bits: np.einsum("bsk,nk->bsn", x, widened_bfloat16(bits).astype(np.float64)))
+    return (lambda r: [r.standard_normal(x_shape), r.standard_normal((rows, columns))],
+            lambda x, w: np.einsum("bsk,nk->bsn", x, w.astype(np.float64)))
+
+
+def packed_case(bits, **options):
+    """A linear layer on a weight packed at ``bits`` (packed_weight's
+    ``options``)."""
+    return (lambda r: packed_weight(r, bits, **options),
+            lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, bits, x.shape[2])))
+
+
 CASES = {
     # name: (inputs, reference)
-    "linear": (
-        lambda r: [r.standard_normal((3, 5, 37)), r.standard_normal((70, 37))],
-        lambda x, w: np.einsum("bsk,nk->bsn", x, w),
-    ),
+    "linear": linear_case((3, 5, 37), 70),
     # Rows, columns and K past whole tiles, panels and K chunks (1024): the
     # second chunk adds to what the first one stored.
-    "linear_long": (
-        lambda r: [r.standard_normal((2, 7, 1100)), r.standard_normal((70, 1100))],
-        lambda x, w: np.einsum("bsk,nk->bsn", x, w),
-    ),
+    "linear_long": linear_case((2, 7, 1100), 70),
     # One row with a long K: the kernel must not read rows of A past the
     # end of the array, which gptq-run maps in place from the file.
-    "linear_row": (
-        lambda r: [r.standard_normal((1, 1, 4096)), r.standard_normal((3, 4096))],
-        lambda x, w: np.einsum("bsk,nk->bsn", x, w),
-    ),
+    "linear_row": linear_case((1, 1, 4096), 3),
     "mix": (
         lambda r: [r.standard_normal((2, 3, 13, 11)), r.standard_normal((2, 11, 3, 7)),
                    r.standard_normal((2, 13, 3, 7))],
@@ -106,51 +115,21 @@ CASES = {
         lambda r: [r.standard_normal((2, 150, 3, 20)) for _ in range(3)],
         causal_attention,
     ),
-    "q3": (
-        lambda r: packed_weight(r, 3),
-        lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 3, x.shape[2])),
-    ),
-    "q4": (
-        lambda r: packed_weight(r, 4),
-        lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 4, x.shape[2])),
-    ),
-    "q8": (
-        lambda r: packed_weight(r, 8),
-        lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 8, x.shape[2])),
-    ),
+    "q3": packed_case(3),
+    "q4": packed_case(4),
+    "q8": packed_case(8),
     # A decode step's shapes (a few rows of A): the rows kernels. 200 rows
     # of W: three tasks of 64 and a partial one; 1100 columns: a partial
     # block of 16 (and, at 4 bits, a partial chunk of 128 columns).
-    "linear_rows": (
-        lambda r: [r.standard_normal((1, 3, 1100)), r.standard_normal((200, 1100))],
-        lambda x, w: np.einsum("bsk,nk->bsn", x, w),
-    ),
-    "q4_rows": (
-        lambda r: packed_weight(r, 4, rows=201, run=128, shape=(1, 2)),
-        lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 4, x.shape[2])),
-    ),
-    "q4_rows32": (
-        lambda r: packed_weight(r, 4, rows=201, run=32, shape=(1, 4)),
-        lambda x, wd, s, z, g: np.einsum("bsk,nk->bsn", x, dequantized(wd, s, z, g, 4, x.shape[2])),
-    ),
-    "h16_rows": (
-        lambda r: [r.standard_normal((1, 1, 1100)), r.standard_normal((200, 1100))],
-        lambda x, w: np.einsum("bsk,nk->bsn", x, w.astype(np.float64)),
-    ),
-    "hb16_rows": (
-        lambda r: [r.standard_normal((1, 2, 1100)), bfloat16_bits(r, (200, 1100))],
-        lambda x, bits: np.einsum("bsk,nk->bsn", x, widened_bfloat16(bits).astype(np.float64)),
-    ),
+    "linear_rows": linear_case((1, 3, 1100), 200),
+    "q4_rows": packed_case(4, rows=201, run=128, shape=(1, 2)),
+    "q4_rows32": packed_case(4, rows=201, run=32, shape=(1, 4)),
+    "h16_rows": linear_case((1, 1, 1100), 200, "f16"),
+    "hb16_rows": linear_case((1, 2, 1100), 200, "bf16"),
     # Weights stored in half precision, K past one of the kernel's chunks,
     # N past whole panels.
-    "h16": (
-        lambda r: [r.standard_normal((3, 5, 1100)), r.standard_normal((70, 1100))],
-        lambda x, w: np.einsum("bsk,nk->bsn", x, w.astype(np.float64)),
-    ),
-    "hb16": (
-        lambda r: [r.standard_normal((3, 5, 1100)), bfloat16_bits(r, (70, 1100))],
-        lambda x, bits: np.einsum("bsk,nk->bsn", x, widened_bfloat16(bits).astype(np.float64)),
-    ),
+    "h16": linear_case((3, 5, 1100), 70, "f16"),
+    "hb16": linear_case((3, 5, 1100), 70, "bf16"),
 }
 
 

@@ -53,6 +53,7 @@ struct GPTQSerializeLoneIterationsPass
         return;
       OpBuilder b(parallel);
       Location loc = parallel.getLoc();
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
       Value trips = one;
       for (auto [lower, upper, step] :
@@ -64,7 +65,6 @@ struct GPTQSerializeLoneIterationsPass
           end = arith::AddIOp::create(b, loc, upper, one);
         Value span = arith::SubIOp::create(b, loc, end, lower);
         Value count = arith::CeilDivSIOp::create(b, loc, span, step);
-        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
         count = arith::MaxSIOp::create(b, loc, count, zero);
         trips = arith::MulIOp::create(b, loc, trips, count);
       }
