@@ -569,36 +569,56 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
 // Whether a quantized weight's groups (%qg, the group of each of its K
 // columns) are runs of the same size, a multiple of 16, in column order
 // (g_idx[k] = k / size, the last run possibly shorter), as
-// gptq.quantize_layer writes them without act-order; and that size.
+// gptq.quantize_layer writes them without act-order; and that size. Run at
+// every call of a decode step's matrix product, so it reads 16 columns at a
+// time and stops at the first that is out of place.
 func.func private @__gptq_groups_in_runs(%qg: tensor<?xi32>) -> (i1, index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c15 = arith.constant 15 : index
+  %c16 = arith.constant 16 : index
   %zg = arith.constant 0 : i32
   %k = tensor.dim %qg, %c0 : tensor<?xi32>
   // The size: the columns of group 0 before the first of another.
-  %size = scf.for %kk = %c0 to %k step %c1 iter_args(%first = %k) -> (index) {
-    %g = tensor.extract %qg[%kk] : tensor<?xi32>
-    %other = arith.cmpi ne, %g, %zg : i32
-    %earlier = arith.cmpi ult, %kk, %first : index
-    %now = arith.andi %other, %earlier : i1
-    %f = arith.select %now, %kk, %first : index
-    scf.yield %f : index
+  %size = scf.while (%kk = %c0) : (index) -> index {
+    %inside = arith.cmpi ult, %kk, %k : index
+    %more = scf.if %inside -> (i1) {
+      %g = tensor.extract %qg[%kk] : tensor<?xi32>
+      %first = arith.cmpi eq, %g, %zg : i32
+      scf.yield %first : i1
+    } else {
+      %no = arith.constant false
+      scf.yield %no : i1
+    }
+    scf.condition(%more) %kk : index
+  } do {
+  ^bb0(%kk: index):
+    %next = arith.addi %kk, %c1 : index
+    scf.yield %next : index
   }
   %low = arith.andi %size, %c15 : index
   %aligned = arith.cmpi eq, %low, %c0 : index
   %positive = arith.cmpi ugt, %size, %c0 : index
   %start = arith.andi %aligned, %positive : i1
   %size1 = arith.maxui %size, %c1 : index
-  %ok = scf.for %kk = %c0 to %k step %c1 iter_args(%all = %start) -> (i1) {
-    %g = tensor.extract %qg[%kk] : tensor<?xi32>
-    %gi = arith.index_cast %g : i32 to index
+  // Then every 16 columns (within one run, as the size is a multiple of
+  // 16) against their group; lanes past K read as that group.
+  %end:2 = scf.while (%kk = %c0, %all = %start) : (index, i1) -> (index, i1) {
+    %inside = arith.cmpi ult, %kk, %k : index
+    %go = arith.andi %inside, %all : i1
+    scf.condition(%go) %kk, %all : index, i1
+  } do {
+  ^bb0(%kk: index, %ok: i1):
     %want = arith.divui %kk, %size1 : index
-    %same = arith.cmpi eq, %gi, %want : index
-    %both = arith.andi %all, %same : i1
-    scf.yield %both : i1
+    %wi = arith.index_cast %want : index to i32
+    %v = vector.transfer_read %qg[%kk], %wi : tensor<?xi32>, vector<16xi32>
+    %w = vector.broadcast %wi : i32 to vector<16xi32>
+    %same = arith.cmpi eq, %v, %w : vector<16xi32>
+    %each = vector.reduction <and>, %same : vector<16xi1> into i1
+    %next = arith.addi %kk, %c16 : index
+    scf.yield %next, %each : index, i1
   }
-  return %ok, %size1 : i1, index
+  return %end#1, %size1 : i1, index
 }
 
 // The rows kernels: a few rows of A (M of them, a decode step's) times a

@@ -8,11 +8,11 @@ import sys
 
 import numpy as np
 
-def packed_weight(r, bits, rows=70, cols=1100, groups=5, run=0, shape=(3, 5)):
+def packed_weight(r, bits, rows=70, cols=1100, groups=5, run=0, shape=(3, 5), swap=None):
     """Words of random codes (each row one little-endian bit stream, as
     gptq.pack writes it), scales, zeros and a group map in any order (or,
-    with ``run``, groups of ``run`` columns in order), and inputs of
-    ``shape`` x cols."""
+    with ``run``, groups of ``run`` columns in order, but for the groups of
+    the two columns ``swap`` exchanged), and inputs of ``shape`` x cols."""
     codes = r.integers(0, 1 << bits, size=(rows, cols))
     nwords = -(-cols * bits // 32)
     words = np.zeros((rows, nwords), dtype=np.uint64)
@@ -24,8 +24,11 @@ def packed_weight(r, bits, rows=70, cols=1100, groups=5, run=0, shape=(3, 5)):
     scales = r.uniform(0.01, 0.1, size=(rows, groups))
     zeros = r.integers(0, 1 << bits, size=(rows, groups)).astype(np.float64)
     g_idx = np.arange(cols) // run if run else r.integers(0, groups, size=cols)
+    if swap:
+        a, b = swap
+        g_idx[a], g_idx[b] = g_idx[b], g_idx[a]
     if run:
-        groups = int(g_idx[-1]) + 1
+        groups = int(g_idx.max()) + 1
         scales = r.uniform(0.01, 0.1, size=(rows, groups))
         zeros = r.integers(0, 1 << bits, size=(rows, groups)).astype(np.float64)
     return [r.standard_normal(shape + (cols,)), words.astype(np.uint32).view(np.int32), scales, zeros, g_idx]
@@ -57,7 +60,8 @@ def causal_attention(q, k, v):
 
 
 DTYPES = {"q3": [np.float32, np.int32, np.float32, np.float32, np.int32]}
-DTYPES["q4"] = DTYPES["q8"] = DTYPES["q4_rows"] = DTYPES["q4_rows32"] = DTYPES["q3"]
+for _name in ("q4", "q8", "q4_rows", "q4_rows32", "q4_rows_swap"):
+    DTYPES[_name] = DTYPES["q3"]
 DTYPES["h16"] = DTYPES["h16_rows"] = [np.float32, np.float16]
 DTYPES["hb16"] = DTYPES["hb16_rows"] = [np.float32, np.int16]
 
@@ -124,6 +128,9 @@ CASES = {
     "linear_rows": linear_case((1, 3, 1100), 200),
     "q4_rows": packed_case(4, rows=201, run=128, shape=(1, 2)),
     "q4_rows32": packed_case(4, rows=201, run=32, shape=(1, 4)),
+    # Groups of 128 in order but for two columns far apart that trade
+    # groups: not runs, so the tiled kernel (same bits as for 5 rows of A).
+    "q4_rows_swap": packed_case(4, run=128, swap=(300, 1000), shape=(1, 2)),
     "h16_rows": linear_case((1, 1, 1100), 200, "f16"),
     "hb16_rows": linear_case((1, 2, 1100), 200, "bf16"),
     # Weights stored in half precision, K past one of the kernel's chunks,
@@ -138,7 +145,8 @@ CASES = {
 # each case's "-tiles" twin gives with A grown to 5 rows) or in another
 # (the 4-bit kernel for groups of 128 columns: the same weights, sums that
 # agree to rounding).
-ROWS = {"linear_rows": True, "q4_rows": False, "q4_rows32": True, "h16_rows": True, "hb16_rows": True}
+ROWS = {"linear_rows": True, "q4_rows": False, "q4_rows32": True, "q4_rows_swap": True,
+        "h16_rows": True, "hb16_rows": True}
 
 
 def main() -> int:
