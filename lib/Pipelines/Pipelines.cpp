@@ -133,6 +133,9 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   // A loop of one iteration (a decode step's elementwise ops over one
   // token) runs without waking the team.
   pm.addPass(createGPTQSerializeLoneIterations());
+  // Each thread takes its share of a loop by its number, without the
+  // runtime's scheduler.
+  pm.addPass(createGPTQPartitionWorksharingLoops());
   // The conversion wraps each loop body in memref.alloca_scope; the bodies
   // hold no allocas, so canonicalization inlines the scopes, which must be
   // single blocks once SCF becomes control flow.

@@ -5,23 +5,25 @@
 // none runs on the calling thread.
 // CHECK-LABEL: func.func @loop
 // CHECK-SAME: (%[[LB:.*]]: index, %[[UB:.*]]: index, %[[S:.*]]: index, %[[N:.*]]: index)
-// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK: %[[SPAN:.*]] = arith.subi %[[UB]], %[[LB]] : index
 // CHECK: %[[C:.*]] = arith.ceildivsi %[[SPAN]], %[[S]] : index
-// CHECK: %[[M:.*]] = arith.maxsi %[[C]]
-// CHECK: %[[T:.*]] = arith.muli %[[ONE]], %[[M]] : index
-// CHECK: %[[MANY:.*]] = arith.cmpi sgt, %[[T]], %[[ONE]] : index
+// CHECK: %[[M:.*]] = arith.maxsi %[[C]], %[[ZERO]]
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: %[[MANY:.*]] = arith.cmpi sgt, %[[M]], %[[ONE]] : index
 // CHECK: omp.parallel if(%[[MANY]])
 // CHECK: %[[ONE2:.*]] = arith.constant 1 : index
 // CHECK: %[[END0:.*]] = arith.addi %[[UB]], %[[ONE2]] : index
 // CHECK: %[[SPAN0:.*]] = arith.subi %[[END0]], %[[LB]] : index
 // CHECK: arith.ceildivsi %[[SPAN0]], %[[S]] : index
-// CHECK: %[[T0:.*]] = arith.muli %[[ONE2]], %{{.*}} : index
+// CHECK: %[[T0:.*]] = arith.maxsi
 // CHECK: %[[END1:.*]] = arith.addi %[[N]], %[[ONE2]] : index
 // CHECK: %[[SPAN1:.*]] = arith.subi %[[END1]], %[[LB]] : index
 // CHECK: arith.ceildivsi %[[SPAN1]], %[[S]] : index
-// CHECK: %[[T1:.*]] = arith.muli %[[T0]], %{{.*}} : index
-// CHECK: %[[MANY2:.*]] = arith.cmpi sgt, %[[T1]], %[[ONE2]] : index
+// CHECK: %[[T1:.*]] = arith.maxsi
+// CHECK: %[[T:.*]] = arith.muli %[[T0]], %[[T1]] : index
+// CHECK: %[[ONE3:.*]] = arith.constant 1 : index
+// CHECK: %[[MANY2:.*]] = arith.cmpi sgt, %[[T]], %[[ONE3]] : index
 // CHECK: omp.parallel if(%[[MANY2]])
 func.func @loop(%lb: index, %ub: index, %s: index, %n: index) {
   omp.parallel {

@@ -625,4 +625,55 @@ def GPTQSerializeLoneIterations : Pass<"gptq-serialize-lone-iterations"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def GPTQPartitionWorksharingLoops
+    : Pass<"gptq-partition-worksharing-loops", "::mlir::ModuleOp"> {
+  let summary = "Share OpenMP loops out by thread number, without the "
+                "runtime's scheduler";
+  let description = [{
+    Replaces each `omp.wsloop` that `convert-scf-to-openmp` made of an
+    `scf.parallel` (the only op of its `omp.parallel`, one `omp.loop_nest`
+    with its bounds defined outside the region, the static schedule without
+    a chunk, no reduction, privatization, `ordered`, `linear` or `allocate`
+    clause) by an `scf.for` over the calling thread's share of the
+    iterations: the nest's iterations in order, the last dimension fastest,
+    split into as many contiguous runs as the team has threads
+    (`omp_get_num_threads`), run `omp_get_thread_num` taken. Each thread
+    runs the iterations the static schedule would give it, up to where the
+    runs split, without calling the runtime's scheduler
+    (`__kmpc_for_static_init`) and without the barrier at the loop's end:
+    the region's end joins the team. A decode step runs about 170 such loops
+    a token; the scheduler costs 1-2 us a loop on libomp 22. A region that
+    runs on one thread (an `if` clause that is false, or nested in another
+    region) gets all the iterations.
+
+    Declares `func.func private @omp_get_thread_num() -> i32` and
+    `@omp_get_num_threads` when the module uses a loop; a module that
+    defines either name otherwise is an error. Runs after
+    `convert-scf-to-openmp` (and `gptq-serialize-lone-iterations`).
+
+    ```mlir
+    omp.parallel {
+      omp.wsloop {
+        omp.loop_nest (%i) : index = (%lb) to (%ub) step (%s) { ... }
+      }
+      omp.terminator
+    }
+    // becomes
+    omp.parallel {
+      %n = ... (%ub - %lb) ceildiv %s
+      %t = call @omp_get_thread_num() : () -> i32
+      %nt = call @omp_get_num_threads() : () -> i32
+      scf.for %l = (%t * %n / %nt) to ((%t + 1) * %n / %nt) step %c1 {
+        %i = %lb + %l * %s
+        ...
+      }
+      omp.terminator
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // GPTQ_DIALECT_GPTQ_TRANSFORMS_PASSES_TD
