@@ -42,19 +42,25 @@ std::string ArgSpec::describe() const {
 }
 
 namespace {
-/// The memref descriptor of a C-order array at `data`: allocated and
-/// aligned pointers, offset, sizes, strides.
-std::vector<int64_t> contiguousDescriptor(const char *data,
-                                          ArrayRef<int64_t> shape) {
+/// Writes the memref descriptor of a C-order array at `data` (allocated and
+/// aligned pointers, offset, sizes, strides: 3 + 2 * rank words) to `desc`.
+void writeContiguousDescriptor(int64_t *desc, const char *data,
+                               ArrayRef<int64_t> shape) {
   size_t rank = shape.size();
-  std::vector<int64_t> desc(3 + 2 * rank, 0);
   desc[0] = desc[1] = reinterpret_cast<int64_t>(data);
+  desc[2] = 0;
   int64_t stride = 1;
   for (size_t d = rank; d-- > 0;) {
     desc[3 + d] = shape[d];
     desc[3 + rank + d] = stride;
     stride *= shape[d];
   }
+}
+
+std::vector<int64_t> contiguousDescriptor(const char *data,
+                                          ArrayRef<int64_t> shape) {
+  std::vector<int64_t> desc(3 + 2 * shape.size());
+  writeContiguousDescriptor(desc.data(), data, shape);
   return desc;
 }
 } // namespace
@@ -117,12 +123,17 @@ llvm::Expected<std::vector<NpyArray>> mlir::gptq::callPackedEntry(
     argPointers[i] = desc.data();
   }
   // The weights, in place, after the caller's arguments.
-  std::vector<std::vector<int64_t>> weightDescriptors(weights.size());
+  // (A model has hundreds: their descriptors share one allocation.)
+  size_t weightWords = 0;
+  for (const EntryWeight &w : weights)
+    weightWords += 3 + 2 * w.shape.size();
+  std::vector<int64_t> weightDescriptors(weightWords);
   std::vector<void *> weightPointers(weights.size());
-  for (size_t i = 0; i < weights.size(); ++i) {
-    weightDescriptors[i] =
-        contiguousDescriptor(weights[i].data, weights[i].shape);
-    weightPointers[i] = weightDescriptors[i].data();
+  for (size_t i = 0, at = 0; i < weights.size(); ++i) {
+    writeContiguousDescriptor(weightDescriptors.data() + at, weights[i].data,
+                              weights[i].shape);
+    weightPointers[i] = weightDescriptors.data() + at;
+    at += 3 + 2 * weights[i].shape.size();
   }
   size_t resultWords = 0;
   for (const ArgSpec &r : resultSpecs)
