@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <gtest/gtest.h>
+#include <thread>
 
 using namespace mlir::gptq::runtime;
 
@@ -58,6 +59,59 @@ TEST(AllocatorTest, LargeBuffersAreReused) {
   AllocatorStats after = allocatorStats();
   EXPECT_EQ(after.cachedBytes, 0u);
   EXPECT_EQ(after.mappedBytes, before.mappedBytes);
+}
+
+TEST(AllocatorTest, MidSizeBuffersAreKeptByTheirThread) {
+  // A freed buffer of 1 KiB - 1 MiB is handed out again to the next
+  // allocation of its size class on the same thread, not to another
+  // thread's.
+  void *a = _mlir_memref_to_llvm_alloc(5000);
+  ASSERT_NE(a, nullptr);
+  uint64_t before = allocatorStats().keptReused;
+  std::memset(a, 1, 5000);
+  _mlir_memref_to_llvm_free(a);
+  void *other = nullptr;
+  std::thread([&] {
+    other = _mlir_memref_to_llvm_alloc(5000);
+    std::memset(other, 2, 5000);
+    _mlir_memref_to_llvm_free(other);
+  }).join();
+  EXPECT_NE(other, a);
+  EXPECT_EQ(allocatorStats().keptReused, before);
+  void *b = _mlir_memref_to_llvm_alloc(6000);
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(allocatorStats().keptReused, before + 1);
+  EXPECT_TRUE(alignedTo(b, 64));
+  std::memset(b, 3, 6000);
+  // Another class, and buffers aligned past 64 bytes or of at most 1 KiB,
+  // are not kept.
+  void *c = _mlir_memref_to_llvm_alloc(5000);
+  void *d = _mlir_memref_to_llvm_aligned_alloc(256, 5000);
+  void *e = _mlir_memref_to_llvm_alloc(500);
+  EXPECT_NE(c, b);
+  EXPECT_TRUE(alignedTo(d, 256));
+  _mlir_memref_to_llvm_free(b);
+  _mlir_memref_to_llvm_free(c);
+  _mlir_memref_to_llvm_free(d);
+  _mlir_memref_to_llvm_free(e);
+  before = allocatorStats().keptReused;
+  d = _mlir_memref_to_llvm_aligned_alloc(256, 5000);
+  e = _mlir_memref_to_llvm_alloc(500);
+  EXPECT_EQ(allocatorStats().keptReused, before);
+  _mlir_memref_to_llvm_free(d);
+  _mlir_memref_to_llvm_free(e);
+  // 16 of a class are kept: 17 allocations after 17 frees take 16 of them.
+  void *many[17];
+  for (void *&p : many)
+    p = _mlir_memref_to_llvm_alloc(100000);
+  for (void *p : many)
+    _mlir_memref_to_llvm_free(p);
+  before = allocatorStats().keptReused;
+  for (void *&p : many)
+    p = _mlir_memref_to_llvm_alloc(100000);
+  EXPECT_EQ(allocatorStats().keptReused, before + 16);
+  for (void *p : many)
+    _mlir_memref_to_llvm_free(p);
 }
 
 TEST(AllocatorTest, LargeAlignedBuffers) {

@@ -9,6 +9,7 @@
 #include "gptq/Runtime/Allocator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +27,7 @@ constexpr size_t kLargeBytes = size_t(1) << 20;
 /// Mappings are multiples of the huge page size, aligned to it.
 constexpr size_t kGranule = size_t(2) << 20;
 constexpr uint64_t kSmallMagic = 0x67707471736d616cULL; // "gptqsmal"
+constexpr uint64_t kPooledMagic = 0x677074716b656570ULL; // "gptqkeep"
 constexpr uint64_t kLargeMagic = 0x6770747162696721ULL; // "gptqbig!"
 
 struct alignas(kHeaderBytes) Header {
@@ -157,10 +159,12 @@ void printStats() {
   mlir::gptq::runtime::AllocatorStats s = mlir::gptq::runtime::allocatorStats();
   std::fprintf(stderr,
                "gptq-mlir runtime: %llu large buffers (%llu reused), peak "
-               "%.1f MiB mapped, %.1f MiB mapped at exit\n",
+               "%.1f MiB mapped, %.1f MiB mapped at exit; %llu mid-size "
+               "buffers kept for reuse\n",
                static_cast<unsigned long long>(s.largeAllocations),
                static_cast<unsigned long long>(s.largeReused),
-               s.peakMappedBytes / 1048576.0, s.mappedBytes / 1048576.0);
+               s.peakMappedBytes / 1048576.0, s.mappedBytes / 1048576.0,
+               static_cast<unsigned long long>(s.keptReused));
 }
 
 LargeCache &cache() {
@@ -181,6 +185,76 @@ struct StatsAtExit {
 
 size_t roundUp(size_t value, size_t to) { return (value + to - 1) / to * to; }
 
+/// Blocks of a power-of-two size from kPoolMin to kPoolMax bytes (buffers
+/// over 1 KiB and under kLargeBytes, 64-byte aligned: a decode step's
+/// activations, attention scores, scratch) are kept by the thread that
+/// frees them, up to kPoolDepth of each size and kPoolBytes in all, and
+/// handed out again by its next allocation of that size without malloc: a
+/// decode step allocates and frees about 1400 of them a token on the 1B
+/// shape. Smaller blocks take malloc's per-thread cache already.
+constexpr size_t kPoolMinLog = 11;                          // 2 KiB
+constexpr size_t kPoolMaxLog = 20;                          // 1 MiB
+constexpr size_t kPoolClasses = kPoolMaxLog - kPoolMinLog + 1;
+constexpr size_t kPoolDepth = 16;
+constexpr size_t kPoolBytes = size_t(8) << 20;
+
+/// The size class of a block of `bytes`, or -1 when it is not pooled.
+int poolClass(size_t bytes) {
+  if (bytes <= (size_t(1) << 10) || bytes > (size_t(1) << kPoolMaxLog))
+    return -1;
+  size_t log = kPoolMinLog;
+  while ((size_t(1) << log) < bytes)
+    ++log;
+  return static_cast<int>(log - kPoolMinLog);
+}
+
+/// A thread's kept blocks. Trivially destructible, so that a buffer freed
+/// after the thread's destructors ran (compiled code run from a static
+/// destructor) still finds it; `Drain` gives the blocks back at exit.
+struct Pool {
+  void *blocks[kPoolClasses][kPoolDepth];
+  unsigned count[kPoolClasses];
+  size_t bytes;
+  bool closed;
+};
+thread_local Pool pool = {};
+/// Allocations served from the threads' pools (AllocatorStats::keptReused).
+std::atomic<uint64_t> keptReused{0};
+
+struct Drain {
+  ~Drain() {
+    for (size_t c = 0; c < kPoolClasses; ++c)
+      for (unsigned i = 0; i < pool.count[c]; ++i)
+        std::free(pool.blocks[c][i]);
+    pool = {};
+    pool.closed = true;
+  }
+};
+thread_local Drain drain;
+
+/// A kept block of class `c` (whose size is 2^(c + kPoolMinLog)), or null.
+void *takePooled(int c) {
+  if (pool.closed || pool.count[c] == 0)
+    return nullptr;
+  void *block = pool.blocks[c][--pool.count[c]];
+  pool.bytes -= size_t(1) << (c + kPoolMinLog);
+  keptReused.fetch_add(1, std::memory_order_relaxed);
+  return block;
+}
+
+/// Keeps `block` of class `c`, or frees it when the pool is full.
+void givePooled(void *block, int c) {
+  size_t bytes = size_t(1) << (c + kPoolMinLog);
+  if (pool.closed || pool.count[c] == kPoolDepth ||
+      pool.bytes + bytes > kPoolBytes) {
+    std::free(block);
+    return;
+  }
+  (void)&drain; // constructs the thread's Drain, which empties the pool
+  pool.blocks[c][pool.count[c]++] = block;
+  pool.bytes += bytes;
+}
+
 bool validAlignment(size_t alignment) {
   return alignment && !(alignment & (alignment - 1)) && alignment <= kGranule;
 }
@@ -199,10 +273,21 @@ void *allocate(size_t alignment, size_t size) {
   char *block;
   if (size + offset < kLargeBytes) {
     size_t bytes = roundUp(size + offset, alignment);
-    block = static_cast<char *>(std::aligned_alloc(alignment, bytes));
-    if (!block)
-      return nullptr;
-    header = {kSmallMagic, bytes, block};
+    int c = alignment == kHeaderBytes ? poolClass(bytes) : -1;
+    if (c >= 0) {
+      bytes = size_t(1) << (c + kPoolMinLog);
+      block = static_cast<char *>(takePooled(c));
+      if (!block)
+        block = static_cast<char *>(std::aligned_alloc(alignment, bytes));
+      if (!block)
+        return nullptr;
+      header = {kPooledMagic, bytes, block};
+    } else {
+      block = static_cast<char *>(std::aligned_alloc(alignment, bytes));
+      if (!block)
+        return nullptr;
+      header = {kSmallMagic, bytes, block};
+    }
   } else {
     size_t bytes = roundUp(size + offset, kGranule);
     block = static_cast<char *>(cache().take(bytes));
@@ -253,6 +338,10 @@ extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
     header->magic = 0;
     std::free(header->block);
     return;
+  case kPooledMagic:
+    header->magic = 0;
+    givePooled(header->block, poolClass(header->blockBytes));
+    return;
   case kLargeMagic:
     header->magic = 0;
     cache().give(header->block, header->blockBytes);
@@ -269,7 +358,11 @@ extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
 
 namespace mlir::gptq::runtime {
 
-AllocatorStats allocatorStats() { return cache().snapshot(); }
+AllocatorStats allocatorStats() {
+  AllocatorStats stats = cache().snapshot();
+  stats.keptReused = keptReused.load(std::memory_order_relaxed);
+  return stats;
+}
 
 void releaseCachedBuffers() { cache().releaseAll(); }
 

@@ -6,7 +6,10 @@
 // tens of MiB each) come from a cache of 2 MiB-aligned mappings that are
 // kept after they are freed, so that a pipeline that allocates and frees
 // many matrices of the same size pays the page faults once instead of on
-// every allocation. Small buffers go to malloc.
+// every allocation. Mid-size buffers (1 KiB - 1 MiB: a decode step's
+// activations and scratch) are kept by the thread that frees them, a few
+// of each power-of-two size, for its next allocation of that size. Smaller
+// buffers go to malloc.
 //
 // With GPTQ_RUNTIME_HUGE_PAGES=1 the mappings are advised as transparent
 // huge pages (MADV_HUGEPAGE). It is off by default: on the virtual machines
@@ -40,6 +43,7 @@ struct AllocatorStats {
   uint64_t mappedBytes = 0;      ///< bytes mapped now (in use + cached)
   uint64_t cachedBytes = 0;      ///< bytes kept for reuse now
   uint64_t peakMappedBytes = 0;  ///< the most bytes mapped at any time
+  uint64_t keptReused = 0;       ///< mid-size buffers from a thread's pool
 };
 
 AllocatorStats allocatorStats();
