@@ -623,259 +623,166 @@ func.func private @__gptq_groups_in_runs(%qg: tensor<?xi32>) -> (i1, index) {
 
 // The rows kernels: a few rows of A (M of them, a decode step's) times a
 // weight stored N x K (the layout the model keeps, read in place, never
-// packed). Every output C[b, m, n] is summed in the tiled kernel's order,
-// one FMA per column k from 0 (or from C without %zeroC) in the order of k,
-// so the results are the same bit for bit as __gptq_matmul_tiles's, while
-// W is read once. Lanes are outputs: a vector holds C[b, m, n0 .. n0 + 63]
-// (four independent chains of FMAs, whose latencies overlap), and W's rows
-// are read in 16 x 16 blocks and transposed in registers, so that each
-// column k is one vector of the block's rows. A task takes 64 rows of W
-// (__gptq_rows_wide over the columns of whole 16-column blocks); a last
-// partial task and the columns of a last partial block take 16 rows at a
-// time (__gptq_rows_narrow, masked reads).
+// packed), W read once. The float kernel and the 4-bit kernel for groups of
+// a multiple of 128 columns sum along K: lanes are 16 consecutive columns
+// of one row of W, four rows at a time (four independent FMA chains, four
+// neighbouring streams that the hardware prefetcher follows), and each
+// output ends with a reduction of its lanes. Their sums are in another
+// order than the tiled kernel's: they agree with it to rounding. The 4-bit
+// kernel for groups of 16 .. 112 columns keeps the tiled kernel's order
+// (lanes are outputs).
 
 // A float32 weight (B^T = %bm[b], N x K), or one stored in half precision,
 // %half as in __gptq_matmul (%bh bfloat16, %bf float16, one batch), widened
-// in registers.
+// in registers. A task takes 16 rows of W of one batch.
 func.func private @__gptq_matmul_rows(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
   %c16 = arith.constant 16 : index
-  %c64 = arith.constant 64 : index
-  %false = arith.constant false
   %nb = tensor.dim %c, %c0 : tensor<?x?x?xf32>
   %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
   %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
-  %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
-  %nt = arith.ceildivsi %n, %c64 : index
+  %nt = arith.ceildivsi %n, %c16 : index
   %tasks = arith.muli %nb, %nt : index
-  %kb = arith.divui %k, %c16 : index
-  %kwhole = arith.muli %kb, %c16 : index
   %r = scf.forall (%t) in (%tasks) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
     %bi = arith.divui %t, %nt : index
     %ti = arith.remui %t, %nt : index
-    %j = arith.muli %ti, %c64 : index
+    %j = arith.muli %ti, %c16 : index
     %left = arith.subi %n, %j : index
-    %jn = arith.minsi %left, %c64 : index
+    %jn = arith.minsi %left, %c16 : index
     %blk0 = tensor.extract_slice %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %wide = arith.cmpi eq, %jn, %c64 : index
-    %kw = arith.select %wide, %kwhole, %c0 : index
-    %blk1 = scf.if %wide -> (tensor<?x?xf32>) {
-      %w = func.call @__gptq_rows_wide(%a, %bm, %bi, %blk0, %j, %kw, %zeroC, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, tensor<?x?xf32>, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?xf32>
-      scf.yield %w : tensor<?x?xf32>
-    } else {
-      scf.yield %blk0 : tensor<?x?xf32>
-    }
-    // Columns left (all of them in a partial task) continue the sums.
-    %started = arith.cmpi ugt, %kw, %c0 : index
-    %zeroRest = arith.select %started, %false, %zeroC : i1
-    %more = arith.cmpi ult, %kw, %k : index
-    %blk2 = scf.if %more -> (tensor<?x?xf32>) {
-      %subs = arith.ceildivsi %jn, %c16 : index
-      %done = scf.for %sb = %c0 to %subs step %c1 iter_args(%o = %blk1) -> (tensor<?x?xf32>) {
-        %off = arith.muli %sb, %c16 : index
-        %sleft = arith.subi %jn, %off : index
-        %sn = arith.minsi %sleft, %c16 : index
-        %sub = tensor.extract_slice %o[0, %off] [%m, %sn] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-        %jj = arith.addi %j, %off : index
-        %s2 = func.call @__gptq_rows_narrow(%a, %bm, %bi, %sub, %jj, %kw, %zeroRest, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, tensor<?x?xf32>, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?xf32>
-        %o2 = tensor.insert_slice %s2 into %o[0, %off] [%m, %sn] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-        scf.yield %o2 : tensor<?x?xf32>
-      }
-      scf.yield %done : tensor<?x?xf32>
-    } else {
-      scf.yield %blk1 : tensor<?x?xf32>
+    %quads = arith.ceildivsi %jn, %c4 : index
+    %blk = scf.for %qd = %c0 to %quads step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
+      %r0 = arith.muli %qd, %c4 : index
+      %o2 = func.call @__gptq_rows_k4(%a, %bm, %bi, %o, %r0, %j, %n, %zeroC, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, tensor<?x?xf32>, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?xf32>
+      scf.yield %o2 : tensor<?x?xf32>
     }
     scf.forall.in_parallel {
-      tensor.parallel_insert_slice %blk2 into %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
+      tensor.parallel_insert_slice %blk into %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
     }
   }
   return %r : tensor<?x?x?xf32>
 }
 
-// A 16 x 16 block of W, rows %j .., columns %kk .., as float32: read in
-// place from %bm[%bi], or widened from %bh / %bf (%half).
-func.func private @__gptq_rows_block(%bm: tensor<?x?x?xf32>, %bi: index, %j: index, %kk: index, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> vector<16x16xf32> {
+// Columns %kk .. %kk + 15 of row %row of W as float32 (read in place from
+// %bm[%bi], or widened from %bh / %bf as %half says); with %inb they are
+// all before K, else those past it read as zeros.
+func.func private @__gptq_rows_row16(%bm: tensor<?x?x?xf32>, %bi: index, %row: index, %kk: index, %inb: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> vector<16xf32> {
   %zero = arith.constant 0.0 : f32
   %zh = arith.constant 0.0 : bf16
   %zf = arith.constant 0.0 : f16
   %none = arith.constant 0 : i64
   %one = arith.constant 1 : i64
-  %sixteen = arith.constant dense<16> : vector<16x16xi32>
+  %sixteen = arith.constant dense<16> : vector<16xi32>
   %ishalf = arith.cmpi ne, %half, %none : i64
   %isbf16 = arith.cmpi eq, %half, %one : i64
-  %wb = scf.if %ishalf -> (vector<16x16xf32>) {
-    %h = scf.if %isbf16 -> (vector<16x16xf32>) {
-      %raw = vector.transfer_read %bh[%j, %kk], %zh {in_bounds = [true, true]} : tensor<?x?xbf16>, vector<16x16xbf16>
-      %bits = arith.bitcast %raw : vector<16x16xbf16> to vector<16x16xi16>
-      %wide = arith.extui %bits : vector<16x16xi16> to vector<16x16xi32>
-      %up = arith.shli %wide, %sixteen : vector<16x16xi32>
-      %w = arith.bitcast %up : vector<16x16xi32> to vector<16x16xf32>
-      scf.yield %w : vector<16x16xf32>
+  %w = scf.if %ishalf -> (vector<16xf32>) {
+    %h = scf.if %isbf16 -> (vector<16xf32>) {
+      %raw = scf.if %inb -> (vector<16xbf16>) {
+        %v = vector.transfer_read %bh[%row, %kk], %zh {in_bounds = [true]} : tensor<?x?xbf16>, vector<16xbf16>
+        scf.yield %v : vector<16xbf16>
+      } else {
+        %v = vector.transfer_read %bh[%row, %kk], %zh : tensor<?x?xbf16>, vector<16xbf16>
+        scf.yield %v : vector<16xbf16>
+      }
+      %bits = arith.bitcast %raw : vector<16xbf16> to vector<16xi16>
+      %wide = arith.extui %bits : vector<16xi16> to vector<16xi32>
+      %up = arith.shli %wide, %sixteen : vector<16xi32>
+      %f = arith.bitcast %up : vector<16xi32> to vector<16xf32>
+      scf.yield %f : vector<16xf32>
     } else {
-      %raw = vector.transfer_read %bf[%j, %kk], %zf {in_bounds = [true, true]} : tensor<?x?xf16>, vector<16x16xf16>
-      %w = arith.extf %raw : vector<16x16xf16> to vector<16x16xf32>
-      scf.yield %w : vector<16x16xf32>
+      %raw = scf.if %inb -> (vector<16xf16>) {
+        %v = vector.transfer_read %bf[%row, %kk], %zf {in_bounds = [true]} : tensor<?x?xf16>, vector<16xf16>
+        scf.yield %v : vector<16xf16>
+      } else {
+        %v = vector.transfer_read %bf[%row, %kk], %zf : tensor<?x?xf16>, vector<16xf16>
+        scf.yield %v : vector<16xf16>
+      }
+      %f = arith.extf %raw : vector<16xf16> to vector<16xf32>
+      scf.yield %f : vector<16xf32>
     }
-    scf.yield %h : vector<16x16xf32>
+    scf.yield %h : vector<16xf32>
   } else {
-    %w = vector.transfer_read %bm[%bi, %j, %kk], %zero {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<16x16xf32>
-    scf.yield %w : vector<16x16xf32>
+    %f = scf.if %inb -> (vector<16xf32>) {
+      %v = vector.transfer_read %bm[%bi, %row, %kk], %zero {in_bounds = [true]} : tensor<?x?x?xf32>, vector<16xf32>
+      scf.yield %v : vector<16xf32>
+    } else {
+      %v = vector.transfer_read %bm[%bi, %row, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
+      scf.yield %v : vector<16xf32>
+    }
+    scf.yield %f : vector<16xf32>
   }
-  return %wb : vector<16x16xf32>
+  return %w : vector<16xf32>
 }
 
-// Prefetches W's element [%row, %col] (of %bmm[%bi], or of %bhm or %bfm
-// as %half says) into the cache.
-func.func private @__gptq_rows_prefetch(%bmm: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %bhm: memref<?x?xbf16, strided<[?, ?], offset: ?>>, %bfm: memref<?x?xf16, strided<[?, ?], offset: ?>>, %half: i64, %bi: index, %row: index, %col: index) {
-  %none = arith.constant 0 : i64
-  %one = arith.constant 1 : i64
-  %ishalf = arith.cmpi ne, %half, %none : i64
-  %isbf16 = arith.cmpi eq, %half, %one : i64
-  scf.if %ishalf {
-    scf.if %isbf16 {
-      memref.prefetch %bhm[%row, %col], read, locality<3>, data : memref<?x?xbf16, strided<[?, ?], offset: ?>>
-    } else {
-      memref.prefetch %bfm[%row, %col], read, locality<3>, data : memref<?x?xf16, strided<[?, ?], offset: ?>>
-    }
-  } else {
-    memref.prefetch %bmm[%bi, %row, %col], read, locality<3>, data : memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
-  }
-  return
-}
-
-// __gptq_matmul_rows over 64 rows of W (%j ..) and its first %kw columns (a
-// multiple of 16, all of them in bounds): each step reads four 16 x 16
-// blocks, transposes them into the scratch (row i: column %kk + i of the 64
-// rows) and takes one FMA per column with A[b, m, %kk + i] broadcast.
-func.func private @__gptq_rows_wide(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %bi: index, %blk: tensor<?x?xf32>, %j: index, %kw: index, %zeroC: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c4 = arith.constant 4 : index
-  %c16 = arith.constant 16 : index
+// Columns %kk .. %kk + 15 of four rows of W times those of A[%bi, %mm],
+// added to %u0 .. %u3 (lanes past K, with %inb false, add zeros).
+func.func private @__gptq_rows_k4_step(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %bi: index, %mm: index, %kk: index, %inb: i1, %row0: index, %row1: index, %row2: index, %row3: index, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>, %u0: vector<16xf32>, %u1: vector<16xf32>, %u2: vector<16xf32>, %u3: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
   %zero = arith.constant 0.0 : f32
-  %zv = arith.constant dense<0.0> : vector<64xf32>
-  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
-  // Columns ahead of the block read that each step prefetches, 64 rows
-  // being more streams than the hardware's prefetcher follows; the first
-  // ones before the loop.
-  %dist = arith.constant 256 : index
-  %bmm = bufferization.to_buffer %bm read_only : tensor<?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
-  %bhm = bufferization.to_buffer %bh read_only : tensor<?x?xbf16> to memref<?x?xbf16, strided<[?, ?], offset: ?>>
-  %bfm = bufferization.to_buffer %bf read_only : tensor<?x?xf16> to memref<?x?xf16, strided<[?, ?], offset: ?>>
-  %c64 = arith.constant 64 : index
-  %first = arith.minui %dist, %kw : index
-  scf.for %r = %c0 to %c64 step %c1 {
-    %row = arith.addi %j, %r : index
-    scf.for %col = %c0 to %first step %c16 {
-      func.call @__gptq_rows_prefetch(%bmm, %bhm, %bfm, %half, %bi, %row, %col) : (memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?xbf16, strided<[?, ?], offset: ?>>, memref<?x?xf16, strided<[?, ?], offset: ?>>, i64, index, index, index) -> ()
-    }
+  %x = scf.if %inb -> (vector<16xf32>) {
+    %v = vector.transfer_read %a[%bi, %mm, %kk], %zero {in_bounds = [true]} : tensor<?x?x?xf32>, vector<16xf32>
+    scf.yield %v : vector<16xf32>
+  } else {
+    %v = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
+    scf.yield %v : vector<16xf32>
   }
-  %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
-    %init = scf.if %zeroC -> (vector<64xf32>) {
-      scf.yield %zv : vector<64xf32>
-    } else {
-      %cr = vector.transfer_read %o[%mm, %c0], %zero {in_bounds = [true]} : tensor<?x?xf32>, vector<64xf32>
-      scf.yield %cr : vector<64xf32>
-    }
-    %scr0 = tensor.empty() : tensor<16x64xf32>
-    %accs:2 = scf.for %kk = %c0 to %kw step %c16 iter_args(%v = %init, %scr = %scr0) -> (vector<64xf32>, tensor<16x64xf32>) {
-      %scr1 = scf.for %b = %c0 to %c4 step %c1 iter_args(%s = %scr) -> (tensor<16x64xf32>) {
-        %off = arith.muli %b, %c16 : index
-        %jb = arith.addi %j, %off : index
-        %wb = func.call @__gptq_rows_block(%bm, %bi, %jb, %kk, %half, %bh, %bf) : (tensor<?x?x?xf32>, index, index, index, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> vector<16x16xf32>
-        %ahead = arith.addi %kk, %dist : index
-        %inb = arith.cmpi ult, %ahead, %kw : index
-        scf.if %inb {
-          scf.for %r = %c0 to %c16 step %c1 {
-            %row = arith.addi %jb, %r : index
-            func.call @__gptq_rows_prefetch(%bmm, %bhm, %bfm, %half, %bi, %row, %ahead) : (memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?xbf16, strided<[?, ?], offset: ?>>, memref<?x?xf16, strided<[?, ?], offset: ?>>, i64, index, index, index) -> ()
-          }
-        }
-        %wt = vector.transpose %wb, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
-        %s2 = vector.transfer_write %wt, %s[%c0, %off] {in_bounds = [true, true]} : vector<16x16xf32>, tensor<16x64xf32>
-        scf.yield %s2 : tensor<16x64xf32>
-      }
-      %sum = scf.for %i = %c0 to %c16 step %c1 iter_args(%u = %v) -> (vector<64xf32>) {
-        %col = vector.transfer_read %scr1[%i, %c0], %zero {in_bounds = [true]} : tensor<16x64xf32>, vector<64xf32>
-        %ki = arith.addi %kk, %i : index
-        %ai = tensor.extract %a[%bi, %mm, %ki] : tensor<?x?x?xf32>
-        %ab = vector.broadcast %ai : f32 to vector<64xf32>
-        %f = vector.fma %ab, %col, %u : vector<64xf32>
-        scf.yield %f : vector<64xf32>
-      }
-      scf.yield %sum, %scr1 : vector<64xf32>, tensor<16x64xf32>
-    }
-    %o2 = vector.transfer_write %accs#0, %o[%mm, %c0] {in_bounds = [true]} : vector<64xf32>, tensor<?x?xf32>
-    scf.yield %o2 : tensor<?x?xf32>
-  }
-  return %res : tensor<?x?xf32>
+  %w0 = func.call @__gptq_rows_row16(%bm, %bi, %row0, %kk, %inb, %half, %bh, %bf) : (tensor<?x?x?xf32>, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> vector<16xf32>
+  %w1 = func.call @__gptq_rows_row16(%bm, %bi, %row1, %kk, %inb, %half, %bh, %bf) : (tensor<?x?x?xf32>, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> vector<16xf32>
+  %w2 = func.call @__gptq_rows_row16(%bm, %bi, %row2, %kk, %inb, %half, %bh, %bf) : (tensor<?x?x?xf32>, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> vector<16xf32>
+  %w3 = func.call @__gptq_rows_row16(%bm, %bi, %row3, %kk, %inb, %half, %bh, %bf) : (tensor<?x?x?xf32>, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> vector<16xf32>
+  %f0 = vector.fma %x, %w0, %u0 : vector<16xf32>
+  %f1 = vector.fma %x, %w1, %u1 : vector<16xf32>
+  %f2 = vector.fma %x, %w2, %u2 : vector<16xf32>
+  %f3 = vector.fma %x, %w3, %u3 : vector<16xf32>
+  return %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
 }
 
-// __gptq_matmul_rows over up to 16 rows of W (%j .., as many as %blk's
-// columns) and its columns from %k0 on: 16 x 16 blocks read with masks
-// (rows and columns past W's read as zeros, never summed).
-func.func private @__gptq_rows_narrow(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %bi: index, %blk: tensor<?x?xf32>, %j: index, %k0: index, %zeroC: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?xf32> {
+// Rows %j + %r0 .. + 3 of __gptq_matmul_rows's product for batch %bi (those
+// of them before N = %n; a missing row reads row N - 1 and is not written).
+func.func private @__gptq_rows_k4(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %bi: index, %blk: tensor<?x?xf32>, %r0: index, %j: index, %n: index, %zeroC: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
   %c16 = arith.constant 16 : index
-  %zero = arith.constant 0.0 : f32
-  %zh = arith.constant 0.0 : bf16
-  %zf = arith.constant 0.0 : f16
+  %true = arith.constant true
+  %false = arith.constant false
   %zv = arith.constant dense<0.0> : vector<16xf32>
-  %sixteen = arith.constant dense<16> : vector<16x16xi32>
-  %none = arith.constant 0 : i64
-  %one = arith.constant 1 : i64
-  %ishalf = arith.cmpi ne, %half, %none : i64
-  %isbf16 = arith.cmpi eq, %half, %one : i64
   %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  %jn = tensor.dim %blk, %c1 : tensor<?x?xf32>
   %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
+  %kb = arith.divui %k, %c16 : index
+  %kw = arith.muli %kb, %c16 : index
+  %ragged = arith.cmpi ult, %kw, %k : index
+  %last = arith.subi %n, %c1 : index
+  %b0 = arith.addi %j, %r0 : index
+  %b1 = arith.addi %b0, %c1 : index
+  %b2 = arith.addi %b0, %c2 : index
+  %b3 = arith.addi %b0, %c3 : index
+  %row0 = arith.minui %b0, %last : index
+  %row1 = arith.minui %b1, %last : index
+  %row2 = arith.minui %b2, %last : index
+  %row3 = arith.minui %b3, %last : index
   %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
-    %init = scf.if %zeroC -> (vector<16xf32>) {
-      scf.yield %zv : vector<16xf32>
+    %acc:4 = scf.for %kk = %c0 to %kw step %c16 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+      %s:4 = func.call @__gptq_rows_k4_step(%a, %bm, %bi, %mm, %kk, %true, %row0, %row1, %row2, %row3, %half, %bh, %bf, %a0, %a1, %a2, %a3) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, index, index, i1, index, index, index, index, i64, tensor<?x?xbf16>, tensor<?x?xf16>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      scf.yield %s#0, %s#1, %s#2, %s#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+    }
+    // The columns after the last whole 16.
+    %fin:4 = scf.if %ragged -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+      %s:4 = func.call @__gptq_rows_k4_step(%a, %bm, %bi, %mm, %kw, %false, %row0, %row1, %row2, %row3, %half, %bh, %bf, %acc#0, %acc#1, %acc#2, %acc#3) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, index, index, i1, index, index, index, index, i64, tensor<?x?xbf16>, tensor<?x?xf16>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      scf.yield %s#0, %s#1, %s#2, %s#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
     } else {
-      %cr = vector.transfer_read %o[%mm, %c0], %zero : tensor<?x?xf32>, vector<16xf32>
-      scf.yield %cr : vector<16xf32>
+      scf.yield %acc#0, %acc#1, %acc#2, %acc#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
     }
-    %scr0 = tensor.empty() : tensor<16x16xf32>
-    %accs:2 = scf.for %kk = %k0 to %k step %c16 iter_args(%v = %init, %scr = %scr0) -> (vector<16xf32>, tensor<16x16xf32>) {
-      %wb = scf.if %ishalf -> (vector<16x16xf32>) {
-        %h = scf.if %isbf16 -> (vector<16x16xf32>) {
-          %raw = vector.transfer_read %bh[%j, %kk], %zh : tensor<?x?xbf16>, vector<16x16xbf16>
-          %bits = arith.bitcast %raw : vector<16x16xbf16> to vector<16x16xi16>
-          %wide = arith.extui %bits : vector<16x16xi16> to vector<16x16xi32>
-          %up = arith.shli %wide, %sixteen : vector<16x16xi32>
-          %w = arith.bitcast %up : vector<16x16xi32> to vector<16x16xf32>
-          scf.yield %w : vector<16x16xf32>
-        } else {
-          %raw = vector.transfer_read %bf[%j, %kk], %zf : tensor<?x?xf16>, vector<16x16xf16>
-          %w = arith.extf %raw : vector<16x16xf16> to vector<16x16xf32>
-          scf.yield %w : vector<16x16xf32>
-        }
-        scf.yield %h : vector<16x16xf32>
-      } else {
-        %w = vector.transfer_read %bm[%bi, %j, %kk], %zero {permutation_map = affine_map<(d0, d1, d2) -> (d1, d2)>} : tensor<?x?x?xf32>, vector<16x16xf32>
-        scf.yield %w : vector<16x16xf32>
-      }
-      // Row i of the scratch: column kk + i of W's 16 rows.
-      %wt = vector.transpose %wb, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
-      %scr1 = vector.transfer_write %wt, %scr[%c0, %c0] {in_bounds = [true, true]} : vector<16x16xf32>, tensor<16x16xf32>
-      %kleft = arith.subi %k, %kk : index
-      %kin = arith.minsi %kleft, %c16 : index
-      %s = scf.for %i = %c0 to %kin step %c1 iter_args(%u = %v) -> (vector<16xf32>) {
-        %col = vector.transfer_read %scr1[%i, %c0], %zero {in_bounds = [true]} : tensor<16x16xf32>, vector<16xf32>
-        %ki = arith.addi %kk, %i : index
-        %ai = tensor.extract %a[%bi, %mm, %ki] : tensor<?x?x?xf32>
-        %ab = vector.broadcast %ai : f32 to vector<16xf32>
-        %f = vector.fma %ab, %col, %u : vector<16xf32>
-        scf.yield %f : vector<16xf32>
-      }
-      scf.yield %s, %scr1 : vector<16xf32>, tensor<16x16xf32>
-    }
-    %o2 = vector.transfer_write %accs#0, %o[%mm, %c0] : vector<16xf32>, tensor<?x?xf32>
-    scf.yield %o2 : tensor<?x?xf32>
+    %y0 = vector.reduction <add>, %fin#0 fastmath<reassoc> : vector<16xf32> into f32
+    %y1 = vector.reduction <add>, %fin#1 fastmath<reassoc> : vector<16xf32> into f32
+    %y2 = vector.reduction <add>, %fin#2 fastmath<reassoc> : vector<16xf32> into f32
+    %y3 = vector.reduction <add>, %fin#3 fastmath<reassoc> : vector<16xf32> into f32
+    %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %y0, %y1, %y2, %y3) : (tensor<?x?xf32>, index, index, index, i1, f32, f32, f32, f32) -> tensor<?x?xf32>
+    scf.yield %o4 : tensor<?x?xf32>
   }
   return %res : tensor<?x?xf32>
 }

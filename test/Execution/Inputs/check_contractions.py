@@ -122,10 +122,10 @@ CASES = {
     "q3": packed_case(3),
     "q4": packed_case(4),
     "q8": packed_case(8),
-    # A decode step's shapes (a few rows of A): the rows kernels. 200 rows
-    # of W: three tasks of 64 and a partial one; 1100 columns: a partial
-    # block of 16 (and, at 4 bits, a partial chunk of 128 columns).
-    "linear_rows": linear_case((1, 3, 1100), 200),
+    # A decode step's shapes (a few rows of A): the rows kernels. 201 rows
+    # of W: tasks of 16 rows, the last one of 9 (a partial group of four);
+    # 1100 columns: a partial 16 (and, at 4 bits, a partial chunk of 128).
+    "linear_rows": linear_case((1, 3, 1100), 201),
     "q4_rows": packed_case(4, rows=201, run=128, shape=(1, 2)),
     "q4_rows32": packed_case(4, rows=201, run=32, shape=(1, 4)),
     # Groups of 128 in order but for two columns far apart that trade
@@ -142,11 +142,12 @@ CASES = {
 
 # The rows cases, and whether their rows kernel sums in the tiled kernel's
 # order (the same bits as the tiled kernel's for the same rows of A, which
-# each case's "-tiles" twin gives with A grown to 5 rows) or in another
-# (the 4-bit kernel for groups of 128 columns: the same weights, sums that
-# agree to rounding).
-ROWS = {"linear_rows": True, "q4_rows": False, "q4_rows32": True, "q4_rows_swap": True,
-        "h16_rows": True, "hb16_rows": True}
+# each case's "-tiles" twin gives with A grown to 5 rows: the 4-bit kernel
+# for groups of 16 .. 112 columns, and act-order groups, which take the tiled
+# kernel) or along K (the float kernels and the 4-bit kernel for groups of
+# 128 columns: the same weights, sums that agree to rounding).
+ROWS = {"linear_rows": False, "q4_rows": False, "q4_rows32": True, "q4_rows_swap": True,
+        "h16_rows": False, "hb16_rows": False}
 
 
 def main() -> int:
