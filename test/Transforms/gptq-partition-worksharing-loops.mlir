@@ -1,10 +1,12 @@
 // RUN: gptq-opt %s --split-input-file --verify-diagnostics --gptq-partition-worksharing-loops | FileCheck %s
 
-// A loop of one dimension: thread t of nt runs iterations [t n / nt,
+// A loop of one dimension: thread t of nt (libomp's numbers, not
+// omp_get_thread_num's, which another OpenMP runtime loaded first would
+// answer) runs iterations [t n / nt,
 // (t + 1) n / nt) of the n = ceil((ub - lb) / s) (none below zero), each
 // at lb + l s, with the loop's body; no worksharing loop is left.
-// CHECK-DAG: func.func private @omp_get_thread_num() -> i32
-// CHECK-DAG: func.func private @omp_get_num_threads() -> i32
+// CHECK-DAG: func.func private @__kmpc_bound_thread_num(!llvm.ptr) -> i32
+// CHECK-DAG: func.func private @__kmpc_bound_num_threads(!llvm.ptr) -> i32
 // CHECK-LABEL: func.func @one
 // CHECK-SAME: (%[[LB:.*]]: index, %[[UB:.*]]: index, %[[S:.*]]: index, %[[M:.*]]: memref<?xf32>)
 // CHECK: omp.parallel {
@@ -12,9 +14,10 @@
 // CHECK: %[[SPAN:.*]] = arith.subi %[[UB]], %[[LB]] : index
 // CHECK: %[[C:.*]] = arith.ceildivsi %[[SPAN]], %[[S]] : index
 // CHECK: %[[N:.*]] = arith.maxsi %[[C]], %[[ZERO]] : index
-// CHECK: %[[T32:.*]] = func.call @omp_get_thread_num() : () -> i32
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[T32:.*]] = func.call @__kmpc_bound_thread_num(%[[NULL]]) : (!llvm.ptr) -> i32
 // CHECK: %[[T:.*]] = arith.index_cast %[[T32]] : i32 to index
-// CHECK: %[[NT32:.*]] = func.call @omp_get_num_threads() : () -> i32
+// CHECK: %[[NT32:.*]] = func.call @__kmpc_bound_num_threads(%[[NULL]]) : (!llvm.ptr) -> i32
 // CHECK: %[[NT:.*]] = arith.index_cast %[[NT32]] : i32 to index
 // CHECK: %[[ONE:.*]] = arith.constant 1 : index
 // CHECK: %[[NEXT:.*]] = arith.addi %[[T]], %[[ONE]] : index
@@ -85,7 +88,7 @@ func.func @two(%lb: index, %ub: index, %s: index, %n: index, %m: memref<?x?xf32>
 // Loops that need the runtime (another schedule, a chunk) and regions of
 // other shapes stay; a module without a loop to share gets no declarations.
 // CHECK-LABEL: func.func @others
-// CHECK-NOT: omp_get_thread_num
+// CHECK-NOT: __kmpc_bound_thread_num
 // CHECK: omp.wsloop schedule(dynamic)
 // CHECK: omp.wsloop schedule(static = %{{.*}} : index)
 // CHECK: arith.addi
@@ -122,8 +125,8 @@ func.func @others(%lb: index, %ub: index, %s: index) {
 // -----
 
 // The runtime's names taken by something else: an error at the definition.
-// expected-error @below {{'omp_get_thread_num' is the OpenMP runtime's: expected a declaration of type () -> i32}}
-func.func @omp_get_thread_num() -> index {
+// expected-error @below {{'__kmpc_bound_thread_num' is the OpenMP runtime's: expected a declaration of type (!llvm.ptr) -> i32}}
+func.func @__kmpc_bound_thread_num() -> index {
   %c = arith.constant 0 : index
   return %c : index
 }

@@ -2,7 +2,8 @@
 //
 // An OpenMP worksharing loop that convert-scf-to-openmp made of an
 // scf.parallel becomes an scf.for over the calling thread's share of the
-// iterations, found from omp_get_thread_num and omp_get_num_threads: no
+// iterations, found from the thread's number in its team and the team's
+// size (libomp's __kmpc_bound_thread_num and __kmpc_bound_num_threads): no
 // call of the runtime's static scheduler and no barrier at the loop's end
 // (the region's end joins the team).
 //
@@ -13,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -26,8 +28,14 @@ namespace gptq {
 using namespace mlir;
 
 namespace {
-constexpr StringLiteral kThreadNum = "omp_get_thread_num";
-constexpr StringLiteral kNumThreads = "omp_get_num_threads";
+// The runtime's entry points for the calling thread's number in the
+// innermost team and that team's size. Not omp_get_thread_num and
+// omp_get_num_threads: a process may have loaded another OpenMP runtime
+// first (libgomp, with PyTorch), whose functions of those names would be
+// bound instead and know nothing of libomp's teams (every thread would
+// take every iteration). The ident argument is not read.
+constexpr StringLiteral kThreadNum = "__kmpc_bound_thread_num";
+constexpr StringLiteral kNumThreads = "__kmpc_bound_num_threads";
 
 /// Whether `wsloop` only shares its iterations out: the static schedule
 /// without a chunk (the default), and no clause that needs the runtime
@@ -40,11 +48,13 @@ bool plainStaticLoop(omp::WsloopOp wsloop) {
          wsloop.getLinearVars().empty() && wsloop.getAllocateVars().empty();
 }
 
-/// The runtime function `name` of type () -> i32, declared in `module`
-/// when it is not; failure when the module defines the name otherwise.
+/// The runtime function `name` of type (!llvm.ptr) -> i32, declared in
+/// `module` when it is not; failure when the module defines the name
+/// otherwise.
 FailureOr<func::FuncOp> runtimeQuery(ModuleOp module, StringRef name) {
   OpBuilder b(module.getBodyRegion());
-  FunctionType type = b.getFunctionType({}, {b.getI32Type()});
+  FunctionType type = b.getFunctionType(
+      {LLVM::LLVMPointerType::get(b.getContext())}, {b.getI32Type()});
   Operation *existing = module.lookupSymbol(name);
   if (!existing) {
     auto decl = func::FuncOp::create(b, module.getLoc(), name, type);
@@ -55,7 +65,7 @@ FailureOr<func::FuncOp> runtimeQuery(ModuleOp module, StringRef name) {
   if (!func || func.getFunctionType() != type || !func.isDeclaration()) {
     existing->emitError() << "'" << name
                           << "' is the OpenMP runtime's: expected a "
-                             "declaration of type () -> i32";
+                             "declaration of type (!llvm.ptr) -> i32";
     return failure();
   }
   return func;
@@ -74,8 +84,11 @@ void partition(omp::LoopNestOp nest, func::FuncOp threadNum,
   Value total = counts.front();
   for (Value count : ArrayRef(counts).drop_front())
     total = arith::MulIOp::create(b, loc, total, count);
+  Value noIdent =
+      LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()));
   auto asIndex = [&](func::FuncOp query) -> Value {
-    Value v = func::CallOp::create(b, loc, query).getResult(0);
+    Value v =
+        func::CallOp::create(b, loc, query, ValueRange{noIdent}).getResult(0);
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
   };
   Value thread = asIndex(threadNum);

@@ -636,18 +636,21 @@ def GPTQPartitionWorksharingLoops
     a chunk, no reduction, privatization, `ordered`, `linear` or `allocate`
     clause) by an `scf.for` over the calling thread's share of the
     iterations: the nest's iterations in order, the last dimension fastest,
-    split into as many contiguous runs as the team has threads
-    (`omp_get_num_threads`), run `omp_get_thread_num` taken. Each thread
-    runs the iterations the static schedule would give it, up to where the
-    runs split, without calling the runtime's scheduler
-    (`__kmpc_for_static_init`) and without the barrier at the loop's end:
-    the region's end joins the team. A decode step runs about 170 such loops
-    a token; the scheduler costs 1-2 us a loop on libomp 22. A region that
-    runs on one thread (an `if` clause that is false, or nested in another
-    region) gets all the iterations.
+    split into as many contiguous runs as the team has threads, run t
+    taken by thread t (libomp's `__kmpc_bound_num_threads` and
+    `__kmpc_bound_thread_num`: not `omp_get_thread_num`, which a process
+    that loaded another OpenMP runtime first, libgomp with PyTorch, binds
+    to that runtime's). Each thread runs the iterations the static schedule
+    would give it, up to where the runs split, without calling the
+    runtime's scheduler (`__kmpc_for_static_init`) and without the barrier
+    at the loop's end: the region's end joins the team. A decode step runs
+    about 170 such loops a token; the scheduler costs 1-2 us a loop on
+    libomp 22. A region that runs on one thread (an `if` clause that is
+    false, or nested in another region) gets all the iterations.
 
-    Declares `func.func private @omp_get_thread_num() -> i32` and
-    `@omp_get_num_threads` when the module uses a loop; a module that
+    Declares `func.func private @__kmpc_bound_thread_num(!llvm.ptr) -> i32`
+    and `@__kmpc_bound_num_threads` when the module has a loop to share
+    (called with a null ident, which libomp does not read); a module that
     defines either name otherwise is an error. Runs after
     `convert-scf-to-openmp` (and `gptq-serialize-lone-iterations`).
 
@@ -661,8 +664,8 @@ def GPTQPartitionWorksharingLoops
     // becomes
     omp.parallel {
       %n = ... (%ub - %lb) ceildiv %s
-      %t = call @omp_get_thread_num() : () -> i32
-      %nt = call @omp_get_num_threads() : () -> i32
+      %t = call @__kmpc_bound_thread_num(%null) : (!llvm.ptr) -> i32
+      %nt = call @__kmpc_bound_num_threads(%null) : (!llvm.ptr) -> i32
       scf.for %l = (%t * %n / %nt) to ((%t + 1) * %n / %nt) step %c1 {
         %i = %lb + %l * %s
         ...
@@ -673,6 +676,7 @@ def GPTQPartitionWorksharingLoops
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect"];
 }
 
