@@ -6,8 +6,11 @@ naming it, the process alive after it.
 """
 
 import gc
+import os
 import subprocess
+import sys
 import weakref
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -110,3 +113,44 @@ def test_bad_modules_and_entries_are_errors(gptq_run, tiny, tmp_path):
     module.close()
     with pytest.raises(GPTQError, match=r"tiny.mlir: the module was closed"):
         module.call("forward", [np.zeros((1, 2), np.int32)])
+
+
+_BESIDE_LIBGOMP = """
+import ctypes, sys
+import numpy as np
+ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
+from gptq_mlir import native
+module = native.open_module(sys.argv[2])
+tokens = np.load(sys.argv[3])
+for i in range(4):
+    (logits,) = module.call("forward", [tokens])
+    np.save(f"{sys.argv[4]}/{i}.npy", logits)
+"""
+
+
+def test_results_beside_another_openmp_runtime(gptq_run, stories_mlir, tmp_path):
+    """A process that loaded GNU's OpenMP runtime first (as PyTorch does)
+    gets the same results: compiled code asks libomp, not whichever
+    runtime's omp_get_thread_num the loader binds first, for its share of
+    each parallel loop (every thread took every iteration, and in-place
+    updates ran twice)."""
+    import ctypes.util
+
+    libgomp = ctypes.util.find_library("gomp")
+    if libgomp is None:
+        pytest.skip("libgomp is not installed")
+    tokens = np.random.default_rng(5).integers(0, 512, size=(4, 64)).astype(np.int32)
+    np.save(tmp_path / "tokens.npy", tokens)
+    (tmp_path / "out").mkdir()
+    subprocess.run([sys.executable, "-c", _BESIDE_LIBGOMP, libgomp, str(stories_mlir),
+                    str(tmp_path / "tokens.npy"), str(tmp_path / "out")],
+                   check=True, env={**os.environ, "OMP_NUM_THREADS": "2",
+                                    "PYTHONPATH": str(Path(native.__file__).parents[1])})
+    subprocess.run(
+        [str(gptq_run), str(stories_mlir), "--entry", "forward", "--input", str(tmp_path / "tokens.npy"),
+         "--output-dir", str(tmp_path / "ref")],
+        check=True,
+    )
+    want = np.load(tmp_path / "ref" / "0.npy")
+    for i in range(4):
+        assert np.load(tmp_path / "out" / f"{i}.npy").tobytes() == want.tobytes(), i
