@@ -22,15 +22,16 @@ Engines and forms:
   tokens: the g_idx of a real act-order checkpoint); the classifier stays
   float, as the pass leaves it by default; and ``w4g128-all``, w4g128 with
   the classifier quantized too (``classifier=true``: every matrix 4-bit, as
-  in llama.cpp's Q4_0 file below). Calls through the C API
+  in llama.cpp's Q4_0 file below); ``w8g128-all`` the same at 8 bits (to
+  compare with Q8_0). Calls through the C API
   (``gptq_mlir.model``: ``@prefill``, then ``@decode`` per token).
 - ``torch``: transformers' ``LlamaForCausalLM`` in float32 with its KV
   cache (eager), at 1 and 2 threads; the better is reported.
 - ``llama.cpp``: llama-cpp-python (``CMAKE_ARGS="-DGGML_NATIVE=on" pip
   install llama-cpp-python gguf`` builds llama.cpp from source) on GGUF
   files that this script writes from the same weights with the ``gguf``
-  package: ``F32`` and ``Q4_0`` (every matrix, the embedding included, as
-  4-bit blocks of 32; norms float32). Llama 3's rope scaling factors are
+  package: ``F32``, ``Q4_0`` (every matrix, the embedding included, as
+  4-bit blocks of 32; norms float32) and ``Q8_0`` (8-bit blocks of 32). Llama 3's rope scaling factors are
   not written (they change the logits, not the speed).
 
 Each measurement is a process of its own (this script's ``--worker``
@@ -58,7 +59,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-FORMS = {"ours": ["float32", "w4g128", "w4g128-act", "w4g128-all"], "torch": ["float32"], "llama.cpp": ["F32", "Q4_0"]}
+FORMS = {"ours": ["float32", "w4g128", "w4g128-act", "w4g128-all", "w8g128-all"], "torch": ["float32"],
+         "llama.cpp": ["F32", "Q4_0", "Q8_0"]}
 
 
 # Workers ------------------------------------------------------------------
@@ -183,8 +185,8 @@ def _hf_tensors(folder: Path) -> Dict[str, np.ndarray]:
 
 
 def write_gguf(folder: Path, out: Path, form: str) -> Path:
-    """The checkpoint in ``folder`` as a llama GGUF file in ``form`` (F32 or
-    Q4_0), with a placeholder vocabulary of the model's size."""
+    """The checkpoint in ``folder`` as a llama GGUF file in ``form`` (F32,
+    Q4_0 or Q8_0), with a placeholder vocabulary of the model's size."""
     import gguf
 
     if out.exists():
@@ -207,7 +209,9 @@ def write_gguf(folder: Path, out: Path, form: str) -> Path:
     writer.add_value_length(head_dim)
     writer.add_layer_norm_rms_eps(config.get("rms_norm_eps", 1e-5))
     writer.add_rope_freq_base(config.get("rope_theta", 10000.0))
-    writer.add_file_type(gguf.LlamaFileType.ALL_F32 if form == "F32" else gguf.LlamaFileType.MOSTLY_Q4_0)
+    file_types = {"F32": gguf.LlamaFileType.ALL_F32, "Q4_0": gguf.LlamaFileType.MOSTLY_Q4_0,
+                  "Q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}
+    writer.add_file_type(file_types[form])
     writer.add_tokenizer_model("llama")
     tokens = [b"<unk>", b"<s>", b"</s>"] + [f"<0x{i:02X}>".encode() for i in range(256)]
     tokens += [f"t{i}".encode() for i in range(vocab - len(tokens))]
@@ -240,9 +244,10 @@ def write_gguf(folder: Path, out: Path, form: str) -> Path:
         elif name.endswith("k_proj.weight"):
             tensor = permute(tensor, kv)
         tensor = np.ascontiguousarray(tensor, np.float32)
-        if form == "Q4_0" and tensor.ndim == 2:
-            data = gguf.quants.quantize(tensor, gguf.GGMLQuantizationType.Q4_0)
-            writer.add_tensor(target, data, raw_shape=data.shape, raw_dtype=gguf.GGMLQuantizationType.Q4_0)
+        if form != "F32" and tensor.ndim == 2:
+            kind = gguf.GGMLQuantizationType[form]
+            data = gguf.quants.quantize(tensor, kind)
+            writer.add_tensor(target, data, raw_shape=data.shape, raw_dtype=kind)
         else:
             writer.add_tensor(target, tensor)
     writer.write_header_to_file()
@@ -297,6 +302,7 @@ def prepare(work: Path, model: str, args) -> Dict:
     files[("ours", "float32")] = module
     for form, options in (("w4g128", "method=rtn bits=4 group-size=128"),
                           ("w4g128-all", "method=rtn bits=4 group-size=128 classifier=true"),
+                          ("w8g128-all", "method=rtn bits=8 group-size=128 classifier=true"),
                           ("w4g128-act", "calibration={calib} bits=4 group-size=128 act-order=true "
                                          "layer-errors=false calibration-batch=4")):
         out = folder / f"{form}.mlir"

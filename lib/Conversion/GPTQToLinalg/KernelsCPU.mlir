@@ -525,12 +525,16 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
   %r3 = arith.andi %r2, %dense : i1
   %r4 = arith.andi %r3, %fullC : i1
   %rows = arith.andi %r4, %fullA : i1
-  // A 4-bit weight whose groups are runs of a multiple of 16 columns in
-  // order (not act-order's g_idx): the rows kernel's quantized form.
+  // A 4- or 8-bit weight whose groups are runs of a multiple of 16 columns
+  // in order (not act-order's g_idx): the rows kernels' quantized forms (at
+  // 8 bits, runs of a multiple of 64).
   %four = arith.constant 4 : i64
+  %eight = arith.constant 8 : i64
   %is4 = arith.cmpi eq, %qbits, %four : i64
+  %is8 = arith.cmpi eq, %qbits, %eight : i64
+  %is48 = arith.ori %is4, %is8 : i1
   %q1 = arith.andi %r2, %quant : i1
-  %q2 = arith.andi %q1, %is4 : i1
+  %q2 = arith.andi %q1, %is48 : i1
   %q3 = arith.andi %q2, %fullC : i1
   %q4 = arith.andi %q3, %fullA : i1
   %runs, %runsize = scf.if %q4 -> (i1, index) {
@@ -544,22 +548,34 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
     %v = func.call @__gptq_matmul_rows(%a, %bm, %c, %zeroC, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
     scf.yield %v : tensor<?x?x?xf32>
   } else {
-    %vq = scf.if %runs -> (tensor<?x?x?xf32>) {
-      %c127 = arith.constant 127 : index
-      %low = arith.andi %runsize, %c127 : index
-      %c0x = arith.constant 0 : index
-      %long = arith.cmpi eq, %low, %c0x : index
-      %v = scf.if %long -> (tensor<?x?x?xf32>) {
-        %l = func.call @__gptq_matmul_rows_q4_lut(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
-        scf.yield %l : tensor<?x?x?xf32>
-      } else {
-        %l = func.call @__gptq_matmul_rows_q4(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
-        scf.yield %l : tensor<?x?x?xf32>
-      }
-      scf.yield %v : tensor<?x?x?xf32>
+    %c0x = arith.constant 0 : index
+    %c63 = arith.constant 63 : index
+    %low64 = arith.andi %runsize, %c63 : index
+    %runs64 = arith.cmpi eq, %low64, %c0x : index
+    %q8runs = arith.andi %runs, %is8 : i1
+    %q8 = arith.andi %q8runs, %runs64 : i1
+    %q4runs = arith.andi %runs, %is4 : i1
+    %vq = scf.if %q8 -> (tensor<?x?x?xf32>) {
+      %l = func.call @__gptq_matmul_rows_q8(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+      scf.yield %l : tensor<?x?x?xf32>
     } else {
-    %v = func.call @__gptq_matmul_tiles(%a, %bm, %c, %transA, %transB, %zeroC, %lowerC, %lowerA, %quant, %qw, %qs, %qz, %qg, %qbits, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
-      scf.yield %v : tensor<?x?x?xf32>
+      %vq4 = scf.if %q4runs -> (tensor<?x?x?xf32>) {
+        %c127 = arith.constant 127 : index
+        %low = arith.andi %runsize, %c127 : index
+        %long = arith.cmpi eq, %low, %c0x : index
+        %v = scf.if %long -> (tensor<?x?x?xf32>) {
+          %l = func.call @__gptq_matmul_rows_q4_lut(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+          scf.yield %l : tensor<?x?x?xf32>
+        } else {
+          %l = func.call @__gptq_matmul_rows_q4(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+          scf.yield %l : tensor<?x?x?xf32>
+        }
+        scf.yield %v : tensor<?x?x?xf32>
+      } else {
+        %v = func.call @__gptq_matmul_tiles(%a, %bm, %c, %transA, %transB, %zeroC, %lowerC, %lowerA, %quant, %qw, %qs, %qz, %qg, %qbits, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
+        scf.yield %v : tensor<?x?x?xf32>
+      }
+      scf.yield %vq4 : tensor<?x?x?xf32>
     }
     scf.yield %vq : tensor<?x?x?xf32>
   }
@@ -1260,6 +1276,164 @@ func.func private @__gptq_rows_q4_lut_step(%xp: tensor<?x?x8x16xf32>, %mm: index
   %f2 = vector.fma %xv, %w2, %u2 : vector<16xf32>
   %f3 = vector.fma %xv, %w3, %u3 : vector<16xf32>
   return %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+}
+
+// __gptq_matmul_rows for an 8-bit weight W = dequantize(unpack(%qw)) whose
+// groups are runs of %size columns, a multiple of 64: sums along K like
+// __gptq_matmul_rows_q4_lut. A row's 16 words for 64 columns are one vector
+// (lane i: columns 4i .. 4i + 3, one byte each), the activations of those
+// columns transposed once per call to match; each of the four shifts of the
+// words gives every lane's code, dequantized in registers as the tiled
+// kernel dequantizes it, s * (code - z), with the row's scale and zero of
+// the chunk's group, then one FMA; four rows at a time, rows eight ahead
+// prefetched.
+func.func private @__gptq_matmul_rows_q8(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
+  %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
+  %chunks = arith.ceildivsi %k, %c64 : index
+  %xp0 = tensor.empty(%m, %chunks) : tensor<?x?x4x16xf32>
+  %xp = scf.for %mm = %c0 to %m step %c1 iter_args(%x0 = %xp0) -> (tensor<?x?x4x16xf32>) {
+    %x1 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%x2 = %x0) -> (tensor<?x?x4x16xf32>) {
+      %col = arith.muli %ch, %c64 : index
+      %raw = vector.transfer_read %a[%c0, %mm, %col], %zero : tensor<?x?x?xf32>, vector<64xf32>
+      %blk = vector.shape_cast %raw : vector<64xf32> to vector<16x4xf32>
+      %t = vector.transpose %blk, [1, 0] : vector<16x4xf32> to vector<4x16xf32>
+      %x3 = vector.transfer_write %t, %x2[%mm, %ch, %c0, %c0] {in_bounds = [true, true]} : vector<4x16xf32>, tensor<?x?x4x16xf32>
+      scf.yield %x3 : tensor<?x?x4x16xf32>
+    }
+    scf.yield %x1 : tensor<?x?x4x16xf32>
+  }
+  %nt = arith.ceildivsi %n, %c16 : index
+  %r = scf.forall (%t) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
+    %j = arith.muli %t, %c16 : index
+    %left = arith.subi %n, %j : index
+    %jn = arith.minsi %left, %c16 : index
+    %blk0 = tensor.extract_slice %cc[0, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
+    %quads = arith.ceildivsi %jn, %c4 : index
+    %blk = scf.for %qd = %c0 to %quads step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
+      %r0 = arith.muli %qd, %c4 : index
+      %o2 = func.call @__gptq_rows_q8_4(%xp, %o, %r0, %j, %zeroC, %qw, %qs, %qz, %size) : (tensor<?x?x4x16xf32>, tensor<?x?xf32>, index, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?xf32>
+      scf.yield %o2 : tensor<?x?xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %blk into %cc[0, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
+    }
+  }
+  return %r : tensor<?x?x?xf32>
+}
+
+// Rows %j + %r0 .. + 3 of __gptq_matmul_rows_q8's product (those of them
+// before N; a missing row reads row N - 1 and is not written).
+func.func private @__gptq_rows_q8_4(%xp: tensor<?x?x4x16xf32>, %blk: tensor<?x?xf32>, %r0: index, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %zw = arith.constant 0 : i32
+  %zv = arith.constant dense<0.0> : vector<16xf32>
+  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  %jn = tensor.dim %blk, %c1 : tensor<?x?xf32>
+  %n = tensor.dim %qw, %c0 : tensor<?x?xi32>
+  %chunks = tensor.dim %xp, %c1 : tensor<?x?x4x16xf32>
+  %last = arith.subi %n, %c1 : index
+  %b0 = arith.addi %j, %r0 : index
+  %b1 = arith.addi %b0, %c1 : index
+  %b2 = arith.addi %b0, %c2 : index
+  %b3 = arith.addi %b0, %c3 : index
+  %row0 = arith.minui %b0, %last : index
+  %row1 = arith.minui %b1, %last : index
+  %row2 = arith.minui %b2, %last : index
+  %row3 = arith.minui %b3, %last : index
+  %pdist = arith.constant 8 : index
+  %qwm = bufferization.to_buffer %qw read_only : tensor<?x?xi32> to memref<?x?xi32, strided<[?, ?], offset: ?>>
+  %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
+    %acc:4 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+      %col = arith.muli %ch, %c64 : index
+      %g = arith.divui %col, %size : index
+      %w0 = arith.muli %ch, %c16 : index
+      scf.for %pr = %c0 to %c4 step %c1 {
+        %ahead0 = arith.addi %b0, %pdist : index
+        %ahead1 = arith.addi %ahead0, %pr : index
+        %ahead = arith.minui %ahead1, %last : index
+        memref.prefetch %qwm[%ahead, %w0], read, locality<3>, data : memref<?x?xi32, strided<[?, ?], offset: ?>>
+      }
+      %q0 = vector.transfer_read %qw[%row0, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+      %q1 = vector.transfer_read %qw[%row1, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+      %q2 = vector.transfer_read %qw[%row2, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+      %q3 = vector.transfer_read %qw[%row3, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+      %s0 = tensor.extract %qs[%row0, %g] : tensor<?x?xf32>
+      %s1 = tensor.extract %qs[%row1, %g] : tensor<?x?xf32>
+      %s2 = tensor.extract %qs[%row2, %g] : tensor<?x?xf32>
+      %s3 = tensor.extract %qs[%row3, %g] : tensor<?x?xf32>
+      %z0 = tensor.extract %qz[%row0, %g] : tensor<?x?xf32>
+      %z1 = tensor.extract %qz[%row1, %g] : tensor<?x?xf32>
+      %z2 = tensor.extract %qz[%row2, %g] : tensor<?x?xf32>
+      %z3 = tensor.extract %qz[%row3, %g] : tensor<?x?xf32>
+      %j0 = arith.constant 0 : index
+      %e0:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j0, %q0, %q1, %q2, %q3, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, f32, f32, f32, f32, f32, f32, f32, f32, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %j1 = arith.constant 1 : index
+      %e1:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j1, %q0, %q1, %q2, %q3, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %e0#0, %e0#1, %e0#2, %e0#3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, f32, f32, f32, f32, f32, f32, f32, f32, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %j2 = arith.constant 2 : index
+      %e2:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j2, %q0, %q1, %q2, %q3, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %e1#0, %e1#1, %e1#2, %e1#3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, f32, f32, f32, f32, f32, f32, f32, f32, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %j3 = arith.constant 3 : index
+      %e3:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j3, %q0, %q1, %q2, %q3, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %e2#0, %e2#1, %e2#2, %e2#3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, f32, f32, f32, f32, f32, f32, f32, f32, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      scf.yield %e3#0, %e3#1, %e3#2, %e3#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+    }
+    %y0 = vector.reduction <add>, %acc#0 fastmath<reassoc> : vector<16xf32> into f32
+    %y1 = vector.reduction <add>, %acc#1 fastmath<reassoc> : vector<16xf32> into f32
+    %y2 = vector.reduction <add>, %acc#2 fastmath<reassoc> : vector<16xf32> into f32
+    %y3 = vector.reduction <add>, %acc#3 fastmath<reassoc> : vector<16xf32> into f32
+    %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %y0, %y1, %y2, %y3) : (tensor<?x?xf32>, index, index, index, i1, f32, f32, f32, f32) -> tensor<?x?xf32>
+    scf.yield %o4 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
+}
+
+// Byte %jj of each lane's word (of the 64 columns of chunk %ch) for four
+// rows: their codes dequantized with the rows' scales %s0 .. %s3 and zeros
+// %z0 .. %z3, times the activations %xp[%mm, %ch, %jj], added to %u0 ..
+// %u3.
+func.func private @__gptq_rows_q8_step(%xp: tensor<?x?x4x16xf32>, %mm: index, %ch: index, %jj: index, %q0: vector<16xi32>, %q1: vector<16xi32>, %q2: vector<16xi32>, %q3: vector<16xi32>, %s0: f32, %s1: f32, %s2: f32, %s3: f32, %z0: f32, %z1: f32, %z2: f32, %z3: f32, %u0: vector<16xf32>, %u1: vector<16xf32>, %u2: vector<16xf32>, %u3: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %eight = arith.constant 8 : i32
+  %xv = vector.transfer_read %xp[%mm, %ch, %jj, %c0], %zero {in_bounds = [true]} : tensor<?x?x4x16xf32>, vector<16xf32>
+  %ji = arith.index_cast %jj : index to i32
+  %bit = arith.muli %ji, %eight : i32
+  %shv = vector.broadcast %bit : i32 to vector<16xi32>
+  %w0 = func.call @__gptq_q8_weights(%q0, %shv, %s0, %z0) : (vector<16xi32>, vector<16xi32>, f32, f32) -> vector<16xf32>
+  %w1 = func.call @__gptq_q8_weights(%q1, %shv, %s1, %z1) : (vector<16xi32>, vector<16xi32>, f32, f32) -> vector<16xf32>
+  %w2 = func.call @__gptq_q8_weights(%q2, %shv, %s2, %z2) : (vector<16xi32>, vector<16xi32>, f32, f32) -> vector<16xf32>
+  %w3 = func.call @__gptq_q8_weights(%q3, %shv, %s3, %z3) : (vector<16xi32>, vector<16xi32>, f32, f32) -> vector<16xf32>
+  %f0 = vector.fma %xv, %w0, %u0 : vector<16xf32>
+  %f1 = vector.fma %xv, %w1, %u1 : vector<16xf32>
+  %f2 = vector.fma %xv, %w2, %u2 : vector<16xf32>
+  %f3 = vector.fma %xv, %w3, %u3 : vector<16xf32>
+  return %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+}
+
+// The weights of the bytes of %q at bit %shv: s * (code - z).
+func.func private @__gptq_q8_weights(%q: vector<16xi32>, %shv: vector<16xi32>, %s: f32, %z: f32) -> vector<16xf32> {
+  %mask = arith.constant dense<255> : vector<16xi32>
+  %e = arith.shrui %q, %shv : vector<16xi32>
+  %d = arith.andi %e, %mask : vector<16xi32>
+  %f = arith.uitofp %d : vector<16xi32> to vector<16xf32>
+  %zv = vector.broadcast %z : f32 to vector<16xf32>
+  %sv = vector.broadcast %s : f32 to vector<16xf32>
+  %centred = arith.subf %f, %zv : vector<16xf32>
+  %w = arith.mulf %sv, %centred : vector<16xf32>
+  return %w : vector<16xf32>
 }
 
 // Row %mm's columns %r0 .. %r0 + 3 of %blk (those before its end) set to

@@ -60,7 +60,7 @@ def causal_attention(q, k, v):
 
 
 DTYPES = {"q3": [np.float32, np.int32, np.float32, np.float32, np.int32]}
-for _name in ("q4", "q8", "q4_rows", "q4_rows32", "q4_rows_swap"):
+for _name in ("q4", "q8", "q4_rows", "q4_rows32", "q4_rows_swap", "q8_rows", "q8_rows32"):
     DTYPES[_name] = DTYPES["q3"]
 DTYPES["h16"] = DTYPES["h16_rows"] = [np.float32, np.float16]
 DTYPES["hb16"] = DTYPES["hb16_rows"] = [np.float32, np.int16]
@@ -131,6 +131,10 @@ CASES = {
     # Groups of 128 in order but for two columns far apart that trade
     # groups: not runs, so the tiled kernel (same bits as for 5 rows of A).
     "q4_rows_swap": packed_case(4, run=128, swap=(300, 1000), shape=(1, 2)),
+    # 8 bits, groups of 64 (the 8-bit kernel, its last chunk partial) and
+    # of 32 (the tiled kernel).
+    "q8_rows": packed_case(8, rows=201, run=64, shape=(1, 3)),
+    "q8_rows32": packed_case(8, rows=201, run=32, shape=(1, 1)),
     "h16_rows": linear_case((1, 1, 1100), 200, "f16"),
     "hb16_rows": linear_case((1, 2, 1100), 200, "bf16"),
     # Weights stored in half precision, K past one of the kernel's chunks,
@@ -143,11 +147,12 @@ CASES = {
 # The rows cases, and whether their rows kernel sums in the tiled kernel's
 # order (the same bits as the tiled kernel's for the same rows of A, which
 # each case's "-tiles" twin gives with A grown to 5 rows: the 4-bit kernel
-# for groups of 16 .. 112 columns, and act-order groups, which take the tiled
-# kernel) or along K (the float kernels and the 4-bit kernel for groups of
-# 128 columns: the same weights, sums that agree to rounding).
+# for groups of 16 .. 112 columns, and weights that take the tiled kernel)
+# or along K (the float kernels, the 4-bit kernel for groups of 128 columns
+# and the 8-bit one for groups of 64: the same weights, sums that agree to
+# rounding).
 ROWS = {"linear_rows": False, "q4_rows": False, "q4_rows32": True, "q4_rows_swap": True,
-        "h16_rows": False, "hb16_rows": False}
+        "q8_rows": False, "q8_rows32": True, "h16_rows": False, "hb16_rows": False}
 
 
 def main() -> int:
