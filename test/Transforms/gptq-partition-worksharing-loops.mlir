@@ -85,6 +85,41 @@ func.func @two(%lb: index, %ub: index, %s: index, %n: index, %m: memref<?x?xf32>
 
 // -----
 
+// A region nested in another's loop (libomp runs it on one thread) is
+// shared out too, inside the outer loop's share.
+// CHECK-LABEL: func.func @nested
+// CHECK: omp.parallel {
+// CHECK: func.call @__kmpc_bound_thread_num
+// CHECK: scf.for
+// CHECK: omp.parallel {
+// CHECK: func.call @__kmpc_bound_thread_num
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK-NOT: omp.wsloop
+func.func @nested(%lb: index, %ub: index, %s: index, %m: memref<?x?xf32>) {
+  %x = arith.constant 1.0 : f32
+  omp.parallel {
+    omp.wsloop {
+      omp.loop_nest (%i) : index = (%lb) to (%ub) step (%s) {
+        omp.parallel {
+          omp.wsloop {
+            omp.loop_nest (%j) : index = (%lb) to (%ub) step (%s) {
+              memref.store %x, %m[%i, %j] : memref<?x?xf32>
+              omp.yield
+            }
+          }
+          omp.terminator
+        }
+        omp.yield
+      }
+    }
+    omp.terminator
+  }
+  return
+}
+
+// -----
+
 // Loops that need the runtime (another schedule, a chunk) and regions of
 // other shapes stay; a module without a loop to share gets no declarations.
 // CHECK-LABEL: func.func @others

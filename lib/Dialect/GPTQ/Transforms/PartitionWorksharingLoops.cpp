@@ -130,8 +130,10 @@ struct GPTQPartitionWorksharingLoopsPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // In post order: a region nested in another's loop is rewritten before
+    // the outer loop's body (which holds it) is cloned and erased.
     SmallVector<omp::LoopNestOp> nests;
-    module.walk([&](omp::ParallelOp parallel) {
+    module.walk<WalkOrder::PostOrder>([&](omp::ParallelOp parallel) {
       omp::LoopNestOp nest = gptq::loneLoopNest(parallel);
       if (!nest || !nest.getRegion().hasOneBlock() ||
           !nest.getLoopLowerBounds().front().getType().isIndex() ||
