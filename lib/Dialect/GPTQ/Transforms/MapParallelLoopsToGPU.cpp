@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinearIterations.h"
 #include "gptq/Dialect/GPTQ/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -147,20 +148,10 @@ void distribute(scf::ParallelOp parallel, Value tid, int64_t threads) {
   auto forOp = scf::ForOp::create(b, loc, tid, total, stride);
   b.setInsertionPoint(forOp.getBody()->getTerminator());
   IRMapping mapping;
-  Value rest = forOp.getInductionVar();
-  unsigned rank = parallel.getNumLoops();
-  for (unsigned d = rank; d-- > 0;) {
-    Value index = rest;
-    if (d > 0) {
-      index = arith::RemUIOp::create(b, loc, rest, trips[d]);
-      rest = arith::DivUIOp::create(b, loc, rest, trips[d]);
-    }
-    Value scaled =
-        arith::MulIOp::create(b, loc, index, parallel.getStep()[d]);
-    Value iv =
-        arith::AddIOp::create(b, loc, parallel.getLowerBound()[d], scaled);
-    mapping.map(parallel.getInductionVars()[d], iv);
-  }
+  mapping.map(parallel.getInductionVars(),
+              gptq::delinearizeIterations(b, loc, forOp.getInductionVar(),
+                                          trips, parallel.getLowerBound(),
+                                          parallel.getStep()));
   for (Operation &op : parallel.getBody()->without_terminator())
     b.clone(op, mapping);
   b.setInsertionPointAfter(forOp);

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinearIterations.h"
 #include "WorksharingLoops.h"
 #include "gptq/Dialect/GPTQ/Transforms/Passes.h"
 
@@ -81,9 +82,7 @@ void partition(omp::LoopNestOp nest, func::FuncOp threadNum,
   OpBuilder b(wsloop);
   Location loc = wsloop.getLoc();
   SmallVector<Value> counts = gptq::tripCounts(b, loc, nest);
-  Value total = counts.front();
-  for (Value count : ArrayRef(counts).drop_front())
-    total = arith::MulIOp::create(b, loc, total, count);
+  Value total = gptq::iterationCount(b, loc, counts);
   Value noIdent =
       LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()));
   auto asIndex = [&](func::FuncOp query) -> Value {
@@ -102,23 +101,12 @@ void partition(omp::LoopNestOp nest, func::FuncOp threadNum,
   Value first = share(thread), last = share(next);
   auto loop = scf::ForOp::create(b, loc, first, last, one);
   b.setInsertionPointToStart(loop.getBody());
-  // The linear iteration's index in each dimension, then its value.
   Block &body = nest.getRegion().front();
   IRMapping map;
-  Value rest = loop.getInductionVar();
-  unsigned rank = counts.size();
-  for (unsigned d = rank; d-- > 0;) {
-    Value index = rest;
-    if (d > 0) {
-      index = arith::RemUIOp::create(b, loc, rest, counts[d]);
-      rest = arith::DivUIOp::create(b, loc, rest, counts[d]);
-    }
-    Value scaled =
-        arith::MulIOp::create(b, loc, index, nest.getLoopSteps()[d]);
-    Value iv =
-        arith::AddIOp::create(b, loc, nest.getLoopLowerBounds()[d], scaled);
-    map.map(body.getArgument(d), iv);
-  }
+  map.map(body.getArguments(),
+          gptq::delinearizeIterations(b, loc, loop.getInductionVar(), counts,
+                                      nest.getLoopLowerBounds(),
+                                      nest.getLoopSteps()));
   for (Operation &op : body.without_terminator())
     b.clone(op, map);
   wsloop.erase();

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinearIterations.h"
 #include "WorksharingLoops.h"
 #include "gptq/Dialect/GPTQ/Transforms/Passes.h"
 
@@ -34,10 +35,8 @@ struct GPTQSerializeLoneIterationsPass
         return;
       OpBuilder b(parallel);
       Location loc = parallel.getLoc();
-      SmallVector<Value> counts = gptq::tripCounts(b, loc, nest);
-      Value trips = counts.front();
-      for (Value count : ArrayRef(counts).drop_front())
-        trips = arith::MulIOp::create(b, loc, trips, count);
+      Value trips =
+          gptq::iterationCount(b, loc, gptq::tripCounts(b, loc, nest));
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
       Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
                                          trips, one);
