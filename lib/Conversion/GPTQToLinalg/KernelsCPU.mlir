@@ -761,7 +761,6 @@ func.func private @__gptq_rows_k4(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>,
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %c3 = arith.constant 3 : index
   %c16 = arith.constant 16 : index
   %true = arith.constant true
   %false = arith.constant false
@@ -774,13 +773,7 @@ func.func private @__gptq_rows_k4(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>,
   %ragged = arith.cmpi ult, %kw, %k : index
   %last = arith.subi %n, %c1 : index
   %b0 = arith.addi %j, %r0 : index
-  %b1 = arith.addi %b0, %c1 : index
-  %b2 = arith.addi %b0, %c2 : index
-  %b3 = arith.addi %b0, %c3 : index
-  %row0 = arith.minui %b0, %last : index
-  %row1 = arith.minui %b1, %last : index
-  %row2 = arith.minui %b2, %last : index
-  %row3 = arith.minui %b3, %last : index
+  %row0, %row1, %row2, %row3 = func.call @__gptq_rows_four(%b0, %last) : (index, index) -> (index, index, index, index)
   %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
     %acc:4 = scf.for %kk = %c0 to %kw step %c16 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
       %s:4 = func.call @__gptq_rows_k4_step(%a, %bm, %bi, %mm, %kk, %true, %row0, %row1, %row2, %row3, %half, %bh, %bf, %a0, %a1, %a2, %a3) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, index, index, i1, index, index, index, index, i64, tensor<?x?xbf16>, tensor<?x?xf16>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
@@ -793,11 +786,7 @@ func.func private @__gptq_rows_k4(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>,
     } else {
       scf.yield %acc#0, %acc#1, %acc#2, %acc#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
     }
-    %y0 = vector.reduction <add>, %fin#0 fastmath<reassoc> : vector<16xf32> into f32
-    %y1 = vector.reduction <add>, %fin#1 fastmath<reassoc> : vector<16xf32> into f32
-    %y2 = vector.reduction <add>, %fin#2 fastmath<reassoc> : vector<16xf32> into f32
-    %y3 = vector.reduction <add>, %fin#3 fastmath<reassoc> : vector<16xf32> into f32
-    %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %y0, %y1, %y2, %y3) : (tensor<?x?xf32>, index, index, index, i1, f32, f32, f32, f32) -> tensor<?x?xf32>
+    %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %fin#0, %fin#1, %fin#2, %fin#3) : (tensor<?x?xf32>, index, index, index, i1, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> tensor<?x?xf32>
     scf.yield %o4 : tensor<?x?xf32>
   }
   return %res : tensor<?x?xf32>
@@ -1170,30 +1159,18 @@ func.func private @__gptq_q4_table(%qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %
 func.func private @__gptq_rows_q4_lut4(%xp: tensor<?x?x8x16xf32>, %blk: tensor<?x?xf32>, %r0: index, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
-  %c3 = arith.constant 3 : index
   %c4 = arith.constant 4 : index
-  %c8 = arith.constant 8 : index
   %c16 = arith.constant 16 : index
   %c128 = arith.constant 128 : index
-  %zero = arith.constant 0.0 : f32
   %zw = arith.constant 0 : i32
-  %four = arith.constant 4 : i32
   %zv = arith.constant dense<0.0> : vector<16xf32>
-  %fifteen = arith.constant dense<15> : vector<16xi32>
   %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
   %jn = tensor.dim %blk, %c1 : tensor<?x?xf32>
   %n = tensor.dim %qw, %c0 : tensor<?x?xi32>
   %chunks = tensor.dim %xp, %c1 : tensor<?x?x8x16xf32>
   %last = arith.subi %n, %c1 : index
   %b0 = arith.addi %j, %r0 : index
-  %b1 = arith.addi %b0, %c1 : index
-  %b2 = arith.addi %b0, %c2 : index
-  %b3 = arith.addi %b0, %c3 : index
-  %row0 = arith.minui %b0, %last : index
-  %row1 = arith.minui %b1, %last : index
-  %row2 = arith.minui %b2, %last : index
-  %row3 = arith.minui %b3, %last : index
+  %row0, %row1, %row2, %row3 = func.call @__gptq_rows_four(%b0, %last) : (index, index) -> (index, index, index, index)
   // Rows ahead of the first that each chunk prefetches.
   %pdist = arith.constant 8 : index
   %qwm = bufferization.to_buffer %qw read_only : tensor<?x?xi32> to memref<?x?xi32, strided<[?, ?], offset: ?>>
@@ -1236,11 +1213,7 @@ func.func private @__gptq_rows_q4_lut4(%xp: tensor<?x?x8x16xf32>, %blk: tensor<?
       %s7:4 = func.call @__gptq_rows_q4_lut_step(%xp, %mm, %ch, %j7, %q0, %q1, %q2, %q3, %t0, %t1, %t2, %t3, %s6#0, %s6#1, %s6#2, %s6#3) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
       scf.yield %s7#0, %s7#1, %s7#2, %s7#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
     }
-    %y0 = vector.reduction <add>, %acc#0 fastmath<reassoc> : vector<16xf32> into f32
-    %y1 = vector.reduction <add>, %acc#1 fastmath<reassoc> : vector<16xf32> into f32
-    %y2 = vector.reduction <add>, %acc#2 fastmath<reassoc> : vector<16xf32> into f32
-    %y3 = vector.reduction <add>, %acc#3 fastmath<reassoc> : vector<16xf32> into f32
-    %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %y0, %y1, %y2, %y3) : (tensor<?x?xf32>, index, index, index, i1, f32, f32, f32, f32) -> tensor<?x?xf32>
+    %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %acc#0, %acc#1, %acc#2, %acc#3) : (tensor<?x?xf32>, index, index, index, i1, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> tensor<?x?xf32>
     scf.yield %o4 : tensor<?x?xf32>
   }
   return %res : tensor<?x?xf32>
@@ -1335,8 +1308,6 @@ func.func private @__gptq_matmul_rows_q8(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?
 func.func private @__gptq_rows_q8_4(%xp: tensor<?x?x4x16xf32>, %blk: tensor<?x?xf32>, %r0: index, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
-  %c3 = arith.constant 3 : index
   %c4 = arith.constant 4 : index
   %c16 = arith.constant 16 : index
   %c64 = arith.constant 64 : index
@@ -1348,13 +1319,7 @@ func.func private @__gptq_rows_q8_4(%xp: tensor<?x?x4x16xf32>, %blk: tensor<?x?x
   %chunks = tensor.dim %xp, %c1 : tensor<?x?x4x16xf32>
   %last = arith.subi %n, %c1 : index
   %b0 = arith.addi %j, %r0 : index
-  %b1 = arith.addi %b0, %c1 : index
-  %b2 = arith.addi %b0, %c2 : index
-  %b3 = arith.addi %b0, %c3 : index
-  %row0 = arith.minui %b0, %last : index
-  %row1 = arith.minui %b1, %last : index
-  %row2 = arith.minui %b2, %last : index
-  %row3 = arith.minui %b3, %last : index
+  %row0, %row1, %row2, %row3 = func.call @__gptq_rows_four(%b0, %last) : (index, index) -> (index, index, index, index)
   %pdist = arith.constant 8 : index
   %qwm = bufferization.to_buffer %qw read_only : tensor<?x?xi32> to memref<?x?xi32, strided<[?, ?], offset: ?>>
   %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
@@ -1390,11 +1355,7 @@ func.func private @__gptq_rows_q8_4(%xp: tensor<?x?x4x16xf32>, %blk: tensor<?x?x
       %e3:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j3, %q0, %q1, %q2, %q3, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %e2#0, %e2#1, %e2#2, %e2#3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, f32, f32, f32, f32, f32, f32, f32, f32, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
       scf.yield %e3#0, %e3#1, %e3#2, %e3#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
     }
-    %y0 = vector.reduction <add>, %acc#0 fastmath<reassoc> : vector<16xf32> into f32
-    %y1 = vector.reduction <add>, %acc#1 fastmath<reassoc> : vector<16xf32> into f32
-    %y2 = vector.reduction <add>, %acc#2 fastmath<reassoc> : vector<16xf32> into f32
-    %y3 = vector.reduction <add>, %acc#3 fastmath<reassoc> : vector<16xf32> into f32
-    %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %y0, %y1, %y2, %y3) : (tensor<?x?xf32>, index, index, index, i1, f32, f32, f32, f32) -> tensor<?x?xf32>
+    %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %acc#0, %acc#1, %acc#2, %acc#3) : (tensor<?x?xf32>, index, index, index, i1, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> tensor<?x?xf32>
     scf.yield %o4 : tensor<?x?xf32>
   }
   return %res : tensor<?x?xf32>
@@ -1436,12 +1397,33 @@ func.func private @__gptq_q8_weights(%q: vector<16xi32>, %shv: vector<16xi32>, %
   return %w : vector<16xf32>
 }
 
+// Rows %b0 .. %b0 + 3, each at most %last (a missing row reads the last
+// one, and is not written).
+func.func private @__gptq_rows_four(%b0: index, %last: index) -> (index, index, index, index) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %b1 = arith.addi %b0, %c1 : index
+  %b2 = arith.addi %b0, %c2 : index
+  %b3 = arith.addi %b0, %c3 : index
+  %row0 = arith.minui %b0, %last : index
+  %row1 = arith.minui %b1, %last : index
+  %row2 = arith.minui %b2, %last : index
+  %row3 = arith.minui %b3, %last : index
+  return %row0, %row1, %row2, %row3 : index, index, index, index
+}
+
 // Row %mm's columns %r0 .. %r0 + 3 of %blk (those before its end) set to
-// %y0 .. %y3, or incremented by them without %zeroC.
-func.func private @__gptq_rows_put(%blk: tensor<?x?xf32>, %mm: index, %r0: index, %jn: index, %zeroC: i1, %y0: f32, %y1: f32, %y2: f32, %y3: f32) -> tensor<?x?xf32> {
+// the sums of the lanes of %a0 .. %a3, or incremented by them without
+// %zeroC.
+func.func private @__gptq_rows_put(%blk: tensor<?x?xf32>, %mm: index, %r0: index, %jn: index, %zeroC: i1, %a0: vector<16xf32>, %a1: vector<16xf32>, %a2: vector<16xf32>, %a3: vector<16xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
+  %y0 = vector.reduction <add>, %a0 fastmath<reassoc> : vector<16xf32> into f32
+  %y1 = vector.reduction <add>, %a1 fastmath<reassoc> : vector<16xf32> into f32
+  %y2 = vector.reduction <add>, %a2 fastmath<reassoc> : vector<16xf32> into f32
+  %y3 = vector.reduction <add>, %a3 fastmath<reassoc> : vector<16xf32> into f32
   %ys = vector.from_elements %y0, %y1, %y2, %y3 : vector<4xf32>
   %left = arith.subi %jn, %r0 : index
   %cnt = arith.minui %left, %c4 : index
