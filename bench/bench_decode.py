@@ -48,6 +48,7 @@ and form: ``{"model", "engine", "form", "prefill_tok_s", "decode_tok_s",
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -300,11 +301,10 @@ def prepare(work: Path, model: str, args) -> Dict:
     files["vocab"] = config["vocab_size"]
     files["hf"] = hf_folder
     files[("ours", "float32")] = module
-    for form, options in (("w4g128", "method=rtn bits=4 group-size=128"),
-                          ("w4g128-all", "method=rtn bits=4 group-size=128 classifier=true"),
-                          ("w8g128-all", "method=rtn bits=8 group-size=128 classifier=true"),
-                          ("w4g128-act", "calibration={calib} bits=4 group-size=128 act-order=true "
-                                         "layer-errors=false calibration-batch=4")):
+    for form in args.forms:
+        if form == "float32":
+            continue
+        options = quantize_options(form)
         out = folder / f"{form}.mlir"
         if not out.exists():
             calib = folder / "calib.npy"
@@ -313,6 +313,23 @@ def prepare(work: Path, model: str, args) -> Dict:
                                       "-o", str(out)], env=env, what="quantize")
         files[("ours", form)] = out
     return files
+
+
+def quantize_options(form: str) -> str:
+    """``--gptq-quantize-model`` options of one of our quantized forms,
+    ``wBgG`` with ``-act`` (GPTQ with act-order on the calibration windows,
+    ``{calib}``) and/or ``-all`` (the classifier quantized too); without
+    ``-act``, round to nearest."""
+    match = re.fullmatch(r"w([2-8])g(\d+)(-act)?(-all)?", form)
+    if not match:
+        raise SystemExit(f"bench_decode: unknown form '{form}' (float32 or wBgG[-act][-all], e.g. w3g128-all)")
+    bits, group, act, every = match.groups()
+    if act:
+        options = (f"calibration={{calib}} bits={bits} group-size={group} act-order=true "
+                   "layer-errors=false calibration-batch=4")
+    else:
+        options = f"method=rtn bits={bits} group-size={group}"
+    return options + (" classifier=true" if every else "")
 
 
 def measure(work: Path, model: str, engine: str, form: str, files: Dict, args) -> Dict:
@@ -347,6 +364,8 @@ def main(argv=None) -> int:
     parser.add_argument("--llama2c", action="append", default=[], help="a llama2.c checkpoint to add")
     parser.add_argument("--hf", action="append", default=[], help="a Hugging Face Llama folder to add")
     parser.add_argument("--engines", default="ours,torch,llama.cpp")
+    parser.add_argument("--forms", default=",".join(FORMS["ours"]),
+                        help="our forms (comma-separated): float32 and wBgG[-act][-all], e.g. w3g128-all")
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--new", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2, help="threads of llama.cpp (ours use the machine's)")
@@ -365,6 +384,10 @@ def main(argv=None) -> int:
     models = [m for m in args.models.split(",") if m] + [f"llama2c:{p}" for p in args.llama2c] + \
         [f"hf:{p}" for p in args.hf]
     engines = [e for e in args.engines.split(",") if e]
+    args.forms = [f for f in args.forms.split(",") if f]
+    for form in args.forms:
+        if form != "float32":
+            quantize_options(form)
     records: List[Dict] = []
     for model in models:
         files = prepare(args.work, model, args)
@@ -377,7 +400,7 @@ def main(argv=None) -> int:
                     print("bench_decode: llama.cpp skipped: llama-cpp-python or gguf is not installed "
                           "(CMAKE_ARGS=\"-DGGML_NATIVE=on\" pip install llama-cpp-python gguf)", file=sys.stderr)
                     continue
-            for form in FORMS[engine]:
+            for form in (args.forms if engine == "ours" else FORMS[engine]):
                 settings = [1, 2] if engine == "torch" else [args.threads]
                 best = None
                 for threads in settings:

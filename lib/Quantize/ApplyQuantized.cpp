@@ -227,6 +227,16 @@ LogicalResult mlir::gptq::applyQuantizedWeights(
   return success();
 }
 
+bool mlir::gptq::rowsKernelReadsGroups(int64_t bits, int64_t groupSize) {
+  if (groupSize <= 0)
+    return false;
+  if (bits == 4 && groupSize % 16 == 0)
+    return true;
+  if (bits >= 2 && bits <= 7)
+    return groupSize % 32 == 0;
+  return bits == 8 && groupSize % 64 == 0;
+}
+
 NpyArray mlir::gptq::sortColumnsByGroup(NpyArray &codes, NpyArray &gIdx) {
   int64_t cols = gIdx.numElements();
   const int32_t *groups = gIdx.as<int32_t>();

@@ -869,8 +869,8 @@ QuantizeModelPass::record(unsigned index, LayerResult result, StringRef method,
   if (format == "packed") {
     // Act-order's g_idx: the columns sorted by group, the activation
     // permuted instead, where a decode step's kernel then reads the weight
-    // faster (4 bits, groups of a multiple of 16 columns).
-    if (bits == 4 && groupSize > 0 && groupSize % 16 == 0)
+    // faster (rowsKernelReadsGroups).
+    if (rowsKernelReadsGroups(bits, groupSize))
       perm = sortColumnsByGroup(result.codes, result.gIdx);
     double before = packer.compileSeconds();
     auto made = packer.pack(result.codes);

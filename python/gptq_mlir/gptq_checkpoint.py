@@ -1280,10 +1280,23 @@ def _quantized_layer(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int
     # stored sorted by group, so that a decode step's kernel reads the
     # weight group by group (as gptq-opt's rewrite stores them).
     g_idx = files.read(f"{prefix}.g_idx", QUANTIZED_TENSORS["g_idx"], (columns,))
-    # Only where that kernel exists: 4 bits, groups of a multiple of 16.
-    unsorted = bits == 4 and group_size > 0 and group_size % 16 == 0 and bool(
-        np.any(np.diff(g_idx.astype(np.int64)) < 0))
+    unsorted = rows_kernel_reads_groups(bits, group_size) and bool(np.any(np.diff(g_idx.astype(np.int64)) < 0))
     return importer.QuantizedReference(bits, out, columns, groups, sorted=unsorted)
+
+
+def rows_kernel_reads_groups(bits: int, group_size: int) -> bool:
+    """Whether a decode step's kernels read a weight of ``bits`` bits in
+    groups of ``group_size`` columns group by group (4 bits and groups of a
+    multiple of 16, 2 to 7 bits and of 32, 8 bits and of 64): only there is
+    an act-order layer stored sorted by group (gptq-opt's
+    rowsKernelReadsGroups)."""
+    if group_size <= 0:
+        return False
+    if bits == 4 and group_size % 16 == 0:
+        return True
+    if 2 <= bits <= 7:
+        return group_size % 32 == 0
+    return bits == 8 and group_size % 64 == 0
 
 
 def _group_order(g_idx: np.ndarray) -> np.ndarray:

@@ -102,6 +102,29 @@ def test_4bit_groups_of_128(gptq_run, gptq_opt, tmp_path):
     check_against_forward(model, prompt, 12)
 
 
+@pytest.mark.parametrize("options", ["method=rtn bits=3 group-size=128 classifier=true",
+                                     "calibration={calib} bits=2 group-size=64 act-order=true classifier=true",
+                                     "method=rtn bits=6 group-size=32"])
+def test_low_bit_decode_kernels(gptq_run, gptq_opt, tmp_path, options):
+    """Other widths and groups in runs of a multiple of 32 columns: @decode
+    takes the CPU's chunk kernels (512 columns a chunk, each lane's codes
+    unpacked in registers), @forward the tiled kernel; an act-order layer
+    is stored sorted by group. Tokens and logits agree. 256 and 344 columns
+    end in partial chunks (344 in a partial group and word too)."""
+    source = tmp_path / "wide.mlir"
+    checkpoint = synthetic_checkpoint(seed=9, dim=256, hidden_dim=344, n_heads=4, n_kv_heads=2,
+                                      vocab_size=203, seq_len=32)
+    importer.write_module(checkpoint, source)
+    calib = tmp_path / "calib.npy"
+    np.save(calib, np.random.default_rng(3).integers(0, 203, size=(4, 16)).astype(np.int32))
+    quantized = tmp_path / "wide-q.mlir"
+    runner.run_opt(source, quantized, ["--gptq-quantize-model=" + options.format(calib=calib)])
+    assert ("gptq.permute" in quantized.read_text()) == ("act-order" in options)
+    model = Model(quantized)
+    prompt = np.random.default_rng(4).integers(0, 203, size=(2, 6)).astype(np.int32)
+    check_against_forward(model, prompt, 12)
+
+
 def test_batches_and_room_to_spare(gptq_run, tiny):
     """Sequences of a batch decode together; caches longer than needed and
     one that is exactly full both work."""

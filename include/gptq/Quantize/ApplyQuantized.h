@@ -63,6 +63,13 @@ struct AppliedWeight {
 /// when g_idx is already in order (nothing is changed).
 NpyArray sortColumnsByGroup(NpyArray &codes, NpyArray &gIdx);
 
+/// Whether a decode step's rows kernels (KernelsCPU.mlir's __gptq_matmul)
+/// read a weight of `bits` bits in groups of `groupSize` columns when its
+/// groups are runs in column order: 4 bits and groups of a multiple of 16,
+/// 2 to 7 bits and of 32, 8 bits and of 64. Where they do, act-order layers
+/// are stored sorted by group (sortColumnsByGroup).
+bool rowsKernelReadsGroups(int64_t bits, int64_t groupSize);
+
 /// Replaces the use of each layer's weight (getWeightSourceUse, found for
 /// all layers before any is replaced) by its quantized form `form` of
 /// `bits` bits, transposed back where the model reads it transposed; then

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChunkKernels.h"
 #include "Library.h"
 #include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
@@ -507,11 +508,29 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
                             "library does not parse");
   SymbolTable libraryTable(library->getOperation());
   SymbolTable kernelTable(kernelLibrary->getOperation());
+  // The CPU kernels' steps written out for each width (ChunkKernels.h),
+  // parsed when the CPU kernels call one.
+  OwningOpRef<ModuleOp> chunkLibrary;
+  std::optional<SymbolTable> chunkTable;
+  auto chunkKernel = [&](StringRef name) -> func::FuncOp {
+    if (!cpu || !name.starts_with(kChunkKernelPrefix))
+      return {};
+    if (!chunkLibrary) {
+      chunkLibrary = parseSourceString<ModuleOp>(
+          chunkKernelsSource(), parserConfig, "gptq-chunk-kernels");
+      if (!chunkLibrary)
+        return {};
+      chunkTable.emplace(chunkLibrary->getOperation());
+    }
+    return chunkTable->lookup<func::FuncOp>(name);
+  };
   SymbolTable moduleTable(module);
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   for (size_t i = 0; i < wanted.size(); ++i) {
     StringRef name = wanted[i];
     auto fn = kernelTable.lookup<func::FuncOp>(name);
+    if (!fn)
+      fn = chunkKernel(name);
     if (!fn)
       fn = libraryTable.lookup<func::FuncOp>(name);
     if (!fn)

@@ -525,16 +525,22 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
   %r3 = arith.andi %r2, %dense : i1
   %r4 = arith.andi %r3, %fullC : i1
   %rows = arith.andi %r4, %fullA : i1
-  // A 4- or 8-bit weight whose groups are runs of a multiple of 16 columns
-  // in order (not act-order's g_idx): the rows kernels' quantized forms (at
-  // 8 bits, runs of a multiple of 64).
+  // A quantized weight whose groups are runs of a multiple of 16 columns in
+  // order (not act-order's g_idx): the rows kernels' quantized forms (8
+  // bits: runs of a multiple of 64; 4 bits: of 128, else of 16; 2 to 7
+  // bits: of 32).
+  %two = arith.constant 2 : i64
   %four = arith.constant 4 : i64
+  %seven = arith.constant 7 : i64
   %eight = arith.constant 8 : i64
   %is4 = arith.cmpi eq, %qbits, %four : i64
   %is8 = arith.cmpi eq, %qbits, %eight : i64
-  %is48 = arith.ori %is4, %is8 : i1
+  %atleast2 = arith.cmpi uge, %qbits, %two : i64
+  %atmost8 = arith.cmpi ule, %qbits, %eight : i64
+  %atmost7 = arith.cmpi ule, %qbits, %seven : i64
+  %widths = arith.andi %atleast2, %atmost8 : i1
   %q1 = arith.andi %r2, %quant : i1
-  %q2 = arith.andi %q1, %is48 : i1
+  %q2 = arith.andi %q1, %widths : i1
   %q3 = arith.andi %q2, %fullC : i1
   %q4 = arith.andi %q3, %fullA : i1
   %runs, %runsize = scf.if %q4 -> (i1, index) {
@@ -559,21 +565,33 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
       %l = func.call @__gptq_matmul_rows_q8(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
       scf.yield %l : tensor<?x?x?xf32>
     } else {
-      %vq4 = scf.if %q4runs -> (tensor<?x?x?xf32>) {
-        %c127 = arith.constant 127 : index
-        %low = arith.andi %runsize, %c127 : index
-        %long = arith.cmpi eq, %low, %c0x : index
-        %v = scf.if %long -> (tensor<?x?x?xf32>) {
-          %l = func.call @__gptq_matmul_rows_q4_lut(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+      %c31 = arith.constant 31 : index
+      %c127 = arith.constant 127 : index
+      %low32 = arith.andi %runsize, %c31 : index
+      %runs32 = arith.cmpi eq, %low32, %c0x : index
+      %low128 = arith.andi %runsize, %c127 : index
+      %runs128 = arith.cmpi eq, %low128, %c0x : index
+      %q4lut = arith.andi %q4runs, %runs128 : i1
+      %qkruns = arith.andi %runs, %runs32 : i1
+      %qk = arith.andi %qkruns, %atmost7 : i1
+      %vq4 = scf.if %q4lut -> (tensor<?x?x?xf32>) {
+        %l = func.call @__gptq_matmul_rows_q4_lut(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+        scf.yield %l : tensor<?x?x?xf32>
+      } else {
+        %vk = scf.if %qk -> (tensor<?x?x?xf32>) {
+          %l = func.call @__gptq_matmul_rows_qk(%a, %c, %zeroC, %qw, %qs, %qz, %runsize, %qbits) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, i64) -> tensor<?x?x?xf32>
           scf.yield %l : tensor<?x?x?xf32>
         } else {
-          %l = func.call @__gptq_matmul_rows_q4(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
-          scf.yield %l : tensor<?x?x?xf32>
+          %vn = scf.if %q4runs -> (tensor<?x?x?xf32>) {
+            %l = func.call @__gptq_matmul_rows_q4(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+            scf.yield %l : tensor<?x?x?xf32>
+          } else {
+            %l = func.call @__gptq_matmul_tiles(%a, %bm, %c, %transA, %transB, %zeroC, %lowerC, %lowerA, %quant, %qw, %qs, %qz, %qg, %qbits, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
+            scf.yield %l : tensor<?x?x?xf32>
+          }
+          scf.yield %vn : tensor<?x?x?xf32>
         }
-        scf.yield %v : tensor<?x?x?xf32>
-      } else {
-        %v = func.call @__gptq_matmul_tiles(%a, %bm, %c, %transA, %transB, %zeroC, %lowerC, %lowerA, %quant, %qw, %qs, %qz, %qg, %qbits, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
-        scf.yield %v : tensor<?x?x?xf32>
+        scf.yield %vk : tensor<?x?x?xf32>
       }
       scf.yield %vq4 : tensor<?x?x?xf32>
     }
@@ -1394,6 +1412,194 @@ func.func private @__gptq_q8_weights(%q: vector<16xi32>, %shv: vector<16xi32>, %
   %sv = vector.broadcast %s : f32 to vector<16xf32>
   %centred = arith.subf %f, %zv : vector<16xf32>
   %w = arith.mulf %sv, %centred : vector<16xf32>
+  return %w : vector<16xf32>
+}
+
+// __gptq_matmul_rows for a weight of %bits bits, 2 to 7, W =
+// dequantize(unpack(%qw)), whose groups are runs of %size columns, a
+// multiple of 32: sums along K like the other rows kernels. A chunk is 512
+// columns; lane i takes columns 32 i .. 32 i + 31 of it, whose codes are
+// words %bits * i .. of the row's packed bit stream (no code straddles two
+// lanes), and the activations are transposed once per call to match
+// (%xp[m, chunk, t, i] = A[0, m, 512 chunk + 32 i + t]). Each lane's
+// columns lie in one group: its scale and zero are gathered once a chunk
+// from the row's grid (%gl[chunk, i]: lane i's group less the chunk's
+// first). The codes are unpacked and dequantized in registers, s * (code -
+// z) as the tiled kernel does, by the chunk kernel of the width
+// (ChunkKernels.cpp); four rows at a time, tasks of 16 rows.
+func.func private @__gptq_matmul_rows_qk(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index, %bits: i64) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c512 = arith.constant 512 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
+  %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
+  %chunks = arith.ceildivsi %k, %c512 : index
+  %xp0 = tensor.empty(%m, %chunks) : tensor<?x?x32x16xf32>
+  %xp = scf.for %mm = %c0 to %m step %c1 iter_args(%x0 = %xp0) -> (tensor<?x?x32x16xf32>) {
+    %x1 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%x2 = %x0) -> (tensor<?x?x32x16xf32>) {
+      %col = arith.muli %ch, %c512 : index
+      %raw = vector.transfer_read %a[%c0, %mm, %col], %zero : tensor<?x?x?xf32>, vector<512xf32>
+      %blk = vector.shape_cast %raw : vector<512xf32> to vector<16x32xf32>
+      %t = vector.transpose %blk, [1, 0] : vector<16x32xf32> to vector<32x16xf32>
+      %x3 = vector.transfer_write %t, %x2[%mm, %ch, %c0, %c0] {in_bounds = [true, true]} : vector<32x16xf32>, tensor<?x?x32x16xf32>
+      scf.yield %x3 : tensor<?x?x32x16xf32>
+    }
+    scf.yield %x1 : tensor<?x?x32x16xf32>
+  }
+  // %xs[m, chunk, i]: the sum of lane i's activations. Then each column t
+  // of the lanes is scaled by 2^-o, o the bit its code starts at in its
+  // word (unless the code straddles two words): the chunk kernel takes the
+  // code where it lies in the word, masked but not shifted, which is
+  // code * 2^o, and x * 2^-o times it is x * code exactly.
+  %width = arith.index_cast %bits : i64 to index
+  %xs0 = tensor.empty(%m, %chunks) : tensor<?x?x16xf32>
+  %xps:2 = scf.for %mm = %c0 to %m step %c1 iter_args(%x0 = %xs0, %p0 = %xp) -> (tensor<?x?x16xf32>, tensor<?x?x32x16xf32>) {
+    %x1:2 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%x2 = %x0, %p2 = %p0) -> (tensor<?x?x16xf32>, tensor<?x?x32x16xf32>) {
+      %zs = arith.constant dense<0.0> : vector<16xf32>
+      %c32 = arith.constant 32 : index
+      %c31 = arith.constant 31 : index
+      %sum:2 = scf.for %tt = %c0 to %c32 step %c1 iter_args(%acc = %zs, %p3 = %p2) -> (vector<16xf32>, tensor<?x?x32x16xf32>) {
+        %row = vector.transfer_read %p3[%mm, %ch, %tt, %c0], %zero {in_bounds = [true]} : tensor<?x?x32x16xf32>, vector<16xf32>
+        %acc2 = arith.addf %acc, %row : vector<16xf32>
+        %bit = arith.muli %tt, %width : index
+        %off = arith.andi %bit, %c31 : index
+        %end = arith.addi %off, %width : index
+        %straddles = arith.cmpi ugt, %end, %c32 : index
+        %shift = arith.select %straddles, %c0, %off : index
+        %c127 = arith.constant 127 : index
+        %exp = arith.subi %c127, %shift : index
+        %expi = arith.index_cast %exp : index to i32
+        %c23 = arith.constant 23 : i32
+        %bitsf = arith.shli %expi, %c23 : i32
+        %scale = arith.bitcast %bitsf : i32 to f32
+        %scalev = vector.broadcast %scale : f32 to vector<16xf32>
+        %scaled = arith.mulf %row, %scalev : vector<16xf32>
+        %p4 = vector.transfer_write %scaled, %p3[%mm, %ch, %tt, %c0] {in_bounds = [true]} : vector<16xf32>, tensor<?x?x32x16xf32>
+        scf.yield %acc2, %p4 : vector<16xf32>, tensor<?x?x32x16xf32>
+      }
+      %x3 = vector.transfer_write %sum#0, %x2[%mm, %ch, %c0] {in_bounds = [true]} : vector<16xf32>, tensor<?x?x16xf32>
+      scf.yield %x3, %sum#1 : tensor<?x?x16xf32>, tensor<?x?x32x16xf32>
+    }
+    scf.yield %x1#0, %x1#1 : tensor<?x?x16xf32>, tensor<?x?x32x16xf32>
+  }
+  %lanes = arith.constant dense<[0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448, 480]> : vector<16xi32>
+  %sizei = arith.index_cast %size : index to i32
+  %sizev = vector.broadcast %sizei : i32 to vector<16xi32>
+  %gl0 = tensor.empty(%chunks) : tensor<?x16xi32>
+  %gl = scf.for %ch = %c0 to %chunks step %c1 iter_args(%g0 = %gl0) -> (tensor<?x16xi32>) {
+    %col = arith.muli %ch, %c512 : index
+    %first = arith.divui %col, %size : index
+    %coli = arith.index_cast %col : index to i32
+    %firsti = arith.index_cast %first : index to i32
+    %colv = vector.broadcast %coli : i32 to vector<16xi32>
+    %firstv = vector.broadcast %firsti : i32 to vector<16xi32>
+    %cols = arith.addi %colv, %lanes : vector<16xi32>
+    %groups = arith.divui %cols, %sizev : vector<16xi32>
+    %rel = arith.subi %groups, %firstv : vector<16xi32>
+    %g1 = vector.transfer_write %rel, %g0[%ch, %c0] {in_bounds = [true]} : vector<16xi32>, tensor<?x16xi32>
+    scf.yield %g1 : tensor<?x16xi32>
+  }
+  %nt = arith.ceildivsi %n, %c16 : index
+  %r = scf.forall (%t) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
+    %j = arith.muli %t, %c16 : index
+    %left = arith.subi %n, %j : index
+    %jn = arith.minsi %left, %c16 : index
+    %blk0 = tensor.extract_slice %cc[0, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
+    %quads = arith.ceildivsi %jn, %c4 : index
+    %blk = scf.for %qd = %c0 to %quads step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
+      %r0 = arith.muli %qd, %c4 : index
+      %o2 = func.call @__gptq_rows_qk4(%xps#1, %xps#0, %gl, %o, %r0, %j, %zeroC, %qw, %qs, %qz, %size, %bits) : (tensor<?x?x32x16xf32>, tensor<?x?x16xf32>, tensor<?x16xi32>, tensor<?x?xf32>, index, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, i64) -> tensor<?x?xf32>
+      scf.yield %o2 : tensor<?x?xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %blk into %cc[0, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
+    }
+  }
+  return %r : tensor<?x?x?xf32>
+}
+
+// Rows %j + %r0 .. + 3 of __gptq_matmul_rows_qk's product (those of them
+// before N; a missing row reads row N - 1 and is not written).
+func.func private @__gptq_rows_qk4(%xp: tensor<?x?x32x16xf32>, %xs: tensor<?x?x16xf32>, %gl: tensor<?x16xi32>, %blk: tensor<?x?xf32>, %r0: index, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index, %bits: i64) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : index
+  %zi = arith.constant 0 : i32
+  %zv = arith.constant dense<0.0> : vector<16xf32>
+  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  %jn = tensor.dim %blk, %c1 : tensor<?x?xf32>
+  %n = tensor.dim %qw, %c0 : tensor<?x?xi32>
+  %chunks = tensor.dim %xp, %c1 : tensor<?x?x32x16xf32>
+  %last = arith.subi %n, %c1 : index
+  %b0 = arith.addi %j, %r0 : index
+  %row0, %row1, %row2, %row3 = func.call @__gptq_rows_four(%b0, %last) : (index, index) -> (index, index, index, index)
+  %width = arith.index_cast %bits : i64 to index
+  %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
+    %acc:4 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+      %col = arith.muli %ch, %c512 : index
+      %g = arith.divui %col, %size : index
+      %rel = vector.transfer_read %gl[%ch, %c0], %zi {in_bounds = [true]} : tensor<?x16xi32>, vector<16xi32>
+      %zf = arith.constant 0.0 : f32
+      %xsum = vector.transfer_read %xs[%mm, %ch, %c0], %zf {in_bounds = [true]} : tensor<?x?x16xf32>, vector<16xf32>
+      %s0 = func.call @__gptq_lane_grid(%qs, %row0, %g, %rel) : (tensor<?x?xf32>, index, index, vector<16xi32>) -> vector<16xf32>
+      %s1 = func.call @__gptq_lane_grid(%qs, %row1, %g, %rel) : (tensor<?x?xf32>, index, index, vector<16xi32>) -> vector<16xf32>
+      %s2 = func.call @__gptq_lane_grid(%qs, %row2, %g, %rel) : (tensor<?x?xf32>, index, index, vector<16xi32>) -> vector<16xf32>
+      %s3 = func.call @__gptq_lane_grid(%qs, %row3, %g, %rel) : (tensor<?x?xf32>, index, index, vector<16xi32>) -> vector<16xf32>
+      %z0 = func.call @__gptq_lane_grid(%qz, %row0, %g, %rel) : (tensor<?x?xf32>, index, index, vector<16xi32>) -> vector<16xf32>
+      %z1 = func.call @__gptq_lane_grid(%qz, %row1, %g, %rel) : (tensor<?x?xf32>, index, index, vector<16xi32>) -> vector<16xf32>
+      %z2 = func.call @__gptq_lane_grid(%qz, %row2, %g, %rel) : (tensor<?x?xf32>, index, index, vector<16xi32>) -> vector<16xf32>
+      %z3 = func.call @__gptq_lane_grid(%qz, %row3, %g, %rel) : (tensor<?x?xf32>, index, index, vector<16xi32>) -> vector<16xf32>
+      %e:4 = scf.index_switch %width -> vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      case 2 {
+        %v:4 = func.call @__gptq_rows_qk_chunk_b2(%xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+        scf.yield %v#0, %v#1, %v#2, %v#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      }
+      case 3 {
+        %v:4 = func.call @__gptq_rows_qk_chunk_b3(%xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+        scf.yield %v#0, %v#1, %v#2, %v#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      }
+      case 4 {
+        %v:4 = func.call @__gptq_rows_qk_chunk_b4(%xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+        scf.yield %v#0, %v#1, %v#2, %v#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      }
+      case 5 {
+        %v:4 = func.call @__gptq_rows_qk_chunk_b5(%xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+        scf.yield %v#0, %v#1, %v#2, %v#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      }
+      case 6 {
+        %v:4 = func.call @__gptq_rows_qk_chunk_b6(%xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+        scf.yield %v#0, %v#1, %v#2, %v#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      }
+      case 7 {
+        %v:4 = func.call @__gptq_rows_qk_chunk_b7(%xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+        scf.yield %v#0, %v#1, %v#2, %v#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      }
+      default {
+        scf.yield %a0, %a1, %a2, %a3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      }
+      scf.yield %e#0, %e#1, %e#2, %e#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+    }
+    %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %acc#0, %acc#1, %acc#2, %acc#3) : (tensor<?x?xf32>, index, index, index, i1, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> tensor<?x?xf32>
+    scf.yield %o4 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
+}
+
+// Lane i of row %row of a grid (scales or zeros, N x groups): its entry at
+// group %g + %rel[i] (%rel[i] < 16; zero past the row's end).
+func.func private @__gptq_lane_grid(%grid: tensor<?x?xf32>, %row: index, %g: index, %rel: vector<16xi32>) -> vector<16xf32> {
+  %zero = arith.constant 0.0 : f32
+  // Masked to the table's 16 entries (which they are): a lane permute, not
+  // 16 loads.
+  %fifteen = arith.constant dense<15> : vector<16xi32>
+  %lanes = arith.andi %rel, %fifteen : vector<16xi32>
+  %v = vector.transfer_read %grid[%row, %g], %zero : tensor<?x?xf32>, vector<16xf32>
+  %w = func.call @__gptq_lut16(%v, %lanes) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
   return %w : vector<16xf32>
 }
 

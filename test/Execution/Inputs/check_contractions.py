@@ -60,7 +60,8 @@ def causal_attention(q, k, v):
 
 
 DTYPES = {"q3": [np.float32, np.int32, np.float32, np.float32, np.int32]}
-for _name in ("q4", "q8", "q4_rows", "q4_rows32", "q4_rows_swap", "q8_rows", "q8_rows32"):
+for _name in ("q4", "q8", "q4_rows", "q4_rows32", "q4_rows48", "q4_rows_swap", "q8_rows", "q8_rows32",
+              "q2_rows", "q3_rows", "q5_rows", "q6_rows", "q7_rows"):
     DTYPES[_name] = DTYPES["q3"]
 DTYPES["h16"] = DTYPES["h16_rows"] = [np.float32, np.float16]
 DTYPES["hb16"] = DTYPES["hb16_rows"] = [np.float32, np.int16]
@@ -127,7 +128,10 @@ CASES = {
     # 1100 columns: a partial 16 (and, at 4 bits, a partial chunk of 128).
     "linear_rows": linear_case((1, 3, 1100), 201),
     "q4_rows": packed_case(4, rows=201, run=128, shape=(1, 2)),
+    # Groups of 32 (the chunk kernels, 16 groups a chunk of 512 columns)
+    # and of 48 (the 4-bit kernel in the tiled kernel's order).
     "q4_rows32": packed_case(4, rows=201, run=32, shape=(1, 4)),
+    "q4_rows48": packed_case(4, rows=201, run=48, shape=(1, 2)),
     # Groups of 128 in order but for two columns far apart that trade
     # groups: not runs, so the tiled kernel (same bits as for 5 rows of A).
     "q4_rows_swap": packed_case(4, run=128, swap=(300, 1000), shape=(1, 2)),
@@ -135,6 +139,14 @@ CASES = {
     # of 32 (the tiled kernel).
     "q8_rows": packed_case(8, rows=201, run=64, shape=(1, 3)),
     "q8_rows32": packed_case(8, rows=201, run=32, shape=(1, 1)),
+    # 2, 3, 5, 6 and 7 bits (the chunk kernels; 3, 5, 6 and 7 have codes
+    # that straddle words), groups of 32 .. 1024 columns; 640 and 96 do not
+    # divide a chunk (lanes of one chunk in groups of two runs).
+    "q2_rows": packed_case(2, rows=201, run=64, shape=(1, 2)),
+    "q3_rows": packed_case(3, rows=201, run=128, shape=(1, 3)),
+    "q5_rows": packed_case(5, rows=201, run=1024, shape=(1, 1)),
+    "q6_rows": packed_case(6, rows=201, run=640, shape=(1, 4)),
+    "q7_rows": packed_case(7, rows=201, run=96, shape=(1, 2)),
     "h16_rows": linear_case((1, 1, 1100), 200, "f16"),
     "hb16_rows": linear_case((1, 2, 1100), 200, "bf16"),
     # Weights stored in half precision, K past one of the kernel's chunks,
@@ -147,12 +159,15 @@ CASES = {
 # The rows cases, and whether their rows kernel sums in the tiled kernel's
 # order (the same bits as the tiled kernel's for the same rows of A, which
 # each case's "-tiles" twin gives with A grown to 5 rows: the 4-bit kernel
-# for groups of 16 .. 112 columns, and weights that take the tiled kernel)
-# or along K (the float kernels, the 4-bit kernel for groups of 128 columns
-# and the 8-bit one for groups of 64: the same weights, sums that agree to
-# rounding).
-ROWS = {"linear_rows": False, "q4_rows": False, "q4_rows32": True, "q4_rows_swap": True,
-        "q8_rows": False, "q8_rows32": True, "h16_rows": False, "hb16_rows": False}
+# for groups of 16 .. 112 columns that are not multiples of 32, and
+# weights that take the tiled kernel) or along K (the float kernels, the
+# 4-bit kernel for groups of 128 columns, the 8-bit one for groups of 64
+# and the chunk kernels of 2 to 7 bits for groups of 32: the same weights,
+# sums that agree to rounding).
+ROWS = {"linear_rows": False, "q4_rows": False, "q4_rows32": False, "q4_rows48": True,
+        "q4_rows_swap": True, "q8_rows": False, "q8_rows32": True, "h16_rows": False,
+        "hb16_rows": False, "q2_rows": False, "q3_rows": False, "q5_rows": False,
+        "q6_rows": False, "q7_rows": False}
 
 
 def main() -> int:

@@ -68,6 +68,94 @@ func.func @q3(%x: tensor<?x?x?xf32>, %words: tensor<?x?xi32>, %s: tensor<?x?xf32
   return %r : tensor<?x?x?xf32>
 }
 
+func.func @q2(%x: tensor<?x?x?xf32>, %words: tensor<?x?xi32>, %s: tensor<?x?xf32>, %z: tensor<?x?xf32>, %g: tensor<?xi32>) -> tensor<?x?x?xf32> {
+  %c2 = arith.constant 2 : index
+  %k = tensor.dim %x, %c2 : tensor<?x?x?xf32>
+  %codes = gptq.unpack %words columns %k bits 2 : tensor<?x?xi32> -> tensor<?x?xi8>
+  %w = gptq.dequantize %codes, %s, %z, %g : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xi32> -> tensor<?x?xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+  %sq = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %w, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%b, %sq, %n) : tensor<?x?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %r = linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<?x?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?x?xf32>) {
+  ^bb0(%a: f32, %bb: f32, %acc: f32):
+    %p = arith.mulf %a, %bb : f32
+    %q = arith.addf %acc, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<?x?x?xf32>
+  return %r : tensor<?x?x?xf32>
+}
+
+func.func @q5(%x: tensor<?x?x?xf32>, %words: tensor<?x?xi32>, %s: tensor<?x?xf32>, %z: tensor<?x?xf32>, %g: tensor<?xi32>) -> tensor<?x?x?xf32> {
+  %c2 = arith.constant 2 : index
+  %k = tensor.dim %x, %c2 : tensor<?x?x?xf32>
+  %codes = gptq.unpack %words columns %k bits 5 : tensor<?x?xi32> -> tensor<?x?xi8>
+  %w = gptq.dequantize %codes, %s, %z, %g : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xi32> -> tensor<?x?xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+  %sq = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %w, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%b, %sq, %n) : tensor<?x?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %r = linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<?x?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?x?xf32>) {
+  ^bb0(%a: f32, %bb: f32, %acc: f32):
+    %p = arith.mulf %a, %bb : f32
+    %q = arith.addf %acc, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<?x?x?xf32>
+  return %r : tensor<?x?x?xf32>
+}
+
+func.func @q6(%x: tensor<?x?x?xf32>, %words: tensor<?x?xi32>, %s: tensor<?x?xf32>, %z: tensor<?x?xf32>, %g: tensor<?xi32>) -> tensor<?x?x?xf32> {
+  %c2 = arith.constant 2 : index
+  %k = tensor.dim %x, %c2 : tensor<?x?x?xf32>
+  %codes = gptq.unpack %words columns %k bits 6 : tensor<?x?xi32> -> tensor<?x?xi8>
+  %w = gptq.dequantize %codes, %s, %z, %g : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xi32> -> tensor<?x?xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+  %sq = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %w, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%b, %sq, %n) : tensor<?x?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %r = linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<?x?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?x?xf32>) {
+  ^bb0(%a: f32, %bb: f32, %acc: f32):
+    %p = arith.mulf %a, %bb : f32
+    %q = arith.addf %acc, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<?x?x?xf32>
+  return %r : tensor<?x?x?xf32>
+}
+
+func.func @q7(%x: tensor<?x?x?xf32>, %words: tensor<?x?xi32>, %s: tensor<?x?xf32>, %z: tensor<?x?xf32>, %g: tensor<?xi32>) -> tensor<?x?x?xf32> {
+  %c2 = arith.constant 2 : index
+  %k = tensor.dim %x, %c2 : tensor<?x?x?xf32>
+  %codes = gptq.unpack %words columns %k bits 7 : tensor<?x?xi32> -> tensor<?x?xi8>
+  %w = gptq.dequantize %codes, %s, %z, %g : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xi32> -> tensor<?x?xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+  %sq = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %w, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%b, %sq, %n) : tensor<?x?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %r = linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<?x?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?x?xf32>) {
+  ^bb0(%a: f32, %bb: f32, %acc: f32):
+    %p = arith.mulf %a, %bb : f32
+    %q = arith.addf %acc, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<?x?x?xf32>
+  return %r : tensor<?x?x?xf32>
+}
+
 func.func @q8(%x: tensor<?x?x?xf32>, %words: tensor<?x?xi32>, %s: tensor<?x?xf32>, %z: tensor<?x?xf32>, %g: tensor<?xi32>) -> tensor<?x?x?xf32> {
   %c2 = arith.constant 2 : index
   %k = tensor.dim %x, %c2 : tensor<?x?x?xf32>

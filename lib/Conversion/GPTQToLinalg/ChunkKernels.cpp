@@ -1,0 +1,162 @@
+//===- ChunkKernels.cpp - Packed-code steps of the rows kernel ------------===//
+//
+// The inner step of KernelsCPU.mlir's __gptq_matmul_rows_qk for each width
+// of 2 to 7 bits, written out here because its shifts, masks and lane
+// shuffles are constants of the width: unrolled over a chunk's 32 columns,
+// every code of a lane is one shift and mask of a register (two shifts and
+// an or where it straddles two words), with no loop, table or memory
+// access between the words' loads and the FMAs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ChunkKernels.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+
+using namespace mlir;
+
+namespace {
+
+constexpr unsigned kLanes = 16;
+constexpr unsigned kLaneColumns = 32;
+constexpr unsigned kRows = 4;
+
+/// Writes __gptq_rows_qk_chunk_b<bits>: see the header.
+void emitChunkKernel(llvm::raw_ostream &os, unsigned bits) {
+  unsigned words = kLanes * bits; // a chunk's words in one row
+  os << llvm::formatv(
+      "// The {0}-bit codes of chunk %ch (its {1} words in each of four rows;\n"
+      "// lane i: columns 32 i .. 32 i + 31, words {0} i .. {0} i + {2}) times\n"
+      "// the activations %xp[%mm, %ch], each lane's sum P dequantized with its\n"
+      "// scale and zero (%s and %z of its row) and the sum of its activations\n"
+      "// %xsum, s * (P - z * xsum), and added to %u0 .. %u3.\n",
+      bits, words, bits - 1);
+  os << "func.func private @" << gptq::kChunkKernelPrefix << bits
+     << "(%xp: tensor<?x?x32x16xf32>, %mm: index, %ch: index, "
+        "%qw: tensor<?x?xi32>";
+  for (unsigned r = 0; r < kRows; ++r)
+    os << ", %row" << r << ": index";
+  os << ", %xsum: vector<16xf32>";
+  for (const char *name : {"s", "z", "u"})
+    for (unsigned r = 0; r < kRows; ++r)
+      os << ", %" << name << r << ": vector<16xf32>";
+  os << ") -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, "
+        "vector<16xf32>) {\n";
+  os << "  %c0 = arith.constant 0 : index\n"
+     << "  %zw = arith.constant 0 : i32\n"
+     << "  %zero = arith.constant 0.0 : f32\n"
+     << "  %zv = arith.constant dense<0.0> : vector<16xf32>\n"
+
+     << "  %chunkwords = arith.constant " << words << " : index\n"
+     << "  %base = arith.muli %ch, %chunkwords : index\n";
+  for (unsigned shift = 1; shift < 32; ++shift)
+    os << "  %sh" << shift << " = arith.constant dense<" << shift
+       << "> : vector<16xi32>\n";
+  // %mask<o>: a code's bits at bit o of a word.
+  for (unsigned offset = 0; offset + bits <= 32; ++offset)
+    os << "  %mask" << offset << " = arith.constant dense<"
+       << static_cast<int32_t>(((1u << bits) - 1) << offset)
+       << "> : vector<16xi32>\n";
+  // The chunk's words of each row, as stored: vector j holds words
+  // 16 j .. 16 j + 15 (zero past the row's end).
+  for (unsigned j = 0; j < bits; ++j)
+    os << "  %off" << j << " = arith.constant " << kLanes * j
+       << " : index\n  %w" << j << " = arith.addi %base, %off" << j
+       << " : index\n";
+  for (unsigned r = 0; r < kRows; ++r)
+    for (unsigned j = 0; j < bits; ++j)
+      os << "  %v" << r << "_" << j << " = vector.transfer_read %qw[%row" << r
+         << ", %w" << j << "], %zw : tensor<?x?xi32>, vector<16xi32>\n";
+  // Lane i's words: d_j[i] = word bits * i + j of the chunk, gathered from
+  // the stored vectors by shuffles (the first two, then one more each).
+  std::string lanes[kRows][8];
+  for (unsigned r = 0; r < kRows; ++r) {
+    for (unsigned j = 0; j < bits; ++j) {
+      unsigned last = (bits * (kLanes - 1) + j) / kLanes;
+      std::string prev;
+      for (unsigned src = 1; src <= last; ++src) {
+        std::string name = llvm::formatv("%d{0}_{1}_{2}", r, j, src).str();
+        os << "  " << name << " = vector.shuffle "
+           << (src == 1 ? llvm::formatv("%v{0}_0", r).str() : prev) << ", %v"
+           << r << "_" << src << " [";
+        for (unsigned i = 0; i < kLanes; ++i) {
+          unsigned e = bits * i + j, from = e / kLanes, lane = e % kLanes;
+          unsigned pick;
+          if (from == src)
+            pick = kLanes + lane;
+          else if (src == 1)
+            pick = from == 0 ? lane : 0;
+          else
+            pick = i;
+          os << (i ? ", " : "") << pick;
+        }
+        os << "] : vector<16xi32>, vector<16xi32>\n";
+        prev = name;
+      }
+      lanes[r][j] = prev;
+    }
+  }
+  // Column t of every lane, for t = 0 .. 31: its code at bit bits * t of
+  // the lane's words.
+  std::string acc[kRows];
+  for (unsigned r = 0; r < kRows; ++r)
+    acc[r] = "%zv";
+  for (unsigned t = 0; t < kLaneColumns; ++t) {
+    os << "  %ct" << t << " = arith.constant " << t << " : index\n"
+       << "  %x" << t << " = vector.transfer_read %xp[%mm, %ch, %ct" << t
+       << ", %c0], %zero {in_bounds = [true]} : tensor<?x?x32x16xf32>, "
+          "vector<16xf32>\n";
+    unsigned bit = bits * t, word = bit / 32, offset = bit % 32;
+    for (unsigned r = 0; r < kRows; ++r) {
+      std::string at = llvm::formatv("{0}_{1}", r, t).str();
+      std::string code = lanes[r][word];
+      if (offset + bits <= 32) {
+        // Masked in place: code * 2^offset, which the column's activations
+        // (scaled by 2^-offset) take back exactly.
+        os << "  %q" << at << " = arith.andi " << code << ", %mask" << offset
+           << " : vector<16xi32>\n";
+      } else {
+        // Straddling two words: shifted down and joined with the next.
+        os << "  %lo" << at << " = arith.shrui " << code << ", %sh" << offset
+           << " : vector<16xi32>\n"
+           << "  %hi" << at << " = arith.shli " << lanes[r][word + 1]
+           << ", %sh" << 32 - offset << " : vector<16xi32>\n"
+           << "  %both" << at << " = arith.ori %lo" << at << ", %hi" << at
+           << " : vector<16xi32>\n"
+           << "  %q" << at << " = arith.andi %both" << at
+           << ", %mask0 : vector<16xi32>\n";
+      }
+      code = "%q" + at;
+      os << "  %f" << at << " = arith.uitofp " << code
+         << " : vector<16xi32> to vector<16xf32>\n"
+         << "  %a" << at << " = vector.fma %x" << t << ", %f" << at << ", "
+         << acc[r] << " : vector<16xf32>\n";
+      acc[r] = "%a" + at;
+    }
+  }
+  // s * (P - z * xsum) + u, each row.
+  for (unsigned r = 0; r < kRows; ++r)
+    os << "  %zx" << r << " = arith.mulf %z" << r
+       << ", %xsum : vector<16xf32>\n"
+       << "  %centred" << r << " = arith.subf " << acc[r] << ", %zx" << r
+       << " : vector<16xf32>\n"
+       << "  %out" << r << " = vector.fma %s" << r << ", %centred" << r
+       << ", %u" << r << " : vector<16xf32>\n";
+  os << "  return %out0, %out1, %out2, %out3 : vector<16xf32>, "
+        "vector<16xf32>, vector<16xf32>, vector<16xf32>\n}\n\n";
+}
+
+} // namespace
+
+std::string gptq::chunkKernelsSource() {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// Generated by ChunkKernels.cpp.\n";
+  for (unsigned bits = kChunkKernelMinBits; bits <= kChunkKernelMaxBits;
+       ++bits)
+    emitChunkKernel(os, bits);
+  return text;
+}
