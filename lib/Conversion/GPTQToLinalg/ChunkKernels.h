@@ -2,18 +2,24 @@
 //
 // KernelsCPU.mlir's __gptq_matmul_rows_qk (a decode step's product with a
 // weight packed at 2 to 7 bits) calls, for each chunk of 512 columns of
-// four rows, __gptq_rows_qk_chunk_b<bits>(%xp, %mm, %ch, %qw, %row0 ..
-// %row3, %s0 .. %s3, %z0 .. %z3, %u0 .. %u3) -> 4 x vector<16xf32>: lane i
-// takes columns 32 i .. 32 i + 31 of the chunk, whose codes are words
-// bits * i .. bits * i + bits - 1 of it (the packing's bit stream), and adds
-// their dequantized weights, s * (code - z) with the lane's scale and zero,
-// times the activations %xp[%mm, %ch, t, i] (column t of lane i) to its
-// row's accumulator.
+// four rows, __gptq_chunk_step(%bits, %xp, %mm, %ch, %qw, %row0 .. %row3,
+// %xsum, %s0 .. %s3, %z0 .. %z3, %u0 .. %u3) -> 4 x vector<16xf32>, which
+// calls the kernel of the width, __gptq_chunk_b<bits>: lane i takes
+// columns 32 i .. 32 i + 31 of the chunk, whose codes are words bits * i ..
+// bits * i + bits - 1 of it (the packing's bit stream); the lane's sum P of
+// codes times activations (%xp[%mm, %ch, t, i], column t of lane i, scaled
+// by 2^-o for a code at bit o of its word) gives s * (P - z * xsum) with
+// its scale, zero and activations' sum, added to its row's accumulator.
+// Only the widths a module's matrix products use are written out (each
+// kernel is a few thousand instructions); __gptq_chunk_widths(%bits) tells
+// __gptq_matmul which ones are there.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GPTQ_CONVERSION_GPTQTOLINALG_CHUNKKERNELS_H
 #define GPTQ_CONVERSION_GPTQTOLINALG_CHUNKKERNELS_H
+
+#include "mlir/Support/LLVM.h"
 
 #include <string>
 
@@ -24,11 +30,12 @@ namespace gptq {
 constexpr unsigned kChunkKernelMinBits = 2;
 constexpr unsigned kChunkKernelMaxBits = 7;
 
-/// The names of the chunk kernels: this, then the width.
-constexpr const char kChunkKernelPrefix[] = "__gptq_rows_qk_chunk_b";
+/// The prefix of the functions written out here.
+constexpr const char kChunkKernelPrefix[] = "__gptq_chunk_";
 
-/// The chunk kernels of every width, as MLIR source (func.func ops).
-std::string chunkKernelsSource();
+/// The functions above as MLIR source (func.func ops), with a kernel for
+/// each of `widths` (each from kChunkKernelMinBits to kChunkKernelMaxBits).
+std::string chunkKernelsSource(ArrayRef<unsigned> widths);
 
 } // namespace gptq
 } // namespace mlir

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
@@ -479,6 +480,34 @@ std::optional<LibraryKernels> gptq::parseLibraryKernels(StringRef name) {
   return std::nullopt;
 }
 
+/// The widths of the chunk kernels `module` needs: those its calls of the
+/// matrix kernel give as constants, or all where one is not a constant.
+static SmallVector<unsigned> chunkWidths(ModuleOp module) {
+  llvm::SmallSetVector<unsigned, 8> widths;
+  bool all = false;
+  module.walk([&](func::CallOp call) {
+    if (call.getCallee() != "__gptq_matmul" ||
+        call.getNumOperands() <= kMatmulBitsOperand)
+      return;
+    APInt bits;
+    if (!matchPattern(call.getOperand(kMatmulBitsOperand),
+                      m_ConstantInt(&bits))) {
+      all = true;
+      return;
+    }
+    uint64_t width = bits.getZExtValue();
+    if (width >= kChunkKernelMinBits && width <= kChunkKernelMaxBits)
+      widths.insert(width);
+  });
+  if (all)
+    for (unsigned width = kChunkKernelMinBits; width <= kChunkKernelMaxBits;
+         ++width)
+      widths.insert(width);
+  SmallVector<unsigned> sorted(widths.begin(), widths.end());
+  llvm::sort(sorted);
+  return sorted;
+}
+
 /// Copies the library functions that the module calls, and those they
 /// call, into the module as private functions: each from the chosen kernel
 /// file when it defines it, else from the algorithms.
@@ -517,7 +546,8 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
       return {};
     if (!chunkLibrary) {
       chunkLibrary = parseSourceString<ModuleOp>(
-          chunkKernelsSource(), parserConfig, "gptq-chunk-kernels");
+          chunkKernelsSource(chunkWidths(module)), parserConfig,
+          "gptq-chunk-kernels");
       if (!chunkLibrary)
         return {};
       chunkTable.emplace(chunkLibrary->getOperation());

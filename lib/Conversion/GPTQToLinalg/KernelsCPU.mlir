@@ -528,16 +528,15 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
   // A quantized weight whose groups are runs of a multiple of 16 columns in
   // order (not act-order's g_idx): the rows kernels' quantized forms (8
   // bits: runs of a multiple of 64; 4 bits: of 128, else of 16; 2 to 7
-  // bits: of 32).
+  // bits: of 32, with the chunk kernel of the width, which is written out
+  // for the widths the module's calls give, ChunkKernels.h).
   %two = arith.constant 2 : i64
   %four = arith.constant 4 : i64
-  %seven = arith.constant 7 : i64
   %eight = arith.constant 8 : i64
   %is4 = arith.cmpi eq, %qbits, %four : i64
   %is8 = arith.cmpi eq, %qbits, %eight : i64
   %atleast2 = arith.cmpi uge, %qbits, %two : i64
   %atmost8 = arith.cmpi ule, %qbits, %eight : i64
-  %atmost7 = arith.cmpi ule, %qbits, %seven : i64
   %widths = arith.andi %atleast2, %atmost8 : i1
   %q1 = arith.andi %r2, %quant : i1
   %q2 = arith.andi %q1, %widths : i1
@@ -573,7 +572,8 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, 
       %runs128 = arith.cmpi eq, %low128, %c0x : index
       %q4lut = arith.andi %q4runs, %runs128 : i1
       %qkruns = arith.andi %runs, %runs32 : i1
-      %qk = arith.andi %qkruns, %atmost7 : i1
+      %qkwidth = func.call @__gptq_chunk_widths(%qbits) : (i64) -> i1
+      %qk = arith.andi %qkruns, %qkwidth : i1
       %vq4 = scf.if %q4lut -> (tensor<?x?x?xf32>) {
         %l = func.call @__gptq_matmul_rows_q4_lut(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
         scf.yield %l : tensor<?x?x?xf32>
@@ -1538,7 +1538,6 @@ func.func private @__gptq_rows_qk4(%xp: tensor<?x?x32x16xf32>, %xs: tensor<?x?x1
   %last = arith.subi %n, %c1 : index
   %b0 = arith.addi %j, %r0 : index
   %row0, %row1, %row2, %row3 = func.call @__gptq_rows_four(%b0, %last) : (index, index) -> (index, index, index, index)
-  %width = arith.index_cast %bits : i64 to index
   %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
     %acc:4 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
       %col = arith.muli %ch, %c512 : index
@@ -1554,34 +1553,7 @@ func.func private @__gptq_rows_qk4(%xp: tensor<?x?x32x16xf32>, %xs: tensor<?x?x1
       %z1 = func.call @__gptq_lane_grid(%qz, %row1, %g, %rel) : (tensor<?x?xf32>, index, index, vector<16xi32>) -> vector<16xf32>
       %z2 = func.call @__gptq_lane_grid(%qz, %row2, %g, %rel) : (tensor<?x?xf32>, index, index, vector<16xi32>) -> vector<16xf32>
       %z3 = func.call @__gptq_lane_grid(%qz, %row3, %g, %rel) : (tensor<?x?xf32>, index, index, vector<16xi32>) -> vector<16xf32>
-      %e:4 = scf.index_switch %width -> vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
-      case 2 {
-        %v:4 = func.call @__gptq_rows_qk_chunk_b2(%xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-        scf.yield %v#0, %v#1, %v#2, %v#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
-      }
-      case 3 {
-        %v:4 = func.call @__gptq_rows_qk_chunk_b3(%xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-        scf.yield %v#0, %v#1, %v#2, %v#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
-      }
-      case 4 {
-        %v:4 = func.call @__gptq_rows_qk_chunk_b4(%xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-        scf.yield %v#0, %v#1, %v#2, %v#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
-      }
-      case 5 {
-        %v:4 = func.call @__gptq_rows_qk_chunk_b5(%xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-        scf.yield %v#0, %v#1, %v#2, %v#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
-      }
-      case 6 {
-        %v:4 = func.call @__gptq_rows_qk_chunk_b6(%xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-        scf.yield %v#0, %v#1, %v#2, %v#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
-      }
-      case 7 {
-        %v:4 = func.call @__gptq_rows_qk_chunk_b7(%xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-        scf.yield %v#0, %v#1, %v#2, %v#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
-      }
-      default {
-        scf.yield %a0, %a1, %a2, %a3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
-      }
+      %e:4 = func.call @__gptq_chunk_step(%bits, %xp, %mm, %ch, %qw, %row0, %row1, %row2, %row3, %xsum, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (i64, tensor<?x?x32x16xf32>, index, index, tensor<?x?xi32>, index, index, index, index, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
       scf.yield %e#0, %e#1, %e#2, %e#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
     }
     %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %acc#0, %acc#1, %acc#2, %acc#3) : (tensor<?x?xf32>, index, index, index, i1, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> tensor<?x?xf32>

@@ -23,6 +23,11 @@ SmallVector<Value> callLibrary(OpBuilder &b, Location loc, StringRef name,
                                ValueRange operands, TypeRange resultTypes,
                                bool noInline = false);
 
+/// The operand of __gptq_matmul that holds the width in bits of a
+/// quantized weight (an i64; 0 for a float weight): which chunk kernels
+/// the library writes out (ChunkKernels.h) follows from it.
+constexpr unsigned kMatmulBitsOperand = 13;
+
 /// Which kernel file completes the library's algorithms: the CPU schedule's
 /// tuned kernels (KernelsCPU.mlir) or one plain linalg op per kernel
 /// (KernelsPortable.mlir).

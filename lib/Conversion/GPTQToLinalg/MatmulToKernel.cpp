@@ -243,6 +243,8 @@ struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
                                 flag(lowerC),
                                 flag(lowerA)};
     operands.append(quant);
+    assert(operands.size() == gptq::kMatmulBitsOperand + 1 &&
+           "the width is the quantized operands' last");
     operands.append(half);
     // One instance of the kernel for the whole module, not one per call
     // site: it is large, and its settings are cheap run-time branches.
