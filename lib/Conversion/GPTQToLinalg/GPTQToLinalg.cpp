@@ -18,7 +18,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
@@ -489,13 +488,18 @@ static SmallVector<unsigned> chunkWidths(ModuleOp module) {
     if (call.getCallee() != "__gptq_matmul" ||
         call.getNumOperands() <= kMatmulBitsOperand)
       return;
-    APInt bits;
-    if (!matchPattern(call.getOperand(kMatmulBitsOperand),
-                      m_ConstantInt(&bits))) {
+    // The op itself, not m_ConstantInt: a trait's TypeID can differ between
+    // the shared library the JIT's C API is and libMLIR, where the op's is
+    // defined once (hasTrait<ConstantLike> then fails in that library).
+    auto constant =
+        call.getOperand(kMatmulBitsOperand).getDefiningOp<arith::ConstantOp>();
+    auto bits = constant ? dyn_cast<IntegerAttr>(constant.getValue())
+                         : IntegerAttr();
+    if (!bits) {
       all = true;
       return;
     }
-    uint64_t width = bits.getZExtValue();
+    uint64_t width = bits.getValue().getZExtValue();
     if (width >= kChunkKernelMinBits && width <= kChunkKernelMaxBits)
       widths.insert(width);
   });

@@ -1273,11 +1273,13 @@ func.func private @__gptq_rows_q4_lut_step(%xp: tensor<?x?x8x16xf32>, %mm: index
 // groups are runs of %size columns, a multiple of 64: sums along K like
 // __gptq_matmul_rows_q4_lut. A row's 16 words for 64 columns are one vector
 // (lane i: columns 4i .. 4i + 3, one byte each), the activations of those
-// columns transposed once per call to match; each of the four shifts of the
-// words gives every lane's code, dequantized in registers as the tiled
-// kernel dequantizes it, s * (code - z), with the row's scale and zero of
-// the chunk's group, then one FMA; four rows at a time, rows eight ahead
-// prefetched.
+// columns transposed once per call to match, byte j's scaled by 2^-8j; each
+// byte is masked where it lies in the word (code * 2^8j), converted and
+// multiplied into the lane's sum P with one FMA (x * code exactly), and at
+// the end of the chunk the row's scale and zero of the chunk's group give
+// s * (P - z * X), X the sum of the lane's activations, as the chunk
+// kernels of 2 to 7 bits do (ChunkKernels.h); four rows at a time, rows
+// eight ahead prefetched.
 func.func private @__gptq_matmul_rows_q8(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -1290,17 +1292,29 @@ func.func private @__gptq_matmul_rows_q8(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?
   %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
   %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
   %chunks = arith.ceildivsi %k, %c64 : index
+  // 1, 2^-8, 2^-16, 2^-24: byte j's column scale.
+  %scalej = arith.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], [0.00390625, 0.00390625, 0.00390625, 0.00390625, 0.00390625, 0.00390625, 0.00390625, 0.00390625, 0.00390625, 0.00390625, 0.00390625, 0.00390625, 0.00390625, 0.00390625, 0.00390625, 0.00390625], [1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05, 1.52587890625e-05], [5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08, 5.9604644775390625e-08]]> : vector<4x16xf32>
   %xp0 = tensor.empty(%m, %chunks) : tensor<?x?x4x16xf32>
-  %xp = scf.for %mm = %c0 to %m step %c1 iter_args(%x0 = %xp0) -> (tensor<?x?x4x16xf32>) {
-    %x1 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%x2 = %x0) -> (tensor<?x?x4x16xf32>) {
+  %xs0 = tensor.empty(%m, %chunks) : tensor<?x?x16xf32>
+  %xps:2 = scf.for %mm = %c0 to %m step %c1 iter_args(%x0 = %xp0, %s0 = %xs0) -> (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>) {
+    %x1:2 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%x2 = %x0, %s2 = %s0) -> (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>) {
       %col = arith.muli %ch, %c64 : index
       %raw = vector.transfer_read %a[%c0, %mm, %col], %zero : tensor<?x?x?xf32>, vector<64xf32>
       %blk = vector.shape_cast %raw : vector<64xf32> to vector<16x4xf32>
       %t = vector.transpose %blk, [1, 0] : vector<16x4xf32> to vector<4x16xf32>
-      %x3 = vector.transfer_write %t, %x2[%mm, %ch, %c0, %c0] {in_bounds = [true, true]} : vector<4x16xf32>, tensor<?x?x4x16xf32>
-      scf.yield %x3 : tensor<?x?x4x16xf32>
+      %t0 = vector.extract %t[0] : vector<16xf32> from vector<4x16xf32>
+      %t1 = vector.extract %t[1] : vector<16xf32> from vector<4x16xf32>
+      %t2 = vector.extract %t[2] : vector<16xf32> from vector<4x16xf32>
+      %t3 = vector.extract %t[3] : vector<16xf32> from vector<4x16xf32>
+      %p01 = arith.addf %t0, %t1 : vector<16xf32>
+      %p23 = arith.addf %t2, %t3 : vector<16xf32>
+      %sum = arith.addf %p01, %p23 : vector<16xf32>
+      %scaled = arith.mulf %t, %scalej : vector<4x16xf32>
+      %x3 = vector.transfer_write %scaled, %x2[%mm, %ch, %c0, %c0] {in_bounds = [true, true]} : vector<4x16xf32>, tensor<?x?x4x16xf32>
+      %s3 = vector.transfer_write %sum, %s2[%mm, %ch, %c0] {in_bounds = [true]} : vector<16xf32>, tensor<?x?x16xf32>
+      scf.yield %x3, %s3 : tensor<?x?x4x16xf32>, tensor<?x?x16xf32>
     }
-    scf.yield %x1 : tensor<?x?x4x16xf32>
+    scf.yield %x1#0, %x1#1 : tensor<?x?x4x16xf32>, tensor<?x?x16xf32>
   }
   %nt = arith.ceildivsi %n, %c16 : index
   %r = scf.forall (%t) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
@@ -1311,7 +1325,7 @@ func.func private @__gptq_matmul_rows_q8(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?
     %quads = arith.ceildivsi %jn, %c4 : index
     %blk = scf.for %qd = %c0 to %quads step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
       %r0 = arith.muli %qd, %c4 : index
-      %o2 = func.call @__gptq_rows_q8_4(%xp, %o, %r0, %j, %zeroC, %qw, %qs, %qz, %size) : (tensor<?x?x4x16xf32>, tensor<?x?xf32>, index, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?xf32>
+      %o2 = func.call @__gptq_rows_q8_4(%xps#0, %xps#1, %o, %r0, %j, %zeroC, %qw, %qs, %qz, %size) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?x?xf32>, index, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?xf32>
       scf.yield %o2 : tensor<?x?xf32>
     }
     scf.forall.in_parallel {
@@ -1323,13 +1337,14 @@ func.func private @__gptq_matmul_rows_q8(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?
 
 // Rows %j + %r0 .. + 3 of __gptq_matmul_rows_q8's product (those of them
 // before N; a missing row reads row N - 1 and is not written).
-func.func private @__gptq_rows_q8_4(%xp: tensor<?x?x4x16xf32>, %blk: tensor<?x?xf32>, %r0: index, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?xf32> {
+func.func private @__gptq_rows_q8_4(%xp: tensor<?x?x4x16xf32>, %xs: tensor<?x?x16xf32>, %blk: tensor<?x?xf32>, %r0: index, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %c16 = arith.constant 16 : index
   %c64 = arith.constant 64 : index
   %zw = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
   %zv = arith.constant dense<0.0> : vector<16xf32>
   %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
   %jn = tensor.dim %blk, %c1 : tensor<?x?xf32>
@@ -1355,23 +1370,20 @@ func.func private @__gptq_rows_q8_4(%xp: tensor<?x?x4x16xf32>, %blk: tensor<?x?x
       %q1 = vector.transfer_read %qw[%row1, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
       %q2 = vector.transfer_read %qw[%row2, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
       %q3 = vector.transfer_read %qw[%row3, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
-      %s0 = tensor.extract %qs[%row0, %g] : tensor<?x?xf32>
-      %s1 = tensor.extract %qs[%row1, %g] : tensor<?x?xf32>
-      %s2 = tensor.extract %qs[%row2, %g] : tensor<?x?xf32>
-      %s3 = tensor.extract %qs[%row3, %g] : tensor<?x?xf32>
-      %z0 = tensor.extract %qz[%row0, %g] : tensor<?x?xf32>
-      %z1 = tensor.extract %qz[%row1, %g] : tensor<?x?xf32>
-      %z2 = tensor.extract %qz[%row2, %g] : tensor<?x?xf32>
-      %z3 = tensor.extract %qz[%row3, %g] : tensor<?x?xf32>
       %j0 = arith.constant 0 : index
-      %e0:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j0, %q0, %q1, %q2, %q3, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %a0, %a1, %a2, %a3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, f32, f32, f32, f32, f32, f32, f32, f32, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %e0:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j0, %q0, %q1, %q2, %q3, %zv, %zv, %zv, %zv) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
       %j1 = arith.constant 1 : index
-      %e1:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j1, %q0, %q1, %q2, %q3, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %e0#0, %e0#1, %e0#2, %e0#3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, f32, f32, f32, f32, f32, f32, f32, f32, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %e1:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j1, %q0, %q1, %q2, %q3, %e0#0, %e0#1, %e0#2, %e0#3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
       %j2 = arith.constant 2 : index
-      %e2:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j2, %q0, %q1, %q2, %q3, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %e1#0, %e1#1, %e1#2, %e1#3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, f32, f32, f32, f32, f32, f32, f32, f32, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %e2:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j2, %q0, %q1, %q2, %q3, %e1#0, %e1#1, %e1#2, %e1#3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
       %j3 = arith.constant 3 : index
-      %e3:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j3, %q0, %q1, %q2, %q3, %s0, %s1, %s2, %s3, %z0, %z1, %z2, %z3, %e2#0, %e2#1, %e2#2, %e2#3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, f32, f32, f32, f32, f32, f32, f32, f32, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-      scf.yield %e3#0, %e3#1, %e3#2, %e3#3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      %e3:4 = func.call @__gptq_rows_q8_step(%xp, %mm, %ch, %j3, %q0, %q1, %q2, %q3, %e2#0, %e2#1, %e2#2, %e2#3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+      %xsum = vector.transfer_read %xs[%mm, %ch, %c0], %zero {in_bounds = [true]} : tensor<?x?x16xf32>, vector<16xf32>
+      %n0 = func.call @__gptq_rows_q8_group(%e3#0, %xsum, %qs, %qz, %row0, %g, %a0) : (vector<16xf32>, vector<16xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, vector<16xf32>) -> vector<16xf32>
+      %n1 = func.call @__gptq_rows_q8_group(%e3#1, %xsum, %qs, %qz, %row1, %g, %a1) : (vector<16xf32>, vector<16xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, vector<16xf32>) -> vector<16xf32>
+      %n2 = func.call @__gptq_rows_q8_group(%e3#2, %xsum, %qs, %qz, %row2, %g, %a2) : (vector<16xf32>, vector<16xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, vector<16xf32>) -> vector<16xf32>
+      %n3 = func.call @__gptq_rows_q8_group(%e3#3, %xsum, %qs, %qz, %row3, %g, %a3) : (vector<16xf32>, vector<16xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, vector<16xf32>) -> vector<16xf32>
+      scf.yield %n0, %n1, %n2, %n3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
     }
     %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %acc#0, %acc#1, %acc#2, %acc#3) : (tensor<?x?xf32>, index, index, index, i1, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> tensor<?x?xf32>
     scf.yield %o4 : tensor<?x?xf32>
@@ -1380,21 +1392,26 @@ func.func private @__gptq_rows_q8_4(%xp: tensor<?x?x4x16xf32>, %blk: tensor<?x?x
 }
 
 // Byte %jj of each lane's word (of the 64 columns of chunk %ch) for four
-// rows: their codes dequantized with the rows' scales %s0 .. %s3 and zeros
-// %z0 .. %z3, times the activations %xp[%mm, %ch, %jj], added to %u0 ..
-// %u3.
-func.func private @__gptq_rows_q8_step(%xp: tensor<?x?x4x16xf32>, %mm: index, %ch: index, %jj: index, %q0: vector<16xi32>, %q1: vector<16xi32>, %q2: vector<16xi32>, %q3: vector<16xi32>, %s0: f32, %s1: f32, %s2: f32, %s3: f32, %z0: f32, %z1: f32, %z2: f32, %z3: f32, %u0: vector<16xf32>, %u1: vector<16xf32>, %u2: vector<16xf32>, %u3: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// rows, masked in place (code * 2^8jj), times the scaled activations
+// %xp[%mm, %ch, %jj] (x * 2^-8jj), added to %u0 .. %u3.
+func.func private @__gptq_rows_q8_step(%xp: tensor<?x?x4x16xf32>, %mm: index, %ch: index, %jj: index, %q0: vector<16xi32>, %q1: vector<16xi32>, %q2: vector<16xi32>, %q3: vector<16xi32>, %u0: vector<16xf32>, %u1: vector<16xf32>, %u2: vector<16xf32>, %u3: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
   %eight = arith.constant 8 : i32
+  %byte = arith.constant 255 : i32
   %xv = vector.transfer_read %xp[%mm, %ch, %jj, %c0], %zero {in_bounds = [true]} : tensor<?x?x4x16xf32>, vector<16xf32>
   %ji = arith.index_cast %jj : index to i32
   %bit = arith.muli %ji, %eight : i32
-  %shv = vector.broadcast %bit : i32 to vector<16xi32>
-  %w0 = func.call @__gptq_q8_weights(%q0, %shv, %s0, %z0) : (vector<16xi32>, vector<16xi32>, f32, f32) -> vector<16xf32>
-  %w1 = func.call @__gptq_q8_weights(%q1, %shv, %s1, %z1) : (vector<16xi32>, vector<16xi32>, f32, f32) -> vector<16xf32>
-  %w2 = func.call @__gptq_q8_weights(%q2, %shv, %s2, %z2) : (vector<16xi32>, vector<16xi32>, f32, f32) -> vector<16xf32>
-  %w3 = func.call @__gptq_q8_weights(%q3, %shv, %s3, %z3) : (vector<16xi32>, vector<16xi32>, f32, f32) -> vector<16xf32>
+  %mask = arith.shli %byte, %bit : i32
+  %maskv = vector.broadcast %mask : i32 to vector<16xi32>
+  %d0 = arith.andi %q0, %maskv : vector<16xi32>
+  %d1 = arith.andi %q1, %maskv : vector<16xi32>
+  %d2 = arith.andi %q2, %maskv : vector<16xi32>
+  %d3 = arith.andi %q3, %maskv : vector<16xi32>
+  %w0 = arith.uitofp %d0 : vector<16xi32> to vector<16xf32>
+  %w1 = arith.uitofp %d1 : vector<16xi32> to vector<16xf32>
+  %w2 = arith.uitofp %d2 : vector<16xi32> to vector<16xf32>
+  %w3 = arith.uitofp %d3 : vector<16xi32> to vector<16xf32>
   %f0 = vector.fma %xv, %w0, %u0 : vector<16xf32>
   %f1 = vector.fma %xv, %w1, %u1 : vector<16xf32>
   %f2 = vector.fma %xv, %w2, %u2 : vector<16xf32>
@@ -1402,17 +1419,16 @@ func.func private @__gptq_rows_q8_step(%xp: tensor<?x?x4x16xf32>, %mm: index, %c
   return %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
 }
 
-// The weights of the bytes of %q at bit %shv: s * (code - z).
-func.func private @__gptq_q8_weights(%q: vector<16xi32>, %shv: vector<16xi32>, %s: f32, %z: f32) -> vector<16xf32> {
-  %mask = arith.constant dense<255> : vector<16xi32>
-  %e = arith.shrui %q, %shv : vector<16xi32>
-  %d = arith.andi %e, %mask : vector<16xi32>
-  %f = arith.uitofp %d : vector<16xi32> to vector<16xf32>
-  %zv = vector.broadcast %z : f32 to vector<16xf32>
+// %acc + s * (%p - z * %xsum), with row %row's scale and zero of group %g.
+func.func private @__gptq_rows_q8_group(%p: vector<16xf32>, %xsum: vector<16xf32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %row: index, %g: index, %acc: vector<16xf32>) -> vector<16xf32> {
+  %s = tensor.extract %qs[%row, %g] : tensor<?x?xf32>
+  %z = tensor.extract %qz[%row, %g] : tensor<?x?xf32>
   %sv = vector.broadcast %s : f32 to vector<16xf32>
-  %centred = arith.subf %f, %zv : vector<16xf32>
-  %w = arith.mulf %sv, %centred : vector<16xf32>
-  return %w : vector<16xf32>
+  %zv = vector.broadcast %z : f32 to vector<16xf32>
+  %zx = arith.mulf %zv, %xsum : vector<16xf32>
+  %centred = arith.subf %p, %zx : vector<16xf32>
+  %r = vector.fma %sv, %centred, %acc : vector<16xf32>
+  return %r : vector<16xf32>
 }
 
 // __gptq_matmul_rows for a weight of %bits bits, 2 to 7, W =
