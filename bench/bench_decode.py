@@ -4,6 +4,7 @@ llama.cpp on the same weights, in one run. Not a test.
     .venv/bin/python bench/bench_decode.py --work /tmp/decode                     # the 110M and 1B shapes
     .venv/bin/python bench/bench_decode.py --work /tmp/decode --models 110m --engines ours,torch --json decode.json
     .venv/bin/python bench/bench_decode.py --work /tmp/decode --llama2c model.bin --hf some/folder
+    .venv/bin/python bench/bench_decode.py --work /tmp/decode --engines ours --forms float32,w3g128-all,w2g128-all
 
 Models: ``110m`` (llama2.c's stories110M shape, random weights from seed 0,
 bench/make_checkpoint.py), ``1b`` (Llama-3.2-1B's config.json, random
@@ -23,7 +24,10 @@ Engines and forms:
   float, as the pass leaves it by default; and ``w4g128-all``, w4g128 with
   the classifier quantized too (``classifier=true``: every matrix 4-bit, as
   in llama.cpp's Q4_0 file below); ``w8g128-all`` the same at 8 bits (to
-  compare with Q8_0). Calls through the C API
+  compare with Q8_0). ``--forms`` chooses ours (default: those five), any
+  of ``float32`` and ``wBgG[-act][-all]`` (B bits, groups of G; ``-act``
+  GPTQ with act-order as above, else round to nearest; ``-all`` the
+  classifier too), e.g. ``--forms float32,w3g128-all,w2g128-all``. Calls through the C API
   (``gptq_mlir.model``: ``@prefill``, then ``@decode`` per token).
 - ``torch``: transformers' ``LlamaForCausalLM`` in float32 with its KV
   cache (eager), at 1 and 2 threads; the better is reported.
