@@ -657,13 +657,14 @@ func.func private @__gptq_groups_in_runs(%qg: tensor<?xi32>) -> (i1, index) {
 
 // The rows kernels: a few rows of A (M of them, a decode step's) times a
 // weight stored N x K (the layout the model keeps, read in place, never
-// packed), W read once. The float kernel and the 4-bit kernel for groups of
-// a multiple of 128 columns sum along K: lanes are 16 consecutive columns
-// of one row of W, four rows at a time (four independent FMA chains, four
-// neighbouring streams that the hardware prefetcher follows), and each
-// output ends with a reduction of its lanes. Their sums are in another
-// order than the tiled kernel's: they agree with it to rounding. The 4-bit
-// kernel for groups of 16 .. 112 columns keeps the tiled kernel's order
+// packed), W read once. The float kernel, the 4-bit kernel for groups of
+// a multiple of 128 columns, the 8-bit one and the chunk kernel of 2 to 7
+// bits sum along K: lanes are consecutive columns of one row of W, four
+// rows at a time (four independent FMA chains, four neighbouring streams
+// that the hardware prefetcher follows), and each output ends with a
+// reduction of its lanes. Their sums are in another order than the tiled
+// kernel's: they agree with it to rounding. The 4-bit kernel for groups of
+// a multiple of 16 columns but not of 32 keeps the tiled kernel's order
 // (lanes are outputs).
 
 // A float32 weight (B^T = %bm[b], N x K), or one stored in half precision,
