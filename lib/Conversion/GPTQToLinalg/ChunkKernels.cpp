@@ -11,6 +11,8 @@
 
 #include "ChunkKernels.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -38,6 +40,21 @@ constexpr const char kArgumentTypes[] =
 constexpr const char kResultTypes[] =
     "vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>";
 
+/// Writes the first line of a kernel or of the dispatcher, `@<prefix><name>`
+/// with the kernels' arguments after `leading`.
+void emitKernelHeader(llvm::raw_ostream &os, StringRef name,
+                      StringRef leading) {
+  SmallVector<StringRef> names, types;
+  StringRef(kArguments).split(names, ", ");
+  StringRef(kArgumentTypes).split(types, ", ");
+  assert(names.size() == types.size() && "an argument without its type");
+  os << "func.func private @" << gptq::kChunkKernelPrefix << name << "("
+     << leading;
+  for (auto [i, argument] : llvm::enumerate(names))
+    os << (i ? ", " : "") << argument << ": " << types[i];
+  os << ") -> (" << kResultTypes << ") {\n";
+}
+
 /// Writes __gptq_chunk_b<bits>: see the header.
 void emitChunkKernel(llvm::raw_ostream &os, unsigned bits) {
   unsigned words = kLanes * bits; // a chunk's words in one row
@@ -48,16 +65,7 @@ void emitChunkKernel(llvm::raw_ostream &os, unsigned bits) {
       "// scale and zero (%s and %z of its row) and the sum of its activations\n"
       "// %xsum, s * (P - z * xsum), and added to %u0 .. %u3.\n",
       bits, words, bits - 1);
-  os << "func.func private @" << gptq::kChunkKernelPrefix << "b" << bits
-     << "(%xp: tensor<?x?x32x16xf32>, %mm: index, %ch: index, "
-        "%qw: tensor<?x?xi32>";
-  for (unsigned r = 0; r < kRows; ++r)
-    os << ", %row" << r << ": index";
-  os << ", %xsum: vector<16xf32>";
-  for (const char *name : {"s", "z", "u"})
-    for (unsigned r = 0; r < kRows; ++r)
-      os << ", %" << name << r << ": vector<16xf32>";
-  os << ") -> (" << kResultTypes << ") {\n";
+  emitKernelHeader(os, llvm::formatv("b{0}", bits).str(), "");
   os << "  %c0 = arith.constant 0 : index\n"
      << "  %zw = arith.constant 0 : i32\n"
      << "  %zero = arith.constant 0.0 : f32\n"
@@ -178,18 +186,9 @@ void emitDispatch(llvm::raw_ostream &os, ArrayRef<unsigned> widths) {
     any = llvm::formatv("%any{0}", width).str();
   }
   os << "  return " << any << " : i1\n}\n\n";
-  os << "// The chunk kernel of width %bits (one of __gptq_chunk_widths').\n"
-     << "func.func private @" << gptq::kChunkKernelPrefix
-     << "step(%bits: i64, %xp: tensor<?x?x32x16xf32>, %mm: index, "
-        "%ch: index, %qw: tensor<?x?xi32>";
-  for (unsigned r = 0; r < kRows; ++r)
-    os << ", %row" << r << ": index";
-  os << ", %xsum: vector<16xf32>";
-  for (const char *name : {"s", "z", "u"})
-    for (unsigned r = 0; r < kRows; ++r)
-      os << ", %" << name << r << ": vector<16xf32>";
-  os << ") -> (" << kResultTypes << ") {\n"
-     << "  %width = arith.index_cast %bits : i64 to index\n"
+  os << "// The chunk kernel of width %bits (one of __gptq_chunk_widths').\n";
+  emitKernelHeader(os, "step", "%bits: i64, ");
+  os << "  %width = arith.index_cast %bits : i64 to index\n"
      << "  %r:4 = scf.index_switch %width -> " << kResultTypes << "\n";
   for (unsigned width : widths)
     os << "  case " << width << " {\n"

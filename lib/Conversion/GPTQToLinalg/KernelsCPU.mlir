@@ -1472,28 +1472,34 @@ func.func private @__gptq_matmul_rows_qk(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?
   // of the lanes is scaled by 2^-o, o the bit its code starts at in its
   // word (unless the code straddles two words): the chunk kernel takes the
   // code where it lies in the word, masked but not shifted, which is
-  // code * 2^o, and x * 2^-o times it is x * code exactly.
+  // code * 2^o, and x * 2^-o times it is x * code exactly (%scales[t]).
   %width = arith.index_cast %bits : i64 to index
+  %c32 = arith.constant 32 : index
+  %c31 = arith.constant 31 : index
+  %scales0 = tensor.empty() : tensor<32xf32>
+  %scales = scf.for %tt = %c0 to %c32 step %c1 iter_args(%sc = %scales0) -> (tensor<32xf32>) {
+    %bit = arith.muli %tt, %width : index
+    %off = arith.andi %bit, %c31 : index
+    %end = arith.addi %off, %width : index
+    %straddles = arith.cmpi ugt, %end, %c32 : index
+    %shift = arith.select %straddles, %c0, %off : index
+    %c127 = arith.constant 127 : index
+    %exp = arith.subi %c127, %shift : index
+    %expi = arith.index_cast %exp : index to i32
+    %c23 = arith.constant 23 : i32
+    %bitsf = arith.shli %expi, %c23 : i32
+    %scale = arith.bitcast %bitsf : i32 to f32
+    %sc2 = tensor.insert %scale into %sc[%tt] : tensor<32xf32>
+    scf.yield %sc2 : tensor<32xf32>
+  }
   %xs0 = tensor.empty(%m, %chunks) : tensor<?x?x16xf32>
   %xps:2 = scf.for %mm = %c0 to %m step %c1 iter_args(%x0 = %xs0, %p0 = %xp) -> (tensor<?x?x16xf32>, tensor<?x?x32x16xf32>) {
     %x1:2 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%x2 = %x0, %p2 = %p0) -> (tensor<?x?x16xf32>, tensor<?x?x32x16xf32>) {
       %zs = arith.constant dense<0.0> : vector<16xf32>
-      %c32 = arith.constant 32 : index
-      %c31 = arith.constant 31 : index
       %sum:2 = scf.for %tt = %c0 to %c32 step %c1 iter_args(%acc = %zs, %p3 = %p2) -> (vector<16xf32>, tensor<?x?x32x16xf32>) {
         %row = vector.transfer_read %p3[%mm, %ch, %tt, %c0], %zero {in_bounds = [true]} : tensor<?x?x32x16xf32>, vector<16xf32>
         %acc2 = arith.addf %acc, %row : vector<16xf32>
-        %bit = arith.muli %tt, %width : index
-        %off = arith.andi %bit, %c31 : index
-        %end = arith.addi %off, %width : index
-        %straddles = arith.cmpi ugt, %end, %c32 : index
-        %shift = arith.select %straddles, %c0, %off : index
-        %c127 = arith.constant 127 : index
-        %exp = arith.subi %c127, %shift : index
-        %expi = arith.index_cast %exp : index to i32
-        %c23 = arith.constant 23 : i32
-        %bitsf = arith.shli %expi, %c23 : i32
-        %scale = arith.bitcast %bitsf : i32 to f32
+        %scale = tensor.extract %scales[%tt] : tensor<32xf32>
         %scalev = vector.broadcast %scale : f32 to vector<16xf32>
         %scaled = arith.mulf %row, %scalev : vector<16xf32>
         %p4 = vector.transfer_write %scaled, %p3[%mm, %ch, %tt, %c0] {in_bounds = [true]} : vector<16xf32>, tensor<?x?x32x16xf32>
