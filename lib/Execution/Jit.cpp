@@ -7,6 +7,7 @@
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Signals.h"
 #include "gptq/Execution/SourceLines.h"
+#include "gptq/Execution/TableLookups.h"
 #include "gptq/Pipelines/Pipelines.h"
 #include "gptq/Runtime/Allocator.h"
 #include "gptq/Runtime/Checks.h"
@@ -754,7 +755,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // that shape code generation and kCodeGeneration, which names what this
   // file does to the module after lowering (change it with that).
   static constexpr const char *kCodeGeneration =
-      "codegen O3, PIC, 512-bit vectors on AVX-512, static constructors as "
+      "codegen O3, PIC, 512-bit vectors and table lookups as permutes on "
+      "AVX-512, static constructors as "
       "gptq_module_init; linked "
       "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
       " " GPTQ_RUNTIME_LIBRARY;
@@ -831,7 +833,13 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
         f.addFnAttr("prefer-vector-width", "512");
         f.addFnAttr("min-legal-vector-width", "512");
       }
-    return optimize(m);
+    if (llvm::Error err = optimize(m))
+      return err;
+    // Once optimized: inlining and the optimizer give each lookup its final
+    // form, one chain of lanes.
+    if (avx512)
+      rewriteTableLookupsForAVX512(*m);
+    return llvm::Error::success();
   };
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
