@@ -661,8 +661,9 @@ func.func private @__gptq_groups_in_runs(%qg: tensor<?xi32>) -> (i1, index) {
 // a multiple of 128 columns, the 8-bit one and the chunk kernel of 2 to 7
 // bits sum along K: lanes are consecutive columns of one row of W, four
 // rows at a time (four independent FMA chains, four neighbouring streams
-// that the hardware prefetcher follows), and each output ends with a
-// reduction of its lanes. Their sums are in another order than the tiled
+// that the hardware prefetcher follows; the 4-bit kernel takes one row at
+// a time and four of its chunks instead, while K <= 4096), and each output
+// ends with a reduction of its lanes. Their sums are in another order than the tiled
 // kernel's: they agree with it to rounding. The 4-bit kernel for groups of
 // a multiple of 16 columns but not of 32 keeps the tiled kernel's order
 // (lanes are outputs).
@@ -1055,20 +1056,20 @@ func.func private @__gptq_rows_q4_narrow(%a: tensor<?x?x?xf32>, %bi: index, %blk
 
 // __gptq_matmul_rows for a 4-bit weight whose groups are runs of a
 // multiple of 128 columns (one M x K times K x N, one batch), in the order
-// of K: a row's 16 words of codes for 128 columns are one vector (lane i:
-// columns 8i .. 8i + 7), the activations of those columns are transposed
-// to match (%xp[m, chunk, j, i] = A[0, m, 128 chunk + 8i + j]), and each
-// shift of the words picks, for every lane, its column's weight from the
-// row's 16-entry table of the group, T[q] = s * (q - z), the values
-// __gptq_pack_dequantized computes. Four rows at a time (four chains of
-// FMAs), each summed across lanes at the end. The same weights as the tiled
-// kernel's, summed in another order: results agree to rounding.
+// of K: a row's 16 words of codes for 128 columns (a chunk) are one vector
+// (lane i: columns 8i .. 8i + 7), the activations of those columns are
+// transposed to match (%xp[m, chunk, j, i] = A[0, m, 128 chunk + 8i + j]),
+// and each shift of the words picks, for every lane, its column's weight
+// from the row's 16-entry table of the group, T[q] = s * (q - z), the
+// values __gptq_pack_dequantized computes. One row of W at a time
+// (__gptq_rows_q4_lut_rows): each thread reads its rows as one stream in
+// memory order. The same weights as the tiled kernel's, summed in another
+// order: results agree to rounding.
 func.func private @__gptq_matmul_rows_q4_lut(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c4 = arith.constant 4 : index
-  %c8 = arith.constant 8 : index
   %c16 = arith.constant 16 : index
   %c128 = arith.constant 128 : index
   %zero = arith.constant 0.0 : f32
@@ -1088,17 +1089,38 @@ func.func private @__gptq_matmul_rows_q4_lut(%a: tensor<?x?x?xf32>, %c: tensor<?
     }
     scf.yield %x1 : tensor<?x?x8x16xf32>
   }
+  // The group of each chunk, once a call: a division in every chunk would
+  // cost as much as a few of its 32 vector instructions.
+  %perg = arith.divui %size, %c128 : index
+  %gm0 = tensor.empty(%chunks) : tensor<?xindex>
+  %gmap = scf.for %ch = %c0 to %chunks step %c1 iter_args(%g0 = %gm0) -> (tensor<?xindex>) {
+    %g = arith.divui %ch, %perg : index
+    %g1 = tensor.insert %g into %g0[%ch] : tensor<?xindex>
+    scf.yield %g1 : tensor<?xindex>
+  }
+  // One row at a time while a row of activations (K floats) fills at most
+  // half of a 32 KiB L1 data cache; past that, every row would read them
+  // from L2 and the misses crowd out the weights' prefetches: four rows at
+  // a time instead (__gptq_rows_q4_lut4), which reads them once for four.
+  %c4096 = arith.constant 4096 : index
+  %byrow = arith.cmpi ule, %k, %c4096 : index
   %nt = arith.ceildivsi %n, %c16 : index
   %r = scf.forall (%t) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
     %j = arith.muli %t, %c16 : index
     %left = arith.subi %n, %j : index
     %jn = arith.minsi %left, %c16 : index
     %blk0 = tensor.extract_slice %cc[0, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %quads = arith.ceildivsi %jn, %c4 : index
-    %blk = scf.for %qd = %c0 to %quads step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
-      %r0 = arith.muli %qd, %c4 : index
-      %o2 = func.call @__gptq_rows_q4_lut4(%xp, %o, %r0, %j, %zeroC, %qw, %qs, %qz, %size) : (tensor<?x?x8x16xf32>, tensor<?x?xf32>, index, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?xf32>
-      scf.yield %o2 : tensor<?x?xf32>
+    %blk = scf.if %byrow -> (tensor<?x?xf32>) {
+      %b1 = func.call @__gptq_rows_q4_lut_rows(%xp, %gmap, %blk0, %j, %zeroC, %qw, %qs, %qz) : (tensor<?x?x8x16xf32>, tensor<?xindex>, tensor<?x?xf32>, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      scf.yield %b1 : tensor<?x?xf32>
+    } else {
+      %quads = arith.ceildivsi %jn, %c4 : index
+      %b4 = scf.for %qd = %c0 to %quads step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
+        %r0 = arith.muli %qd, %c4 : index
+        %o2 = func.call @__gptq_rows_q4_lut4(%xp, %gmap, %o, %r0, %j, %zeroC, %qw, %qs, %qz) : (tensor<?x?x8x16xf32>, tensor<?xindex>, tensor<?x?xf32>, index, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+        scf.yield %o2 : tensor<?x?xf32>
+      }
+      scf.yield %b4 : tensor<?x?xf32>
     }
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %blk into %cc[0, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
@@ -1175,7 +1197,7 @@ func.func private @__gptq_q4_table(%qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %
 
 // Rows %j + %r0 .. + 3 of __gptq_matmul_rows_q4_lut's product (those of
 // them before N; a missing row reads row N - 1 and is not written).
-func.func private @__gptq_rows_q4_lut4(%xp: tensor<?x?x8x16xf32>, %blk: tensor<?x?xf32>, %r0: index, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?xf32> {
+func.func private @__gptq_rows_q4_lut4(%xp: tensor<?x?x8x16xf32>, %gmap: tensor<?xindex>, %blk: tensor<?x?xf32>, %r0: index, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -1195,8 +1217,7 @@ func.func private @__gptq_rows_q4_lut4(%xp: tensor<?x?x8x16xf32>, %blk: tensor<?
   %qwm = bufferization.to_buffer %qw read_only : tensor<?x?xi32> to memref<?x?xi32, strided<[?, ?], offset: ?>>
   %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
     %acc:4 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
-      %col = arith.muli %ch, %c128 : index
-      %g = arith.divui %col, %size : index
+      %g = tensor.extract %gmap[%ch] : tensor<?xindex>
       %w0 = arith.muli %ch, %c16 : index
       %t0 = func.call @__gptq_q4_table(%qs, %qz, %row0, %g) : (tensor<?x?xf32>, tensor<?x?xf32>, index, index) -> vector<16xf32>
       %t1 = func.call @__gptq_q4_table(%qs, %qz, %row1, %g) : (tensor<?x?xf32>, tensor<?x?xf32>, index, index) -> vector<16xf32>
@@ -1268,6 +1289,151 @@ func.func private @__gptq_rows_q4_lut_step(%xp: tensor<?x?x8x16xf32>, %mm: index
   %f2 = vector.fma %xv, %w2, %u2 : vector<16xf32>
   %f3 = vector.fma %xv, %w3, %u3 : vector<16xf32>
   return %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+}
+
+// Rows %j .. of W (as many as %blk's columns) of __gptq_matmul_rows_q4_lut's
+// product, one at a time, for every row of A: a row's chunks go four at a
+// time into four sums (chunk c into sum c mod 4, four independent chains
+// of FMAs); whole chunks are read in bounds, a last partial one masked.
+// Each chunk prefetches the same words %ahead rows on (about 1 KiB on:
+// with the rows one stream, the words about 16 chunks ahead).
+func.func private @__gptq_rows_q4_lut_rows(%xp: tensor<?x?x8x16xf32>, %gmap: tensor<?xindex>, %blk: tensor<?x?xf32>, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c256 = arith.constant 256 : index
+  %true = arith.constant true
+  %zv = arith.constant dense<0.0> : vector<16xf32>
+  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  %jn = tensor.dim %blk, %c1 : tensor<?x?xf32>
+  %chunks = tensor.dim %xp, %c1 : tensor<?x?x8x16xf32>
+  %n = tensor.dim %qw, %c0 : tensor<?x?xi32>
+  %wn = tensor.dim %qw, %c1 : tensor<?x?xi32>
+  %last = arith.subi %n, %c1 : index
+  %ahead = arith.ceildivui %c256, %wn : index
+  %whole = arith.divui %wn, %c16 : index
+  %quads = arith.divui %chunks, %c4 : index
+  %full = arith.muli %quads, %c4 : index
+  %qwm = bufferization.to_buffer %qw read_only : tensor<?x?xi32> to memref<?x?xi32, strided<[?, ?], offset: ?>>
+  %res = scf.for %i = %c0 to %jn step %c1 iter_args(%o0 = %blk) -> (tensor<?x?xf32>) {
+    %row = arith.addi %j, %i : index
+    %below = arith.addi %row, %ahead : index
+    %prow = arith.minui %below, %last : index
+    %o1 = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %o0) -> (tensor<?x?xf32>) {
+      %acc:4 = scf.for %cq = %c0 to %quads step %c1 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+        %ch0 = arith.muli %cq, %c4 : index
+        %ch1 = arith.addi %ch0, %c1 : index
+        %ch2 = arith.addi %ch0, %c2 : index
+        %ch3 = arith.addi %ch0, %c3 : index
+        %in3 = arith.cmpi ult, %ch3, %whole : index
+        %s0 = func.call @__gptq_rows_q4_lut_chunk(%xp, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch0, %true, %a0) : (tensor<?x?x8x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+        %s1 = func.call @__gptq_rows_q4_lut_chunk(%xp, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch1, %true, %a1) : (tensor<?x?x8x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+        %s2 = func.call @__gptq_rows_q4_lut_chunk(%xp, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch2, %true, %a2) : (tensor<?x?x8x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+        // Only the last quad's last chunk may be partial.
+        %s3 = func.call @__gptq_rows_q4_lut_chunk(%xp, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch3, %in3, %a3) : (tensor<?x?x8x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+        scf.yield %s0, %s1, %s2, %s3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      }
+      // The last one to three chunks, one sum each.
+      %t0 = func.call @__gptq_rows_q4_lut_tail(%xp, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %full, %whole, %acc#0) : (tensor<?x?x8x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
+      %f1 = arith.addi %full, %c1 : index
+      %t1 = func.call @__gptq_rows_q4_lut_tail(%xp, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %f1, %whole, %acc#1) : (tensor<?x?x8x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
+      %f2 = arith.addi %full, %c2 : index
+      %t2 = func.call @__gptq_rows_q4_lut_tail(%xp, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %f2, %whole, %acc#2) : (tensor<?x?x8x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
+      %p01 = arith.addf %t0, %t1 : vector<16xf32>
+      %p23 = arith.addf %t2, %acc#3 : vector<16xf32>
+      %p = arith.addf %p01, %p23 : vector<16xf32>
+      %y = vector.reduction <add>, %p fastmath<reassoc> : vector<16xf32> into f32
+      %v = scf.if %zeroC -> (f32) {
+        scf.yield %y : f32
+      } else {
+        %old = tensor.extract %o[%mm, %i] : tensor<?x?xf32>
+        %sum = arith.addf %old, %y : f32
+        scf.yield %sum : f32
+      }
+      %o2 = tensor.insert %v into %o[%mm, %i] : tensor<?x?xf32>
+      scf.yield %o2 : tensor<?x?xf32>
+    }
+    scf.yield %o1 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
+}
+
+// Chunk %ch of __gptq_rows_q4_lut_rows's tail added to %u, if there is
+// such a chunk (%u as it is otherwise); read in bounds if whole.
+func.func private @__gptq_rows_q4_lut_tail(%xp: tensor<?x?x8x16xf32>, %gmap: tensor<?xindex>, %qwm: memref<?x?xi32, strided<[?, ?], offset: ?>>, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %row: index, %prow: index, %mm: index, %ch: index, %whole: index, %u: vector<16xf32>) -> vector<16xf32> {
+  %c1 = arith.constant 1 : index
+  %chunks = tensor.dim %xp, %c1 : tensor<?x?x8x16xf32>
+  %some = arith.cmpi ult, %ch, %chunks : index
+  %r = scf.if %some -> (vector<16xf32>) {
+    %inb = arith.cmpi ult, %ch, %whole : index
+    %s = func.call @__gptq_rows_q4_lut_chunk(%xp, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch, %inb, %u) : (tensor<?x?x8x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+    scf.yield %s : vector<16xf32>
+  } else {
+    scf.yield %u : vector<16xf32>
+  }
+  return %r : vector<16xf32>
+}
+
+// Chunk %ch of row %row of W times the activations of row %mm of A
+// (%xp), added to %u: the row's table of the chunk's group (%gmap), the
+// chunk's 16 words (read in bounds with %inb, else masked at the row's
+// end), and the eight columns of each lane's word; the same words of row
+// %prow prefetched.
+func.func private @__gptq_rows_q4_lut_chunk(%xp: tensor<?x?x8x16xf32>, %gmap: tensor<?xindex>, %qwm: memref<?x?xi32, strided<[?, ?], offset: ?>>, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %row: index, %prow: index, %mm: index, %ch: index, %inb: i1, %u: vector<16xf32>) -> vector<16xf32> {
+  %c16 = arith.constant 16 : index
+  %zw = arith.constant 0 : i32
+  %w0 = arith.muli %ch, %c16 : index
+  memref.prefetch %qwm[%prow, %w0], read, locality<3>, data : memref<?x?xi32, strided<[?, ?], offset: ?>>
+  %g = tensor.extract %gmap[%ch] : tensor<?xindex>
+  %t = func.call @__gptq_q4_table(%qs, %qz, %row, %g) : (tensor<?x?xf32>, tensor<?x?xf32>, index, index) -> vector<16xf32>
+  %q = scf.if %inb -> (vector<16xi32>) {
+    %r = vector.transfer_read %qw[%row, %w0], %zw {in_bounds = [true]} : tensor<?x?xi32>, vector<16xi32>
+    scf.yield %r : vector<16xi32>
+  } else {
+    %r = vector.transfer_read %qw[%row, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+    scf.yield %r : vector<16xi32>
+  }
+  // The eight columns of each lane's word, one call each (their shifts
+  // constants once inlined).
+  %j0 = arith.constant 0 : index
+  %s0 = func.call @__gptq_rows_q4_lut_col(%xp, %mm, %ch, %j0, %q, %t, %u) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+  %j1 = arith.constant 1 : index
+  %s1 = func.call @__gptq_rows_q4_lut_col(%xp, %mm, %ch, %j1, %q, %t, %s0) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+  %j2 = arith.constant 2 : index
+  %s2 = func.call @__gptq_rows_q4_lut_col(%xp, %mm, %ch, %j2, %q, %t, %s1) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+  %j3 = arith.constant 3 : index
+  %s3 = func.call @__gptq_rows_q4_lut_col(%xp, %mm, %ch, %j3, %q, %t, %s2) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+  %j4 = arith.constant 4 : index
+  %s4 = func.call @__gptq_rows_q4_lut_col(%xp, %mm, %ch, %j4, %q, %t, %s3) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+  %j5 = arith.constant 5 : index
+  %s5 = func.call @__gptq_rows_q4_lut_col(%xp, %mm, %ch, %j5, %q, %t, %s4) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+  %j6 = arith.constant 6 : index
+  %s6 = func.call @__gptq_rows_q4_lut_col(%xp, %mm, %ch, %j6, %q, %t, %s5) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+  %j7 = arith.constant 7 : index
+  %s7 = func.call @__gptq_rows_q4_lut_col(%xp, %mm, %ch, %j7, %q, %t, %s6) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+  return %s7 : vector<16xf32>
+}
+
+// Column %jj of each lane's word %q (of the 128 columns of chunk %ch):
+// its code (the word shifted and masked) looked up in the table %t, times
+// the activations %xp[%mm, %ch, %jj], added to %u.
+func.func private @__gptq_rows_q4_lut_col(%xp: tensor<?x?x8x16xf32>, %mm: index, %ch: index, %jj: index, %q: vector<16xi32>, %t: vector<16xf32>, %u: vector<16xf32>) -> vector<16xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %four = arith.constant 4 : i32
+  %fifteen = arith.constant dense<15> : vector<16xi32>
+  %xv = vector.transfer_read %xp[%mm, %ch, %jj, %c0], %zero {in_bounds = [true]} : tensor<?x?x8x16xf32>, vector<16xf32>
+  %ji = arith.index_cast %jj : index to i32
+  %bit = arith.muli %ji, %four : i32
+  %shv = vector.broadcast %bit : i32 to vector<16xi32>
+  %e = arith.shrui %q, %shv : vector<16xi32>
+  %d = arith.andi %e, %fifteen : vector<16xi32>
+  %w = func.call @__gptq_lut16(%t, %d) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+  %f = vector.fma %xv, %w, %u : vector<16xf32>
+  return %f : vector<16xf32>
 }
 
 // __gptq_matmul_rows for an 8-bit weight W = dequantize(unpack(%qw)) whose

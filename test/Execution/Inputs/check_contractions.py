@@ -60,7 +60,7 @@ def causal_attention(q, k, v):
 
 
 DTYPES = {"q3": [np.float32, np.int32, np.float32, np.float32, np.int32]}
-for _name in ("q4", "q8", "q4_rows", "q4_rows32", "q4_rows48", "q4_rows_swap", "q8_rows", "q8_rows32",
+for _name in ("q4", "q8", "q4_rows", "q4_rows_tail2", "q4_rows_tail3", "q4_rows_part", "q4_rows_long", "q4_rows32", "q4_rows48", "q4_rows_swap", "q8_rows", "q8_rows32",
               "q2_rows", "q3_rows", "q5_rows", "q6_rows", "q7_rows"):
     DTYPES[_name] = DTYPES["q3"]
 DTYPES["h16"] = DTYPES["h16_rows"] = [np.float32, np.float16]
@@ -128,6 +128,16 @@ CASES = {
     # 1100 columns: a partial 16 (and, at 4 bits, a partial chunk of 128).
     "linear_rows": linear_case((1, 3, 1100), 201),
     "q4_rows": packed_case(4, rows=201, run=128, shape=(1, 2)),
+    # The 4-bit kernel for groups of 128 takes a row's chunks of 128
+    # columns four at a time and the last one to three one by one: 6
+    # chunks (two left, whole; groups of three chunks), 11 (three left, the
+    # last partial) and 8 (the last of a four partial). Past 4096 columns
+    # it takes four rows at a time (4400: 35 chunks, the last partial,
+    # groups of two chunks; 75 rows, the last task of 11).
+    "q4_rows_tail2": packed_case(4, rows=37, cols=768, run=384, shape=(1, 2)),
+    "q4_rows_tail3": packed_case(4, rows=37, cols=1400, run=128, shape=(1, 1)),
+    "q4_rows_part": packed_case(4, rows=37, cols=1000, run=128, shape=(1, 3)),
+    "q4_rows_long": packed_case(4, rows=75, cols=4400, run=256, shape=(1, 2)),
     # Groups of 32 (the chunk kernels, 16 groups a chunk of 512 columns)
     # and of 48 (the 4-bit kernel in the tiled kernel's order).
     "q4_rows32": packed_case(4, rows=201, run=32, shape=(1, 4)),
@@ -164,7 +174,8 @@ CASES = {
 # 4-bit kernel for groups of 128 columns, the 8-bit one for groups of 64
 # and the chunk kernels of 2 to 7 bits for groups of 32: the same weights,
 # sums that agree to rounding).
-ROWS = {"linear_rows": False, "q4_rows": False, "q4_rows32": False, "q4_rows48": True,
+ROWS = {"linear_rows": False, "q4_rows": False, "q4_rows_tail2": False, "q4_rows_tail3": False,
+        "q4_rows_part": False, "q4_rows_long": False, "q4_rows32": False, "q4_rows48": True,
         "q4_rows_swap": True, "q8_rows": False, "q8_rows32": True, "h16_rows": False,
         "hb16_rows": False, "q2_rows": False, "q3_rows": False, "q5_rows": False,
         "q6_rows": False, "q7_rows": False}
