@@ -1260,34 +1260,13 @@ func.func private @__gptq_rows_q4_lut4(%xp: tensor<?x?x8x16xf32>, %gmap: tensor<
 }
 
 // Column %jj of each lane's word (of the 128 columns of chunk %ch) for
-// four rows: their codes (words %q0 .. %q3 shifted and masked) looked up
-// in their tables %t0 .. %t3, times the activations %xp[%mm, %ch, %jj],
-// added to %u0 .. %u3.
+// four rows: __gptq_rows_q4_lut_col of words %q0 .. %q3 in tables
+// %t0 .. %t3, added to %u0 .. %u3 (the activations read once, inlined).
 func.func private @__gptq_rows_q4_lut_step(%xp: tensor<?x?x8x16xf32>, %mm: index, %ch: index, %jj: index, %q0: vector<16xi32>, %q1: vector<16xi32>, %q2: vector<16xi32>, %q3: vector<16xi32>, %t0: vector<16xf32>, %t1: vector<16xf32>, %t2: vector<16xf32>, %t3: vector<16xf32>, %u0: vector<16xf32>, %u1: vector<16xf32>, %u2: vector<16xf32>, %u3: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
-  %c0 = arith.constant 0 : index
-  %zero = arith.constant 0.0 : f32
-  %four = arith.constant 4 : i32
-  %fifteen = arith.constant dense<15> : vector<16xi32>
-  %xv = vector.transfer_read %xp[%mm, %ch, %jj, %c0], %zero {in_bounds = [true]} : tensor<?x?x8x16xf32>, vector<16xf32>
-  %ji = arith.index_cast %jj : index to i32
-  %bit = arith.muli %ji, %four : i32
-  %shv = vector.broadcast %bit : i32 to vector<16xi32>
-  %e0 = arith.shrui %q0, %shv : vector<16xi32>
-  %e1 = arith.shrui %q1, %shv : vector<16xi32>
-  %e2 = arith.shrui %q2, %shv : vector<16xi32>
-  %e3 = arith.shrui %q3, %shv : vector<16xi32>
-  %d0 = arith.andi %e0, %fifteen : vector<16xi32>
-  %d1 = arith.andi %e1, %fifteen : vector<16xi32>
-  %d2 = arith.andi %e2, %fifteen : vector<16xi32>
-  %d3 = arith.andi %e3, %fifteen : vector<16xi32>
-  %w0 = func.call @__gptq_lut16(%t0, %d0) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
-  %w1 = func.call @__gptq_lut16(%t1, %d1) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
-  %w2 = func.call @__gptq_lut16(%t2, %d2) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
-  %w3 = func.call @__gptq_lut16(%t3, %d3) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
-  %f0 = vector.fma %xv, %w0, %u0 : vector<16xf32>
-  %f1 = vector.fma %xv, %w1, %u1 : vector<16xf32>
-  %f2 = vector.fma %xv, %w2, %u2 : vector<16xf32>
-  %f3 = vector.fma %xv, %w3, %u3 : vector<16xf32>
+  %f0 = func.call @__gptq_rows_q4_lut_col(%xp, %mm, %ch, %jj, %q0, %t0, %u0) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+  %f1 = func.call @__gptq_rows_q4_lut_col(%xp, %mm, %ch, %jj, %q1, %t1, %u1) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+  %f2 = func.call @__gptq_rows_q4_lut_col(%xp, %mm, %ch, %jj, %q2, %t2, %u2) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+  %f3 = func.call @__gptq_rows_q4_lut_col(%xp, %mm, %ch, %jj, %q3, %t3, %u3) : (tensor<?x?x8x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
   return %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
 }
 
