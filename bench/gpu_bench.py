@@ -13,7 +13,8 @@ bench/bench_quantize.py does (seeded correlated activations, H = 2/n X^T X,
 W ~ N(0, 0.02^2)), runs ours --repeats times in one process (best call
 counts; the first pays for loading the kernels and faulting in managed
 memory) and bench/torch_gptq.py's implementation of the reference on
-cuda with TF32 off, and prints seconds, the ratio, and the work model's
+cuda with TF32 off --torch-repeats times (best counts; the first pays
+for cuBLAS and cuSOLVER's start-up), and prints seconds, the ratio, and the work model's
 TFLOP/s against the chip's FP32 peak. The two losses are compared as a
 check that both solved the same problem. Needs numpy and PyTorch with CUDA;
 no MLIR.
@@ -122,8 +123,11 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--sizes", default="4096x4096,4096x11008,11008x4096",
                     help="rows x cols of each layer (default: %(default)s)")
-    ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--torch-repeats", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="calls of ours in one process; the best counts (default: %(default)s)")
+    ap.add_argument("--torch-repeats", type=int, default=3,
+                    help="calls of PyTorch's; the best counts, the first pays for "
+                         "cuBLAS/cuSOLVER start-up (default: %(default)s)")
     ap.add_argument("--timeout", type=float, default=60,
                     help="seconds allowed to each run of ours")
     ap.add_argument("--json")
@@ -131,8 +135,8 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     name, peak = chip_peak()
     print("device: %s; FP32 peak %s TFLOP/s" % (name, peak if peak else "unknown"))
-    print("| layer | ours s (best of %d) | ours TFLOP/s | %% of FP32 peak | PyTorch s | ratio | loss ours | loss PyTorch |"
-          % a.repeats)
+    print("| layer | ours s (best of %d) | ours TFLOP/s | %% of FP32 peak | PyTorch s (best of %d) | ratio | loss ours | loss PyTorch |"
+          % (a.repeats, a.torch_repeats))
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     rows_out = []
     for size in a.sizes.split(","):
