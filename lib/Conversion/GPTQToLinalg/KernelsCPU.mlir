@@ -1424,8 +1424,9 @@ func.func private @__gptq_rows_q4_lut_col(%xp: tensor<?x?x8x16xf32>, %mm: index,
 // multiplied into the lane's sum P with one FMA (x * code exactly), and at
 // the end of the chunk the row's scale and zero of the chunk's group give
 // s * (P - z * X), X the sum of the lane's activations, as the chunk
-// kernels of 2 to 7 bits do (ChunkKernels.h); four rows at a time, rows
-// eight ahead prefetched.
+// kernels of 2 to 7 bits do (ChunkKernels.h). One row at a time while K <=
+// 3072 (__gptq_rows_q8_rows: each thread reads its rows as one stream),
+// else four rows at a time, rows eight ahead prefetched (__gptq_rows_q8_4).
 func.func private @__gptq_matmul_rows_q8(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -1462,17 +1463,36 @@ func.func private @__gptq_matmul_rows_q8(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?
     }
     scf.yield %x1#0, %x1#1 : tensor<?x?x4x16xf32>, tensor<?x?x16xf32>
   }
+  // The group of each chunk, once a call (as __gptq_matmul_rows_q4_lut).
+  %perg = arith.divui %size, %c64 : index
+  %gm0 = tensor.empty(%chunks) : tensor<?xindex>
+  %gmap = scf.for %ch = %c0 to %chunks step %c1 iter_args(%g0 = %gm0) -> (tensor<?xindex>) {
+    %g = arith.divui %ch, %perg : index
+    %g1 = tensor.insert %g into %g0[%ch] : tensor<?xindex>
+    scf.yield %g1 : tensor<?xindex>
+  }
+  // One row at a time while a row's transposed activations and their sums
+  // (1.25 K floats) fill at most half of a 32 KiB L1 data cache, as the
+  // 4-bit kernel does; four rows at a time past that.
+  %c3072 = arith.constant 3072 : index
+  %byrow = arith.cmpi ule, %k, %c3072 : index
   %nt = arith.ceildivsi %n, %c16 : index
   %r = scf.forall (%t) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
     %j = arith.muli %t, %c16 : index
     %left = arith.subi %n, %j : index
     %jn = arith.minsi %left, %c16 : index
     %blk0 = tensor.extract_slice %cc[0, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %quads = arith.ceildivsi %jn, %c4 : index
-    %blk = scf.for %qd = %c0 to %quads step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
-      %r0 = arith.muli %qd, %c4 : index
-      %o2 = func.call @__gptq_rows_q8_4(%xps#0, %xps#1, %o, %r0, %j, %zeroC, %qw, %qs, %qz, %size) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?x?xf32>, index, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?xf32>
-      scf.yield %o2 : tensor<?x?xf32>
+    %blk = scf.if %byrow -> (tensor<?x?xf32>) {
+      %b1 = func.call @__gptq_rows_q8_rows(%xps#0, %xps#1, %gmap, %blk0, %j, %zeroC, %qw, %qs, %qz) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, tensor<?x?xf32>, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      scf.yield %b1 : tensor<?x?xf32>
+    } else {
+      %quads = arith.ceildivsi %jn, %c4 : index
+      %b4 = scf.for %qd = %c0 to %quads step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
+        %r0 = arith.muli %qd, %c4 : index
+        %o2 = func.call @__gptq_rows_q8_4(%xps#0, %xps#1, %gmap, %o, %r0, %j, %zeroC, %qw, %qs, %qz) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, tensor<?x?xf32>, index, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+        scf.yield %o2 : tensor<?x?xf32>
+      }
+      scf.yield %b4 : tensor<?x?xf32>
     }
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %blk into %cc[0, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
@@ -1483,12 +1503,11 @@ func.func private @__gptq_matmul_rows_q8(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?
 
 // Rows %j + %r0 .. + 3 of __gptq_matmul_rows_q8's product (those of them
 // before N; a missing row reads row N - 1 and is not written).
-func.func private @__gptq_rows_q8_4(%xp: tensor<?x?x4x16xf32>, %xs: tensor<?x?x16xf32>, %blk: tensor<?x?xf32>, %r0: index, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?xf32> {
+func.func private @__gptq_rows_q8_4(%xp: tensor<?x?x4x16xf32>, %xs: tensor<?x?x16xf32>, %gmap: tensor<?xindex>, %blk: tensor<?x?xf32>, %r0: index, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %c16 = arith.constant 16 : index
-  %c64 = arith.constant 64 : index
   %zw = arith.constant 0 : i32
   %zero = arith.constant 0.0 : f32
   %zv = arith.constant dense<0.0> : vector<16xf32>
@@ -1503,8 +1522,7 @@ func.func private @__gptq_rows_q8_4(%xp: tensor<?x?x4x16xf32>, %xs: tensor<?x?x1
   %qwm = bufferization.to_buffer %qw read_only : tensor<?x?xi32> to memref<?x?xi32, strided<[?, ?], offset: ?>>
   %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
     %acc:4 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
-      %col = arith.muli %ch, %c64 : index
-      %g = arith.divui %col, %size : index
+      %g = tensor.extract %gmap[%ch] : tensor<?xindex>
       %w0 = arith.muli %ch, %c16 : index
       scf.for %pr = %c0 to %c4 step %c1 {
         %ahead0 = arith.addi %b0, %pdist : index
@@ -1538,9 +1556,19 @@ func.func private @__gptq_rows_q8_4(%xp: tensor<?x?x4x16xf32>, %xs: tensor<?x?x1
 }
 
 // Byte %jj of each lane's word (of the 64 columns of chunk %ch) for four
-// rows, masked in place (code * 2^8jj), times the scaled activations
-// %xp[%mm, %ch, %jj] (x * 2^-8jj), added to %u0 .. %u3.
+// rows (__gptq_rows_q8_col), added to %u0 .. %u3.
 func.func private @__gptq_rows_q8_step(%xp: tensor<?x?x4x16xf32>, %mm: index, %ch: index, %jj: index, %q0: vector<16xi32>, %q1: vector<16xi32>, %q2: vector<16xi32>, %q3: vector<16xi32>, %u0: vector<16xf32>, %u1: vector<16xf32>, %u2: vector<16xf32>, %u3: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+  %f0 = func.call @__gptq_rows_q8_col(%xp, %mm, %ch, %jj, %q0, %u0) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>) -> vector<16xf32>
+  %f1 = func.call @__gptq_rows_q8_col(%xp, %mm, %ch, %jj, %q1, %u1) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>) -> vector<16xf32>
+  %f2 = func.call @__gptq_rows_q8_col(%xp, %mm, %ch, %jj, %q2, %u2) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>) -> vector<16xf32>
+  %f3 = func.call @__gptq_rows_q8_col(%xp, %mm, %ch, %jj, %q3, %u3) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>) -> vector<16xf32>
+  return %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+}
+
+// Byte %jj of each lane's word %q (of the 64 columns of chunk %ch), masked
+// in place (code * 2^8jj), times the scaled activations %xp[%mm, %ch, %jj]
+// (x * 2^-8jj), added to %u.
+func.func private @__gptq_rows_q8_col(%xp: tensor<?x?x4x16xf32>, %mm: index, %ch: index, %jj: index, %q: vector<16xi32>, %u: vector<16xf32>) -> vector<16xf32> {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
   %eight = arith.constant 8 : i32
@@ -1550,19 +1578,10 @@ func.func private @__gptq_rows_q8_step(%xp: tensor<?x?x4x16xf32>, %mm: index, %c
   %bit = arith.muli %ji, %eight : i32
   %mask = arith.shli %byte, %bit : i32
   %maskv = vector.broadcast %mask : i32 to vector<16xi32>
-  %d0 = arith.andi %q0, %maskv : vector<16xi32>
-  %d1 = arith.andi %q1, %maskv : vector<16xi32>
-  %d2 = arith.andi %q2, %maskv : vector<16xi32>
-  %d3 = arith.andi %q3, %maskv : vector<16xi32>
-  %w0 = arith.uitofp %d0 : vector<16xi32> to vector<16xf32>
-  %w1 = arith.uitofp %d1 : vector<16xi32> to vector<16xf32>
-  %w2 = arith.uitofp %d2 : vector<16xi32> to vector<16xf32>
-  %w3 = arith.uitofp %d3 : vector<16xi32> to vector<16xf32>
-  %f0 = vector.fma %xv, %w0, %u0 : vector<16xf32>
-  %f1 = vector.fma %xv, %w1, %u1 : vector<16xf32>
-  %f2 = vector.fma %xv, %w2, %u2 : vector<16xf32>
-  %f3 = vector.fma %xv, %w3, %u3 : vector<16xf32>
-  return %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+  %d = arith.andi %q, %maskv : vector<16xi32>
+  %w = arith.uitofp %d : vector<16xi32> to vector<16xf32>
+  %f = vector.fma %xv, %w, %u : vector<16xf32>
+  return %f : vector<16xf32>
 }
 
 // %acc + s * (%p - z * %xsum), with row %row's scale and zero of group %g.
@@ -1574,6 +1593,126 @@ func.func private @__gptq_rows_q8_group(%p: vector<16xf32>, %xsum: vector<16xf32
   %zx = arith.mulf %zv, %xsum : vector<16xf32>
   %centred = arith.subf %p, %zx : vector<16xf32>
   %r = vector.fma %sv, %centred, %acc : vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// Rows %j .. of W (as many as %blk's columns) of __gptq_matmul_rows_q8's
+// product, one at a time, for every row of A, as __gptq_rows_q4_lut_rows
+// takes them: a row's chunks four at a time into four sums, the last one
+// to three one by one, whole chunks read in bounds, a last partial one
+// masked; each chunk prefetches the same words %ahead rows on (about 1
+// KiB on).
+func.func private @__gptq_rows_q8_rows(%xp: tensor<?x?x4x16xf32>, %xs: tensor<?x?x16xf32>, %gmap: tensor<?xindex>, %blk: tensor<?x?xf32>, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c256 = arith.constant 256 : index
+  %true = arith.constant true
+  %zv = arith.constant dense<0.0> : vector<16xf32>
+  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  %jn = tensor.dim %blk, %c1 : tensor<?x?xf32>
+  %chunks = tensor.dim %xp, %c1 : tensor<?x?x4x16xf32>
+  %n = tensor.dim %qw, %c0 : tensor<?x?xi32>
+  %wn = tensor.dim %qw, %c1 : tensor<?x?xi32>
+  %last = arith.subi %n, %c1 : index
+  %ahead = arith.ceildivui %c256, %wn : index
+  %whole = arith.divui %wn, %c16 : index
+  %quads = arith.divui %chunks, %c4 : index
+  %full = arith.muli %quads, %c4 : index
+  %qwm = bufferization.to_buffer %qw read_only : tensor<?x?xi32> to memref<?x?xi32, strided<[?, ?], offset: ?>>
+  %res = scf.for %i = %c0 to %jn step %c1 iter_args(%o0 = %blk) -> (tensor<?x?xf32>) {
+    %row = arith.addi %j, %i : index
+    %below = arith.addi %row, %ahead : index
+    %prow = arith.minui %below, %last : index
+    %o1 = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %o0) -> (tensor<?x?xf32>) {
+      %acc:4 = scf.for %cq = %c0 to %quads step %c1 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+        %ch0 = arith.muli %cq, %c4 : index
+        %ch1 = arith.addi %ch0, %c1 : index
+        %ch2 = arith.addi %ch0, %c2 : index
+        %ch3 = arith.addi %ch0, %c3 : index
+        %in3 = arith.cmpi ult, %ch3, %whole : index
+        %s0 = func.call @__gptq_rows_q8_chunk(%xp, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch0, %true, %a0) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+        %s1 = func.call @__gptq_rows_q8_chunk(%xp, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch1, %true, %a1) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+        %s2 = func.call @__gptq_rows_q8_chunk(%xp, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch2, %true, %a2) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+        // Only the last quad's last chunk may be partial.
+        %s3 = func.call @__gptq_rows_q8_chunk(%xp, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch3, %in3, %a3) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+        scf.yield %s0, %s1, %s2, %s3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      }
+      // The last one to three chunks, one sum each.
+      %t0 = func.call @__gptq_rows_q8_tail(%xp, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %full, %whole, %acc#0) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
+      %f1 = arith.addi %full, %c1 : index
+      %t1 = func.call @__gptq_rows_q8_tail(%xp, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %f1, %whole, %acc#1) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
+      %f2 = arith.addi %full, %c2 : index
+      %t2 = func.call @__gptq_rows_q8_tail(%xp, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %f2, %whole, %acc#2) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
+      %p01 = arith.addf %t0, %t1 : vector<16xf32>
+      %p23 = arith.addf %t2, %acc#3 : vector<16xf32>
+      %p = arith.addf %p01, %p23 : vector<16xf32>
+      %y = vector.reduction <add>, %p fastmath<reassoc> : vector<16xf32> into f32
+      %v = scf.if %zeroC -> (f32) {
+        scf.yield %y : f32
+      } else {
+        %old = tensor.extract %o[%mm, %i] : tensor<?x?xf32>
+        %sum = arith.addf %old, %y : f32
+        scf.yield %sum : f32
+      }
+      %o2 = tensor.insert %v into %o[%mm, %i] : tensor<?x?xf32>
+      scf.yield %o2 : tensor<?x?xf32>
+    }
+    scf.yield %o1 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
+}
+
+// Chunk %ch of __gptq_rows_q8_rows's tail added to %u, if there is such a
+// chunk (%u as it is otherwise); read in bounds if whole.
+func.func private @__gptq_rows_q8_tail(%xp: tensor<?x?x4x16xf32>, %xs: tensor<?x?x16xf32>, %gmap: tensor<?xindex>, %qwm: memref<?x?xi32, strided<[?, ?], offset: ?>>, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %row: index, %prow: index, %mm: index, %ch: index, %whole: index, %u: vector<16xf32>) -> vector<16xf32> {
+  %c1 = arith.constant 1 : index
+  %chunks = tensor.dim %xp, %c1 : tensor<?x?x4x16xf32>
+  %some = arith.cmpi ult, %ch, %chunks : index
+  %r = scf.if %some -> (vector<16xf32>) {
+    %inb = arith.cmpi ult, %ch, %whole : index
+    %s = func.call @__gptq_rows_q8_chunk(%xp, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch, %inb, %u) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+    scf.yield %s : vector<16xf32>
+  } else {
+    scf.yield %u : vector<16xf32>
+  }
+  return %r : vector<16xf32>
+}
+
+// Chunk %ch of row %row of W times the activations of row %mm of A, added
+// to %u: the chunk's 16 words (read in bounds with %inb, else masked at
+// the row's end), the four bytes of each lane's word summed into P, then
+// s * (P - z * X) of the chunk's group (%gmap), as __gptq_rows_q8_4
+// computes each of its rows; the same words of row %prow prefetched.
+func.func private @__gptq_rows_q8_chunk(%xp: tensor<?x?x4x16xf32>, %xs: tensor<?x?x16xf32>, %gmap: tensor<?xindex>, %qwm: memref<?x?xi32, strided<[?, ?], offset: ?>>, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %row: index, %prow: index, %mm: index, %ch: index, %inb: i1, %u: vector<16xf32>) -> vector<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %zw = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %zv = arith.constant dense<0.0> : vector<16xf32>
+  %w0 = arith.muli %ch, %c16 : index
+  memref.prefetch %qwm[%prow, %w0], read, locality<3>, data : memref<?x?xi32, strided<[?, ?], offset: ?>>
+  %g = tensor.extract %gmap[%ch] : tensor<?xindex>
+  %q = scf.if %inb -> (vector<16xi32>) {
+    %r = vector.transfer_read %qw[%row, %w0], %zw {in_bounds = [true]} : tensor<?x?xi32>, vector<16xi32>
+    scf.yield %r : vector<16xi32>
+  } else {
+    %r = vector.transfer_read %qw[%row, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+    scf.yield %r : vector<16xi32>
+  }
+  %j0 = arith.constant 0 : index
+  %e0 = func.call @__gptq_rows_q8_col(%xp, %mm, %ch, %j0, %q, %zv) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>) -> vector<16xf32>
+  %j1 = arith.constant 1 : index
+  %e1 = func.call @__gptq_rows_q8_col(%xp, %mm, %ch, %j1, %q, %e0) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>) -> vector<16xf32>
+  %j2 = arith.constant 2 : index
+  %e2 = func.call @__gptq_rows_q8_col(%xp, %mm, %ch, %j2, %q, %e1) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>) -> vector<16xf32>
+  %j3 = arith.constant 3 : index
+  %e3 = func.call @__gptq_rows_q8_col(%xp, %mm, %ch, %j3, %q, %e2) : (tensor<?x?x4x16xf32>, index, index, index, vector<16xi32>, vector<16xf32>) -> vector<16xf32>
+  %xsum = vector.transfer_read %xs[%mm, %ch, %c0], %zero {in_bounds = [true]} : tensor<?x?x16xf32>, vector<16xf32>
+  %r = func.call @__gptq_rows_q8_group(%e3, %xsum, %qs, %qz, %row, %g, %u) : (vector<16xf32>, vector<16xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, vector<16xf32>) -> vector<16xf32>
   return %r : vector<16xf32>
 }
 

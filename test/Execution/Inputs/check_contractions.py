@@ -60,7 +60,7 @@ def causal_attention(q, k, v):
 
 
 DTYPES = {"q3": [np.float32, np.int32, np.float32, np.float32, np.int32]}
-for _name in ("q4", "q8", "q4_rows", "q4_rows_tail2", "q4_rows_tail3", "q4_rows_part", "q4_rows_long", "q4_rows32", "q4_rows48", "q4_rows_swap", "q8_rows", "q8_rows32",
+for _name in ("q4", "q8", "q4_rows", "q4_rows_tail2", "q4_rows_tail3", "q4_rows_part", "q4_rows_long", "q4_rows32", "q4_rows48", "q4_rows_swap", "q8_rows", "q8_rows_tail1", "q8_rows_tail3", "q8_rows_part", "q8_rows_long", "q8_rows32",
               "q2_rows", "q3_rows", "q5_rows", "q6_rows", "q7_rows"):
     DTYPES[_name] = DTYPES["q3"]
 DTYPES["h16"] = DTYPES["h16_rows"] = [np.float32, np.float16]
@@ -148,6 +148,16 @@ CASES = {
     # 8 bits, groups of 64 (the 8-bit kernel, its last chunk partial) and
     # of 32 (the tiled kernel).
     "q8_rows": packed_case(8, rows=201, run=64, shape=(1, 3)),
+    # Like the 4-bit kernel, the 8-bit one takes a row's chunks (64
+    # columns) four at a time and the last one to three one by one: 18
+    # chunks above (two left, the last partial), 17 (one left, whole), 19
+    # (three left, groups of two chunks) and 16 (the last of a four
+    # partial). Past 3072 columns it takes four rows at a time (3300: 52
+    # chunks, the last partial; 75 rows, the last task of 11).
+    "q8_rows_tail1": packed_case(8, rows=37, cols=1088, run=64, shape=(1, 2)),
+    "q8_rows_tail3": packed_case(8, rows=37, cols=1216, run=128, shape=(1, 1)),
+    "q8_rows_part": packed_case(8, rows=37, cols=1000, run=64, shape=(1, 3)),
+    "q8_rows_long": packed_case(8, rows=75, cols=3300, run=128, shape=(1, 2)),
     "q8_rows32": packed_case(8, rows=201, run=32, shape=(1, 1)),
     # 2, 3, 5, 6 and 7 bits (the chunk kernels; 3, 5, 6 and 7 have codes
     # that straddle words), groups of 32 .. 1024 columns; 640 and 96 do not
@@ -176,7 +186,8 @@ CASES = {
 # sums that agree to rounding).
 ROWS = {"linear_rows": False, "q4_rows": False, "q4_rows_tail2": False, "q4_rows_tail3": False,
         "q4_rows_part": False, "q4_rows_long": False, "q4_rows32": False, "q4_rows48": True,
-        "q4_rows_swap": True, "q8_rows": False, "q8_rows32": True, "h16_rows": False,
+        "q4_rows_swap": True, "q8_rows": False, "q8_rows_tail1": False,
+        "q8_rows_tail3": False, "q8_rows_part": False, "q8_rows_long": False, "q8_rows32": True, "h16_rows": False,
         "hb16_rows": False, "q2_rows": False, "q3_rows": False, "q5_rows": False,
         "q6_rows": False, "q7_rows": False}
 
