@@ -659,18 +659,21 @@ func.func private @__gptq_groups_in_runs(%qg: tensor<?xi32>) -> (i1, index) {
 // weight stored N x K (the layout the model keeps, read in place, never
 // packed), W read once. The float kernel, the 4-bit kernel for groups of
 // a multiple of 128 columns, the 8-bit one and the chunk kernel of 2 to 7
-// bits sum along K: lanes are consecutive columns of one row of W, four
-// rows at a time (four independent FMA chains, four neighbouring streams
-// that the hardware prefetcher follows; the 4-bit kernel takes one row at
-// a time and four of its chunks instead, while K <= 4096), and each output
-// ends with a reduction of its lanes. Their sums are in another order than the tiled
+// bits sum along K: lanes are consecutive columns of one row of W; the
+// float, 4-bit and 8-bit kernels take one row at a time, four of its
+// chunks into four sums (four independent FMA chains, one stream a
+// thread), while a row of activations fits half of L1, and four rows at a
+// time past that (as the chunk kernels always do); each output ends with
+// a reduction of its lanes. Their sums are in another order than the tiled
 // kernel's: they agree with it to rounding. The 4-bit kernel for groups of
 // a multiple of 16 columns but not of 32 keeps the tiled kernel's order
 // (lanes are outputs).
 
 // A float32 weight (B^T = %bm[b], N x K), or one stored in half precision,
 // %half as in __gptq_matmul (%bh bfloat16, %bf float16, one batch), widened
-// in registers. A task takes 16 rows of W of one batch.
+// in registers. A task takes 16 rows of W of one batch, one row at a time
+// while K <= 4096 (__gptq_rows_f_rows: each thread reads its rows as one
+// stream), else four at a time (__gptq_rows_k4).
 func.func private @__gptq_matmul_rows(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -680,6 +683,12 @@ func.func private @__gptq_matmul_rows(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf
   %nb = tensor.dim %c, %c0 : tensor<?x?x?xf32>
   %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
   %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
+  %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
+  // One row of W at a time while a row of activations (K floats) fills at
+  // most half of a 32 KiB L1 data cache, as the 4-bit kernel does; four
+  // rows at a time past that, reading the activations once for four.
+  %c4096 = arith.constant 4096 : index
+  %byrow = arith.cmpi ule, %k, %c4096 : index
   %nt = arith.ceildivsi %n, %c16 : index
   %tasks = arith.muli %nb, %nt : index
   %r = scf.forall (%t) in (%tasks) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
@@ -689,11 +698,17 @@ func.func private @__gptq_matmul_rows(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf
     %left = arith.subi %n, %j : index
     %jn = arith.minsi %left, %c16 : index
     %blk0 = tensor.extract_slice %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
-    %quads = arith.ceildivsi %jn, %c4 : index
-    %blk = scf.for %qd = %c0 to %quads step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
-      %r0 = arith.muli %qd, %c4 : index
-      %o2 = func.call @__gptq_rows_k4(%a, %bm, %bi, %o, %r0, %j, %n, %zeroC, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, tensor<?x?xf32>, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?xf32>
-      scf.yield %o2 : tensor<?x?xf32>
+    %blk = scf.if %byrow -> (tensor<?x?xf32>) {
+      %b1 = func.call @__gptq_rows_f_rows(%a, %bm, %bi, %blk0, %j, %zeroC, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, tensor<?x?xf32>, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?xf32>
+      scf.yield %b1 : tensor<?x?xf32>
+    } else {
+      %quads = arith.ceildivsi %jn, %c4 : index
+      %b4 = scf.for %qd = %c0 to %quads step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
+        %r0 = arith.muli %qd, %c4 : index
+        %o2 = func.call @__gptq_rows_k4(%a, %bm, %bi, %o, %r0, %j, %n, %zeroC, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, tensor<?x?xf32>, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?xf32>
+        scf.yield %o2 : tensor<?x?xf32>
+      }
+      scf.yield %b4 : tensor<?x?xf32>
     }
     scf.forall.in_parallel {
       tensor.parallel_insert_slice %blk into %cc[%bi, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
@@ -773,6 +788,105 @@ func.func private @__gptq_rows_k4_step(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?x
   %f2 = vector.fma %x, %w2, %u2 : vector<16xf32>
   %f3 = vector.fma %x, %w3, %u3 : vector<16xf32>
   return %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+}
+
+// Rows %j .. of W (as many as %blk's columns) of __gptq_matmul_rows's
+// product for batch %bi, one at a time, for every row of A: a row's
+// columns 64 at a time into four sums (16 columns each, four independent
+// chains of FMAs), then the last one to three whole 16s one by one, then
+// the columns after the last whole 16 (masked).
+func.func private @__gptq_rows_f_rows(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %bi: index, %blk: tensor<?x?xf32>, %j: index, %zeroC: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c48 = arith.constant 48 : index
+  %c64 = arith.constant 64 : index
+  %true = arith.constant true
+  %false = arith.constant false
+  %zv = arith.constant dense<0.0> : vector<16xf32>
+  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  %jn = tensor.dim %blk, %c1 : tensor<?x?xf32>
+  %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
+  %kb = arith.divui %k, %c16 : index
+  %kw = arith.muli %kb, %c16 : index
+  %k4 = arith.divui %k, %c64 : index
+  %k64 = arith.muli %k4, %c64 : index
+  %ragged = arith.cmpi ult, %kw, %k : index
+  %res = scf.for %i = %c0 to %jn step %c1 iter_args(%o0 = %blk) -> (tensor<?x?xf32>) {
+    %row = arith.addi %j, %i : index
+    %o1 = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %o0) -> (tensor<?x?xf32>) {
+      %acc:4 = scf.for %kk = %c0 to %k64 step %c64 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+        %kk1 = arith.addi %kk, %c16 : index
+        %kk2 = arith.addi %kk, %c32 : index
+        %kk3 = arith.addi %kk, %c48 : index
+        %s0 = func.call @__gptq_rows_f_col(%a, %bm, %bi, %mm, %row, %kk, %true, %half, %bh, %bf, %a0) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>, vector<16xf32>) -> vector<16xf32>
+        %s1 = func.call @__gptq_rows_f_col(%a, %bm, %bi, %mm, %row, %kk1, %true, %half, %bh, %bf, %a1) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>, vector<16xf32>) -> vector<16xf32>
+        %s2 = func.call @__gptq_rows_f_col(%a, %bm, %bi, %mm, %row, %kk2, %true, %half, %bh, %bf, %a2) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>, vector<16xf32>) -> vector<16xf32>
+        %s3 = func.call @__gptq_rows_f_col(%a, %bm, %bi, %mm, %row, %kk3, %true, %half, %bh, %bf, %a3) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>, vector<16xf32>) -> vector<16xf32>
+        scf.yield %s0, %s1, %s2, %s3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      }
+      // The last one to three whole 16s, one sum each.
+      %t0 = func.call @__gptq_rows_f_tail(%a, %bm, %bi, %mm, %row, %k64, %kw, %half, %bh, %bf, %acc#0) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, index, index, index, index, i64, tensor<?x?xbf16>, tensor<?x?xf16>, vector<16xf32>) -> vector<16xf32>
+      %f1 = arith.addi %k64, %c16 : index
+      %t1 = func.call @__gptq_rows_f_tail(%a, %bm, %bi, %mm, %row, %f1, %kw, %half, %bh, %bf, %acc#1) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, index, index, index, index, i64, tensor<?x?xbf16>, tensor<?x?xf16>, vector<16xf32>) -> vector<16xf32>
+      %f2 = arith.addi %k64, %c32 : index
+      %t2 = func.call @__gptq_rows_f_tail(%a, %bm, %bi, %mm, %row, %f2, %kw, %half, %bh, %bf, %acc#2) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, index, index, index, index, i64, tensor<?x?xbf16>, tensor<?x?xf16>, vector<16xf32>) -> vector<16xf32>
+      // The columns after the last whole 16.
+      %t3 = scf.if %ragged -> (vector<16xf32>) {
+        %s = func.call @__gptq_rows_f_col(%a, %bm, %bi, %mm, %row, %kw, %false, %half, %bh, %bf, %acc#3) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>, vector<16xf32>) -> vector<16xf32>
+        scf.yield %s : vector<16xf32>
+      } else {
+        scf.yield %acc#3 : vector<16xf32>
+      }
+      %p01 = arith.addf %t0, %t1 : vector<16xf32>
+      %p23 = arith.addf %t2, %t3 : vector<16xf32>
+      %p = arith.addf %p01, %p23 : vector<16xf32>
+      %y = vector.reduction <add>, %p fastmath<reassoc> : vector<16xf32> into f32
+      %v = scf.if %zeroC -> (f32) {
+        scf.yield %y : f32
+      } else {
+        %old = tensor.extract %o[%mm, %i] : tensor<?x?xf32>
+        %sum = arith.addf %old, %y : f32
+        scf.yield %sum : f32
+      }
+      %o2 = tensor.insert %v into %o[%mm, %i] : tensor<?x?xf32>
+      scf.yield %o2 : tensor<?x?xf32>
+    }
+    scf.yield %o1 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
+}
+
+// Columns %kk .. %kk + 15 of row %row of W times those of A[%bi, %mm]
+// added to %u if they are before %kw (the last whole 16); %u otherwise.
+func.func private @__gptq_rows_f_tail(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %bi: index, %mm: index, %row: index, %kk: index, %kw: index, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>, %u: vector<16xf32>) -> vector<16xf32> {
+  %true = arith.constant true
+  %some = arith.cmpi ult, %kk, %kw : index
+  %r = scf.if %some -> (vector<16xf32>) {
+    %s = func.call @__gptq_rows_f_col(%a, %bm, %bi, %mm, %row, %kk, %true, %half, %bh, %bf, %u) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, index, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>, vector<16xf32>) -> vector<16xf32>
+    scf.yield %s : vector<16xf32>
+  } else {
+    scf.yield %u : vector<16xf32>
+  }
+  return %r : vector<16xf32>
+}
+
+// Columns %kk .. %kk + 15 of row %row of W times those of A[%bi, %mm],
+// added to %u (lanes past K, with %inb false, add zeros).
+func.func private @__gptq_rows_f_col(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %bi: index, %mm: index, %row: index, %kk: index, %inb: i1, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>, %u: vector<16xf32>) -> vector<16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %x = scf.if %inb -> (vector<16xf32>) {
+    %v = vector.transfer_read %a[%bi, %mm, %kk], %zero {in_bounds = [true]} : tensor<?x?x?xf32>, vector<16xf32>
+    scf.yield %v : vector<16xf32>
+  } else {
+    %v = vector.transfer_read %a[%bi, %mm, %kk], %zero : tensor<?x?x?xf32>, vector<16xf32>
+    scf.yield %v : vector<16xf32>
+  }
+  %w = func.call @__gptq_rows_row16(%bm, %bi, %row, %kk, %inb, %half, %bh, %bf) : (tensor<?x?x?xf32>, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> vector<16xf32>
+  %f = vector.fma %x, %w, %u : vector<16xf32>
+  return %f : vector<16xf32>
 }
 
 // Rows %j + %r0 .. + 3 of __gptq_matmul_rows's product for batch %bi (those

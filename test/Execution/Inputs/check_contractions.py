@@ -64,7 +64,7 @@ for _name in ("q4", "q8", "q4_rows", "q4_rows_tail2", "q4_rows_tail3", "q4_rows_
               "q2_rows", "q3_rows", "q5_rows", "q6_rows", "q7_rows"):
     DTYPES[_name] = DTYPES["q3"]
 DTYPES["h16"] = DTYPES["h16_rows"] = [np.float32, np.float16]
-DTYPES["hb16"] = DTYPES["hb16_rows"] = [np.float32, np.int16]
+DTYPES["hb16"] = DTYPES["hb16_rows"] = DTYPES["hb16_rows_tail3"] = [np.float32, np.int16]
 
 
 def bfloat16_bits(r, shape):
@@ -127,6 +127,14 @@ CASES = {
     # of W: tasks of 16 rows, the last one of 9 (a partial group of four);
     # 1100 columns: a partial 16 (and, at 4 bits, a partial chunk of 128).
     "linear_rows": linear_case((1, 3, 1100), 201),
+    # The float kernel takes a row's columns 64 at a time into four sums,
+    # then the last one to three whole 16s one by one, then the ragged
+    # rest: 1100 above (no whole 16 left, 12 ragged), 1000 (two, 8 ragged)
+    # and 1008 (three, none ragged; also from bfloat16). Past 4096 columns
+    # it takes four rows at a time (4200; 75 rows, the last task of 11).
+    "linear_rows_tail2": linear_case((1, 2, 1000), 37),
+    "linear_rows_tail3": linear_case((1, 1, 1008), 37),
+    "linear_rows_long": linear_case((1, 2, 4200), 75),
     "q4_rows": packed_case(4, rows=201, run=128, shape=(1, 2)),
     # The 4-bit kernel for groups of 128 takes a row's chunks of 128
     # columns four at a time and the last one to three one by one: 6
@@ -169,6 +177,7 @@ CASES = {
     "q7_rows": packed_case(7, rows=201, run=96, shape=(1, 2)),
     "h16_rows": linear_case((1, 1, 1100), 200, "f16"),
     "hb16_rows": linear_case((1, 2, 1100), 200, "bf16"),
+    "hb16_rows_tail3": linear_case((1, 2, 1008), 37, "bf16"),
     # Weights stored in half precision, K past one of the kernel's chunks,
     # N past whole panels.
     "h16": linear_case((3, 5, 1100), 70, "f16"),
@@ -184,7 +193,8 @@ CASES = {
 # 4-bit kernel for groups of 128 columns, the 8-bit one for groups of 64
 # and the chunk kernels of 2 to 7 bits for groups of 32: the same weights,
 # sums that agree to rounding).
-ROWS = {"linear_rows": False, "q4_rows": False, "q4_rows_tail2": False, "q4_rows_tail3": False,
+ROWS = {"linear_rows": False, "linear_rows_tail2": False, "linear_rows_tail3": False,
+        "linear_rows_long": False, "hb16_rows_tail3": False, "q4_rows": False, "q4_rows_tail2": False, "q4_rows_tail3": False,
         "q4_rows_part": False, "q4_rows_long": False, "q4_rows32": False, "q4_rows48": True,
         "q4_rows_swap": True, "q8_rows": False, "q8_rows_tail1": False,
         "q8_rows_tail3": False, "q8_rows_part": False, "q8_rows_long": False, "q8_rows32": True, "h16_rows": False,
