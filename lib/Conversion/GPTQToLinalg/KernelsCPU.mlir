@@ -840,18 +840,7 @@ func.func private @__gptq_rows_f_rows(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf
       } else {
         scf.yield %acc#3 : vector<16xf32>
       }
-      %p01 = arith.addf %t0, %t1 : vector<16xf32>
-      %p23 = arith.addf %t2, %t3 : vector<16xf32>
-      %p = arith.addf %p01, %p23 : vector<16xf32>
-      %y = vector.reduction <add>, %p fastmath<reassoc> : vector<16xf32> into f32
-      %v = scf.if %zeroC -> (f32) {
-        scf.yield %y : f32
-      } else {
-        %old = tensor.extract %o[%mm, %i] : tensor<?x?xf32>
-        %sum = arith.addf %old, %y : f32
-        scf.yield %sum : f32
-      }
-      %o2 = tensor.insert %v into %o[%mm, %i] : tensor<?x?xf32>
+      %o2 = func.call @__gptq_rows_put1(%o, %mm, %i, %zeroC, %t0, %t1, %t2, %t3) : (tensor<?x?xf32>, index, index, i1, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> tensor<?x?xf32>
       scf.yield %o2 : tensor<?x?xf32>
     }
     scf.yield %o1 : tensor<?x?xf32>
@@ -1205,13 +1194,7 @@ func.func private @__gptq_matmul_rows_q4_lut(%a: tensor<?x?x?xf32>, %c: tensor<?
   }
   // The group of each chunk, once a call: a division in every chunk would
   // cost as much as a few of its 32 vector instructions.
-  %perg = arith.divui %size, %c128 : index
-  %gm0 = tensor.empty(%chunks) : tensor<?xindex>
-  %gmap = scf.for %ch = %c0 to %chunks step %c1 iter_args(%g0 = %gm0) -> (tensor<?xindex>) {
-    %g = arith.divui %ch, %perg : index
-    %g1 = tensor.insert %g into %g0[%ch] : tensor<?xindex>
-    scf.yield %g1 : tensor<?xindex>
-  }
+  %gmap = func.call @__gptq_chunk_groups(%chunks, %c128, %size) : (index, index, index) -> tensor<?xindex>
   // One row at a time while a row of activations (K floats) fills at most
   // half of a 32 KiB L1 data cache; past that, every row would read them
   // from L2 and the misses crowd out the weights' prefetches: four rows at
@@ -1241,6 +1224,22 @@ func.func private @__gptq_matmul_rows_q4_lut(%a: tensor<?x?x?xf32>, %c: tensor<?
     }
   }
   return %r : tensor<?x?x?xf32>
+}
+
+// The group of each of %chunks chunks of %width columns, for groups that
+// are runs of %size columns (a multiple of %width): made once a call, so
+// that a kernel's chunk reads its group instead of dividing.
+func.func private @__gptq_chunk_groups(%chunks: index, %width: index, %size: index) -> tensor<?xindex> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %perg = arith.divui %size, %width : index
+  %gm0 = tensor.empty(%chunks) : tensor<?xindex>
+  %gmap = scf.for %ch = %c0 to %chunks step %c1 iter_args(%g0 = %gm0) -> (tensor<?xindex>) {
+    %g = arith.divui %ch, %perg : index
+    %g1 = tensor.insert %g into %g0[%ch] : tensor<?xindex>
+    scf.yield %g1 : tensor<?xindex>
+  }
+  return %gmap : tensor<?xindex>
 }
 
 // Lane i of %table at %idx[i], for every lane (a variable permute).
@@ -1435,18 +1434,7 @@ func.func private @__gptq_rows_q4_lut_rows(%xp: tensor<?x?x8x16xf32>, %gmap: ten
       %t1 = func.call @__gptq_rows_q4_lut_tail(%xp, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %f1, %whole, %acc#1) : (tensor<?x?x8x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
       %f2 = arith.addi %full, %c2 : index
       %t2 = func.call @__gptq_rows_q4_lut_tail(%xp, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %f2, %whole, %acc#2) : (tensor<?x?x8x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
-      %p01 = arith.addf %t0, %t1 : vector<16xf32>
-      %p23 = arith.addf %t2, %acc#3 : vector<16xf32>
-      %p = arith.addf %p01, %p23 : vector<16xf32>
-      %y = vector.reduction <add>, %p fastmath<reassoc> : vector<16xf32> into f32
-      %v = scf.if %zeroC -> (f32) {
-        scf.yield %y : f32
-      } else {
-        %old = tensor.extract %o[%mm, %i] : tensor<?x?xf32>
-        %sum = arith.addf %old, %y : f32
-        scf.yield %sum : f32
-      }
-      %o2 = tensor.insert %v into %o[%mm, %i] : tensor<?x?xf32>
+      %o2 = func.call @__gptq_rows_put1(%o, %mm, %i, %zeroC, %t0, %t1, %t2, %acc#3) : (tensor<?x?xf32>, index, index, i1, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> tensor<?x?xf32>
       scf.yield %o2 : tensor<?x?xf32>
     }
     scf.yield %o1 : tensor<?x?xf32>
@@ -1577,14 +1565,8 @@ func.func private @__gptq_matmul_rows_q8(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?
     }
     scf.yield %x1#0, %x1#1 : tensor<?x?x4x16xf32>, tensor<?x?x16xf32>
   }
-  // The group of each chunk, once a call (as __gptq_matmul_rows_q4_lut).
-  %perg = arith.divui %size, %c64 : index
-  %gm0 = tensor.empty(%chunks) : tensor<?xindex>
-  %gmap = scf.for %ch = %c0 to %chunks step %c1 iter_args(%g0 = %gm0) -> (tensor<?xindex>) {
-    %g = arith.divui %ch, %perg : index
-    %g1 = tensor.insert %g into %g0[%ch] : tensor<?xindex>
-    scf.yield %g1 : tensor<?xindex>
-  }
+  // The group of each chunk, once a call.
+  %gmap = func.call @__gptq_chunk_groups(%chunks, %c64, %size) : (index, index, index) -> tensor<?xindex>
   // One row at a time while a row's transposed activations and their sums
   // (1.25 K floats) fill at most half of a 32 KiB L1 data cache, as the
   // 4-bit kernel does; four rows at a time past that.
@@ -1761,18 +1743,7 @@ func.func private @__gptq_rows_q8_rows(%xp: tensor<?x?x4x16xf32>, %xs: tensor<?x
       %t1 = func.call @__gptq_rows_q8_tail(%xp, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %f1, %whole, %acc#1) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
       %f2 = arith.addi %full, %c2 : index
       %t2 = func.call @__gptq_rows_q8_tail(%xp, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %f2, %whole, %acc#2) : (tensor<?x?x4x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
-      %p01 = arith.addf %t0, %t1 : vector<16xf32>
-      %p23 = arith.addf %t2, %acc#3 : vector<16xf32>
-      %p = arith.addf %p01, %p23 : vector<16xf32>
-      %y = vector.reduction <add>, %p fastmath<reassoc> : vector<16xf32> into f32
-      %v = scf.if %zeroC -> (f32) {
-        scf.yield %y : f32
-      } else {
-        %old = tensor.extract %o[%mm, %i] : tensor<?x?xf32>
-        %sum = arith.addf %old, %y : f32
-        scf.yield %sum : f32
-      }
-      %o2 = tensor.insert %v into %o[%mm, %i] : tensor<?x?xf32>
+      %o2 = func.call @__gptq_rows_put1(%o, %mm, %i, %zeroC, %t0, %t1, %t2, %acc#3) : (tensor<?x?xf32>, index, index, i1, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> tensor<?x?xf32>
       scf.yield %o2 : tensor<?x?xf32>
     }
     scf.yield %o1 : tensor<?x?xf32>
@@ -1994,6 +1965,24 @@ func.func private @__gptq_lane_grid(%grid: tensor<?x?xf32>, %row: index, %g: ind
   %v = vector.transfer_read %grid[%row, %g], %zero : tensor<?x?xf32>, vector<16xf32>
   %w = func.call @__gptq_lut16(%v, %lanes) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
   return %w : vector<16xf32>
+}
+
+// Element [%mm, %i] of %blk set to the sum of the lanes of %a0 .. %a3 (a
+// row's four sums), or incremented by it without %zeroC.
+func.func private @__gptq_rows_put1(%blk: tensor<?x?xf32>, %mm: index, %i: index, %zeroC: i1, %a0: vector<16xf32>, %a1: vector<16xf32>, %a2: vector<16xf32>, %a3: vector<16xf32>) -> tensor<?x?xf32> {
+  %p01 = arith.addf %a0, %a1 : vector<16xf32>
+  %p23 = arith.addf %a2, %a3 : vector<16xf32>
+  %p = arith.addf %p01, %p23 : vector<16xf32>
+  %y = vector.reduction <add>, %p fastmath<reassoc> : vector<16xf32> into f32
+  %v = scf.if %zeroC -> (f32) {
+    scf.yield %y : f32
+  } else {
+    %old = tensor.extract %blk[%mm, %i] : tensor<?x?xf32>
+    %sum = arith.addf %old, %y : f32
+    scf.yield %sum : f32
+  }
+  %r = tensor.insert %v into %blk[%mm, %i] : tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
 }
 
 // Rows %b0 .. %b0 + 3, each at most %last (a missing row reads the last
