@@ -808,10 +808,13 @@ class _LlamaEmitter:
 
     # Attention and feed-forward --------------------------------------------
 
-    def attention(self, q: _Value, k: _Value, v: _Value, window: Optional[int] = None) -> _Value:
+    def attention(
+        self, q: _Value, k: _Value, v: _Value, window: Optional[int] = None, kv_major: bool = False
+    ) -> _Value:
         """Causal grouped-query attention.
 
-        ``q: [B, S, KV, G, hs]``, ``k, v: [B, T, KV, hs]`` (query head
+        ``q: [B, S, KV, G, hs]``, ``k, v: [B, T, KV, hs]``, or ``[B, KV, T,
+        hs]`` with ``kv_major`` (the KV caches' layout) (query head
         ``kv * G + g`` reads key/value head ``kv``; the queries are positions
         ``start .. start + S - 1`` of the keys' ``0 .. T - 1``); returns
         ``[B, S, H * hs]``. Position ``p`` sees the keys ``t <= p``; with
@@ -824,7 +827,8 @@ class _LlamaEmitter:
         kv, hs = cfg.n_kv_heads, cfg.head_size
         scores_shape = [self.batch, kv, groups, self.seq, self.keys]
         # Loops (b, kv, g, s, t, d): scores[b, kv, g, s, t] = q[b, s, kv, g, :] . k[b, t, kv, :]
-        scores = self._contract((q, [0, 3, 1, 2, 5]), (k, [0, 4, 1, 5]), scores_shape, "scores")
+        k_map = [0, 1, 4, 5] if kv_major else [0, 4, 1, 5]
+        scores = self._contract((q, [0, 3, 1, 2, 5]), (k, k_map), scores_shape, "scores")
         query = "%s = linalg.index 3 : index"
         if self.start != 0:
             query = f"%row = linalg.index 3 : index\n%s = arith.addi %row, {self.start} : index"
@@ -906,7 +910,8 @@ class _LlamaEmitter:
         )
         # Loops (b, s, kv, g, d, t): out[b, s, kv, g, d] = probs[b, kv, g, s, :] . v[b, :, kv, d]
         out_shape = [self.batch, self.seq, kv, groups, hs]
-        mixed = self._contract((probs, [0, 2, 3, 1, 5]), (v, [0, 5, 2, 4]), out_shape, "attn")
+        v_map = [0, 2, 5, 4] if kv_major else [0, 5, 2, 4]
+        mixed = self._contract((probs, [0, 2, 3, 1, 5]), (v, v_map), out_shape, "attn")
         return b.reshape("collapse", mixed, [[0], [1], [2, 3, 4]], [self.batch, self.seq, cfg.q_dim])
 
     def feed_forward(self, x: _Value, prefix: str) -> _Value:
@@ -990,9 +995,10 @@ class _LlamaEmitter:
         q = self.rotary(q, [cfg.n_kv_heads, groups])
         k = self.rotary(k, [cfg.n_kv_heads])
         v = self.heads(v, [cfg.n_kv_heads])
+        kv_major = False
         if self.caches is not None:
-            k, v = self.cached(layer, k, v)
-        mixed = self.attention(q, k, v, arch.window(layer))
+            k, v, kv_major = self.cached(layer, k, v)
+        mixed = self.attention(q, k, v, arch.window(layer), kv_major)
         out = self.linear(mixed, f"{prefix}.attention.wo")
         if arch.post_norms:
             out = self.rmsnorm(out, f"{prefix}.attention_post_norm")
@@ -1006,9 +1012,11 @@ class _LlamaEmitter:
     # KV caches --------------------------------------------------------------
 
     def cache_shape(self) -> List[Dim]:
-        """``[layers, batch, positions, kv heads, head size]``."""
+        """``[layers, batch, kv heads, positions, head size]``: a head's
+        positions contiguous, so that a decode step's attention reads the
+        caches in place."""
         cfg = self.cfg
-        return [cfg.n_layers, "%cache_batch", "%cache_len", cfg.n_kv_heads, cfg.head_size]
+        return [cfg.n_layers, "%cache_batch", cfg.n_kv_heads, "%cache_len", cfg.head_size]
 
     def cache_type(self) -> str:
         return _tensor(self.cache_shape()).replace("tensor<", "memref<", 1)
@@ -1025,9 +1033,9 @@ class _LlamaEmitter:
             self.caches.append(value)
         cache_type = self.cache_type()
         b.emit(f"%cache_batch = memref.dim %k_cache, {self.c1} : {cache_type}")
-        c2 = b.scalar("c", "2", "index")
-        b.emit(f"%cache_len = memref.dim %k_cache, {c2} : {cache_type}")
-        for dim, what in ((self.c1, "batch"), (c2, "positions")):
+        c3 = b.scalar("c", "3", "index")
+        b.emit(f"%cache_len = memref.dim %k_cache, {c3} : {cache_type}")
+        for dim, what in ((self.c1, "batch"), (c3, "positions")):
             other = b.fresh("v_dim")
             b.emit(f"{other} = memref.dim %v_cache, {dim} : {cache_type}")
             same = b.fresh("same")
@@ -1040,29 +1048,53 @@ class _LlamaEmitter:
         b.emit(f"{fits} = arith.cmpi ule, {self.keys}, %cache_len : index")
         b.emit(f'cf.assert {fits}, "{self.mode}: the positions run past the KV caches\' length"')
 
-    def cached(self, layer: int, k: _Value, v: _Value) -> Tuple[_Value, _Value]:
-        """Store ``k`` and ``v`` (``[B, S, KV, hs]``) at positions ``start ..
-        start + S - 1`` of ``layer``'s caches; return what attention reads:
-        ``k`` and ``v`` themselves in a prefill (no earlier positions), the
-        caches' positions ``0 .. start`` in a decode step."""
+    def cached(self, layer: int, k: _Value, v: _Value) -> Tuple[_Value, _Value, bool]:
+        """Store ``k`` and ``v`` (``[B, S, KV, hs]``, transposed to the
+        caches' ``[B, KV, S, hs]``) at positions ``start .. start + S - 1``
+        of ``layer``'s caches; return what attention reads, and whether it
+        is kv-major: ``k`` and ``v`` themselves in a prefill (no earlier
+        positions), the caches' positions ``0 .. start`` in place in a
+        decode step (``[B, KV, start + 1, hs]``)."""
         b, cfg = self.b, self.cfg
+        kv, hs = cfg.n_kv_heads, cfg.head_size
         updated = []
         for cache, new in zip(self.caches, (k, v)):
+            heads_first = b.generic(
+                [(new, [0, 2, 1, 3])],
+                b.empty([self.batch, kv, self.seq, hs]),
+                [0, 1, 2, 3],
+                ["parallel"] * 4,
+                """
+                linalg.yield %x : f32
+                """,
+                ["%x", "%out"],
+                "to_cache",
+            )
             name = b.fresh("cache")
-            offsets = ", ".join(map(str, [layer, 0, self.start, 0, 0]))
-            sizes = ", ".join(map(str, [1, self.batch, self.seq, cfg.n_kv_heads, cfg.head_size]))
+            offsets = ", ".join(map(str, [layer, 0, 0, self.start, 0]))
+            sizes = ", ".join(map(str, [1, self.batch, kv, self.seq, hs]))
             b.emit(
-                f"{name} = tensor.insert_slice {new.name} into {cache.name}[{offsets}] [{sizes}] [1, 1, 1, 1, 1] "
-                f": {new.type} into {cache.type}"
+                f"{name} = tensor.insert_slice {heads_first.name} into {cache.name}[{offsets}] [{sizes}] "
+                f"[1, 1, 1, 1, 1] : {heads_first.type} into {cache.type}"
             )
             updated.append(_Value(name, cache.shape))
         self.caches = updated
         if self.mode == "prefill":
-            return k, v
-        shape = [self.batch, self.keys, cfg.n_kv_heads, cfg.head_size]
-        return tuple(
-            b.slice(cache, [layer, 0, 0, 0, 0], [1, *shape], shape) for cache in updated
-        )
+            return k, v, False
+        # Read as [B * KV, keys, hs] from the caches with batch and heads
+        # collapsed (always contiguous), then expanded: a view whose heads
+        # are a stride of the caches' length apart, which the products take
+        # as it is (a slice [B, KV, keys, hs] collapsed there would not be
+        # provably contiguous, and would be copied every step).
+        kv_index = b.scalar("c", str(kv), "index")
+        rows = b.fresh("kv_rows")
+        b.emit(f"{rows} = arith.muli {self.batch}, {kv_index} : index")
+        reads = []
+        for cache in updated:
+            flat = b.reshape("collapse", cache, [[0], [1, 2], [3], [4]], [cfg.n_layers, rows, "%cache_len", hs])
+            rows_read = b.slice(flat, [layer, 0, 0, 0], [1, rows, self.keys, hs], [rows, self.keys, hs])
+            reads.append(b.reshape("expand", rows_read, [[0, 1], [2], [3]], [self.batch, kv, self.keys, hs]))
+        return reads[0], reads[1], True
 
     def close_caches(self) -> None:
         for cache, name in zip(self.caches, ("%k_cache", "%v_cache")):

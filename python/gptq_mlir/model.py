@@ -149,10 +149,20 @@ def _cache_shape(description: Dict[str, Any]) -> Optional[Tuple[int, int, int]]:
         if found != expected[name] or results != [("float32", 2)]:
             return None
     shape = prefill["inputs"][1]["shape"]
-    if None in (shape[0], shape[3], shape[4]) or any(spec["shape"] != shape for spec in
+    if None in (shape[0], shape[2], shape[4]) or any(spec["shape"] != shape for spec in
                                                      prefill["inputs"][1:] + decode["inputs"][2:]):
         return None
-    return shape[0], shape[3], shape[4]
+    return shape[0], shape[2], shape[4]
+
+
+def _old_cache_layout(description: Dict[str, Any]) -> bool:
+    """Whether ``@prefill`` takes the caches as modules imported before
+    2026-12-04 do, ``[layers, batch, positions, kv heads, head size]``."""
+    for function in description["functions"]:
+        if function["name"] == "prefill" and "error" not in function and len(function["inputs"]) == 3:
+            shape = function["inputs"][1]["shape"]
+            return len(shape) == 5 and shape[2] is None and None not in (shape[0], shape[3], shape[4])
+    return False
 
 
 class Model:
@@ -180,14 +190,21 @@ class Model:
         #: ``(layers, kv heads, head size)`` of the KV caches of ``@prefill``
         #: and ``@decode``; None when the module has no such entries.
         self.cache_shape = _cache_shape(description)
+        self._old_caches = self.cache_shape is None and _old_cache_layout(description)
 
     def new_caches(self, batch: int, positions: int) -> Tuple[np.ndarray, np.ndarray]:
-        """Zeroed key and value caches ``[layers, batch, positions, kv heads,
+        """Zeroed key and value caches ``[layers, batch, kv heads, positions,
         head size]`` for :meth:`prefill` and :meth:`decode`."""
+        if self._old_caches:
+            raise GPTQError(
+                f"{self.path} takes its KV caches as [layers, batch, positions, kv heads, head size], as modules "
+                "imported before 2026-12-04 do; the importers now write [layers, batch, kv heads, positions, "
+                "head size]: re-import it to generate with a KV cache"
+            )
         if self.cache_shape is None:
             raise GPTQError(f"{self.path} has no @prefill and @decode: re-import it to generate with a KV cache")
         layers, heads, size = self.cache_shape
-        shape = (layers, batch, positions, heads, size)
+        shape = (layers, batch, heads, positions, size)
         return np.zeros(shape, np.float32), np.zeros(shape, np.float32)
 
     def prefill(self, tokens: np.ndarray, caches: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:

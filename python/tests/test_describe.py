@@ -28,8 +28,8 @@ def synthetic_mlir(tmp_path_factory):
     return ckpt.config, path
 
 
-#: The KV caches of stories260K: [layers, batch, positions, kv heads, head size].
-CACHE = {"kind": "memref", "dtype": "float32", "shape": [5, None, None, 4, 8]}
+#: The KV caches of stories260K: [layers, batch, kv heads, positions, head size].
+CACHE = {"kind": "memref", "dtype": "float32", "shape": [5, None, 4, None, 8]}
 
 
 def test_describe_stories260k(gptq_run, stories_mlir):

@@ -171,9 +171,9 @@ def test_half_precision_checkpoints(gptq_run, tmp_path, checkpoint_path, dtype):
         (lambda a: dict(a, tokens=np.array([37, 0], np.int32)), r"decode: token id out of range \[0, vocab_size = 37\)"),
         (lambda a: dict(a, tokens=np.array([1], np.int32)),
          r"decode: the KV caches hold another batch size than the tokens"),
-        (lambda a: dict(a, v=np.zeros((2, 2, 10, 2, 4), np.float32)), r"decode: the k and v caches differ in positions"),
-        (lambda a: dict(a, k=np.zeros((2, 2, 12, 2, 8), np.float32)),
-         r"@decode: argument #2: expected float32 \[2, \?, \?, 2, 4\], found float32 \[2, 2, 12, 2, 8\]"),
+        (lambda a: dict(a, v=np.zeros((2, 2, 2, 10, 4), np.float32)), r"decode: the k and v caches differ in positions"),
+        (lambda a: dict(a, k=np.zeros((2, 2, 2, 12, 8), np.float32)),
+         r"@decode: argument #2: expected float32 \[2, \?, 2, \?, 4\], found float32 \[2, 2, 2, 12, 8\]"),
         (lambda a: dict(a, k=a["k"].astype(np.float64)), r"@decode: argument #2: expected float32"),
         (lambda a: dict(a, k=np.asfortranarray(a["k"])), r"@decode: argument #2 is written in place"),
     ],
@@ -190,7 +190,7 @@ def test_bad_decode_inputs_are_errors(gptq_run, tiny, change, message):
     # Nothing written, and the model still runs.
     assert not k.any() and not v.any()
     model.prefill(np.array([[1, 2]] * 2, np.int32), (k, v))
-    assert k[:, :, :2].any() and not k[:, :, 2:].any()
+    assert k[:, :, :, :2].any() and not k[:, :, :, 2:].any()
 
 
 def test_bad_prefill_inputs_are_errors(gptq_run, tiny):
@@ -220,6 +220,39 @@ def test_sampler_arguments_are_checked():
                                         (1, 0, "top-p"), (1, 1.5, "top-p")]:
         with pytest.raises(GPTQError, match=message):
             Sampler(temperature, top_p)
+
+
+OLD_LAYOUT_ENTRIES = """
+  func.func @prefill(%tokens: tensor<?x?xi32>, %k: memref<2x?x?x2x4xf32>, %v: memref<2x?x?x2x4xf32>) -> tensor<?x?xf32> {
+    %c0 = arith.constant 0 : index
+    %b = tensor.dim %tokens, %c0 : tensor<?x?xi32>
+    %out = tensor.empty(%b, %b) : tensor<?x?xf32>
+    return %out : tensor<?x?xf32>
+  }
+  func.func @decode(%tokens: tensor<?xi32>, %position: i64, %k: memref<2x?x?x2x4xf32>, %v: memref<2x?x?x2x4xf32>) -> tensor<?x?xf32> {
+    %c0 = arith.constant 0 : index
+    %b = tensor.dim %tokens, %c0 : tensor<?xi32>
+    %out = tensor.empty(%b, %b) : tensor<?x?xf32>
+    return %out : tensor<?x?xf32>
+  }
+"""
+
+
+def test_module_with_old_cache_layout_says_reimport(gptq_run, tiny, tmp_path):
+    """A module imported before the caches became [layers, batch, kv heads,
+    positions, head size] is not given caches of the new layout: an error
+    that says to re-import it, and generation recomputes as it would
+    without the entries."""
+    text = tiny.read_text()
+    start = text.index("  func.func @prefill")
+    end = text.index("\n}", start)
+    old = tmp_path / "old-layout.mlir"
+    old.write_text(text[:start] + OLD_LAYOUT_ENTRIES + text[end + 1:])
+    model = Model(old)
+    assert model.cache_shape is None
+    with pytest.raises(GPTQError, match=r"\[layers, batch, positions, kv heads, head size\].*re-import it"):
+        model.new_caches(1, 4)
+    assert generate(model, 8, [1], stop=()) == generate(Model(tiny), 8, [1], stop=())
 
 
 def test_module_without_cache_entries_recomputes(gptq_run, tiny, tmp_path):

@@ -7,6 +7,10 @@
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 #col = affine_map<(d0, d1) -> (d1)>
+// The layout __gptq_matmul takes its operands A and B in: any batch and
+// row strides, rows contiguous (a decode step's keys and values are the
+// KV caches' heads, a cache's length apart, read in place).
+#gptq_batch_strided = strided<[?, ?, 1], offset: ?>
 
 module {
 
@@ -510,7 +514,7 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
 // Batched matrix product for the model's contractions: the rows kernel
 // for a few rows of A times a weight stored N x K (a decode step's
 // shapes), the register-tiled kernel for everything else.
-func.func private @__gptq_matmul(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1, %lowerC: i1, %lowerA: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
+func.func private @__gptq_matmul(%a: tensor<?x?x?xf32> {bufferization.buffer_layout = #gptq_batch_strided}, %bm: tensor<?x?x?xf32> {bufferization.buffer_layout = #gptq_batch_strided}, %c: tensor<?x?x?xf32>, %transA: i1, %transB: i1, %zeroC: i1, %lowerC: i1, %lowerA: i1, %quant: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %qg: tensor<?xi32>, %qbits: i64, %half: i64, %bh: tensor<?x?xbf16>, %bf: tensor<?x?xf16>) -> tensor<?x?x?xf32> {
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %true = arith.constant true
