@@ -265,6 +265,24 @@ def write_gguf(folder: Path, out: Path, form: str) -> Path:
 
 # Models -------------------------------------------------------------------
 
+def _drop_stale_modules(folder: Path) -> None:
+    """Removes our modules in ``folder`` that an earlier version of the
+    importers wrote with the KV caches' old layout (they would refuse to
+    generate), so that they are imported and quantized again."""
+    from gptq_mlir.model import Model
+
+    module = folder / "model.mlir"
+    if not module.exists() or Model(module).cache_shape is not None:
+        return
+    print(f"bench_decode: {module} has the KV caches' old layout: importing and quantizing again", flush=True)
+    for path in folder.glob("*.mlir"):
+        path.unlink()
+    for path in folder.glob("w*.safetensors"):
+        path.unlink()
+    for path in folder.glob("model.weights.npz"):
+        path.unlink()
+
+
 def prepare(work: Path, model: str, args) -> Dict:
     """The files of ``model``: the llama2.c checkpoint (if any), the Hugging
     Face folder, our modules."""
@@ -272,6 +290,7 @@ def prepare(work: Path, model: str, args) -> Dict:
 
     folder = work / model
     folder.mkdir(parents=True, exist_ok=True)
+    _drop_stale_modules(folder)
     env = bench_model.tool_env(args)
     opt = bench_model.tool(args, "gptq-opt")
     files: Dict = {}
