@@ -10,6 +10,9 @@ reads only the tokens up to it). Bad caches, positions and tokens are
 errors naming them; sampling repeats with its seed.
 """
 
+import os
+import re
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -236,6 +239,34 @@ OLD_LAYOUT_ENTRIES = """
     return %out : tensor<?x?xf32>
   }
 """
+
+
+def test_decode_reads_the_caches_in_place(gptq_opt, tiny):
+    """A decode step's attention products read the KV caches where they are:
+    once bufferized, @decode copies nothing out of a view of the caches
+    (it only writes the step's own key and value into them), and the
+    products are called on such views."""
+    lowered = subprocess.run(
+        [str(gptq_opt), str(tiny), "--gptq-lower-to-cpu-pipeline", "--mlir-print-ir-after=one-shot-bufferize",
+         "--mlir-print-ir-module-scope", "--mlir-disable-threading", "-o", os.devnull],
+        capture_output=True, text=True, check=True,
+    ).stderr
+    start = lowered.index("func.func @decode(")
+    body = lowered[start:lowered.index("\n  func.func", start)]
+    # The caches are @decode's last two arguments; their views, transitively.
+    views = {"%arg2", "%arg3"}
+    view = re.compile(r"(%[\w.]+) = memref\.(?:subview|collapse_shape|expand_shape|cast) (%[\w.]+)")
+    for line in body.splitlines():
+        match = view.search(line)
+        if match and match.group(2) in views:
+            views.add(match.group(1))
+    # (A copy of a buffer onto itself, which canonicalization then removes,
+    # is no copy.)
+    copies = [re.search(r"memref\.copy (%[\w.]+), (%[\w.]+)", line) for line in body.splitlines()]
+    copies_out = [c.group(0) for c in copies if c and c.group(1) in views and c.group(1) != c.group(2)]
+    assert not copies_out, copies_out
+    calls = [line for line in body.splitlines() if "call @__gptq_matmul(" in line]
+    assert any(name in re.findall(r"%[\w.]+", line) for line in calls for name in views - {"%arg2", "%arg3"})
 
 
 def test_module_with_old_cache_layout_says_reimport(gptq_run, tiny, tmp_path):
