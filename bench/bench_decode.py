@@ -275,12 +275,9 @@ def _drop_stale_modules(folder: Path) -> None:
     if not module.exists() or Model(module).cache_shape is not None:
         return
     print(f"bench_decode: {module} has the KV caches' old layout: importing and quantizing again", flush=True)
-    for path in folder.glob("*.mlir"):
-        path.unlink()
-    for path in folder.glob("w*.safetensors"):
-        path.unlink()
-    for path in folder.glob("model.weights.npz"):
-        path.unlink()
+    for pattern in ("*.mlir", "w*.safetensors", "model.weights.npz"):
+        for path in folder.glob(pattern):
+            path.unlink()
 
 
 def prepare(work: Path, model: str, args) -> Dict:

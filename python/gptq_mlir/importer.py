@@ -1047,6 +1047,11 @@ class _LlamaEmitter:
         fits = b.fresh("fits")
         b.emit(f"{fits} = arith.cmpi ule, {self.keys}, %cache_len : index")
         b.emit(f'cf.assert {fits}, "{self.mode}: the positions run past the KV caches\' length"')
+        if self.mode == "decode":
+            # The caches' rows of heads, batch and heads collapsed, that a
+            # step reads (:meth:`cached`).
+            heads = b.scalar("c", str(self.cfg.n_kv_heads), "index")
+            b.emit(f"%cache_rows = arith.muli {self.batch}, {heads} : index")
 
     def cached(self, layer: int, k: _Value, v: _Value) -> Tuple[_Value, _Value, bool]:
         """Store ``k`` and ``v`` (``[B, S, KV, hs]``, transposed to the
@@ -1086,9 +1091,7 @@ class _LlamaEmitter:
         # are a stride of the caches' length apart, which the products take
         # as it is (a slice [B, KV, keys, hs] collapsed there would not be
         # provably contiguous, and would be copied every step).
-        kv_index = b.scalar("c", str(kv), "index")
-        rows = b.fresh("kv_rows")
-        b.emit(f"{rows} = arith.muli {self.batch}, {kv_index} : index")
+        rows = "%cache_rows"
         reads = []
         for cache in updated:
             flat = b.reshape("collapse", cache, [[0], [1, 2], [3], [4]], [cfg.n_layers, rows, "%cache_len", hs])

@@ -158,11 +158,11 @@ def _cache_shape(description: Dict[str, Any]) -> Optional[Tuple[int, int, int]]:
 def _old_cache_layout(description: Dict[str, Any]) -> bool:
     """Whether ``@prefill`` takes the caches as modules imported before
     2026-12-04 do, ``[layers, batch, positions, kv heads, head size]``."""
-    for function in description["functions"]:
-        if function["name"] == "prefill" and "error" not in function and len(function["inputs"]) == 3:
-            shape = function["inputs"][1]["shape"]
-            return len(shape) == 5 and shape[2] is None and None not in (shape[0], shape[3], shape[4])
-    return False
+    prefill = {function["name"]: function for function in description["functions"]}.get("prefill")
+    if prefill is None or "error" in prefill or len(prefill["inputs"]) != 3:
+        return False
+    shape = prefill["inputs"][1]["shape"]
+    return len(shape) == 5 and shape[2] is None and None not in (shape[0], shape[3], shape[4])
 
 
 class Model:
