@@ -58,6 +58,17 @@ if all(os.access(path, os.X_OK) for path in fuzzers.values()):
     for name, path in fuzzers.items():
         config.substitutions.append(("%" + name, path))
 
+# A CPU with AVX-512 VNNI (and AVX-512BW): the JIT runs the 4-bit decode
+# kernel's byte dot products as that instruction there.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        cpu_flags = next((line.split(":", 1)[1].split() for line in cpuinfo
+                          if line.startswith("flags")), [])
+except OSError:
+    cpu_flags = []
+if "avx512_vnni" in cpu_flags and "avx512bw" in cpu_flags:
+    config.available_features.add("avx512vnni")
+
 # PyTorch in the test interpreter: the reference implementation in bench/
 # uses it.
 

@@ -3,6 +3,7 @@
 #include "gptq/Execution/Jit.h"
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Execution/ByteDotProducts.h"
 #include "gptq/Execution/ModuleFile.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Signals.h"
@@ -747,6 +748,18 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // shared library.
   tmBuilder->setRelocationModel(llvm::Reloc::PIC_);
 
+  // The 4-bit decode kernel's byte dot products (ByteDotProducts.h): as
+  // the CPU's VNNI instruction where it has one, else table lookups;
+  // GPTQ_JIT_BYTE_DOTS chooses otherwise (portable: to test them on any
+  // CPU).
+  std::string dotsError;
+  std::optional<ByteDots> byteDots =
+      byteDotsMode(tmBuilder->getFeatures().getString(),
+                   tmBuilder->getTargetTriple().str(),
+                   std::getenv("GPTQ_JIT_BYTE_DOTS"), dotsError);
+  if (!byteDots)
+    return error(dotsError);
+
   // The C interface of the entry, and the packed wrapper the
   // ExecutionEngine (and the cached library) exports for it.
   std::string cifaceName = "_mlir_ciface_" + fn->packed.name;
@@ -756,7 +769,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // file does to the module after lowering (change it with that).
   static constexpr const char *kCodeGeneration =
       "codegen O3, PIC, 512-bit vectors and table lookups as permutes on "
-      "AVX-512, static constructors as "
+      "AVX-512, the byte dot products' predicate and body for the CPU, "
+      "static constructors as "
       "gptq_module_init; linked "
       "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
       " " GPTQ_RUNTIME_LIBRARY;
@@ -769,7 +783,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
        << kCodeGeneration << "\n"
        << llvm::sys::getHostCPUName() << "\n"
        << tmBuilder->getFeatures().getString() << "\nO" << options.optLevel
-       << "\n"
+       << "\nbyte dots " << byteDotsName(*byteDots) << "\n"
        << fn->packed.name << "\n"
        << (cuda ? "cuda " GPTQ_CUDA_RUNTIME_LIBRARY "\n" : "");
     module->print(os);
@@ -825,9 +839,11 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // prefer 256-bit vectors, and the tiles spill.
   bool avx512 = (*tm)->getTargetFeatureString().contains("+avx512f");
   auto hasInit = std::make_shared<bool>(false);
-  auto transformer = [optimize, avx512,
+  ByteDots dots = *byteDots;
+  auto transformer = [optimize, avx512, dots,
                       hasInit](llvm::Module *m) -> llvm::Error {
     *hasInit = exportModuleInitializer(*m) || *hasInit;
+    specializeByteDotProducts(*m, dots);
     if (avx512)
       for (llvm::Function &f : *m) {
         f.addFnAttr("prefer-vector-width", "512");

@@ -579,7 +579,16 @@ func.func private @__gptq_matmul(%a: tensor<?x?x?xf32> {bufferization.buffer_lay
       %qkwidth = func.call @__gptq_chunk_widths(%qbits) : (i64) -> i1
       %qk = arith.andi %qkruns, %qkwidth : i1
       %vq4 = scf.if %q4lut -> (tensor<?x?x?xf32>) {
-        %l = func.call @__gptq_matmul_rows_q4_lut(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+        // Byte dot products where the CPU multiplies bytes in one
+        // instruction (the JIT's __gptq_byte_dots), else table lookups.
+        %dots = func.call @__gptq_byte_dots() : () -> i1
+        %l = scf.if %dots -> (tensor<?x?x?xf32>) {
+          %d = func.call @__gptq_matmul_rows_q4_dot(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+          scf.yield %d : tensor<?x?x?xf32>
+        } else {
+          %t = func.call @__gptq_matmul_rows_q4_lut(%a, %c, %zeroC, %qw, %qs, %qz, %runsize) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index) -> tensor<?x?x?xf32>
+          scf.yield %t : tensor<?x?x?xf32>
+        }
         scf.yield %l : tensor<?x?x?xf32>
       } else {
         %vk = scf.if %qk -> (tensor<?x?x?xf32>) {
@@ -1519,6 +1528,456 @@ func.func private @__gptq_rows_q4_lut_col(%xp: tensor<?x?x8x16xf32>, %mm: index,
   %w = func.call @__gptq_lut16(%t, %d) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
   %f = vector.fma %xv, %w, %u : vector<16xf32>
   return %f : vector<16xf32>
+}
+
+// __gptq_matmul_rows_q4_lut's product with integer dot products (AVX-512
+// VNNI's vpdpbusd: 64 unsigned bytes times 64 signed bytes, each four summed
+// into a 32-bit lane) instead of table lookups: a third of the vector
+// instructions per weight. Each row of activations is written once per
+// call as integers: every eight columns of a chunk (lane i: columns 8i ..
+// 8i + 7, the columns of one word of codes) share an exponent e, chosen
+// so that their largest magnitude is below 2^22 * 2^e, and each column
+// is v * 2^e with v its value rounded to an integer (24 significant bits
+// at the lane's largest, as float32 keeps). Each v is three signed bytes,
+// v = 2^16 p0 + 2^8 p1 + p2, laid out as the codes are unpacked: a word's
+// low nibbles (columns 0, 2, 4, 6 of the lane) and high nibbles (1, 3, 5,
+// 7), each one byte (__gptq_q4_dot_prep). A chunk of a row is then six dot
+// products, P = sum code * v exactly in 32-bit lanes (at most 2^30), then
+// s * (P * 2^e - z * X) of the chunk's group in float32, X the lane's sum
+// of activations, as the 8-bit kernel computes it. Results agree with the
+// table kernel's to float32 rounding. Run where the CPU has VNNI
+// (__gptq_byte_dots); __gptq_dot4's portable body, several times slower
+// than the table kernel, is there for tests on any CPU. One row at a time
+// (each thread's rows one stream) while K <= 4096, four rows at a time
+// past that.
+func.func private @__gptq_matmul_rows_q4_dot(%a: tensor<?x?x?xf32>, %c: tensor<?x?x?xf32>, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %size: index) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %c, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %c, %c2 : tensor<?x?x?xf32>
+  %k = tensor.dim %a, %c2 : tensor<?x?x?xf32>
+  %chunks = arith.ceildivsi %k, %c128 : index
+  %xq0 = tensor.empty(%m, %chunks) : tensor<?x?x6x16xi32>
+  %xe0 = tensor.empty(%m, %chunks) : tensor<?x?x16xf32>
+  %xs0 = tensor.empty(%m, %chunks) : tensor<?x?x16xf32>
+  %xps:3 = scf.for %mm = %c0 to %m step %c1 iter_args(%q0 = %xq0, %e0 = %xe0, %s0 = %xs0) -> (tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>) {
+    %x1:3 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%q2 = %q0, %e2 = %e0, %s2 = %s0) -> (tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>) {
+      %col = arith.muli %ch, %c128 : index
+      %raw = vector.transfer_read %a[%c0, %mm, %col], %zero : tensor<?x?x?xf32>, vector<128xf32>
+      %blk = vector.shape_cast %raw : vector<128xf32> to vector<16x8xf32>
+      %t = vector.transpose %blk, [1, 0] : vector<16x8xf32> to vector<8x16xf32>
+      %p, %e, %s = func.call @__gptq_q4_dot_prep(%t) : (vector<8x16xf32>) -> (vector<6x16xi32>, vector<16xf32>, vector<16xf32>)
+      %q3 = vector.transfer_write %p, %q2[%mm, %ch, %c0, %c0] {in_bounds = [true, true]} : vector<6x16xi32>, tensor<?x?x6x16xi32>
+      %e3 = vector.transfer_write %e, %e2[%mm, %ch, %c0] {in_bounds = [true]} : vector<16xf32>, tensor<?x?x16xf32>
+      %s3 = vector.transfer_write %s, %s2[%mm, %ch, %c0] {in_bounds = [true]} : vector<16xf32>, tensor<?x?x16xf32>
+      scf.yield %q3, %e3, %s3 : tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>
+    }
+    scf.yield %x1#0, %x1#1, %x1#2 : tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>
+  }
+  %gmap = func.call @__gptq_chunk_groups(%chunks, %c128, %size) : (index, index, index) -> tensor<?xindex>
+  // One row at a time while a row of activations as bytes and its lanes'
+  // exponents and sums (5 K bytes) fill at most two thirds of a 32 KiB L1
+  // cache; past that four rows at a time, which read them once for four
+  // (as the table kernel does past K = 4096).
+  %c4 = arith.constant 4 : index
+  %c4096 = arith.constant 4096 : index
+  %byrow = arith.cmpi ule, %k, %c4096 : index
+  %nt = arith.ceildivsi %n, %c16 : index
+  %r = scf.forall (%t) in (%nt) shared_outs(%cc = %c) -> (tensor<?x?x?xf32>) {
+    %j = arith.muli %t, %c16 : index
+    %left = arith.subi %n, %j : index
+    %jn = arith.minsi %left, %c16 : index
+    %blk0 = tensor.extract_slice %cc[0, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?x?xf32> to tensor<?x?xf32>
+    %blk = scf.if %byrow -> (tensor<?x?xf32>) {
+      %b1 = func.call @__gptq_rows_q4_dot_rows(%xps#0, %xps#1, %xps#2, %gmap, %blk0, %j, %zeroC, %qw, %qs, %qz) : (tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, tensor<?x?xf32>, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      scf.yield %b1 : tensor<?x?xf32>
+    } else {
+      %quads = arith.ceildivsi %jn, %c4 : index
+      %b4 = scf.for %qd = %c0 to %quads step %c1 iter_args(%o = %blk0) -> (tensor<?x?xf32>) {
+        %r0 = arith.muli %qd, %c4 : index
+        %o2 = func.call @__gptq_rows_q4_dot4(%xps#0, %xps#1, %xps#2, %gmap, %o, %r0, %j, %zeroC, %qw, %qs, %qz) : (tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, tensor<?x?xf32>, index, index, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+        scf.yield %o2 : tensor<?x?xf32>
+      }
+      scf.yield %b4 : tensor<?x?xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %blk into %cc[0, 0, %j] [1, %m, %jn] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x?xf32>
+    }
+  }
+  return %r : tensor<?x?x?xf32>
+}
+
+// One chunk of activations (%t[j, i] = column 8i + j) as
+// __gptq_matmul_rows_q4_dot's integers: the bytes of v (rows p0 low, p0
+// high, p1 low, p1 high, p2 low, p2 high: lane i's word holds the byte of
+// columns 8i + 0, 2, 4, 6 or 8i + 1, 3, 5, 7, first in its low byte),
+// each lane's 2^e, and each lane's sum of v * 2^e. A lane with an infinity
+// or a NaN gets 2^e = NaN, so that its products are NaN as the float
+// kernels' are; lanes of magnitude below 2^-105 (zero among them) count
+// as zero.
+func.func private @__gptq_q4_dot_prep(%t: vector<8x16xf32>) -> (vector<6x16xi32>, vector<16xf32>, vector<16xf32>) {
+  %zf = arith.constant dense<0.0> : vector<16xf32>
+  %zi = arith.constant dense<0> : vector<16xi32>
+  %c8 = arith.constant dense<8> : vector<16xi32>
+  %c16 = arith.constant dense<16> : vector<16xi32>
+  %c23 = arith.constant dense<23> : vector<16xi32>
+  %c24 = arith.constant dense<24> : vector<16xi32>
+  %c22 = arith.constant dense<22> : vector<16xi32>
+  %c21 = arith.constant dense<21> : vector<16xi32>
+  %c255 = arith.constant dense<255> : vector<16xi32>
+  %c275 = arith.constant dense<275> : vector<16xi32>
+  %nan = arith.constant dense<0x7FC00000> : vector<16xf32>
+  %lim = arith.constant dense<8388608.0> : vector<16xf32>
+  %t0 = vector.extract %t[0] : vector<16xf32> from vector<8x16xf32>
+  %t1 = vector.extract %t[1] : vector<16xf32> from vector<8x16xf32>
+  %t2 = vector.extract %t[2] : vector<16xf32> from vector<8x16xf32>
+  %t3 = vector.extract %t[3] : vector<16xf32> from vector<8x16xf32>
+  %t4 = vector.extract %t[4] : vector<16xf32> from vector<8x16xf32>
+  %t5 = vector.extract %t[5] : vector<16xf32> from vector<8x16xf32>
+  %t6 = vector.extract %t[6] : vector<16xf32> from vector<8x16xf32>
+  %t7 = vector.extract %t[7] : vector<16xf32> from vector<8x16xf32>
+  // The lane's largest magnitude (NaN if any is), its biased exponent.
+  %a0 = math.absf %t0 : vector<16xf32>
+  %a1 = math.absf %t1 : vector<16xf32>
+  %a2 = math.absf %t2 : vector<16xf32>
+  %a3 = math.absf %t3 : vector<16xf32>
+  %a4 = math.absf %t4 : vector<16xf32>
+  %a5 = math.absf %t5 : vector<16xf32>
+  %a6 = math.absf %t6 : vector<16xf32>
+  %a7 = math.absf %t7 : vector<16xf32>
+  %m01 = arith.maximumf %a0, %a1 : vector<16xf32>
+  %m23 = arith.maximumf %a2, %a3 : vector<16xf32>
+  %m45 = arith.maximumf %a4, %a5 : vector<16xf32>
+  %m67 = arith.maximumf %a6, %a7 : vector<16xf32>
+  %m03 = arith.maximumf %m01, %m23 : vector<16xf32>
+  %m47 = arith.maximumf %m45, %m67 : vector<16xf32>
+  %mx = arith.maximumf %m03, %m47 : vector<16xf32>
+  %bits = arith.bitcast %mx : vector<16xf32> to vector<16xi32>
+  %ex0 = arith.shrui %bits, %c23 : vector<16xi32>
+  %ex = arith.maxsi %ex0, %c22 : vector<16xi32>
+  // The lane's largest is below 2^(ex - 126): scaled by 2^(148 - ex), all
+  // are below 2^22; 2^e = 2^(ex - 148) undoes it.
+  %sb0 = arith.subi %c275, %ex : vector<16xi32>
+  %sb = arith.shli %sb0, %c23 : vector<16xi32>
+  %scale = arith.bitcast %sb : vector<16xi32> to vector<16xf32>
+  %eb0 = arith.subi %ex, %c21 : vector<16xi32>
+  %eb = arith.shli %eb0, %c23 : vector<16xi32>
+  %ef = arith.bitcast %eb : vector<16xi32> to vector<16xf32>
+  %special = arith.cmpi eq, %ex, %c255 : vector<16xi32>
+  %e = arith.select %special, %nan, %ef : vector<16xi1>, vector<16xf32>
+  %v0 = func.call @__gptq_q4_dot_int(%t0, %scale, %lim) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xi32>
+  %v1 = func.call @__gptq_q4_dot_int(%t1, %scale, %lim) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xi32>
+  %v2 = func.call @__gptq_q4_dot_int(%t2, %scale, %lim) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xi32>
+  %v3 = func.call @__gptq_q4_dot_int(%t3, %scale, %lim) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xi32>
+  %v4 = func.call @__gptq_q4_dot_int(%t4, %scale, %lim) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xi32>
+  %v5 = func.call @__gptq_q4_dot_int(%t5, %scale, %lim) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xi32>
+  %v6 = func.call @__gptq_q4_dot_int(%t6, %scale, %lim) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xi32>
+  %v7 = func.call @__gptq_q4_dot_int(%t7, %scale, %lim) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xi32>
+  // Each v's bytes, balanced: v = 2^16 p0 + 2^8 p1 + p2, each in [-128, 127].
+  %d0:3 = func.call @__gptq_q4_dot_bytes(%v0) : (vector<16xi32>) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>)
+  %d1:3 = func.call @__gptq_q4_dot_bytes(%v1) : (vector<16xi32>) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>)
+  %d2:3 = func.call @__gptq_q4_dot_bytes(%v2) : (vector<16xi32>) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>)
+  %d3:3 = func.call @__gptq_q4_dot_bytes(%v3) : (vector<16xi32>) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>)
+  %d4:3 = func.call @__gptq_q4_dot_bytes(%v4) : (vector<16xi32>) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>)
+  %d5:3 = func.call @__gptq_q4_dot_bytes(%v5) : (vector<16xi32>) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>)
+  %d6:3 = func.call @__gptq_q4_dot_bytes(%v6) : (vector<16xi32>) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>)
+  %d7:3 = func.call @__gptq_q4_dot_bytes(%v7) : (vector<16xi32>) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>)
+  %p0lo = func.call @__gptq_q4_dot_word(%d0#0, %d2#0, %d4#0, %d6#0) : (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  %p0hi = func.call @__gptq_q4_dot_word(%d1#0, %d3#0, %d5#0, %d7#0) : (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  %p1lo = func.call @__gptq_q4_dot_word(%d0#1, %d2#1, %d4#1, %d6#1) : (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  %p1hi = func.call @__gptq_q4_dot_word(%d1#1, %d3#1, %d5#1, %d7#1) : (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  %p2lo = func.call @__gptq_q4_dot_word(%d0#2, %d2#2, %d4#2, %d6#2) : (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  %p2hi = func.call @__gptq_q4_dot_word(%d1#2, %d3#2, %d5#2, %d7#2) : (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  %w0 = arith.constant dense<0> : vector<6x16xi32>
+  %w1 = vector.insert %p0lo, %w0 [0] : vector<16xi32> into vector<6x16xi32>
+  %w2 = vector.insert %p0hi, %w1 [1] : vector<16xi32> into vector<6x16xi32>
+  %w3 = vector.insert %p1lo, %w2 [2] : vector<16xi32> into vector<6x16xi32>
+  %w4 = vector.insert %p1hi, %w3 [3] : vector<16xi32> into vector<6x16xi32>
+  %w5 = vector.insert %p2lo, %w4 [4] : vector<16xi32> into vector<6x16xi32>
+  %w6 = vector.insert %p2hi, %w5 [5] : vector<16xi32> into vector<6x16xi32>
+  // The lane's sum of v (below 2^25, exact), times 2^e.
+  %s01 = arith.addi %v0, %v1 : vector<16xi32>
+  %s23 = arith.addi %v2, %v3 : vector<16xi32>
+  %s45 = arith.addi %v4, %v5 : vector<16xi32>
+  %s67 = arith.addi %v6, %v7 : vector<16xi32>
+  %s03 = arith.addi %s01, %s23 : vector<16xi32>
+  %s47 = arith.addi %s45, %s67 : vector<16xi32>
+  %sv = arith.addi %s03, %s47 : vector<16xi32>
+  %sf = arith.sitofp %sv : vector<16xi32> to vector<16xf32>
+  %xs = arith.mulf %sf, %e : vector<16xf32>
+  return %w6, %e, %xs : vector<6x16xi32>, vector<16xf32>, vector<16xf32>
+}
+
+// %x * %scale rounded to the nearest integer (ties to even); 0 where that
+// is not below %lim in magnitude (an infinity or a NaN).
+func.func private @__gptq_q4_dot_int(%x: vector<16xf32>, %scale: vector<16xf32>, %lim: vector<16xf32>) -> vector<16xi32> {
+  %zf = arith.constant dense<0.0> : vector<16xf32>
+  %y = arith.mulf %x, %scale : vector<16xf32>
+  %r = math.roundeven %y : vector<16xf32>
+  %a = math.absf %r : vector<16xf32>
+  %ok = arith.cmpf olt, %a, %lim : vector<16xf32>
+  %f = arith.select %ok, %r, %zf : vector<16xi1>, vector<16xf32>
+  %v = arith.fptosi %f : vector<16xf32> to vector<16xi32>
+  return %v : vector<16xi32>
+}
+
+// The balanced bytes of %v (|v| < 2^22): v = 2^16 p0 + 2^8 p1 + p2.
+func.func private @__gptq_q4_dot_bytes(%v: vector<16xi32>) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>) {
+  %c8 = arith.constant dense<8> : vector<16xi32>
+  %c128 = arith.constant dense<128> : vector<16xi32>
+  %c255 = arith.constant dense<255> : vector<16xi32>
+  %b0 = arith.addi %v, %c128 : vector<16xi32>
+  %b1 = arith.andi %b0, %c255 : vector<16xi32>
+  %p2 = arith.subi %b1, %c128 : vector<16xi32>
+  %r0 = arith.subi %v, %p2 : vector<16xi32>
+  %v1 = arith.shrsi %r0, %c8 : vector<16xi32>
+  %b2 = arith.addi %v1, %c128 : vector<16xi32>
+  %b3 = arith.andi %b2, %c255 : vector<16xi32>
+  %p1 = arith.subi %b3, %c128 : vector<16xi32>
+  %r1 = arith.subi %v1, %p1 : vector<16xi32>
+  %p0 = arith.shrsi %r1, %c8 : vector<16xi32>
+  return %p0, %p1, %p2 : vector<16xi32>, vector<16xi32>, vector<16xi32>
+}
+
+// The low bytes of %b0 .. %b3 as one word's bytes 0 .. 3.
+func.func private @__gptq_q4_dot_word(%b0: vector<16xi32>, %b1: vector<16xi32>, %b2: vector<16xi32>, %b3: vector<16xi32>) -> vector<16xi32> {
+  %c8 = arith.constant dense<8> : vector<16xi32>
+  %c16 = arith.constant dense<16> : vector<16xi32>
+  %c24 = arith.constant dense<24> : vector<16xi32>
+  %c255 = arith.constant dense<255> : vector<16xi32>
+  %l0 = arith.andi %b0, %c255 : vector<16xi32>
+  %l1 = arith.andi %b1, %c255 : vector<16xi32>
+  %l2 = arith.andi %b2, %c255 : vector<16xi32>
+  %s1 = arith.shli %l1, %c8 : vector<16xi32>
+  %s2 = arith.shli %l2, %c16 : vector<16xi32>
+  %s3 = arith.shli %b3, %c24 : vector<16xi32>
+  %o1 = arith.ori %l0, %s1 : vector<16xi32>
+  %o2 = arith.ori %s2, %s3 : vector<16xi32>
+  %w = arith.ori %o1, %o2 : vector<16xi32>
+  return %w : vector<16xi32>
+}
+
+// Whether the 4-bit decode kernel for groups of 128 columns multiplies
+// codes and activations as bytes (__gptq_matmul_rows_q4_dot) rather than
+// looking weights up in tables (__gptq_matmul_rows_q4_lut): false here;
+// the JIT gives this function the answer for its CPU (true where it has
+// AVX-512 VNNI), then inlines it (ByteDotProducts.h).
+func.func private @__gptq_byte_dots() -> i1 attributes {no_inline} {
+  %false = arith.constant false
+  return %false : i1
+}
+
+// %acc plus, in each 32-bit lane, the four products of its bytes of %a
+// (unsigned) and %b (signed), in portable operations: exact, the sums of
+// the kernel's lanes are below 2^31. Never inlined here: the JIT gives
+// this function AVX-512 VNNI's vpdpbusd as its body on a CPU that has it,
+// then inlines it (ByteDotProducts.h).
+func.func private @__gptq_dot4(%acc: vector<16xi32>, %a: vector<16xi32>, %b: vector<16xi32>) -> vector<16xi32> attributes {no_inline} {
+  %ab = vector.bitcast %a : vector<16xi32> to vector<64xi8>
+  %bb = vector.bitcast %b : vector<16xi32> to vector<64xi8>
+  %aw = arith.extui %ab : vector<64xi8> to vector<64xi32>
+  %bw = arith.extsi %bb : vector<64xi8> to vector<64xi32>
+  %p = arith.muli %aw, %bw : vector<64xi32>
+  %b0 = vector.shuffle %p, %p [0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60] : vector<64xi32>, vector<64xi32>
+  %b1 = vector.shuffle %p, %p [1, 5, 9, 13, 17, 21, 25, 29, 33, 37, 41, 45, 49, 53, 57, 61] : vector<64xi32>, vector<64xi32>
+  %b2 = vector.shuffle %p, %p [2, 6, 10, 14, 18, 22, 26, 30, 34, 38, 42, 46, 50, 54, 58, 62] : vector<64xi32>, vector<64xi32>
+  %b3 = vector.shuffle %p, %p [3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63] : vector<64xi32>, vector<64xi32>
+  %s01 = arith.addi %b0, %b1 : vector<16xi32>
+  %s23 = arith.addi %b2, %b3 : vector<16xi32>
+  %s = arith.addi %s01, %s23 : vector<16xi32>
+  %r = arith.addi %acc, %s : vector<16xi32>
+  return %r : vector<16xi32>
+}
+
+// Rows %j .. of W (as many as %blk's columns) of
+// __gptq_matmul_rows_q4_dot's product, one at a time, for every row of A,
+// as __gptq_rows_q8_rows takes them (chunks four at a time into four sums,
+// whole chunks read in bounds, rows about 1 KiB on prefetched).
+func.func private @__gptq_rows_q4_dot_rows(%xq: tensor<?x?x6x16xi32>, %xe: tensor<?x?x16xf32>, %xs: tensor<?x?x16xf32>, %gmap: tensor<?xindex>, %blk: tensor<?x?xf32>, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c256 = arith.constant 256 : index
+  %true = arith.constant true
+  %zv = arith.constant dense<0.0> : vector<16xf32>
+  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  %jn = tensor.dim %blk, %c1 : tensor<?x?xf32>
+  %chunks = tensor.dim %xe, %c1 : tensor<?x?x16xf32>
+  %n = tensor.dim %qw, %c0 : tensor<?x?xi32>
+  %wn = tensor.dim %qw, %c1 : tensor<?x?xi32>
+  %last = arith.subi %n, %c1 : index
+  %ahead = arith.ceildivui %c256, %wn : index
+  %whole = arith.divui %wn, %c16 : index
+  %quads = arith.divui %chunks, %c4 : index
+  %full = arith.muli %quads, %c4 : index
+  %qwm = bufferization.to_buffer %qw read_only : tensor<?x?xi32> to memref<?x?xi32, strided<[?, ?], offset: ?>>
+  %res = scf.for %i = %c0 to %jn step %c1 iter_args(%o0 = %blk) -> (tensor<?x?xf32>) {
+    %row = arith.addi %j, %i : index
+    %below = arith.addi %row, %ahead : index
+    %prow = arith.minui %below, %last : index
+    %o1 = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %o0) -> (tensor<?x?xf32>) {
+      %acc:4 = scf.for %cq = %c0 to %quads step %c1 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+        %ch0 = arith.muli %cq, %c4 : index
+        %ch1 = arith.addi %ch0, %c1 : index
+        %ch2 = arith.addi %ch0, %c2 : index
+        %ch3 = arith.addi %ch0, %c3 : index
+        %in3 = arith.cmpi ult, %ch3, %whole : index
+        %s0 = func.call @__gptq_rows_q4_dot_chunk(%xq, %xe, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch0, %true, %a0) : (tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+        %s1 = func.call @__gptq_rows_q4_dot_chunk(%xq, %xe, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch1, %true, %a1) : (tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+        %s2 = func.call @__gptq_rows_q4_dot_chunk(%xq, %xe, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch2, %true, %a2) : (tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+        // Only the last quad's last chunk may be partial.
+        %s3 = func.call @__gptq_rows_q4_dot_chunk(%xq, %xe, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch3, %in3, %a3) : (tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+        scf.yield %s0, %s1, %s2, %s3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+      }
+      // The last one to three chunks, one sum each.
+      %t0 = func.call @__gptq_rows_q4_dot_tail(%xq, %xe, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %full, %whole, %acc#0) : (tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
+      %f1 = arith.addi %full, %c1 : index
+      %t1 = func.call @__gptq_rows_q4_dot_tail(%xq, %xe, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %f1, %whole, %acc#1) : (tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
+      %f2 = arith.addi %full, %c2 : index
+      %t2 = func.call @__gptq_rows_q4_dot_tail(%xq, %xe, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %f2, %whole, %acc#2) : (tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, index, vector<16xf32>) -> vector<16xf32>
+      %o2 = func.call @__gptq_rows_put1(%o, %mm, %i, %zeroC, %t0, %t1, %t2, %acc#3) : (tensor<?x?xf32>, index, index, i1, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> tensor<?x?xf32>
+      scf.yield %o2 : tensor<?x?xf32>
+    }
+    scf.yield %o1 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
+}
+
+// Chunk %ch of __gptq_rows_q4_dot_rows's tail added to %u, if there is
+// such a chunk (%u as it is otherwise); read in bounds if whole.
+func.func private @__gptq_rows_q4_dot_tail(%xq: tensor<?x?x6x16xi32>, %xe: tensor<?x?x16xf32>, %xs: tensor<?x?x16xf32>, %gmap: tensor<?xindex>, %qwm: memref<?x?xi32, strided<[?, ?], offset: ?>>, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %row: index, %prow: index, %mm: index, %ch: index, %whole: index, %u: vector<16xf32>) -> vector<16xf32> {
+  %c1 = arith.constant 1 : index
+  %chunks = tensor.dim %xe, %c1 : tensor<?x?x16xf32>
+  %some = arith.cmpi ult, %ch, %chunks : index
+  %r = scf.if %some -> (vector<16xf32>) {
+    %inb = arith.cmpi ult, %ch, %whole : index
+    %s = func.call @__gptq_rows_q4_dot_chunk(%xq, %xe, %xs, %gmap, %qwm, %qw, %qs, %qz, %row, %prow, %mm, %ch, %inb, %u) : (tensor<?x?x6x16xi32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?xindex>, memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, index, index, i1, vector<16xf32>) -> vector<16xf32>
+    scf.yield %s : vector<16xf32>
+  } else {
+    scf.yield %u : vector<16xf32>
+  }
+  return %r : vector<16xf32>
+}
+
+// Rows %j + %r0 .. + 3 of __gptq_matmul_rows_q4_dot's product (those of
+// them before N; a missing row reads row N - 1 and is not written), for
+// every row of A: each chunk's activations as bytes read once for the four
+// rows, words masked at a row's end, the same words eight rows on
+// prefetched (as __gptq_rows_q4_lut4).
+func.func private @__gptq_rows_q4_dot4(%xq: tensor<?x?x6x16xi32>, %xe: tensor<?x?x16xf32>, %xs: tensor<?x?x16xf32>, %gmap: tensor<?xindex>, %blk: tensor<?x?xf32>, %r0: index, %j: index, %zeroC: i1, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %zw = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %zv = arith.constant dense<0.0> : vector<16xf32>
+  %m = tensor.dim %blk, %c0 : tensor<?x?xf32>
+  %jn = tensor.dim %blk, %c1 : tensor<?x?xf32>
+  %n = tensor.dim %qw, %c0 : tensor<?x?xi32>
+  %chunks = tensor.dim %xe, %c1 : tensor<?x?x16xf32>
+  %last = arith.subi %n, %c1 : index
+  %b0 = arith.addi %j, %r0 : index
+  %row0, %row1, %row2, %row3 = func.call @__gptq_rows_four(%b0, %last) : (index, index) -> (index, index, index, index)
+  // Rows ahead of the first that each chunk prefetches.
+  %pdist = arith.constant 8 : index
+  %qwm = bufferization.to_buffer %qw read_only : tensor<?x?xi32> to memref<?x?xi32, strided<[?, ?], offset: ?>>
+  %res = scf.for %mm = %c0 to %m step %c1 iter_args(%o = %blk) -> (tensor<?x?xf32>) {
+    %acc:4 = scf.for %ch = %c0 to %chunks step %c1 iter_args(%a0 = %zv, %a1 = %zv, %a2 = %zv, %a3 = %zv) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+      %g = tensor.extract %gmap[%ch] : tensor<?xindex>
+      %w0 = arith.muli %ch, %c16 : index
+      scf.for %pr = %c0 to %c4 step %c1 {
+        %ahead0 = arith.addi %b0, %pdist : index
+        %ahead1 = arith.addi %ahead0, %pr : index
+        %ahead = arith.minui %ahead1, %last : index
+        memref.prefetch %qwm[%ahead, %w0], read, locality<3>, data : memref<?x?xi32, strided<[?, ?], offset: ?>>
+      }
+      %x = vector.transfer_read %xq[%mm, %ch, %c0, %c0], %zw {in_bounds = [true, true]} : tensor<?x?x6x16xi32>, vector<6x16xi32>
+      %ev = vector.transfer_read %xe[%mm, %ch, %c0], %zero {in_bounds = [true]} : tensor<?x?x16xf32>, vector<16xf32>
+      %xsum = vector.transfer_read %xs[%mm, %ch, %c0], %zero {in_bounds = [true]} : tensor<?x?x16xf32>, vector<16xf32>
+      %q0 = vector.transfer_read %qw[%row0, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+      %q1 = vector.transfer_read %qw[%row1, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+      %q2 = vector.transfer_read %qw[%row2, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+      %q3 = vector.transfer_read %qw[%row3, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+      %s0 = func.call @__gptq_q4_dot_words(%q0, %x, %ev, %xsum, %qs, %qz, %row0, %g, %a0) : (vector<16xi32>, vector<6x16xi32>, vector<16xf32>, vector<16xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, vector<16xf32>) -> vector<16xf32>
+      %s1 = func.call @__gptq_q4_dot_words(%q1, %x, %ev, %xsum, %qs, %qz, %row1, %g, %a1) : (vector<16xi32>, vector<6x16xi32>, vector<16xf32>, vector<16xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, vector<16xf32>) -> vector<16xf32>
+      %s2 = func.call @__gptq_q4_dot_words(%q2, %x, %ev, %xsum, %qs, %qz, %row2, %g, %a2) : (vector<16xi32>, vector<6x16xi32>, vector<16xf32>, vector<16xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, vector<16xf32>) -> vector<16xf32>
+      %s3 = func.call @__gptq_q4_dot_words(%q3, %x, %ev, %xsum, %qs, %qz, %row3, %g, %a3) : (vector<16xi32>, vector<6x16xi32>, vector<16xf32>, vector<16xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, vector<16xf32>) -> vector<16xf32>
+      scf.yield %s0, %s1, %s2, %s3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+    }
+    %o4 = func.call @__gptq_rows_put(%o, %mm, %r0, %jn, %zeroC, %acc#0, %acc#1, %acc#2, %acc#3) : (tensor<?x?xf32>, index, index, index, i1, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) -> tensor<?x?xf32>
+    scf.yield %o4 : tensor<?x?xf32>
+  }
+  return %res : tensor<?x?xf32>
+}
+
+// Chunk %ch of row %row of W times the activations of row %mm of A, added
+// to %u: the chunk's 16 words (read in bounds with %inb, else masked at the
+// row's end; missing words are code 0 against activations 0) through
+// __gptq_q4_dot_words; the same words of row %prow prefetched.
+func.func private @__gptq_rows_q4_dot_chunk(%xq: tensor<?x?x6x16xi32>, %xe: tensor<?x?x16xf32>, %xs: tensor<?x?x16xf32>, %gmap: tensor<?xindex>, %qwm: memref<?x?xi32, strided<[?, ?], offset: ?>>, %qw: tensor<?x?xi32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %row: index, %prow: index, %mm: index, %ch: index, %inb: i1, %u: vector<16xf32>) -> vector<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %zw = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %w0 = arith.muli %ch, %c16 : index
+  memref.prefetch %qwm[%prow, %w0], read, locality<3>, data : memref<?x?xi32, strided<[?, ?], offset: ?>>
+  %g = tensor.extract %gmap[%ch] : tensor<?xindex>
+  %q = scf.if %inb -> (vector<16xi32>) {
+    %r = vector.transfer_read %qw[%row, %w0], %zw {in_bounds = [true]} : tensor<?x?xi32>, vector<16xi32>
+    scf.yield %r : vector<16xi32>
+  } else {
+    %r = vector.transfer_read %qw[%row, %w0], %zw : tensor<?x?xi32>, vector<16xi32>
+    scf.yield %r : vector<16xi32>
+  }
+  %x = vector.transfer_read %xq[%mm, %ch, %c0, %c0], %zw {in_bounds = [true, true]} : tensor<?x?x6x16xi32>, vector<6x16xi32>
+  %ev = vector.transfer_read %xe[%mm, %ch, %c0], %zero {in_bounds = [true]} : tensor<?x?x16xf32>, vector<16xf32>
+  %xsum = vector.transfer_read %xs[%mm, %ch, %c0], %zero {in_bounds = [true]} : tensor<?x?x16xf32>, vector<16xf32>
+  %r = func.call @__gptq_q4_dot_words(%q, %x, %ev, %xsum, %qs, %qz, %row, %g, %u) : (vector<16xi32>, vector<6x16xi32>, vector<16xf32>, vector<16xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, vector<16xf32>) -> vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// The 16 words %q of a chunk of row %row (group %g) times the chunk's
+// activations as bytes %x (their lanes' 2^e %ev and sums %xsum), added to
+// %u: the words' low and high nibbles as bytes, the six dot products into
+// P = sum code * v, then s * (P * 2^e - z * X).
+func.func private @__gptq_q4_dot_words(%q: vector<16xi32>, %x: vector<6x16xi32>, %ev: vector<16xf32>, %xsum: vector<16xf32>, %qs: tensor<?x?xf32>, %qz: tensor<?x?xf32>, %row: index, %g: index, %u: vector<16xf32>) -> vector<16xf32> {
+  %zi = arith.constant dense<0> : vector<16xi32>
+  %nib = arith.constant dense<252645135> : vector<16xi32>
+  %c4 = arith.constant dense<4> : vector<16xi32>
+  %c8 = arith.constant dense<8> : vector<16xi32>
+  %c16v = arith.constant dense<16> : vector<16xi32>
+  %lo = arith.andi %q, %nib : vector<16xi32>
+  %q4 = arith.shrui %q, %c4 : vector<16xi32>
+  %hi = arith.andi %q4, %nib : vector<16xi32>
+  %x0 = vector.extract %x[0] : vector<16xi32> from vector<6x16xi32>
+  %x1 = vector.extract %x[1] : vector<16xi32> from vector<6x16xi32>
+  %x2 = vector.extract %x[2] : vector<16xi32> from vector<6x16xi32>
+  %x3 = vector.extract %x[3] : vector<16xi32> from vector<6x16xi32>
+  %x4 = vector.extract %x[4] : vector<16xi32> from vector<6x16xi32>
+  %x5 = vector.extract %x[5] : vector<16xi32> from vector<6x16xi32>
+  // Three independent chains of two, then 2^16 P0 + 2^8 P1 + P2.
+  %d0 = func.call @__gptq_dot4(%zi, %lo, %x0) : (vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  %e0 = func.call @__gptq_dot4(%d0, %hi, %x1) : (vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  %d1 = func.call @__gptq_dot4(%zi, %lo, %x2) : (vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  %e1 = func.call @__gptq_dot4(%d1, %hi, %x3) : (vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  %d2 = func.call @__gptq_dot4(%zi, %lo, %x4) : (vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  %e2 = func.call @__gptq_dot4(%d2, %hi, %x5) : (vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  %h0 = arith.shli %e0, %c16v : vector<16xi32>
+  %h1 = arith.shli %e1, %c8 : vector<16xi32>
+  %h01 = arith.addi %h0, %h1 : vector<16xi32>
+  %pi = arith.addi %h01, %e2 : vector<16xi32>
+  %pf = arith.sitofp %pi : vector<16xi32> to vector<16xf32>
+  %p = arith.mulf %pf, %ev : vector<16xf32>
+  %r = func.call @__gptq_rows_q8_group(%p, %xsum, %qs, %qz, %row, %g, %u) : (vector<16xf32>, vector<16xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index, vector<16xf32>) -> vector<16xf32>
+  return %r : vector<16xf32>
 }
 
 // __gptq_matmul_rows for an 8-bit weight W = dequantize(unpack(%qw)) whose

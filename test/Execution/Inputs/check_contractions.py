@@ -8,11 +8,12 @@ import sys
 
 import numpy as np
 
-def packed_weight(r, bits, rows=70, cols=1100, groups=5, run=0, shape=(3, 5), swap=None):
+def packed_weight(r, bits, rows=70, cols=1100, groups=5, run=0, shape=(3, 5), swap=None, spread=0):
     """Words of random codes (each row one little-endian bit stream, as
     gptq.pack writes it), scales, zeros and a group map in any order (or,
     with ``run``, groups of ``run`` columns in order, but for the groups of
-    the two columns ``swap`` exchanged), and inputs of ``shape`` x cols."""
+    the two columns ``swap`` exchanged), and inputs of ``shape`` x cols
+    (each scaled by 2^i, i drawn from [-spread, spread])."""
     codes = r.integers(0, 1 << bits, size=(rows, cols))
     nwords = -(-cols * bits // 32)
     words = np.zeros((rows, nwords), dtype=np.uint64)
@@ -31,7 +32,10 @@ def packed_weight(r, bits, rows=70, cols=1100, groups=5, run=0, shape=(3, 5), sw
         groups = int(g_idx.max()) + 1
         scales = r.uniform(0.01, 0.1, size=(rows, groups))
         zeros = r.integers(0, 1 << bits, size=(rows, groups)).astype(np.float64)
-    return [r.standard_normal(shape + (cols,)), words.astype(np.uint32).view(np.int32), scales, zeros, g_idx]
+    x = r.standard_normal(shape + (cols,))
+    if spread:
+        x *= 2.0 ** r.integers(-spread, spread + 1, size=x.shape)
+    return [x, words.astype(np.uint32).view(np.int32), scales, zeros, g_idx]
 
 
 def dequantized(words, scales, zeros, g_idx, bits, cols):
@@ -60,7 +64,7 @@ def causal_attention(q, k, v):
 
 
 DTYPES = {"q3": [np.float32, np.int32, np.float32, np.float32, np.int32]}
-for _name in ("q4", "q8", "q4_rows", "q4_rows_tail2", "q4_rows_tail3", "q4_rows_part", "q4_rows_long", "q4_rows32", "q4_rows48", "q4_rows_swap", "q8_rows", "q8_rows_tail1", "q8_rows_tail3", "q8_rows_part", "q8_rows_long", "q8_rows32",
+for _name in ("q4", "q8", "q4_rows", "q4_rows_tail2", "q4_rows_tail3", "q4_rows_part", "q4_rows_long", "q4_rows_range", "q4_rows32", "q4_rows48", "q4_rows_swap", "q8_rows", "q8_rows_tail1", "q8_rows_tail3", "q8_rows_part", "q8_rows_long", "q8_rows32",
               "q2_rows", "q3_rows", "q5_rows", "q6_rows", "q7_rows"):
     DTYPES[_name] = DTYPES["q3"]
 DTYPES["h16"] = DTYPES["h16_rows"] = [np.float32, np.float16]
@@ -146,6 +150,11 @@ CASES = {
     "q4_rows_tail3": packed_case(4, rows=37, cols=1400, run=128, shape=(1, 1)),
     "q4_rows_part": packed_case(4, rows=37, cols=1000, run=128, shape=(1, 3)),
     "q4_rows_long": packed_case(4, rows=75, cols=4400, run=256, shape=(1, 2)),
+    # Up to 4096 columns the 4-bit kernel for groups of 128 holds each
+    # eight activations of a chunk as integers under one exponent (byte
+    # dot products): activations spread over 2^-24 .. 2^24 within those
+    # eights, 24 significant bits at the largest of each.
+    "q4_rows_range": packed_case(4, rows=37, cols=1100, run=128, shape=(1, 2), spread=24),
     # Groups of 32 (the chunk kernels, 16 groups a chunk of 512 columns)
     # and of 48 (the 4-bit kernel in the tiled kernel's order).
     "q4_rows32": packed_case(4, rows=201, run=32, shape=(1, 4)),
@@ -195,7 +204,7 @@ CASES = {
 # sums that agree to rounding).
 ROWS = {"linear_rows": False, "linear_rows_tail2": False, "linear_rows_tail3": False,
         "linear_rows_long": False, "hb16_rows_tail3": False, "q4_rows": False, "q4_rows_tail2": False, "q4_rows_tail3": False,
-        "q4_rows_part": False, "q4_rows_long": False, "q4_rows32": False, "q4_rows48": True,
+        "q4_rows_part": False, "q4_rows_long": False, "q4_rows_range": False, "q4_rows32": False, "q4_rows48": True,
         "q4_rows_swap": True, "q8_rows": False, "q8_rows_tail1": False,
         "q8_rows_tail3": False, "q8_rows_part": False, "q8_rows_long": False, "q8_rows32": True, "h16_rows": False,
         "hb16_rows": False, "q2_rows": False, "q3_rows": False, "q5_rows": False,
