@@ -2,14 +2,14 @@
 
 #include "gptq/Execution/ByteDotProducts.h"
 
-#include "llvm/AsmParser/Parser.h"
+#include "ParseLLVMIR.h"
+
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
@@ -55,13 +55,6 @@ std::string dotModule(int lanes = 16) {
      << ")\n"
      << "attributes #0 = { noinline }\n";
   return ir;
-}
-
-std::unique_ptr<Module> parse(LLVMContext &context, const std::string &ir) {
-  SMDiagnostic error;
-  std::unique_ptr<Module> m = parseAssemblyString(ir, error, context);
-  EXPECT_TRUE(m) << error.getMessage().str();
-  return m;
 }
 
 /// The call in function `user`.
@@ -126,7 +119,7 @@ TEST(ByteDotProducts, ModeFromTargetAndEnvironment) {
 
 TEST(ByteDotProducts, VNNIBodyIsTheIntrinsicAndInlinable) {
   LLVMContext context;
-  std::unique_ptr<Module> m = parse(context, dotModule());
+  std::unique_ptr<Module> m = parseLLVMIR(context, dotModule());
   ASSERT_EQ(specializeByteDotProducts(*m, ByteDots::VNNI), 2u);
   EXPECT_EQ(predicateAnswer(*m), std::optional<bool>(true));
   EXPECT_FALSE(verifyModule(*m, &errs()));
@@ -168,7 +161,7 @@ TEST(ByteDotProducts, VNNIBodyIsTheIntrinsicAndInlinable) {
 
 TEST(ByteDotProducts, PortableBodyKeptAndInlinable) {
   LLVMContext context;
-  std::unique_ptr<Module> m = parse(context, dotModule());
+  std::unique_ptr<Module> m = parseLLVMIR(context, dotModule());
   size_t before = m->getFunction("__gptq_dot4")->front().size();
   ASSERT_EQ(specializeByteDotProducts(*m, ByteDots::Portable), 2u);
   EXPECT_EQ(predicateAnswer(*m), std::optional<bool>(true));
@@ -186,7 +179,7 @@ TEST(ByteDotProducts, PortableBodyKeptAndInlinable) {
 
 TEST(ByteDotProducts, OffAnswersFalseAndKeepsThePortableBody) {
   LLVMContext context;
-  std::unique_ptr<Module> m = parse(context, dotModule());
+  std::unique_ptr<Module> m = parseLLVMIR(context, dotModule());
   size_t before = m->getFunction("__gptq_dot4")->front().size();
   ASSERT_EQ(specializeByteDotProducts(*m, ByteDots::Off), 2u);
   EXPECT_FALSE(verifyModule(*m, &errs()));
@@ -196,7 +189,7 @@ TEST(ByteDotProducts, OffAnswersFalseAndKeepsThePortableBody) {
 
 TEST(ByteDotProducts, OtherSignatureLeftAlone) {
   LLVMContext context;
-  std::unique_ptr<Module> m = parse(context, dotModule(/*lanes=*/8));
+  std::unique_ptr<Module> m = parseLLVMIR(context, dotModule(/*lanes=*/8));
   std::string before;
   raw_string_ostream(before) << *m->getFunction("__gptq_dot4");
   // Only the predicate, which has the kernels' signature.
@@ -209,7 +202,7 @@ TEST(ByteDotProducts, OtherSignatureLeftAlone) {
 TEST(ByteDotProducts, ModuleWithoutTheFunctionUnchanged) {
   LLVMContext context;
   std::unique_ptr<Module> m =
-      parse(context, "define i32 @f(i32 %x) {\n  ret i32 %x\n}\n"
+      parseLLVMIR(context, "define i32 @f(i32 %x) {\n  ret i32 %x\n}\n"
                      "declare <16 x i32> @__gptq_dot4(<16 x i32>, "
                      "<16 x i32>, <16 x i32>)\n"
                      "declare i1 @__gptq_byte_dots()\n");

@@ -2,14 +2,14 @@
 
 #include "gptq/Execution/TableLookups.h"
 
-#include "llvm/AsmParser/Parser.h"
+#include "ParseLLVMIR.h"
+
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
@@ -46,13 +46,6 @@ std::string lookupFunction(const std::string &type, int mask,
   return ir;
 }
 
-std::unique_ptr<Module> parse(LLVMContext &context, const std::string &ir) {
-  SMDiagnostic error;
-  std::unique_ptr<Module> m = parseAssemblyString(ir, error, context);
-  EXPECT_TRUE(m) << error.getMessage().str();
-  return m;
-}
-
 /// The permute `@f` returns, if it returns one.
 IntrinsicInst *returnedPermute(Module &m) {
   auto *ret = cast<ReturnInst>(m.getFunction("f")->back().getTerminator());
@@ -61,7 +54,7 @@ IntrinsicInst *returnedPermute(Module &m) {
 
 TEST(TableLookups, FloatLookupBecomesPermuteOfUnmaskedIndices) {
   LLVMContext context;
-  std::unique_ptr<Module> m = parse(context, lookupFunction("float", 15));
+  std::unique_ptr<Module> m = parseLLVMIR(context, lookupFunction("float", 15));
   EXPECT_EQ(mlir::gptq::rewriteTableLookupsForAVX512(*m), 1u);
   EXPECT_FALSE(verifyModule(*m, &errs()));
   IntrinsicInst *permute = returnedPermute(*m);
@@ -77,7 +70,7 @@ TEST(TableLookups, FloatLookupBecomesPermuteOfUnmaskedIndices) {
 
 TEST(TableLookups, IntegerLookupBecomesIntegerPermute) {
   LLVMContext context;
-  std::unique_ptr<Module> m = parse(context, lookupFunction("i32", 15));
+  std::unique_ptr<Module> m = parseLLVMIR(context, lookupFunction("i32", 15));
   EXPECT_EQ(mlir::gptq::rewriteTableLookupsForAVX512(*m), 1u);
   IntrinsicInst *permute = returnedPermute(*m);
   ASSERT_TRUE(permute);
@@ -92,7 +85,7 @@ TEST(TableLookups, OtherShapesAreLeftAlone) {
        {lookupFunction("float", 31), lookupFunction("float", 15, 5),
         lookupFunction("float", 15, -1, 3)}) {
     LLVMContext context;
-    std::unique_ptr<Module> m = parse(context, ir);
+    std::unique_ptr<Module> m = parseLLVMIR(context, ir);
     EXPECT_EQ(mlir::gptq::rewriteTableLookupsForAVX512(*m), 0u) << ir;
     EXPECT_FALSE(returnedPermute(*m));
   }

@@ -3,13 +3,15 @@
 #include "gptq/Execution/ByteDotProducts.h"
 
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/TargetParser/Triple.h"
+
+#include <utility>
 
 using namespace llvm;
 
@@ -17,6 +19,13 @@ namespace {
 constexpr const char *kDot = "__gptq_dot4";
 constexpr const char *kPredicate = "__gptq_byte_dots";
 constexpr unsigned kLanes = 16;
+
+/// Each mode and its name in GPTQ_JIT_BYTE_DOTS.
+constexpr std::pair<mlir::gptq::ByteDots, const char *> kModeNames[] = {
+    {mlir::gptq::ByteDots::Off, "off"},
+    {mlir::gptq::ByteDots::Portable, "portable"},
+    {mlir::gptq::ByteDots::VNNI, "vnni"},
+};
 
 /// Lets `f` and its calls be inlined (the kernels mark both never to be).
 void makeInlinable(Function &f) {
@@ -98,12 +107,10 @@ mlir::gptq::byteDotsMode(StringRef features, StringRef triple,
   bool vnni = targetHasByteDotProducts(features, triple);
   if (!environment || !*environment)
     return vnni ? ByteDots::VNNI : ByteDots::Off;
-  std::optional<ByteDots> mode =
-      StringSwitch<std::optional<ByteDots>>(environment)
-          .Case("off", ByteDots::Off)
-          .Case("portable", ByteDots::Portable)
-          .Case("vnni", ByteDots::VNNI)
-          .Default(std::nullopt);
+  std::optional<ByteDots> mode;
+  for (auto [candidate, name] : kModeNames)
+    if (StringRef(environment) == name)
+      mode = candidate;
   if (!mode) {
     error = "GPTQ_JIT_BYTE_DOTS='" + std::string(environment) +
             "': expected off, portable or vnni";
@@ -123,13 +130,8 @@ unsigned mlir::gptq::specializeByteDotProducts(Module &m, ByteDots mode) {
 }
 
 StringRef mlir::gptq::byteDotsName(ByteDots mode) {
-  switch (mode) {
-  case ByteDots::Off:
-    return "off";
-  case ByteDots::VNNI:
-    return "vnni";
-  case ByteDots::Portable:
-    return "portable";
-  }
-  return "off";
+  for (auto [candidate, name] : kModeNames)
+    if (candidate == mode)
+      return name;
+  llvm_unreachable("every mode has a name");
 }
