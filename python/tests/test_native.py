@@ -6,6 +6,7 @@ naming it, the process alive after it.
 """
 
 import gc
+import json
 import os
 import subprocess
 import sys
@@ -113,6 +114,46 @@ def test_bad_modules_and_entries_are_errors(gptq_run, tiny, tmp_path):
     module.close()
     with pytest.raises(GPTQError, match=r"tiny.mlir: the module was closed"):
         module.call("forward", [np.zeros((1, 2), np.int32)])
+
+
+_HUGE_MODULE = """module attributes {gptq.parameters = "w.safetensors"} {
+  func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %w = arith.constant dense_resource<w> : tensor<1048576xf32>
+    %s = tensor.extract_slice %w[1000] [4] [1] : tensor<1048576xf32> to tensor<4xf32>
+    %e = tensor.empty() : tensor<4xf32>
+    %r = linalg.add ins(%x, %s : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    return %r : tensor<4xf32>
+  }
+}
+"""
+
+
+def test_parameter_archives_are_mapped_with_huge_pages(gptq_run, tmp_path):
+    """The weights' file mapping asks for 2 MiB pages (VmFlags ``hg``): a
+    decode step reads every weight, and 4 KiB pages cost it about 10%."""
+    if not Path("/sys/kernel/mm/transparent_hugepage/enabled").exists():
+        pytest.skip("the kernel has no transparent huge pages")
+    n = 1 << 20
+    header = json.dumps({"w": {"dtype": "F32", "shape": [n], "data_offsets": [0, 4 * n]}}).encode()
+    header += b" " * (-len(header) % 8)
+    archive = tmp_path / "w.safetensors"
+    archive.write_bytes(len(header).to_bytes(8, "little") + header + np.arange(n, dtype=np.float32).tobytes())
+    (tmp_path / "huge.mlir").write_text(_HUGE_MODULE)
+    module = native.NativeModule(tmp_path / "huge.mlir")
+    (out,) = module.call("f", [np.ones(4, np.float32)])
+    np.testing.assert_array_equal(out, [1001, 1002, 1003, 1004])
+    flags = None
+    with open("/proc/self/smaps") as smaps:
+        mapping = False
+        for line in smaps:
+            if line.rstrip().endswith(str(archive)):
+                mapping = True
+            elif mapping and line.startswith("VmFlags:"):
+                flags = line.split()[1:]
+                break
+    module.close()
+    assert flags is not None, f"{archive} is not mapped"
+    assert "hg" in flags, flags
 
 
 _BESIDE_LIBGOMP = """
