@@ -551,6 +551,11 @@ std::vector<const LinearLayer *> mlir::gptq::selectQuantizedLayers(
 }
 
 void mlir::gptq::untieWeight(LinearLayer &layer) {
+  // A source only this layer reads is its own already (a tied embedding's
+  // widening for the classifier, whose table the lookup also reads): a copy
+  // would leave the original behind, unread.
+  if (layer.weightSource->hasOneUse())
+    return;
   OpOperand &use = getWeightSourceUse(layer);
   OpBuilder b(use.getOwner());
   Operation *copy = b.clone(*layer.weightSource);

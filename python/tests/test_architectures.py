@@ -9,6 +9,7 @@ installs it); the Qwen 3 ones need only torch."""
 
 import copy
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -275,3 +276,21 @@ def test_a_tied_model_may_store_its_classifier(tmp_path, checkpoints):
         lambda config, tensors: tensors.update({"lm_head.weight": tensors["model.embed_tokens.weight"].copy()}))
     a = _import(changed, tmp_path / "a.mlir", "--embed-weights")
     assert a.read_bytes() == _import(folder, tmp_path / "b.mlir", "--embed-weights").read_bytes()
+
+
+def test_a_quantized_tied_classifier_leaves_no_widened_table(tmp_path, checkpoints, gptq_opt):
+    """Quantizing a tied model's classifier (classifier=true) drops, in
+    every entry, the widening of the whole embedding table that fed it: the
+    table stays for the lookup alone, in its stored dtype (a widening left
+    in @forward kept the runtime from telling that the table is only read a
+    row at a time)."""
+    name = "llama-3.2-1b"
+    module = _import(checkpoints(name, "bfloat16"), tmp_path / "model.mlir")
+    vocab, dim = CONFIGS[name]["vocab_size"], CONFIGS[name]["hidden_size"]
+    widening = re.compile(rf"arith\.extf %\S+ : tensor<{vocab}x{dim}xbf16>")
+    assert len(widening.findall(module.read_text())) == 3  # forward, prefill, decode
+    quantized = tmp_path / "q.mlir"
+    runner.run_opt(module, quantized, ["--gptq-quantize-model=method=rtn bits=4 group-size=32 classifier=true"])
+    text = quantized.read_text()
+    assert widening.findall(text) == []
+    assert f"dense_resource<model.embed_tokens.weight> : tensor<{vocab}x{dim}xbf16>" in text

@@ -115,7 +115,8 @@ selectQuantizedLayers(const LinearLayers &linears, func::FuncOp func,
 /// Gives a layer whose weight other ops read too (a classifier tied to the
 /// embeddings) a copy of the weight's source of its own, read only by the
 /// layer, so that quantizing it leaves the other readers the float weight;
-/// `layer` is updated to the copy.
+/// `layer` is updated to the copy. A source the layer alone reads (a
+/// widening of a table that others read stored) is left as it is.
 void untieWeight(LinearLayer &layer);
 
 /// Why calibration cannot reach `layer` of `func` (inside a nested region,
