@@ -43,8 +43,14 @@ mode): the prompt (``--prompt`` random tokens, default 128) through one
 prefill call, then ``--new`` tokens (default 128), each the arg-max of the
 previous logits, one decode call each. Prefill tokens/s is the prompt's
 length over the prefill's seconds; decode tokens/s the new tokens over the
-decode loop's seconds. Compilation and loading are not timed. Peak RSS is
-the worker's (wait4). ``--json FILE`` writes one record per model, engine
+decode loop's seconds. Compilation and loading are not timed; every
+engine warms up with an 8-token prefill. Each worker starts from a cold
+page cache (``--page-cache cold``, the default: the model folder's files
+are flushed and dropped with ``posix_fadvise(DONTNEED)`` first), so that
+every engine reads its weights from the disk into pages of its own
+choosing and none inherits another's (the kernel maps a file 2 MiB at a
+time only where its page cache holds 2 MiB folios). Peak RSS is the
+worker's (wait4). ``--json FILE`` writes one record per model, engine
 and form: ``{"model", "engine", "form", "prefill_tok_s", "decode_tok_s",
 "peak_rss_mib"}``.
 """
