@@ -40,6 +40,11 @@ using namespace mlir::gptq;
 
 namespace {
 constexpr StringLiteral kPrefix = "__gptq_";
+/// The unit attribute on the functions this pass adds: a later run takes a
+/// function so marked as its own; any other function with a library name
+/// (a declaration or definition of the input, whatever its signature) is
+/// refused rather than called.
+constexpr StringLiteral kLibraryAttr = "gptq.library";
 
 /// The same tensor type with every dimension dynamic.
 Type dynamicType(Type type) {
@@ -575,7 +580,8 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
     if (Operation *existing = moduleTable.lookup(name)) {
       // A previous run of the pass added it; anything else is a clash.
       auto prior = dyn_cast<func::FuncOp>(existing);
-      if (prior && prior.isPrivate() &&
+      if (prior && prior.isPrivate() && !prior.isDeclaration() &&
+          prior->hasAttr(kLibraryAttr) &&
           prior.getFunctionType() == fn.getFunctionType())
         continue;
       return existing->emitError()
@@ -584,6 +590,7 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
     }
     auto copy = cast<func::FuncOp>(b.clone(*fn));
     copy.setPrivate();
+    copy->setAttr(kLibraryAttr, b.getUnitAttr());
     moduleTable.insert(copy);
     collect(copy);
   }
