@@ -31,6 +31,12 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%gptq_src", config.gptq_src_root))
 config.substitutions.append(("%gptq_obj", config.gptq_obj_root))
+# Upstream mlir-opt with the gptq dialect, passes and pipelines
+# (libGPTQPlugin.so); its passes are named in --pass-pipeline.
+plugin = os.path.join(config.gptq_obj_root, "lib", "libGPTQPlugin.so")
+config.substitutions.append(
+    ("%mlir_opt_gptq", "mlir-opt --load-dialect-plugin=%s --load-pass-plugin=%s"
+     % (plugin, plugin)))
 config.substitutions.append(
     ("%inputs", os.path.join(config.test_source_root, "Integration", "Inputs")))
 # The reference's golden layer cases, kept in the repository (test/golden).

@@ -563,7 +563,9 @@ struct LoadParametersPass
                      OpPassManager then, std::string storeTo)
       : moduleFile(std::move(moduleFile)), toolName(std::move(toolName)),
         then(std::move(then)), storeTo(std::move(storeTo)) {}
-  StringRef getArgument() const override { return "gptq-load-parameters"; }
+  StringRef getArgument() const override {
+    return "gptq-run-with-parameters";
+  }
   StringRef getDescription() const override {
     return "Attach the weights of the archive named by gptq.parameters, then "
            "run a pipeline";

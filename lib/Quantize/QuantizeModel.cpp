@@ -1195,7 +1195,9 @@ void QuantizeModelPass::runOnOperation() {
   quantizerOptions.maxAttempts = maxAttempts;
   quantizerOptions.dampStepName = "damp-step";
   quantizerOptions.maxAttemptsName = "max-attempts";
-  jitOptions.cacheDir = defaultCacheDir();
+  jitOptions.cacheDir = compileCache.empty()  ? defaultCacheDir()
+                        : compileCache == "off" ? std::string()
+                                                : std::string(compileCache);
   jitOptions.toolName = "gptq-opt";
   quantizerOptions.jit = jitOptions;
   auto gptqQuantizer = LayerQuantizer::create(config, quantizerOptions);

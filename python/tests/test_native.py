@@ -117,6 +117,24 @@ def test_bad_modules_and_entries_are_errors(gptq_run, tiny, tmp_path):
         module.call("forward", [np.zeros((1, 2), np.int32)])
 
 
+def test_verified_as_gptq_opt_verifies(gptq_run, tmp_path):
+    """The library checks a module as gptq-opt does: a verifier that reads
+    a constant operand (arith.constant is ConstantLike only where the
+    library shares MLIR's TypeIDs; with private copies this module was
+    accepted and compiled)."""
+    bad = tmp_path / "columns.mlir"
+    bad.write_text(
+        "func.func @f() -> tensor<32xi32> {\n"
+        "  %c = arith.constant 64 : index\n"
+        "  %g = gptq.group_index %c {config = #gptq.config<group_size = 8>} : tensor<32xi32>\n"
+        "  return %g : tensor<32xi32>\n"
+        "}\n"
+    )
+    with pytest.raises(GPTQError, match=r"columns.mlir:3:8: error: 'gptq.group_index' op expected g_idx length "
+                       r"\(columns\) to be 64, found 32"):
+        native.NativeModule(bad)
+
+
 _HUGE_MODULE = """module attributes {gptq.parameters = "w.safetensors"} {
   func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
     %w = arith.constant dense_resource<w> : tensor<1048576xf32>

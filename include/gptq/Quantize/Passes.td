@@ -302,6 +302,15 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     `calibration=`, `hessians=`) nor one another, compared as files through
     links and other spellings; in `gptq-opt` they are also checked against
     `-o`, and written with it after the last pass, or not at all.
+
+    **What else it writes.** The pass compiles its calibration stages and
+    quantizers with the project's JIT and caches the compiled code, one
+    file per function, in `compile-cache=` (default `$GPTQ_MLIR_CACHE_DIR`,
+    else `~/.cache/gptq-mlir`); `compile-cache=off` compiles afresh and
+    writes nothing there. A cache that cannot be written is a warning on
+    stderr, once per process, and the run goes on without it. Calibration
+    activations beyond `activation-memory` wait in an unlinked temporary
+    file (`$TMPDIR`, else `/tmp`). The report lines above go to stderr.
   }];
   let options = [
     Option<"calibration", "calibration", "std::string", /*default=*/"\"\"",
@@ -374,6 +383,12 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "packed (default: integer codes, scales, zeros, g_idx), float "
            "(dequantized weights) or quant (upstream quant types, as "
            "gptq-to-quant-types writes them)">,
+    Option<"compileCache", "compile-cache", "std::string",
+           /*default=*/"\"\"",
+           "Where the compiled calibration stages and quantizers are cached: "
+           "a folder, or off (compile afresh, write nothing); default "
+           "$GPTQ_MLIR_CACHE_DIR, else ~/.cache/gptq-mlir "
+           "(GPTQ_MLIR_CACHE_DIR=off disables it)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
@@ -381,6 +396,46 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::quant::QuantDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def GPTQLoadParameters : Pass<"gptq-load-parameters", "ModuleOp"> {
+  let summary = "Attach the weights of the archives that gptq.parameters names";
+  let description = [{
+    A module whose weights stay in parameter archives (`import-hf`, and
+    `import-llama2c --external-weights`, write such modules) names them in
+    its `gptq.parameters` attribute; its `dense_resource` constants have no
+    data until the archives are read. This pass maps each archive (an
+    uncompressed `.npz`, a `.safetensors` file or a safetensors index),
+    checks every array against the constants that use it, makes each array
+    the blob of its resource, in place, and removes the attribute: the
+    module is then what it would be with the weights written in it
+    (docs/design.md, "Parameter archives").
+
+    `gptq-opt` does this itself before the passes of its command line, and
+    writes new weights back to an archive beside its output. Other drivers
+    (upstream `mlir-opt` with the plugin, a pipeline built in C++) run this
+    pass first:
+
+    ```
+    mlir-opt-22 --load-dialect-plugin=libGPTQPlugin.so --load-pass-plugin=libGPTQPlugin.so model.mlir \
+        --pass-pipeline="builtin.module(gptq-load-parameters,gptq-quantize-model{bits=4})" --emit-bytecode -o model.q.mlirbc
+    ```
+
+    The output then holds every weight (bytecode keeps a large model's
+    weights compact). Archive names are relative to the folder of
+    `module-file`, by default the file the module was parsed from (its
+    location), else the current directory. The mapping lives as long as the
+    `MLIRContext`. An unreadable or malformed archive, a missing array, or
+    an array of another dtype or shape than its use is an error naming the
+    archive, the array and the use; a module without the attribute is left
+    as it is.
+  }];
+  let options = [
+    Option<"moduleFile", "module-file", "std::string", /*default=*/"\"\"",
+           "The path the module was read from, against whose folder the "
+           "archives' relative names resolve (default: the file of the "
+           "module's location)">,
+  ];
 }
 
 def GPTQToQuantTypes : Pass<"gptq-to-quant-types", "ModuleOp"> {
