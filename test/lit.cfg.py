@@ -44,7 +44,8 @@ config.substitutions.append(
     ("%golden", os.path.join(config.test_source_root, "golden")))
 
 tool_dirs = [config.gptq_tools_dir, config.llvm_tools_dir]
-tools = ["gptq-opt", "gptq-run", "gptq-quantize-layer", "gptq-compile"]
+tools = ["gptq-opt", "gptq-run", "gptq-quantize-layer", "gptq-compile",
+         "gptq-pipeline-example"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # A small, full file system on demand: a tmpfs mounted in a private mount

@@ -27,6 +27,7 @@
 #include "gptq/Quantize/MemoryEstimate.h"
 #include "gptq/Quantize/OutputError.h"
 #include "gptq/Quantize/Passes.h"
+#include "gptq/Quantize/QuantizeModel.h"
 #include "gptq/Quantize/QuantTypes.h"
 #include "gptq/Quantize/QuantizeLayer.h"
 #include "gptq/Runtime/Allocator.h"
@@ -228,6 +229,25 @@ struct MemoryBound {
 struct QuantizeModelPass
     : public gptq::impl::GPTQQuantizeModelBase<QuantizeModelPass> {
   using Base::Base;
+  QuantizeModelPass(const GPTQQuantizeModelOptions &options,
+                    QuantizeModelIO io)
+      : Base(options), io(std::move(io)) {}
+
+  // From a pipeline built in code (createQuantizeModelPass).
+  QuantizeModelIO io;
+  /// Where the progress lines go.
+  llvm::raw_ostream &log() { return io.log ? *io.log : llvm::errs(); }
+  /// Whether calibration samples are given, as a file or in memory.
+  bool hasCalibration() const {
+    return !calibration.empty() || io.calibration.has_value();
+  }
+  /// The calibration samples in messages.
+  std::string calibrationName() const {
+    return calibration.empty() ? std::string("the calibration samples")
+                               : "calibration=" + std::string(calibration);
+  }
+  /// The calibration samples: the file read, or the caller's memory.
+  llvm::Expected<NpyArray> calibrationSamples() const;
 
   InFlightDiagnostic fail(Location loc) {
     signalPassFailure();
@@ -498,12 +518,26 @@ MemoryBound QuantizeModelPass::estimateMemory(
   return worst;
 }
 
+llvm::Expected<NpyArray> QuantizeModelPass::calibrationSamples() const {
+  if (!io.calibration)
+    return readNpy(calibration);
+  const NpyView &given = *io.calibration;
+  std::optional<int64_t> bytes =
+      checkedByteCount(given.shape, dtypeSize(given.dtype));
+  if (!bytes || uint64_t(*bytes) != given.data.size())
+    return llvm::createStringError(
+        "the calibration samples' shape " + given.describe() + " takes " +
+        (bytes ? std::to_string(*bytes) : std::string("too many")) +
+        " bytes, the buffer given holds " + std::to_string(given.data.size()));
+  return view(given.dtype, given.shape, given.data.data(), given.data.size());
+}
+
 LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
                                            LayerQuantizer &rtn) {
   Location loc = module.getLoc();
-  auto data = readNpy(calibration);
+  auto data = calibrationSamples();
   if (!data) {
-    fail(loc) << "calibration=" << calibration << ": "
+    fail(loc) << calibrationName() << ": "
               << llvm::toString(data.takeError());
     return failure();
   }
@@ -531,7 +565,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     shapeOk =
         argType.isDynamicDim(d) || argType.getDimSize(d) == data->shape[d];
   if (!shapeOk || data->shape.empty() || data->shape[0] == 0) {
-    fail(loc) << "calibration=" << calibration << ": found " << data->describe()
+    fail(loc) << calibrationName() << ": found " << data->describe()
               << ", expected " << dtypeName(*want) << " samples of '@" << entry
               << "''s argument " << type.getInput(0)
               << " along dimension 0 (at least one sample)";
@@ -541,7 +575,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   // nothing: a zero Hessian, which would quantize every weight to zero.
   for (size_t d = 1; d < data->shape.size(); ++d)
     if (data->shape[d] == 0) {
-      fail(loc) << "calibration=" << calibration << ": found "
+      fail(loc) << calibrationName() << ": found "
                 << data->describe() << ": its samples are empty (dimension "
                 << d << " is 0); each sample needs at least one element";
       return failure();
@@ -561,7 +595,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     auto vocab = model.getAs<IntegerAttr>("vocab_size");
     auto seqLen = model.getAs<IntegerAttr>("seq_len");
     if (seqLen && data->shape.size() == 2 && data->shape[1] > seqLen.getInt()) {
-      fail(loc) << "calibration=" << calibration << ": windows of "
+      fail(loc) << calibrationName() << ": windows of "
                 << data->shape[1] << " tokens are longer than the model's "
                 << "seq_len = " << seqLen.getInt();
       return failure();
@@ -572,7 +606,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
                                              : data->as<int64_t>()[i];
       if (id >= 0 && id < vocab.getInt())
         continue;
-      fail(loc) << "calibration=" << calibration << ": token id " << id
+      fail(loc) << calibrationName() << ": token id " << id
                 << " at [" << i / cols << ", " << i % cols
                 << "] is out of the model's range [0, vocab_size = "
                 << vocab.getInt() << ")";
@@ -597,7 +631,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   if (failed(cutStages()) || failed(compileStages()))
     return failure();
 
-  llvm::errs() << kPassName << ": calibrating on " << samples << " samples in "
+  log() << kPassName << ": calibrating on " << samples << " samples in "
                << batches.size() << " batches, " << stages.size() << " stage"
                << (stages.size() == 1 ? "" : "s") << " (" << compiledCount
                << " function" << (compiledCount == 1 ? "" : "s")
@@ -641,7 +675,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     memoryBound = estimateMemory(samples, calibrationBatch, extent, lastUse);
     const MemoryBound &m = memoryBound;
     auto mib = [](uint64_t bytes) { return (bytes + (1 << 19)) >> 20; };
-    llvm::errs() << llvm::formatv(
+    log() << llvm::formatv(
         "{0}: memory bound {1} MiB, in stage {2}/{3}: {4} MiB resident now "
         "(code, module, calibration data), {5} MiB constants, {6} MiB "
         "weights, {7} MiB Hessians, {8} MiB quantizer workspace, {9} MiB "
@@ -763,7 +797,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     };
     auto failBatch = [&](size_t b, llvm::Error err) {
       int64_t first = batchStart[b];
-      fail(loc) << "calibration=" << calibration << ", samples [" << first
+      fail(loc) << calibrationName() << ", samples [" << first
                 << ", " << first + batches[b].shape[0] << "): running stage "
                 << index + 1
                 << " of the model: " << llvm::toString(std::move(err));
@@ -805,7 +839,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
                                  (stages.size() - index) -
                                  (elapsed - doneSeconds)) +
                   " left";
-    llvm::errs() << llvm::formatv(
+    log() << llvm::formatv(
         "{0}: stage {1}/{2}: Hessians of {3} layer{4} ({7} input{8}) from "
         "{5} samples, {6:F2} s; {9} elapsed{10}, {11} MiB resident\n",
         kPassName, index + 1, stages.size(), stage.layers.size(),
@@ -1055,7 +1089,7 @@ void QuantizeModelPass::printLayer(unsigned index) {
             formatNumber(state.rtnError) + (state.method == "gptq" ? ")" : "");
   if (state.method == "gptq")
     line += ", percdamp " + formatNumber(state.result->percdampUsed);
-  llvm::errs() << line << llvm::formatv(", {0:F3} s\n", state.seconds);
+  log() << line << llvm::formatv(", {0:F3} s\n", state.seconds);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1224,24 +1258,24 @@ void QuantizeModelPass::runOnOperation() {
     fail(loc) << llvm::toString(filter.takeError());
     return;
   }
-  if (method == "gptq" && calibration.empty() && hessians.empty()) {
+  if (method == "gptq" && !hasCalibration() && hessians.empty()) {
     fail(loc) << "method=gptq needs calibration=FILE.npy (calibration "
                  "samples) or hessians=FILE.npz (Hessians by layer name); "
                  "method=rtn needs neither";
     return;
   }
-  if (!calibration.empty() && !hessians.empty()) {
+  if (hasCalibration() && !hessians.empty()) {
     fail(loc) << "calibration= and hessians= both given; the Hessians come "
                  "from one of them";
     return;
   }
   if (method == "rtn" &&
-      (!calibration.empty() || !hessians.empty() || !dumpHessians.empty())) {
+      (hasCalibration() || !hessians.empty() || !dumpHessians.empty())) {
     fail(loc) << "method=rtn uses no calibration: drop calibration=, "
                  "hessians= and dump-hessians=";
     return;
   }
-  if (!dumpStages.empty() && calibration.empty()) {
+  if (!dumpStages.empty() && !hasCalibration()) {
     fail(loc) << "dump-stages= writes the functions that calibration runs; "
                  "give calibration= too";
     return;
@@ -1340,11 +1374,11 @@ void QuantizeModelPass::runOnOperation() {
     if (layer.sharedWeight)
       untieWeight(const_cast<LinearLayer &>(layer));
     layerOfWeight[layer.weightSource] = i;
-    if (method == "gptq" && calibration.size())
+    if (method == "gptq" && hasCalibration())
       state.uncalibrated = uncalibratedReason(func, layer);
   }
 
-  llvm::errs() << kPassName << ": quantizing " << states.size()
+  log() << kPassName << ": quantizing " << states.size()
                << " linear layer" << (states.size() == 1 ? "" : "s") << " of '@"
                << entry << "' with " << method << ", " << config << "\n";
 
@@ -1566,8 +1600,46 @@ void QuantizeModelPass::runOnOperation() {
       return;
     }
   }
+  if (io.report) {
+    QuantizeModelReport &out = *io.report;
+    out = QuantizeModelReport();
+    out.entry = entry;
+    for (const LayerState &state : states) {
+      const LinearLayer &layer = *state.layer;
+      const LayerResult &r = *state.result;
+      QuantizedLayerReport &l = out.layers.emplace_back();
+      l.name = layer.name;
+      l.out = layer.outFeatures;
+      l.in = layer.inFeatures;
+      l.block = layer.block;
+      if (state.stage >= 0)
+        l.stage = state.stage;
+      l.samples = hessians.empty() ? state.samples : 0;
+      l.method = state.method;
+      l.seconds = state.seconds;
+      if (!std::isnan(state.gptqError))
+        l.error = state.gptqError;
+      if (!std::isnan(state.rtnError))
+        l.rtnError = state.rtnError;
+      if (state.method == "gptq") {
+        l.loss = r.loss;
+        l.percdamp = r.percdampUsed;
+        l.attempts = r.attempts;
+      }
+    }
+    out.escalated = escalated;
+    out.roundedToNearest = fallbacks;
+    out.weightBytes = floatBytes;
+    out.quantizedWeightBytes = quantBytes;
+    out.totalSeconds = total;
+    out.calibrationSeconds = calibrateSeconds;
+    out.compileSeconds = compileSeconds;
+    out.quantizeSeconds = quantizeSeconds;
+    out.peakResidentBytes = peakResidentBytes();
+    out.memoryBoundBytes = int64_t(memoryBound.total);
+  }
 
-  llvm::errs() << kPassName << ": " << states.size() << " layers in "
+  log() << kPassName << ": " << states.size() << " layers in "
                << llvm::formatv("{0:F1}", total) << " s (calibration "
                << llvm::formatv("{0:F1}", calibrateSeconds) << " s, compile "
                << llvm::formatv("{0:F1}", compileSeconds) << " s, quantize "
@@ -1579,26 +1651,32 @@ void QuantizeModelPass::runOnOperation() {
                << llvm::formatv("{0:F0}", peakResidentBytes() / 1048576.0)
                << " MiB";
   if (memoryBound.total)
-    llvm::errs() << llvm::formatv(" (bound {0:F0} MiB)",
+    log() << llvm::formatv(" (bound {0:F0} MiB)",
                                   memoryBound.total / 1048576.0);
   if (activationSpilledBytes)
-    llvm::errs() << llvm::formatv(
+    log() << llvm::formatv(
         "; {0:F0} MiB of activations went to disk (activation-memory={1})",
         activationSpilledBytes / 1048576.0, activationMemory);
-  llvm::errs() << "\n";
+  log() << "\n";
   if (!escalated.empty()) {
-    llvm::errs() << kPassName << ": " << escalated.size()
+    log() << kPassName << ": " << escalated.size()
                  << " layer(s) needed more dampening:";
     for (const std::string &s : escalated)
-      llvm::errs() << " " << s;
-    llvm::errs() << "\n";
+      log() << " " << s;
+    log() << "\n";
   }
   if (!fallbacks.empty()) {
-    llvm::errs() << kPassName << ": " << fallbacks.size()
+    log() << kPassName << ": " << fallbacks.size()
                  << " layer(s) rounded to nearest (calibration did not "
                     "reach them):";
     for (const std::string &s : fallbacks)
-      llvm::errs() << " " << s;
-    llvm::errs() << "\n";
+      log() << " " << s;
+    log() << "\n";
   }
+}
+
+std::unique_ptr<Pass>
+mlir::gptq::createQuantizeModelPass(const GPTQQuantizeModelOptions &options,
+                                    QuantizeModelIO io) {
+  return std::make_unique<QuantizeModelPass>(options, std::move(io));
 }

@@ -9,18 +9,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gptq/Conversion/Passes.h"
-#include "gptq/Dialect/GPTQ/Transforms/Passes.h"
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/ModuleFile.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Parameters.h"
 #include "gptq/Execution/SourceLines.h"
-#include "gptq/Pipelines/Pipelines.h"
-#include "gptq/Quantize/Passes.h"
+#include "gptq/InitGPTQ.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -48,13 +46,10 @@ static llvm::cl::opt<bool> embedParameters(
 
 static int run(int argc, char **argv) {
   registerAllPasses();
-  gptq::registerGPTQPasses();
-  gptq::registerGPTQConversionPasses();
-  gptq::registerGPTQQuantizePasses();
-  gptq::registerPipelines();
+  gptq::registerGPTQPassesAndPipelines();
 
   DialectRegistry registry;
-  gptq::registerToolDialects(registry);
+  gptq::registerGPTQDialects(registry);
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "gptq-opt: the gptq-mlir optimizer driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();

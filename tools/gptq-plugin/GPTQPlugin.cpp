@@ -14,11 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gptq/Conversion/Passes.h"
-#include "gptq/Dialect/GPTQ/Transforms/Passes.h"
-#include "gptq/Execution/Jit.h"
-#include "gptq/Pipelines/Pipelines.h"
-#include "gptq/Quantize/Passes.h"
+#include "gptq/InitGPTQ.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"
@@ -33,15 +29,12 @@ extern "C" GPTQ_PLUGIN_EXPORT DialectPluginLibraryInfo
 mlirGetDialectPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "GPTQ", LLVM_VERSION_STRING,
           [](DialectRegistry *registry) {
-            gptq::registerToolDialects(*registry);
+            gptq::registerGPTQDialects(*registry);
           }};
 }
 
 extern "C" GPTQ_PLUGIN_EXPORT PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "GPTQ", LLVM_VERSION_STRING, []() {
-            gptq::registerGPTQPasses();
-            gptq::registerGPTQConversionPasses();
-            gptq::registerGPTQQuantizePasses();
-            gptq::registerPipelines();
+            gptq::registerGPTQPassesAndPipelines();
           }};
 }

@@ -311,6 +311,11 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     stderr, once per process, and the run goes on without it. Calibration
     activations beyond `activation-memory` wait in an unlinked temporary
     file (`$TMPDIR`, else `/tmp`). The report lines above go to stderr.
+
+    From C++, `createQuantizeModelPass` (`gptq/Quantize/QuantizeModel.h`)
+    takes the calibration samples in memory instead of a file, fills the
+    report as a struct, and writes the progress lines to a stream of the
+    caller's (docs/pipelines.md).
   }];
   let options = [
     Option<"calibration", "calibration", "std::string", /*default=*/"\"\"",

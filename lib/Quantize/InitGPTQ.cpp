@@ -1,0 +1,20 @@
+//===- InitGPTQ.cpp - Register the gptq dialect, passes and pipelines -----===//
+
+#include "gptq/InitGPTQ.h"
+
+#include "gptq/Conversion/Passes.h"
+#include "gptq/Dialect/GPTQ/Transforms/Passes.h"
+#include "gptq/Execution/Jit.h"
+#include "gptq/Pipelines/Pipelines.h"
+#include "gptq/Quantize/Passes.h"
+
+void mlir::gptq::registerGPTQDialects(DialectRegistry &registry) {
+  registerToolDialects(registry);
+}
+
+void mlir::gptq::registerGPTQPassesAndPipelines() {
+  registerGPTQPasses();
+  registerGPTQConversionPasses();
+  registerGPTQQuantizePasses();
+  registerPipelines();
+}
