@@ -10,7 +10,10 @@
 #   calibration text), which --tokenizer and --text use when given such files;
 # - AutoGPTQ 0.7.1 on the CPU with optimum, the consumer of export-gptq's
 #   checkpoints, with the versions of numpy, pandas, pyarrow, datasets and
-#   peft it works with.
+#   peft it works with;
+# - IREE 3.13 (iree-base-compiler, iree-base-runtime), which compiles and
+#   runs the upstream-only form of our models (python/tests/test_iree.py);
+#   ml_dtypes 0.5.1 is the last of its dependency that runs on numpy 1.
 #
 # Debian's torch is versioned 1.13.0a0, a pre-release, which pip does not
 # count as satisfying AutoGPTQ's and peft's "torch>=1.13.0": left to
@@ -28,3 +31,4 @@ printf '%s\n' "torch==$(.venv/bin/python -c 'import torch; print(torch.__version
 "${pip[@]}" -c "$constraints" transformers==4.46.3 tokenizers "pyarrow<16" "pandas<2.2" \
   "datasets<3" "accelerate>=0.26,<1" sentencepiece rouge gekko tqdm coloredlogs sympy
 BUILD_CUDA_EXT=0 "${pip[@]}" --no-deps --no-build-isolation auto-gptq==0.7.1 optimum==1.23.3 peft==0.10.0
+"${pip[@]}" -c "$constraints" "iree-base-compiler==3.13.*" "iree-base-runtime==3.13.*" "ml_dtypes==0.5.1"

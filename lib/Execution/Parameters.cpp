@@ -585,7 +585,9 @@ struct LoadParametersPass
     }
     if (failed(runPipeline(then, getOperation())))
       return signalPassFailure();
-    if (!fromArchives || storeTo.empty())
+    // A pipeline that ends in upstream MLIR alone (gptq-strip-to-upstream)
+    // names no archive: the output holds its weights.
+    if (!fromArchives || storeTo.empty() || endsUpstream())
       return;
     llvm::Expected<bool> stored = storeParameters(module, storeTo);
     if (!stored) {
@@ -601,6 +603,13 @@ struct LoadParametersPass
         (void)it->second->addOccurrence(
             0, "mlir-elide-resource-strings-if-larger", "0");
     }
+  }
+
+  bool endsUpstream() {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    then.printAsTextualPipeline(os);
+    return llvm::StringRef(text).contains("gptq-strip-to-upstream");
   }
 
   std::string moduleFile, toolName;

@@ -7,6 +7,7 @@
 #include "gptq/Execution/Jit.h"
 #include "gptq/Pipelines/Pipelines.h"
 #include "gptq/Quantize/Passes.h"
+#include "gptq/Quantize/UpstreamPipeline.h"
 
 void mlir::gptq::registerGPTQDialects(DialectRegistry &registry) {
   registerToolDialects(registry);
@@ -17,4 +18,5 @@ void mlir::gptq::registerGPTQPassesAndPipelines() {
   registerGPTQConversionPasses();
   registerGPTQQuantizePasses();
   registerPipelines();
+  registerUpstreamPipeline();
 }

@@ -443,6 +443,74 @@ def GPTQLoadParameters : Pass<"gptq-load-parameters", "ModuleOp"> {
   ];
 }
 
+def GPTQDestinationsToResults
+    : Pass<"gptq-destinations-to-results", "ModuleOp"> {
+  let summary = "Turn memref arguments updated in place into tensor "
+                "arguments and results";
+  let description = [{
+    The importers' `@prefill` and `@decode` update the KV caches in place:
+    each cache is a memref argument, read as a tensor once
+    (`bufferization.to_tensor %cache restrict writable`) and written back
+    once before the return (`bufferization.materialize_in_destination
+    %new in restrict writable %cache`), so that a step costs the new
+    token's work only in our lowering. Compilers that take functions on
+    tensors alone (IREE) cannot compile that form. This pass rewrites each
+    such argument into a tensor argument of the same shape and element
+    type and appends the tensor written back to the function's results,
+    in argument order:
+
+    ```mlir
+    func.func @decode(%tokens: tensor<?xi32>, %position: i64,
+                      %k: memref<5x?x4x?x8xf32>, %v: memref<5x?x4x?x8xf32>)
+        -> tensor<?x?xf32>
+    // becomes
+    func.func @decode(%tokens: tensor<?xi32>, %position: i64,
+                      %k: tensor<5x?x4x?x8xf32>, %v: tensor<5x?x4x?x8xf32>)
+        -> (tensor<?x?xf32>, tensor<5x?x4x?x8xf32>, tensor<5x?x4x?x8xf32>)
+    ```
+
+    The caller passes the caches in and takes the updated ones back; the
+    argument's `memref.dim`s become `tensor.dim`s. A memref argument with
+    any other use (more than one read or write, a
+    write not in the function's block, a function that is called), a
+    layout other than the identity, or a function with more than one block
+    is an error naming the argument and the use.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def GPTQPermuteToGather : Pass<"gptq-permute-to-gather", "ModuleOp"> {
+  let summary = "Express gptq.permute as a gathering linalg.generic";
+  let description = [{
+    Rewrites every `gptq.permute` into a `linalg.generic` that gathers,
+    `result[.., j, ..] = source[.., perm[j], ..]` along each permuted
+    dimension (`tensor.extract` of the permutation and of the source): the
+    form of an act-order model whose columns `gptq-quantize-model` sorted
+    by group, for compilers without the gptq dialect. An `inverse`
+    permutation is gathered by the inverse of its permutation, which must
+    then be a constant; otherwise the pass fails with an error at the op.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def GPTQStripToUpstream : Pass<"gptq-strip-to-upstream", "ModuleOp"> {
+  let summary = "Remove the gptq attributes; refuse gptq ops and types";
+  let description = [{
+    The last step of `gptq-to-upstream-pipeline`: removes every
+    discardable attribute whose name starts with `gptq.` (`gptq.model`
+    on the module, `gptq.library` on the lowering's functions, ...), and
+    fails with an error at the first op of the gptq dialect, or op using a
+    type or attribute of it, that is left. A module that names parameter
+    archives (`gptq.parameters`) is refused: its weights are not in it
+    (attach them first with `gptq-load-parameters`, or in `gptq-opt`
+    write the output with `--embed-parameters`).
+  }];
+}
+
 def GPTQToQuantTypes : Pass<"gptq-to-quant-types", "ModuleOp"> {
   let summary = "Express constant quantized weights with upstream quant types";
   let description = [{
