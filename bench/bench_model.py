@@ -23,6 +23,16 @@ a. Forward (``--skip-forward`` to leave it out). For each model of
      ``bench_quantize.py``); best of R after the first per setting, and the
      best setting counts.
 
+   - IREE (``--iree``, default ``auto``: when the ``iree-base-compiler``
+     and ``iree-base-runtime`` packages import): both modules made upstream
+     MLIR by ``gptq-opt M --gptq-to-upstream-pipeline``, compiled by
+     ``iree-compile --iree-hal-target-device=local
+     --iree-hal-local-target-device-backends=llvm-cpu
+     --iree-llvmcpu-target-cpu=host`` (its Python API, in a subprocess) and
+     run on ``local-task`` (best of R after the first); and ours on the same
+     upstream modules (gptq-run), which should be as fast as the gptq-op
+     form. Logits against ours.
+
    Tokens per second = batch x seqlen / seconds. Our logits are compared with
    PyTorch's: the float32 model's with the float model's, the 4-bit model's
    with PyTorch's on the same round-to-nearest weights
@@ -367,6 +377,48 @@ def _worker_forward(a) -> None:
                       "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 
 
+#: The iree-compile flags of the CPU target (docs/pipelines.md).
+IREE_FLAGS = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+              "--iree-llvmcpu-target-cpu=host"]
+
+
+def iree_available() -> bool:
+    try:
+        import iree.compiler  # noqa: F401
+        import iree.runtime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _worker_iree(a) -> None:
+    import numpy as np
+    from iree import compiler as ireec
+    from iree import runtime as ireert
+    t0 = time.perf_counter()
+    vmfb = ireec.compile_file(a.module, extra_args=IREE_FLAGS)
+    compile_seconds = time.perf_counter() - t0
+    context = ireert.SystemContext(config=ireert.Config("local-task"))
+    context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, vmfb))
+    forward = context.modules.module["forward"]
+    tokens = np.load(a.tokens)
+    times = []
+    for _ in range(a.repeats):
+        t0 = time.perf_counter()
+        logits = np.asarray(forward(tokens).to_host())
+        times.append(time.perf_counter() - t0)
+    if a.save_logits:
+        np.save(a.save_logits, logits)
+    try:
+        from importlib.metadata import version
+        iree_version = version("iree-base-runtime")
+    except Exception:  # noqa: BLE001 - a figure's label only
+        iree_version = "?"
+    print(json.dumps({"seconds": times, "compile_seconds": compile_seconds, "iree_version": iree_version,
+                      "vmfb_bytes": len(vmfb),
+                      "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+
+
 class _Timer:
     """Sums the seconds spent in the functions it wraps, by key."""
 
@@ -555,7 +607,51 @@ def bench_forward(args, name: str) -> Dict:
         form["tokens_per_second"] = n_tokens / form["seconds"]
         form["ratio_to_torch"] = best / form["seconds"]
     entry["torch_tokens_per_second"] = n_tokens / best
+    if args.iree != "off":
+        entry["iree"] = bench_iree(args, name, folder, tokens, calls,
+                                   {"float32": imported["mlir"], "4-bit g128": q_mlir}, entry["forms"])
     return entry
+
+
+def bench_iree(args, name: str, folder: str, tokens: str, calls: int, modules: Dict[str, str],
+               ours: Dict[str, Dict]) -> Dict:
+    """IREE on the upstream form of each module, and ours on that form."""
+    import numpy as np
+    results: Dict[str, Dict] = {}
+    upstream: Dict[str, str] = {}
+    for form, module in modules.items():
+        path = os.path.join(folder, f"upstream-{form.replace(' ', '-')}.mlir")
+        log(f"{name}: gptq-opt --gptq-to-upstream-pipeline ({form})")
+        made = run_measured([tool(args, "gptq-opt"), module, "--gptq-to-upstream-pipeline", "-o", path],
+                            tool_env(args), args.timeout, f"gptq-opt upstream {name}")
+        made.pop("stderr")
+        upstream[form] = path
+        results[form] = {"upstream_module": path, "upstream_seconds": made["wall_seconds"]}
+    for round_index in range(args.rounds):
+        for form, path in upstream.items():
+            r = results[form]
+            out = os.path.join(folder, f"out-upstream-{form.replace(' ', '-')}")
+            mine = run_ours_forward(args, name, path, tokens, out, calls)
+            log(f"{name}: ours on the upstream form, {form}: {mine['seconds']:.3f} s")
+            logits = os.path.join(folder, f"iree-{form.replace(' ', '-')}.npy")
+            iree = run_torch_worker(args, "iree", ["--module", path, "--tokens", tokens, "--repeats",
+                                                   str(calls), "--save-logits", logits],
+                                    os.cpu_count() or 1, False, f"iree forward {name}")
+            iree["best"] = best_after_first(iree["seconds"])
+            log(f"{name}: IREE {iree['iree_version']}, {form}: {iree['best']:.3f} s "
+                f"(calls {', '.join(f'{s:.3f}' for s in iree['seconds'])}), compile {iree['compile_seconds']:.1f} s")
+            if round_index:
+                merge_round(r["ours_upstream"], mine, "seconds", "run_seconds")
+                merge_round(r["iree"], iree, "best", "seconds")
+            else:
+                r["ours_upstream"], r["iree"] = mine, iree
+                reference = np.load(ours[form]["logits"])
+                r["iree_max_relative_difference"] = relative_difference(np.load(logits), reference)
+                r["upstream_max_relative_difference"] = relative_difference(np.load(mine["logits"]), reference)
+    for form, r in results.items():
+        r["ours_over_iree"] = r["iree"]["best"] / ours[form]["seconds"]
+        r["upstream_over_gptq_ops"] = r["ours_upstream"]["seconds"] / ours[form]["seconds"]
+    return results
 
 
 # --------------------------------------------------------------------------
@@ -693,6 +789,25 @@ def print_forward(entries: List[Dict]) -> None:
           "round-to-nearest weights. Peak RSS: the gptq-run process.")
 
 
+def print_iree(entries: List[Dict]) -> None:
+    rows = [(e, form, r) for e in entries for form, r in (e.get("iree") or {}).items()]
+    if not rows:
+        return
+    print("\n## Forward: IREE on the upstream form\n")
+    print("| model | form | ours s | ours, upstream form s | IREE s | ours / IREE tok/s | IREE compile s "
+          "| IREE peak RSS | IREE logits vs ours | upstream form's logits vs ours |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for e, form, r in rows:
+        print(f"| {e['model']} | {form} | {e['forms'][form]['seconds']:.3f} | {r['ours_upstream']['seconds']:.3f} "
+              f"| {r['iree']['best']:.3f} | {r['ours_over_iree']:.2f}x | {r['iree']['compile_seconds']:.1f} "
+              f"| {mib(r['iree']['peak_rss_bytes'])} | {r['iree_max_relative_difference']:.1e} "
+              f"| {r['upstream_max_relative_difference']:.1e} |")
+    version = rows[0][2]["iree"]["iree_version"]
+    print(f"\nIREE {version}: gptq-opt --gptq-to-upstream-pipeline, then iree-compile {' '.join(IREE_FLAGS)}, run "
+          "on local-task; best of its calls after the first. ours, upstream form: gptq-run on the same "
+          "upstream module. Logits: max |x - ours| / max |ours|, ours the gptq-op form.")
+
+
 def print_gptq(e: Dict) -> None:
     o, t, tm = e["ours"], e["torch_best"], e["ours"]["timing"]
     print(f"\n## End-to-end GPTQ: {e['model']}, {e['samples']} x {e['seqlen']} tokens, 4 bits, group 128, "
@@ -787,9 +902,12 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="before each measurement wait up to this many seconds for other work on "
                          "the cores to fall under 15%% (0: do not wait)")
     ap.add_argument("--timeout", type=float, default=7200, help="per subprocess, seconds")
+    ap.add_argument("--iree", choices=("auto", "on", "off"), default="auto",
+                    help="IREE on the upstream form of each model: auto (default) when its packages import")
     ap.add_argument("--json", help="write every figure here")
     # Internal: worker subprocesses.
-    ap.add_argument("--_worker", choices=("forward", "gptq"), help=argparse.SUPPRESS)
+    ap.add_argument("--_worker", choices=("forward", "gptq", "iree"), help=argparse.SUPPRESS)
+    ap.add_argument("--module", help=argparse.SUPPRESS)
     ap.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--checkpoint", help=argparse.SUPPRESS)
     ap.add_argument("--tokens", help=argparse.SUPPRESS)
@@ -807,12 +925,20 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _worker_forward(args) or 0
     if args._worker == "gptq":
         return _worker_gptq(args) or 0
+    if args._worker == "iree":
+        return _worker_iree(args) or 0
 
     for option in ("batch", "seqlen", "repeats", "rounds", "gptq_samples", "gptq_seqlen"):
         if getattr(args, option) < 1:
             ap.error(f"--{option.replace('_', '-')} must be at least 1")
     if not args.min_seconds >= 0:
         ap.error("--min-seconds must be at least 0")
+    if args.iree == "auto":
+        args.iree = "on" if iree_available() else "off"
+        if args.iree == "off":
+            log("IREE is not installed (iree-base-compiler, iree-base-runtime): no IREE figures")
+    elif args.iree == "on" and not iree_available():
+        ap.error("--iree on: the iree-base-compiler and iree-base-runtime packages do not import")
     args.build_dir = os.path.abspath(args.build_dir)
     args.work_dir = os.path.abspath(args.work_dir)
     QUIET["max_wait"] = args.wait_quiet
@@ -863,6 +989,7 @@ def run(args) -> int:
             for name in args.models:
                 results["forward"].append(bench_forward(args, name))
             print_forward(results["forward"])
+            print_iree(results["forward"])
         if not args.skip_gptq:
             results["gptq"] = bench_gptq(args)
             print_gptq(results["gptq"])

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -97,6 +98,21 @@ def test_bench_model_forward_tiny(tmp_path, gptq_run, gptq_opt):
     assert np.abs(q4 - f32).max() > 1e-3 * np.abs(f32).max()
     assert [(s["threads"], s["openblas_override"]) for s in entry["torch"]] == [(1, "as set")]
     assert len(entry["torch"][0]["rounds"]) == 2 and "best of 2 round(s)" in done.stdout
+    # IREE on the upstream form, where its packages are installed.
+    try:
+        import iree.compiler  # noqa: F401
+        import iree.runtime  # noqa: F401
+    except ImportError:
+        assert "iree" not in entry and "IREE is not installed" in done.stderr
+        return
+    assert set(entry["iree"]) == {"float32", "4-bit g128"}
+    for form, r in entry["iree"].items():
+        assert "gptq" not in Path(r["upstream_module"]).read_text()
+        assert r["iree"]["best"] > 0 and r["iree"]["compile_seconds"] > 0
+        assert len(r["iree"]["rounds"]) == 2 and len(r["ours_upstream"]["rounds"]) == 2
+        assert r["iree_max_relative_difference"] <= 1e-5
+        assert r["upstream_max_relative_difference"] <= 1e-5
+        assert f"| {checkpoint} | {form} |" in done.stdout
 
 
 def test_short_calls_get_more_of_them():
