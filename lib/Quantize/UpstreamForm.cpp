@@ -1,7 +1,8 @@
 //===- UpstreamForm.cpp - A module in upstream MLIR alone -----------------===//
 //
-// gptq-destinations-to-results, gptq-strip-to-upstream and the pipeline
-// that ends with them, gptq-to-upstream-pipeline.
+// gptq-permute-to-gather, gptq-destinations-to-results,
+// gptq-strip-to-upstream and the pipeline that ends with them,
+// gptq-to-upstream-pipeline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,13 +10,13 @@
 #include "gptq/Quantize/Passes.h"
 #include "gptq/Quantize/UpstreamPipeline.h"
 
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Quant/Transforms/Passes.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Matchers.h"
