@@ -110,6 +110,19 @@ std::vector<llvm::StringRef> &mappings() {
   return live;
 }
 
+/// madvise(`advice`) on the pages that `data` touches, or with `inside`
+/// only on those that lie wholly inside it.
+void advisePages(llvm::StringRef data, int advice, bool inside) {
+  size_t page = llvm::sys::Process::getPageSizeEstimate();
+  uintptr_t first = uintptr_t(data.data()), last = first + data.size();
+  uintptr_t begin = inside ? llvm::alignTo(first, page)
+                           : llvm::alignDown(first, page);
+  uintptr_t end = inside ? llvm::alignDown(last, page)
+                         : llvm::alignTo(last, page);
+  if (begin < end)
+    ::madvise(reinterpret_cast<void *>(begin), end - begin, advice);
+}
+
 /// Asks the kernel to map the archive's pages 2 MiB at a time: the pages
 /// it reads from disk for this mapping then come in 2 MiB folios, mapped
 /// with one TLB entry each. A decode step reads every weight once, and with
@@ -118,11 +131,7 @@ std::vector<llvm::StringRef> &mappings() {
 /// kernel holds them (the archive writers drop theirs once written: Output.cpp).
 void adviseHugePages(llvm::StringRef data) {
 #ifdef MADV_HUGEPAGE
-  size_t page = llvm::sys::Process::getPageSizeEstimate();
-  uintptr_t begin = llvm::alignDown(uintptr_t(data.data()), page);
-  uintptr_t end = llvm::alignTo(uintptr_t(data.data() + data.size()), page);
-  if (begin < end)
-    ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_HUGEPAGE);
+  advisePages(data, MADV_HUGEPAGE, /*inside=*/false);
 #endif
 }
 
@@ -130,11 +139,7 @@ void adviseHugePages(llvm::StringRef data) {
 /// a time, within a mapping adviseHugePages advised.
 void adviseSmallPages(llvm::StringRef data) {
 #ifdef MADV_NOHUGEPAGE
-  size_t page = llvm::sys::Process::getPageSizeEstimate();
-  uintptr_t begin = llvm::alignTo(uintptr_t(data.data()), page);
-  uintptr_t end = llvm::alignDown(uintptr_t(data.data() + data.size()), page);
-  if (begin < end)
-    ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_NOHUGEPAGE);
+  advisePages(data, MADV_NOHUGEPAGE, /*inside=*/true);
 #endif
 }
 
@@ -317,11 +322,8 @@ void mlir::gptq::releaseParameterPages(llvm::ArrayRef<char> data) {
       continue;
     // Whole pages only: a page may also hold the neighbouring tensors'
     // bytes, which stay.
-    size_t page = llvm::sys::Process::getPageSizeEstimate();
-    uintptr_t begin = llvm::alignTo(uintptr_t(data.data()), page);
-    uintptr_t end = llvm::alignDown(uintptr_t(data.end()), page);
-    if (begin < end)
-      ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+    advisePages(llvm::StringRef(data.data(), data.size()), MADV_DONTNEED,
+                /*inside=*/true);
     return;
   }
 }
