@@ -1474,35 +1474,60 @@ void QuantizeModelPass::runOnOperation() {
   // Outputs: the report and the Hessians, together, and with the tool's
   // own outputs when a tool runs the pass.
   PendingOutputs &outputs = RunFiles::current()->outputs();
-  llvm::json::Array layersJson;
-  std::vector<std::string> escalated, fallbacks;
+  // The report: what report= writes as JSON and a pipeline gets as a
+  // struct (io.report), made once.
+  QuantizeModelReport summary;
+  summary.entry = entry;
   for (const LayerState &state : states) {
     const LinearLayer &layer = *state.layer;
     const LayerResult &r = *state.result;
-    llvm::json::Object o{
-        {"name", layer.name},       {"out", layer.outFeatures},
-        {"in", layer.inFeatures},   {"method", state.method},
-        {"seconds", state.seconds},
-    };
-    if (layer.block)
-      o["block"] = *layer.block;
+    QuantizedLayerReport &l = summary.layers.emplace_back();
+    l.name = layer.name;
+    l.out = layer.outFeatures;
+    l.in = layer.inFeatures;
+    l.block = layer.block;
     if (state.stage >= 0)
-      o["stage"] = state.stage;
-    if (state.samples > 0 && !hessians.size())
-      o["samples"] = state.samples;
+      l.stage = state.stage;
+    l.samples = hessians.empty() ? state.samples : 0;
+    l.method = state.method;
+    l.seconds = state.seconds;
     if (!std::isnan(state.gptqError))
-      o["error"] = state.gptqError;
+      l.error = state.gptqError;
     if (!std::isnan(state.rtnError))
-      o["rtn_error"] = state.rtnError;
+      l.rtnError = state.rtnError;
     if (state.method == "gptq") {
-      o["loss"] = r.loss;
-      o["percdamp"] = r.percdampUsed;
-      o["attempts"] = r.attempts;
+      l.loss = r.loss;
+      l.percdamp = r.percdampUsed;
+      l.attempts = r.attempts;
       if (r.attempts > 1)
-        escalated.push_back(layer.name + " (percdamp " +
-                            formatNumber(r.percdampUsed) + ")");
+        summary.escalated.push_back(layer.name + " (percdamp " +
+                                    formatNumber(r.percdampUsed) + ")");
     } else if (method == "gptq") {
-      fallbacks.push_back(layer.name);
+      summary.roundedToNearest.push_back(layer.name);
+    }
+  }
+  const std::vector<std::string> &escalated = summary.escalated;
+  const std::vector<std::string> &fallbacks = summary.roundedToNearest;
+  llvm::json::Array layersJson;
+  for (const QuantizedLayerReport &l : summary.layers) {
+    llvm::json::Object o{
+        {"name", l.name}, {"out", l.out},         {"in", l.in},
+        {"method", l.method}, {"seconds", l.seconds},
+    };
+    if (l.block)
+      o["block"] = *l.block;
+    if (l.stage)
+      o["stage"] = *l.stage;
+    if (l.samples > 0)
+      o["samples"] = l.samples;
+    if (l.error)
+      o["error"] = *l.error;
+    if (l.rtnError)
+      o["rtn_error"] = *l.rtnError;
+    if (l.loss) {
+      o["loss"] = *l.loss;
+      o["percdamp"] = *l.percdamp;
+      o["attempts"] = *l.attempts;
     }
     layersJson.push_back(std::move(o));
   }
@@ -1601,42 +1626,15 @@ void QuantizeModelPass::runOnOperation() {
     }
   }
   if (io.report) {
-    QuantizeModelReport &out = *io.report;
-    out = QuantizeModelReport();
-    out.entry = entry;
-    for (const LayerState &state : states) {
-      const LinearLayer &layer = *state.layer;
-      const LayerResult &r = *state.result;
-      QuantizedLayerReport &l = out.layers.emplace_back();
-      l.name = layer.name;
-      l.out = layer.outFeatures;
-      l.in = layer.inFeatures;
-      l.block = layer.block;
-      if (state.stage >= 0)
-        l.stage = state.stage;
-      l.samples = hessians.empty() ? state.samples : 0;
-      l.method = state.method;
-      l.seconds = state.seconds;
-      if (!std::isnan(state.gptqError))
-        l.error = state.gptqError;
-      if (!std::isnan(state.rtnError))
-        l.rtnError = state.rtnError;
-      if (state.method == "gptq") {
-        l.loss = r.loss;
-        l.percdamp = r.percdampUsed;
-        l.attempts = r.attempts;
-      }
-    }
-    out.escalated = escalated;
-    out.roundedToNearest = fallbacks;
-    out.weightBytes = floatBytes;
-    out.quantizedWeightBytes = quantBytes;
-    out.totalSeconds = total;
-    out.calibrationSeconds = calibrateSeconds;
-    out.compileSeconds = compileSeconds;
-    out.quantizeSeconds = quantizeSeconds;
-    out.peakResidentBytes = peakResidentBytes();
-    out.memoryBoundBytes = int64_t(memoryBound.total);
+    summary.weightBytes = floatBytes;
+    summary.quantizedWeightBytes = quantBytes;
+    summary.totalSeconds = total;
+    summary.calibrationSeconds = calibrateSeconds;
+    summary.compileSeconds = compileSeconds;
+    summary.quantizeSeconds = quantizeSeconds;
+    summary.peakResidentBytes = peakResidentBytes();
+    summary.memoryBoundBytes = int64_t(memoryBound.total);
+    *io.report = summary;
   }
 
   log() << kPassName << ": " << states.size() << " layers in "
