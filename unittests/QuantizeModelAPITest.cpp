@@ -72,6 +72,19 @@ struct QuantizeModelAPITest : ::testing::Test {
                    llvm::StringRef(reinterpret_cast<const char *>(samples.data()),
                                    bytes)};
   }
+  /// Runs the pass with `io`, which must fail; its diagnostics, a line
+  /// each.
+  std::string failure(const QuantizeModelIO &io) {
+    std::string messages;
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      messages += d.str() + "\n";
+      return success();
+    });
+    PassManager pm(&context);
+    pm.addPass(createQuantizeModelPass(options, io));
+    EXPECT_TRUE(failed(pm.run(*module)));
+    return messages;
+  }
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
   std::vector<float> samples;
@@ -132,14 +145,7 @@ TEST_F(QuantizeModelAPITest, ABufferOfTheWrongSizeIsAnError) {
   io.calibration = view(samples.size() * sizeof(float) - 12);
   io.report = &report;
   io.log = &llvm::nulls();
-  std::string messages;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-    messages += d.str() + "\n";
-    return success();
-  });
-  PassManager pm(&context);
-  pm.addPass(createQuantizeModelPass(options, io));
-  EXPECT_TRUE(failed(pm.run(*module)));
+  std::string messages = failure(io);
   EXPECT_NE(messages.find("gptq-quantize-model: the calibration samples: "
                           "the calibration samples' shape float32 [16, 8] "
                           "takes 512 bytes, the buffer given holds 500"),
@@ -156,14 +162,7 @@ TEST_F(QuantizeModelAPITest, SamplesOfAnotherShapeNameTheBuffer) {
       llvm::StringRef(reinterpret_cast<const char *>(samples.data()),
                       samples.size() * sizeof(float))};
   io.log = &llvm::nulls();
-  std::string messages;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-    messages += d.str() + "\n";
-    return success();
-  });
-  PassManager pm(&context);
-  pm.addPass(createQuantizeModelPass(options, io));
-  EXPECT_TRUE(failed(pm.run(*module)));
+  std::string messages = failure(io);
   EXPECT_NE(messages.find("the calibration samples: found float32 [8, 16], "
                           "expected float32 samples of '@forward''s argument "
                           "'tensor<?x8xf32>'"),
