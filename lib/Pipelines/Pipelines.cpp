@@ -2,6 +2,9 @@
 
 #include "gptq/Pipelines/Pipelines.h"
 
+#include "gptq/Codegen/CPU/Passes.h"
+#include "gptq/Codegen/Common/Passes.h"
+#include "gptq/Codegen/GPU/Passes.h"
 #include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/Transforms/Passes.h"
 

@@ -2,6 +2,9 @@
 
 #include "gptq/InitGPTQ.h"
 
+#include "gptq/Codegen/CPU/Passes.h"
+#include "gptq/Codegen/Common/Passes.h"
+#include "gptq/Codegen/GPU/Passes.h"
 #include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/Transforms/Passes.h"
 #include "gptq/Execution/Jit.h"
@@ -15,6 +18,9 @@ void mlir::gptq::registerGPTQDialects(DialectRegistry &registry) {
 
 void mlir::gptq::registerGPTQPassesAndPipelines() {
   registerGPTQPasses();
+  registerGPTQCodegenCommonPasses();
+  registerGPTQCodegenCPUPasses();
+  registerGPTQCodegenGPUPasses();
   registerGPTQConversionPasses();
   registerGPTQQuantizePasses();
   registerPipelines();

@@ -11,7 +11,7 @@
 #include "Library.h"
 #include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
-#include "gptq/Dialect/GPTQ/Transforms/ContractionForm.h"
+#include "gptq/Codegen/Common/ContractionForm.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

@@ -1,0 +1,200 @@
+//===- Passes.td - Codegen: passes of any target -----------*- tablegen -*-===//
+
+#ifndef GPTQ_CODEGEN_COMMON_PASSES_TD
+#define GPTQ_CODEGEN_COMMON_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def GPTQExportEntryPoints : Pass<"gptq-export-entry-points", "ModuleOp"> {
+  let summary = "Mark public functions as entry points callable with arrays";
+  let description = [{
+    Gives every public `func.func` with a body the attribute
+    `llvm.emit_c_interface` (so that lowering to LLVM adds the C interface
+    `_mlir_ciface_<name>` that takes memref descriptors) and records its
+    signature as `gptq.signature = <function type>`, which survives lowering
+    to the LLVM dialect. `gptq-run` uses the recorded signature to call
+    functions of modules that are already in the LLVM dialect. Tensor
+    arguments get `bufferization.writable = false` (unless they have the
+    attribute already): callers pass arrays they keep, so bufferization
+    copies where the function would write into one. The CPU pipeline runs
+    this pass first.
+
+    ```mlir
+    func.func @f(%x: tensor<?xf32>) -> tensor<?xf32>
+    // becomes
+    func.func @f(%x: tensor<?xf32> {bufferization.writable = false})
+        -> tensor<?xf32> attributes
+        {gptq.signature = (tensor<?xf32>) -> tensor<?xf32>, llvm.emit_c_interface}
+    ```
+  }];
+}
+
+def GPTQNormalizeContractions
+    : Pass<"gptq-normalize-contractions", "func::FuncOp"> {
+  let summary = "Rewrite float32 contractions as linalg.batch_matmul";
+  let description = [{
+    The target-independent half of the model codegen. Every float32 linalg
+    op on tensors that is a contraction (two inputs, a multiply-add body,
+    operand maps that are permutations of their loops, as
+    `linalg::inferContractionDims` classifies them into batch, M, N and K
+    loops, each class non-empty but batch) becomes one
+    `linalg.batch_matmul` on 3-D operands: `[B, M, K]` (or `[B, K, M]`)
+    times `[B, K, N]` (or `[B, N, K]`) into `[B, M, N]`, with the transposed
+    forms expressed by the op's `indexing_maps`, so that neither a
+    transposed activation nor a weight stored `out x in` is copied. Loops of
+    a class are collapsed into one dimension (`tensor.collapse_shape`); an
+    operand whose loops are in another order is transposed first
+    (`linalg.transpose`), and the result is expanded (and transposed) back
+    to the op's layout. A zero-filled init stays a `linalg.fill` of the new
+    shape. Other ops, and contractions over other element types, are left
+    alone.
+
+    The loops of a class take the output's order, unless the output has to
+    be transposed back anyway (its batch, M and N loops interleave, as in
+    attention's mixing of values): then batch and M loops take the left
+    operand's order and N loops the right one's, so that those are not
+    copied. An operand that must be copied goes to whichever of its two
+    layouts keeps its innermost loop innermost (keys become `[B, N, K]`,
+    read transposed, rather than being scattered into `[B, K, N]`). A
+    transpose that moves only loops of static size 1 becomes a
+    `tensor.collapse_shape` and `tensor.expand_shape`, not a copy.
+
+    Causal masks are recognized on the original op, from the ops around it,
+    and recorded as unit attributes of the `linalg.batch_matmul` for the
+    per-target schedule (`gptq-matmul-to-kernel`):
+    - `gptq.lower_result` when N is one loop t and some M loop s is such
+      that every reader of the result is a `linalg.generic` input whose
+      value (through single-result arithmetic) reaches only the true side
+      of an `arith.select` on `t <= s` (or `t < s`, `s >= t`, `s > t`) of
+      the `linalg.index` of the loops that read those dimensions; shape
+      queries are allowed. Attention's scores, read by the row maximum and
+      the exponentials under the mask, are marked. Since the normal form's
+      row index is at least s, the result's elements column <= row hold
+      all that is read.
+    - `gptq.lower_lhs` when K is one loop t and the left operand is zero
+      wherever t > s for an M loop s: it is a `linalg.generic` (all loops
+      parallel) that yields a causal select of +0.0, a quotient whose
+      numerator is such a value, or an input that is zero past the same
+      loops. Attention's probabilities (exponentials selected under the
+      mask, divided by their sums) are marked. A row whose divisor is zero
+      or NaN is not finite either way; a key past the mask with a value
+      that is Inf or NaN no longer turns an earlier query's output to NaN.
+
+    The importers' linear layers (`y[b, s, n] = sum_k x[b, s, k] W[n, k]`),
+    attention scores and the mixing of values all take this form; so do
+    `linalg.matmul` and `linalg.batch_matmul` with any of their maps.
+
+    ```mlir
+    %y = linalg.generic {indexing_maps = [(b, s, n, k) -> (b, s, k),
+        (b, s, n, k) -> (n, k), (b, s, n, k) -> (b, s, n)], ...}
+        ins(%x, %w : tensor<?x?x64xf32>, tensor<172x64xf32>) ...
+    // becomes, on %x collapsed to tensor<1x?x64xf32> and %w expanded
+    // to tensor<1x172x64xf32>
+    linalg.batch_matmul indexing_maps = [(d0, d1, d2, d3) -> (d0, d1, d3),
+        (d0, d1, d2, d3) -> (d0, d2, d3), (d0, d1, d2, d3) -> (d0, d1, d2)]
+        ins(...) outs(... : tensor<1x?x172xf32>)
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def GPTQExpandStridedCopies : Pass<"gptq-expand-strided-copies"> {
+  let summary = "Turn copies between strided memrefs into linalg.copy";
+  let description = [{
+    The LLVM lowering of `memref.copy` calls `memcpy` when both sides are
+    contiguous, and otherwise the runtime function `memrefCopy`, which copies
+    one element at a time. Bufferization leaves such copies where a slice of
+    a matrix is written into another (block rows of a factor, panels of a
+    transpose). This pass rewrites every `memref.copy` whose source or target
+    has a layout other than the identity into `linalg.copy`, which
+    `convert-linalg-to-loops` turns into loops whose innermost one runs
+    along unit-stride rows and vectorizes. Copies between identity layouts
+    are left for `memcpy`.
+
+    ```mlir
+    memref.copy %a, %b : memref<?x?xf32, strided<[?, 1], offset: ?>>
+                    to memref<?x?xf32, strided<[?, 1], offset: ?>>
+    // becomes
+    linalg.copy ins(%a : ...) outs(%b : ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let options = [
+    Option<"identity", "identity", "bool", /*default=*/"false",
+           "Also rewrite copies between identity layouts">
+  ];
+}
+
+def GPTQForwardArgumentResults
+    : Pass<"gptq-forward-argument-results", "ModuleOp"> {
+  let summary = "Drop a private function's results that return an argument's "
+                "buffer; callers read the argument they passed";
+  let description = [{
+    Run after bufferization, before buffer deallocation. A kernel that is
+    called rather than inlined (the matrix kernel, `__gptq_matmul`) writes
+    its output into the buffer of its output argument and returns it. The
+    deallocation pipeline gives each returned buffer an owner, so a
+    returned argument, which the callee does not own, would be cloned on
+    every return: a copy of the whole output per call (262 MB for the
+    classifier of a 32000-word vocabulary on 2048 tokens). This pass
+    removes such results (the returned value is the argument, or a
+    `memref.cast` of it) from private functions whose every use is a
+    `func.call`, and each call's result becomes the call's own operand
+    (cast back to the result's type where the types differ). Public
+    functions keep their signatures.
+
+    ```mlir
+    func.func private @kernel(%a: memref<?xf32>, %out: memref<?xf32>) -> memref<?xf32> {
+      ...
+      return %out : memref<?xf32>
+    }
+    %r = call @kernel(%a, %buf) : (memref<?xf32>, memref<?xf32>) -> memref<?xf32>
+    "use"(%r) : (memref<?xf32>) -> ()
+    // becomes
+    func.func private @kernel(%a: memref<?xf32>, %out: memref<?xf32>) {
+      ...
+      return
+    }
+    call @kernel(%a, %buf) : (memref<?xf32>, memref<?xf32>) -> ()
+    "use"(%buf) : (memref<?xf32>) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def GPTQHoistDeallocs : Pass<"gptq-hoist-deallocs"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    Buffer deallocation places `memref.dealloc` at the end of the block that
+    allocated the buffer, so every temporary of a function lives until the
+    function returns. This pass moves each `memref.dealloc` of a
+    `memref.alloc` result in the same block up to just after the last
+    operation of that block that uses the buffer or any of its aliases
+    (subviews, casts, loop-carried and region results, found with the
+    bufferization's buffer view flow analysis). The buffer is then free for
+    later allocations of the same function: after a layer's Cholesky factor
+    and transposed weights die, dequantization reuses their memory instead of
+    mapping fresh pages. Buffers with an alias that a terminator of the
+    block uses (returned or yielded) are left alone.
+
+    ```mlir
+    %a = memref.alloc(%n) : memref<?xf32>
+    "use"(%a) : (memref<?xf32>) -> ()
+    %b = memref.alloc(%n) : memref<?xf32>
+    "use"(%b) : (memref<?xf32>) -> ()
+    memref.dealloc %a : memref<?xf32>
+    memref.dealloc %b : memref<?xf32>
+    // becomes
+    %a = memref.alloc(%n) : memref<?xf32>
+    "use"(%a) : (memref<?xf32>) -> ()
+    memref.dealloc %a : memref<?xf32>
+    %b = memref.alloc(%n) : memref<?xf32>
+    ...
+    ```
+  }];
+}
+
+#endif // GPTQ_CODEGEN_COMMON_PASSES_TD

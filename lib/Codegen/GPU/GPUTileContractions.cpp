@@ -1,0 +1,371 @@
+//===- GPUTileContractions.cpp - Matrix products as tiled GPU kernels -----===//
+//
+// A linalg contraction on buffers (two parallel dimensions and one
+// reduction: the library's matrix products) becomes a gpu.launch of tiles
+// of TR x TR results (one grid z per batch of a batched product), T x T
+// threads with R x R results each (registers);
+// the reduction runs in chunks of T, each chunk of both operands staged in
+// shared memory by the block's threads, so that every element read from
+// global memory serves TR products and every one read from shared memory
+// R.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SharedMemory.h"
+#include "gptq/Codegen/GPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir {
+namespace gptq {
+#define GEN_PASS_DEF_GPTQGPUTILECONTRACTIONS
+#include "gptq/Codegen/GPU/Passes.h.inc"
+} // namespace gptq
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// The roles of a contraction's loops and operands: results C[m, n] (or
+/// C[n, m]), operands that read (m, k) and (k, n) in either order; with a
+/// batch loop, every operand reads it too (C[b, m, n], A[b, m, k], ...).
+struct Contraction {
+  unsigned m, n, k;              // Loop dimensions.
+  std::optional<unsigned> batch; // The batch loop, if any.
+  unsigned lhs, rhs; // Input operand numbers: lhs reads (m, k), rhs (k, n).
+};
+
+/// The dimensions that `map` reads, if each result is a dimension.
+std::optional<SmallVector<unsigned>> dimsOf(AffineMap map) {
+  SmallVector<unsigned> dims;
+  for (AffineExpr e : map.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d)
+      return std::nullopt;
+    dims.push_back(d.getPosition());
+  }
+  return dims;
+}
+
+std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
+  unsigned loops = op.getNumLoops();
+  if (!op.hasPureBufferSemantics() || op.hasIndexSemantics() ||
+      (loops != 3 && loops != 4) || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto out = dimsOf(maps[2]);
+  auto in0 = dimsOf(maps[0]);
+  auto in1 = dimsOf(maps[1]);
+  // Every operand reads each loop at most once, all loops but the
+  // reduction reach the result.
+  auto distinct = [&](const std::optional<SmallVector<unsigned>> &dims) {
+    return dims && dims->size() == loops - 1 &&
+           llvm::SmallDenseSet<unsigned>(dims->begin(), dims->end()).size() ==
+               dims->size();
+  };
+  if (!distinct(out) || !distinct(in0) || !distinct(in1))
+    return std::nullopt;
+  Contraction c;
+  std::optional<unsigned> k;
+  for (unsigned d = 0; d < loops; ++d)
+    if (!llvm::is_contained(*out, d))
+      k = d;
+  if (!k || op.getIteratorTypesArray()[*k] != utils::IteratorType::reduction ||
+      !llvm::is_contained(*in0, *k) || !llvm::is_contained(*in1, *k))
+    return std::nullopt;
+  c.k = *k;
+  // The result's loops: the batch (read by both inputs), m (by one), n (by
+  // the other), in the result's order without the batch.
+  SmallVector<unsigned> rowsCols;
+  for (unsigned d : *out) {
+    bool a = llvm::is_contained(*in0, d), b = llvm::is_contained(*in1, d);
+    if (a && b) {
+      if (c.batch)
+        return std::nullopt;
+      c.batch = d;
+    } else if (a != b) {
+      rowsCols.push_back(d);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (rowsCols.size() != 2 || (loops == 4) != c.batch.has_value())
+    return std::nullopt;
+  c.m = rowsCols[0];
+  c.n = rowsCols[1];
+  if (llvm::is_contained(*in0, c.m) && llvm::is_contained(*in1, c.n)) {
+    c.lhs = 0;
+    c.rhs = 1;
+  } else {
+    c.lhs = 1;
+    c.rhs = 0;
+  }
+  // Operands of one float type.
+  Type element;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || type.getMemorySpace())
+      return std::nullopt;
+    if (!element)
+      element = type.getElementType();
+    if (type.getElementType() != element || !isa<FloatType>(element))
+      return std::nullopt;
+  }
+  return c;
+}
+
+bool inParallelCode(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (isa<scf::ForallOp, scf::ParallelOp, gpu::LaunchOp>(p))
+      return true;
+  return false;
+}
+
+struct GPTQGPUTileContractionsPass
+    : gptq::impl::GPTQGPUTileContractionsBase<GPTQGPUTileContractionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (threads < 1 || threads > 32 || results < 1 || results > 8) {
+      getOperation().emitError()
+          << "gptq-gpu-tile-contractions: threads must be between 1 and 32 "
+             "and results between 1 and 8";
+      return signalPassFailure();
+    }
+    SmallVector<std::pair<linalg::LinalgOp, Contraction>> work;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (inParallelCode(op))
+        return;
+      if (auto c = matchContraction(op))
+        work.push_back({op, *c});
+    });
+    for (auto [op, c] : work)
+      rewrite(op, c);
+  }
+
+  void rewrite(linalg::LinalgOp op, const Contraction &c) {
+    Location loc = op.getLoc();
+    OpBuilder b(op);
+    auto constant = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto ult = [&](Value x, Value y) -> Value {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+    };
+    const int64_t T = threads, R = results, BT = T * R;
+    // The loops each operand reads (lhs, rhs, result), and the loop
+    // bounds: the sizes that the operands give each loop.
+    SmallVector<SmallVector<unsigned>> reads;
+    for (AffineMap map : op.getIndexingMapsArray())
+      reads.push_back(*dimsOf(map));
+    SmallVector<Value> bounds(op.getNumLoops());
+    for (OpOperand &operand : op->getOpOperands())
+      for (auto [pos, d] : llvm::enumerate(reads[operand.getOperandNumber()]))
+        if (!bounds[d])
+          bounds[d] =
+              memref::DimOp::create(b, loc, operand.get(), pos).getResult();
+    Value m = bounds[c.m], n = bounds[c.n], k = bounds[c.k];
+    Value t = constant(T), bt = constant(BT), one = constant(1);
+    Value gridX = arith::CeilDivUIOp::create(b, loc, n, bt);
+    Value gridY = arith::CeilDivUIOp::create(b, loc, m, bt);
+    Type element =
+        cast<MemRefType>(op->getOperand(0).getType()).getElementType();
+    // Two tiles: lhs (m, k), BT x T, and rhs (k, n), T x BT, each row
+    // padded by one element, so that a tile stored across its rows (an
+    // operand given transposed) hits every bank of shared memory once.
+    int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+    int64_t lhsBytes = BT * (T + 1) * bytes;
+    int64_t rhsOffset = (lhsBytes + 15) / 16 * 16;
+    int64_t rhsBytes = T * (BT + 1) * bytes;
+    Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                              rhsOffset + rhsBytes);
+    Value gridZ = c.batch ? bounds[*c.batch] : one;
+    auto launch =
+        gpu::LaunchOp::create(b, loc, gridX, gridY, gridZ, t, t, one, smem);
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToStart(&body);
+    Value zero = constant(0);
+    gpu::KernelDim3 bid = launch.getBlockIds();
+    gpu::KernelDim3 tid = launch.getThreadIds();
+    // Loop indices to fill in: zeros, the batch on the grid's z.
+    auto loopIndices = [&]() {
+      SmallVector<Value> ivs(op.getNumLoops(), zero);
+      if (c.batch)
+        ivs[*c.batch] = bid.z;
+      return ivs;
+    };
+    Value m0 = arith::MulIOp::create(b, loc, bid.y, bt);
+    Value n0 = arith::MulIOp::create(b, loc, bid.x, bt);
+    // Thread (y, x) owns rows m0 + y + a T and columns n0 + x + b T
+    // (a, b < R): for each (a, b), consecutive threads store consecutive
+    // elements of a row of the result.
+    SmallVector<Value> rows, cols, rowIn, colIn;
+    for (int64_t a = 0; a < R; ++a) {
+      Value r = arith::AddIOp::create(
+          b, loc, m0, arith::AddIOp::create(b, loc, tid.y, constant(a * T)));
+      Value cl = arith::AddIOp::create(
+          b, loc, n0, arith::AddIOp::create(b, loc, tid.x, constant(a * T)));
+      rows.push_back(r);
+      cols.push_back(cl);
+      rowIn.push_back(ult(r, m));
+      colIn.push_back(ult(cl, n));
+    }
+
+    auto workgroup = gptq::workgroupSpace(b.getContext());
+    Value shared = gptq::dynamicSharedMemory(b, loc);
+    auto lhsType = MemRefType::get({BT, T + 1}, element,
+                                   MemRefLayoutAttrInterface(), workgroup);
+    auto rhsType = MemRefType::get({T, BT + 1}, element,
+                                   MemRefLayoutAttrInterface(), workgroup);
+    Value lhsTile =
+        memref::ViewOp::create(b, loc, lhsType, shared, zero, ValueRange{});
+    Value rhsTile = memref::ViewOp::create(b, loc, rhsType, shared,
+                                           constant(rhsOffset), ValueRange{});
+
+    // An operand's indices at loop indices ivs (m, n, k by loop).
+    auto indicesOf = [&](unsigned operand, ArrayRef<Value> ivs) {
+      SmallVector<Value> indices;
+      for (unsigned d : reads[operand])
+        indices.push_back(ivs[d]);
+      return indices;
+    };
+    auto load = [&](unsigned operand, ArrayRef<Value> ivs) -> Value {
+      return memref::LoadOp::create(b, loc, op->getOperand(operand),
+                                    indicesOf(operand, ivs));
+    };
+    Value output = op.getDpsInits()[0];
+    // Result (a, b) of the thread: its loop indices, and whether it lies
+    // inside C.
+    SmallVector<SmallVector<Value>> resultIvs;
+    SmallVector<Value> inside;
+    for (int64_t a = 0; a < R; ++a)
+      for (int64_t bb = 0; bb < R; ++bb) {
+        SmallVector<Value> ivs = loopIndices();
+        ivs[c.m] = rows[a];
+        ivs[c.n] = cols[bb];
+        resultIvs.push_back(ivs);
+        inside.push_back(arith::AndIOp::create(b, loc, rowIn[a], colIn[bb]));
+      }
+    // The accumulators start from C (as the op's body receives it); those
+    // outside C start from zero and are never stored.
+    SmallVector<Value> inits;
+    for (int64_t r = 0; r < R * R; ++r) {
+      auto init =
+          scf::IfOp::create(b, loc, TypeRange{element}, inside[r], true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(init.thenBlock());
+      scf::YieldOp::create(b, loc, load(2, resultIvs[r]));
+      b.setInsertionPointToStart(init.elseBlock());
+      scf::YieldOp::create(
+          b, loc,
+          arith::ConstantOp::create(b, loc, b.getZeroAttr(element))
+              .getResult());
+      inits.push_back(init.getResult(0));
+    }
+
+    Value linear = arith::AddIOp::create(
+        b, loc, tid.x, arith::MulIOp::create(b, loc, tid.y, t));
+    // Chunks of T of the reduction: stage both operands' tiles, then each
+    // thread runs the chunk's part of its sums, in the order of k.
+    auto chunks = scf::ForOp::create(b, loc, zero, k, t, inits);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(chunks.getBody());
+      Value k0 = chunks.getInductionVar();
+      // Tile [i][j] = operand(outer0 + i, inner0 + j), P x Q elements over
+      // loop dimensions (outerDim, innerDim), R per thread: element e =
+      // linear + s T T. Consecutive threads take consecutive elements of
+      // the operand's rows: along j when its last index is innerDim, along
+      // i otherwise. Elements outside the operand are not read.
+      auto stage = [&](unsigned operand, Value outer0, Value inner0,
+                       unsigned outerDim, unsigned innerDim, int64_t P,
+                       int64_t Q, Value outerSize, Value innerSize,
+                       Value tileBuf) {
+        bool alongInner = reads[operand].back() == innerDim;
+        for (int64_t st = 0; st < P * Q / (T * T); ++st) {
+          Value e = arith::AddIOp::create(b, loc, linear, constant(st * T * T));
+          Value i, j;
+          if (alongInner) {
+            j = arith::RemUIOp::create(b, loc, e, constant(Q));
+            i = arith::DivUIOp::create(b, loc, e, constant(Q));
+          } else {
+            i = arith::RemUIOp::create(b, loc, e, constant(P));
+            j = arith::DivUIOp::create(b, loc, e, constant(P));
+          }
+          Value oi = arith::AddIOp::create(b, loc, outer0, i);
+          Value ij = arith::AddIOp::create(b, loc, inner0, j);
+          Value cond = arith::AndIOp::create(b, loc, ult(oi, outerSize),
+                                             ult(ij, innerSize));
+          auto guardIf = scf::IfOp::create(b, loc, TypeRange{}, cond, false);
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(guardIf.thenBlock());
+          SmallVector<Value> ivs = loopIndices();
+          ivs[outerDim] = oi;
+          ivs[innerDim] = ij;
+          memref::StoreOp::create(b, loc, load(operand, ivs), tileBuf,
+                                  ValueRange{i, j});
+        }
+      };
+      stage(c.lhs, m0, k0, c.m, c.k, BT, T, m, k, lhsTile);
+      stage(c.rhs, k0, n0, c.k, c.n, T, BT, k, n, rhsTile);
+      gpu::BarrierOp::create(b, loc);
+      Value left = arith::SubIOp::create(b, loc, k, k0);
+      Value count = arith::MinUIOp::create(b, loc, left, t);
+      auto inner = scf::ForOp::create(b, loc, zero, count, one,
+                                      chunks.getRegionIterArgs());
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(inner.getBody());
+        Value kk = inner.getInductionVar();
+        SmallVector<Value> as, bs;
+        for (int64_t a = 0; a < R; ++a) {
+          as.push_back(memref::LoadOp::create(
+              b, loc, lhsTile,
+              ValueRange{arith::AddIOp::create(b, loc, tid.y, constant(a * T)),
+                         kk}));
+          bs.push_back(memref::LoadOp::create(
+              b, loc, rhsTile,
+              ValueRange{
+                  kk, arith::AddIOp::create(b, loc, tid.x, constant(a * T))}));
+        }
+        Block *gbody = op.getBlock();
+        SmallVector<Value> next;
+        for (int64_t a = 0; a < R; ++a)
+          for (int64_t bb = 0; bb < R; ++bb) {
+            IRMapping mapping;
+            mapping.map(gbody->getArgument(c.lhs), as[a]);
+            mapping.map(gbody->getArgument(c.rhs), bs[bb]);
+            mapping.map(gbody->getArgument(2),
+                        inner.getRegionIterArgs()[a * R + bb]);
+            for (Operation &o : gbody->without_terminator())
+              b.clone(o, mapping);
+            next.push_back(
+                mapping.lookupOrDefault(gbody->getTerminator()->getOperand(0)));
+          }
+        scf::YieldOp::create(b, loc, next);
+      }
+      // The tiles are read by all before the next chunk overwrites them.
+      gpu::BarrierOp::create(b, loc);
+      scf::YieldOp::create(b, loc, inner.getResults());
+    }
+    for (int64_t r = 0; r < R * R; ++r) {
+      auto store = scf::IfOp::create(b, loc, TypeRange{}, inside[r], false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      memref::StoreOp::create(b, loc, chunks.getResult(r), output,
+                              indicesOf(2, resultIvs[r]));
+    }
+    gpu::TerminatorOp::create(b, loc);
+    op->erase();
+  }
+};
+
+} // namespace
