@@ -161,6 +161,9 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
     memref->useGenericFunctions = true;
   }
   addHostToLLVM(pm, memref, createConvertOpenMPToLLVMPass());
+  // bfloat16 weights read as the integers they are, so that no CPU widens
+  // and narrows them lane by lane.
+  pm.addPass(createGPTQBFloat16AsIntegers());
 }
 
 std::string gptq::defaultCudaToolkit() {

@@ -176,4 +176,40 @@ def GPTQPartitionWorksharingLoops
                            "::mlir::scf::SCFDialect"];
 }
 
+def GPTQBFloat16AsIntegers
+    : Pass<"gptq-bf16-as-integers", "ModuleOp"> {
+  let summary = "Move bfloat16 values in the LLVM dialect as 16-bit integers";
+  let description = [{
+    Runs on the LLVM dialect. Every bfloat16 value that ops only move
+    (loads, stores, masked loads and stores, aggregates, vector lanes and
+    shuffles, selects, bitcasts, branches and block arguments) becomes an
+    `i16` value of the same shape; a bitcast gives an op that computes with
+    it (`llvm.fpext`, a call) its bfloat16 back.
+
+    x86 CPUs without AVX-512 BF16 have no bfloat16 vectors: LLVM widens
+    them to float32 lanes and narrows them back through the libcall
+    `__truncsfbf2`, one call per lane. A masked load of `vector<16xbf16>`
+    (a bfloat16 weight read at a matrix's edge) so becomes a load and a
+    call per lane; and `__truncsfbf2` is missing from GCC 12's libgcc, so
+    an ahead-of-time executable did not link. The kernels widen bfloat16
+    weights by shifting their bits (`arith.bitcast` to `i16`, then a shift
+    into float32), so they read the same bits as `i16` and no call is left,
+    on any CPU.
+
+    ```mlir
+    %v = llvm.intr.masked.load %p, %m, %zero {alignment = 2 : i32}
+        : (!llvm.ptr, vector<16xi1>, vector<16xbf16>) -> vector<16xbf16>
+    %b = llvm.bitcast %v : vector<16xbf16> to vector<16xi16>
+    // becomes
+    %zi = llvm.bitcast %zero : vector<16xbf16> to vector<16xi16>
+    %v = llvm.intr.masked.load %p, %m, %zi {alignment = 2 : i32}
+        : (!llvm.ptr, vector<16xi1>, vector<16xi16>) -> vector<16xi16>
+    ```
+
+    A function in which an aggregate of bfloat16 would need a bitcast (an
+    array of bfloat16 vectors passed to a call) is left as it is.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // GPTQ_CODEGEN_CPU_PASSES_TD

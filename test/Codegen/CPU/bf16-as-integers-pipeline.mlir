@@ -1,0 +1,24 @@
+// RUN: gptq-opt %s --gptq-lower-to-cpu-pipeline -o %t.mlir
+// RUN: FileCheck %s < %t.mlir
+// RUN: not grep -E 'vector<[0-9x]+xbf16>' %t.mlir
+
+// The CPU pipeline leaves no bfloat16 vector in the LLVM dialect: the
+// matrix kernel's bfloat16 weights (read whole, or masked at the edges and
+// gathered in blocks of rows) move as i16, so that LLVM never widens and
+// narrows them lane by lane through __truncsfbf2 (CPUs without AVX-512
+// BF16).
+// CHECK: llvm.func @__gptq_matmul(
+// CHECK: llvm.intr.masked.load {{.*}} -> vector<16xi16>
+func.func @f(%x: tensor<3x20xf32>, %w: tensor<20x37xbf16>) -> tensor<3x37xf32> {
+  %e = tensor.empty() : tensor<20x37xf32>
+  %wf = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<20x37xbf16>) outs(%e : tensor<20x37xf32>) {
+  ^bb0(%a: bf16, %b: f32):
+    %c = arith.extf %a : bf16 to f32
+    linalg.yield %c : f32
+  } -> tensor<20x37xf32>
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<3x37xf32>
+  %of = linalg.fill ins(%z : f32) outs(%o : tensor<3x37xf32>) -> tensor<3x37xf32>
+  %r = linalg.matmul ins(%x, %wf : tensor<3x20xf32>, tensor<20x37xf32>) outs(%of : tensor<3x37xf32>) -> tensor<3x37xf32>
+  return %r : tensor<3x37xf32>
+}
