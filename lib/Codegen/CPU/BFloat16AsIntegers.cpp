@@ -5,7 +5,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
 namespace gptq {
@@ -125,11 +124,11 @@ struct GPTQBFloat16AsIntegersPass
 
     // Where an operand's type no longer is the one its op takes, a bitcast
     // converts it: to i16 into ops that move bits, back to bf16 into ops
-    // that compute.
-    SmallVector<Operation *> bitcasts;
-    func.walk([&](Operation *op) {
-      if (llvm::is_contained(bitcasts, op))
-        return;
+    // that compute. The ops are listed first, so that the bitcasts made on
+    // the way are not visited.
+    SmallVector<Operation *> ops;
+    func.walk([&](Operation *op) { ops.push_back(op); });
+    for (Operation *op : ops) {
       bool moves = movesBits(op);
       for (OpOperand &operand : op->getOpOperands()) {
         Value value = operand.get();
@@ -142,12 +141,10 @@ struct GPTQBFloat16AsIntegersPass
         if (!want || want == value.getType())
           continue;
         OpBuilder builder(op);
-        auto cast =
-            LLVM::BitcastOp::create(builder, op->getLoc(), want, value);
-        bitcasts.push_back(cast);
-        operand.set(cast);
+        operand.set(
+            LLVM::BitcastOp::create(builder, op->getLoc(), want, value));
       }
-    });
+    }
 
     // Bitcasts between equal types (a bf16 vector read as i16) are gone.
     func.walk([](LLVM::BitcastOp cast) {
