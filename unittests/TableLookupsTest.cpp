@@ -1,4 +1,4 @@
-//===- TableLookupsTest.cpp - Kernel table lookups as AVX-512 permutes ----===//
+//===- TableLookupsTest.cpp - Kernel table lookups as x86 permutes --------===//
 
 #include "gptq/Execution/TableLookups.h"
 
@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 using namespace llvm;
@@ -55,7 +56,9 @@ IntrinsicInst *returnedPermute(Module &m) {
 TEST(TableLookups, FloatLookupBecomesPermuteOfUnmaskedIndices) {
   LLVMContext context;
   std::unique_ptr<Module> m = parseLLVMIR(context, lookupFunction("float", 15));
-  EXPECT_EQ(mlir::gptq::rewriteTableLookupsForAVX512(*m), 1u);
+  EXPECT_EQ(mlir::gptq::rewriteTableLookups(
+                *m, mlir::gptq::TableLookupTarget::AVX512),
+            1u);
   EXPECT_FALSE(verifyModule(*m, &errs()));
   IntrinsicInst *permute = returnedPermute(*m);
   ASSERT_TRUE(permute);
@@ -71,10 +74,100 @@ TEST(TableLookups, FloatLookupBecomesPermuteOfUnmaskedIndices) {
 TEST(TableLookups, IntegerLookupBecomesIntegerPermute) {
   LLVMContext context;
   std::unique_ptr<Module> m = parseLLVMIR(context, lookupFunction("i32", 15));
-  EXPECT_EQ(mlir::gptq::rewriteTableLookupsForAVX512(*m), 1u);
+  EXPECT_EQ(mlir::gptq::rewriteTableLookups(
+                *m, mlir::gptq::TableLookupTarget::AVX512),
+            1u);
   IntrinsicInst *permute = returnedPermute(*m);
   ASSERT_TRUE(permute);
   EXPECT_EQ(permute->getIntrinsicID(), Intrinsic::x86_avx512_permvar_si_512);
+}
+
+/// The intrinsic calls of `f`, in order.
+SmallVector<IntrinsicInst *> intrinsicCalls(Function &f) {
+  SmallVector<IntrinsicInst *> calls;
+  for (Instruction &inst : f.front())
+    if (auto *call = dyn_cast<IntrinsicInst>(&inst))
+      calls.push_back(call);
+  return calls;
+}
+
+/// Lane `i` of `v` if it is a constant's lane.
+std::optional<int64_t> constantLane(Value *v, unsigned i) {
+  if (auto *c = dyn_cast<Constant>(v))
+    if (auto *lane = dyn_cast_or_null<ConstantInt>(c->getAggregateElement(i)))
+      return lane->getSExtValue();
+  return std::nullopt;
+}
+
+/// Whether `v` is lanes first .. first + 7 of `whole`.
+bool isHalfOf(Value *v, Value *whole, int first) {
+  auto *shuffle = dyn_cast<ShuffleVectorInst>(v);
+  if (!shuffle || shuffle->getOperand(0) != whole)
+    return false;
+  ArrayRef<int> mask = shuffle->getShuffleMask();
+  if (mask.size() != 8)
+    return false;
+  for (int i = 0; i < 8; ++i)
+    if (mask[i] != first + i)
+      return false;
+  return true;
+}
+
+TEST(TableLookups, FloatLookupBecomesAVX2PermutesOfEachHalf) {
+  LLVMContext context;
+  std::unique_ptr<Module> m = parseLLVMIR(context, lookupFunction("float", 15));
+  EXPECT_EQ(
+      mlir::gptq::rewriteTableLookups(*m, mlir::gptq::TableLookupTarget::AVX2),
+      1u);
+  EXPECT_FALSE(verifyModule(*m, &errs()));
+  Function *f = m->getFunction("f");
+  Value *table = f->getArg(0), *codes = f->getArg(1);
+  // Each half of the codes reads the table's low and high halves.
+  SmallVector<IntrinsicInst *> permutes = intrinsicCalls(*f);
+  ASSERT_EQ(permutes.size(), 4u);
+  for (unsigned i = 0; i < 4; ++i) {
+    EXPECT_EQ(permutes[i]->getIntrinsicID(), Intrinsic::x86_avx2_permps);
+    EXPECT_TRUE(isHalfOf(permutes[i]->getArgOperand(0), table, 8 * (i % 2)));
+    EXPECT_TRUE(isHalfOf(permutes[i]->getArgOperand(1), codes, 8 * (i / 2)))
+        << i;
+  }
+  // The result: the two halves' selections, bit 3 of each code choosing
+  // the high half's permute.
+  auto *ret = cast<ReturnInst>(f->back().getTerminator());
+  auto *join = dyn_cast<ShuffleVectorInst>(ret->getReturnValue());
+  ASSERT_TRUE(join);
+  EXPECT_EQ(join->getShuffleMask().size(), 16u);
+  for (unsigned part = 0; part < 2; ++part) {
+    auto *select = dyn_cast<SelectInst>(join->getOperand(part));
+    ASSERT_TRUE(select);
+    EXPECT_EQ(select->getTrueValue(), permutes[2 * part + 1]);
+    EXPECT_EQ(select->getFalseValue(), permutes[2 * part]);
+    auto *isHigh = dyn_cast<ICmpInst>(select->getCondition());
+    ASSERT_TRUE(isHigh);
+    EXPECT_EQ(isHigh->getPredicate(), ICmpInst::ICMP_NE);
+    auto *bit3 = dyn_cast<BinaryOperator>(isHigh->getOperand(0));
+    ASSERT_TRUE(bit3);
+    EXPECT_EQ(bit3->getOpcode(), Instruction::And);
+    EXPECT_TRUE(isHalfOf(bit3->getOperand(0), codes, 8 * part));
+    EXPECT_EQ(constantLane(bit3->getOperand(1), 0), 8);
+  }
+  // The mask and the lanes are gone.
+  for (Instruction &inst : f->front())
+    EXPECT_FALSE((isa<ExtractElementInst, InsertElementInst>(inst)))
+        << inst.getOpcodeName();
+}
+
+TEST(TableLookups, IntegerLookupBecomesAVX2IntegerPermutes) {
+  LLVMContext context;
+  std::unique_ptr<Module> m = parseLLVMIR(context, lookupFunction("i32", 15));
+  EXPECT_EQ(
+      mlir::gptq::rewriteTableLookups(*m, mlir::gptq::TableLookupTarget::AVX2),
+      1u);
+  EXPECT_FALSE(verifyModule(*m, &errs()));
+  SmallVector<IntrinsicInst *> permutes = intrinsicCalls(*m->getFunction("f"));
+  ASSERT_EQ(permutes.size(), 4u);
+  for (IntrinsicInst *permute : permutes)
+    EXPECT_EQ(permute->getIntrinsicID(), Intrinsic::x86_avx2_permd);
 }
 
 TEST(TableLookups, OtherShapesAreLeftAlone) {
@@ -86,8 +179,12 @@ TEST(TableLookups, OtherShapesAreLeftAlone) {
         lookupFunction("float", 15, -1, 3)}) {
     LLVMContext context;
     std::unique_ptr<Module> m = parseLLVMIR(context, ir);
-    EXPECT_EQ(mlir::gptq::rewriteTableLookupsForAVX512(*m), 0u) << ir;
-    EXPECT_FALSE(returnedPermute(*m));
+    for (auto target : {mlir::gptq::TableLookupTarget::AVX512,
+                        mlir::gptq::TableLookupTarget::AVX2}) {
+      EXPECT_EQ(mlir::gptq::rewriteTableLookups(*m, target), 0u) << ir;
+      EXPECT_FALSE(returnedPermute(*m));
+      EXPECT_TRUE(intrinsicCalls(*m->getFunction("f")).empty());
+    }
   }
 }
 

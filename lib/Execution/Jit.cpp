@@ -769,7 +769,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // file does to the module after lowering (change it with that).
   static constexpr const char *kCodeGeneration =
       "codegen O3, PIC, 512-bit vectors and table lookups as permutes on "
-      "AVX-512, the byte dot products' predicate and body for the CPU, "
+      "AVX-512 and as pairs of 8-lane permutes on AVX2, the byte dot "
+      "products' predicate and body for the CPU, "
       "static constructors as "
       "gptq_module_init; linked "
       "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
@@ -837,10 +838,16 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // The kernels hold register tiles of 512-bit vectors; without these
   // attributes the X86 backend splits them into 256-bit halves on CPUs that
   // prefer 256-bit vectors, and the tiles spill.
-  bool avx512 = (*tm)->getTargetFeatureString().contains("+avx512f");
+  llvm::StringRef features = (*tm)->getTargetFeatureString();
+  bool avx512 = features.contains("+avx512f");
+  std::optional<TableLookupTarget> lookups;
+  if (avx512)
+    lookups = TableLookupTarget::AVX512;
+  else if (features.contains("+avx2"))
+    lookups = TableLookupTarget::AVX2;
   auto hasInit = std::make_shared<bool>(false);
   ByteDots dots = *byteDots;
-  auto transformer = [optimize, avx512, dots,
+  auto transformer = [optimize, avx512, lookups, dots,
                       hasInit](llvm::Module *m) -> llvm::Error {
     *hasInit = exportModuleInitializer(*m) || *hasInit;
     specializeByteDotProducts(*m, dots);
@@ -853,8 +860,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       return err;
     // Once optimized: inlining and the optimizer give each lookup its final
     // form, one chain of lanes.
-    if (avx512)
-      rewriteTableLookupsForAVX512(*m);
+    if (lookups)
+      rewriteTableLookups(*m, *lookups);
     return llvm::Error::success();
   };
   ExecutionEngineOptions engineOptions;

@@ -1,4 +1,4 @@
-//===- TableLookups.cpp - Kernel table lookups as AVX-512 permutes --------===//
+//===- TableLookups.cpp - Kernel table lookups as x86 permutes -----------===//
 
 #include "gptq/Execution/TableLookups.h"
 
@@ -8,8 +8,8 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/ValueHandle.h"
 #include "llvm/IR/PatternMatch.h"
+#include "llvm/IR/ValueHandle.h"
 #include "llvm/Transforms/Utils/Local.h"
 
 using namespace llvm;
@@ -61,8 +61,7 @@ bool matchLookup(InsertElementInst *last, Value *&table, Value *&codes) {
   Value *at = last;
   while (auto *insert = dyn_cast<InsertElementInst>(at)) {
     auto *lane = dyn_cast<ConstantInt>(insert->getOperand(2));
-    if (!lane || lane->getZExtValue() >= kLanes ||
-        lanes[lane->getZExtValue()])
+    if (!lane || lane->getZExtValue() >= kLanes || lanes[lane->getZExtValue()])
       return false;
     lanes[lane->getZExtValue()] = insert->getOperand(1);
     at = insert->getOperand(0);
@@ -78,9 +77,40 @@ bool matchLookup(InsertElementInst *last, Value *&table, Value *&codes) {
          codesType->getElementType()->isIntegerTy(32);
 }
 
+/// The lookup of `table` at `codes` as two AVX2 permutes of eight lanes per
+/// half of the codes: each reads both halves of the table at the codes' low
+/// three bits, and the codes' bit 3 chooses between them.
+Value *buildAVX2Lookup(IRBuilder<> &builder, Value *table, Value *codes) {
+  bool isFloat = table->getType()->getScalarType()->isFloatTy();
+  Intrinsic::ID id =
+      isFloat ? Intrinsic::x86_avx2_permps : Intrinsic::x86_avx2_permd;
+  auto half = [&](Value *v, int first) {
+    SmallVector<int, 8> lanes;
+    for (int i = 0; i < 8; ++i)
+      lanes.push_back(first + i);
+    return builder.CreateShuffleVector(v, lanes);
+  };
+  Value *low = half(table, 0), *high = half(table, 8);
+  Value *parts[2];
+  for (int part = 0; part < 2; ++part) {
+    Value *index = half(codes, 8 * part);
+    Value *fromLow = builder.CreateIntrinsic(id, {}, {low, index});
+    Value *fromHigh = builder.CreateIntrinsic(id, {}, {high, index});
+    Value *bit3 =
+        builder.CreateAnd(index, ConstantInt::get(index->getType(), 8));
+    Value *isHigh =
+        builder.CreateICmpNE(bit3, Constant::getNullValue(index->getType()));
+    parts[part] = builder.CreateSelect(isHigh, fromHigh, fromLow);
+  }
+  SmallVector<int, kLanes> all;
+  for (unsigned i = 0; i < kLanes; ++i)
+    all.push_back(i);
+  return builder.CreateShuffleVector(parts[0], parts[1], all);
+}
+
 } // namespace
 
-unsigned mlir::gptq::rewriteTableLookupsForAVX512(Module &m) {
+unsigned mlir::gptq::rewriteTableLookups(Module &m, TableLookupTarget target) {
   // The lookups' last inserts: inserts whose result no insert extends.
   // Held weakly: deleting one lookup's dead instructions may delete another
   // lookup that only fed its table.
@@ -102,12 +132,17 @@ unsigned mlir::gptq::rewriteTableLookupsForAVX512(Module &m) {
     Value *table = nullptr, *codes = nullptr;
     if (!matchLookup(last, table, codes))
       continue;
-    Intrinsic::ID id = table->getType()->getScalarType()->isFloatTy()
-                           ? Intrinsic::x86_avx512_permvar_sf_512
-                           : Intrinsic::x86_avx512_permvar_si_512;
     IRBuilder<> builder(last);
-    Value *permute = builder.CreateIntrinsic(id, {}, {table, codes});
-    last->replaceAllUsesWith(permute);
+    Value *permuted;
+    if (target == TableLookupTarget::AVX512) {
+      Intrinsic::ID id = table->getType()->getScalarType()->isFloatTy()
+                             ? Intrinsic::x86_avx512_permvar_sf_512
+                             : Intrinsic::x86_avx512_permvar_si_512;
+      permuted = builder.CreateIntrinsic(id, {}, {table, codes});
+    } else {
+      permuted = buildAVX2Lookup(builder, table, codes);
+    }
+    last->replaceAllUsesWith(permuted);
     RecursivelyDeleteTriviallyDeadInstructions(last);
     ++rewritten;
   }

@@ -1,4 +1,4 @@
-//===- TableLookups.h - Kernel table lookups as AVX-512 permutes -*- C++ -*-===//
+//===- TableLookups.h - Kernel table lookups as x86 permutes ----*- C++ -*-===//
 //
 // The decode kernels look each 4-bit code up in a 16-entry table held in
 // one vector register (__gptq_lut16 in KernelsCPU.mlir): lane i of the
@@ -11,8 +11,13 @@
 //
 // On targets with AVX-512F the JIT rewrites each such lookup, once the
 // module is optimized, into the permute's intrinsic on the unmasked
-// indices. The result is the same value in every lane: this changes the
-// instructions, never the numbers.
+// indices. Without AVX-512 the backend has no 16-lane permute and keeps
+// the 16 extracts and inserts (about 130 instructions per lookup, most of
+// the decode kernel, and seconds of instruction scheduling per compile);
+// on AVX2 the JIT rewrites each lookup into two 8-lane permutes (vpermps,
+// vpermd) per half of the indices, one of each half of the table, with the
+// index's bit 3 choosing between them. The result is the same value in
+// every lane: this changes the instructions, never the numbers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,12 +31,21 @@ class Module;
 namespace mlir {
 namespace gptq {
 
+/// The permutes that rewriteTableLookups writes.
+enum class TableLookupTarget {
+  /// `llvm.x86.avx512.permvar.{sf,si}.512` of the table and the indices.
+  AVX512,
+  /// `llvm.x86.avx2.{permps,permd}` of each half of the table at each half
+  /// of the indices, selected by the indices' bit 3.
+  AVX2,
+};
+
 /// Rewrites every 16-lane lookup of `m` (a <16 x float> or <16 x i32> built
 /// lane by lane, lane i = extractelement(table, idx[i]) with idx = v & 15,
-/// the index widened or not) into `llvm.x86.avx512.permvar.{sf,si}.512` of
-/// the table and v. Only for modules compiled for a CPU with AVX-512F.
-/// Returns how many lookups it rewrote.
-unsigned rewriteTableLookupsForAVX512(llvm::Module &m);
+/// the index widened or not) into permutes of the table at v for `target`,
+/// which the CPU the module is compiled for must have. Returns how many
+/// lookups it rewrote.
+unsigned rewriteTableLookups(llvm::Module &m, TableLookupTarget target);
 
 } // namespace gptq
 } // namespace mlir
