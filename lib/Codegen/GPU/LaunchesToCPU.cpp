@@ -4,7 +4,9 @@
 // threads (one per GPU thread) whose barrier is gpu.barrier and whose
 // dynamic shared memory is a host buffer: the kernels that the GPU
 // schedule builds, run on a machine without a GPU, with the GPU's
-// semantics for everything they use.
+// semantics for everything they use. A kernel whose threads cannot see
+// each other (no barrier, shared memory or atomics) runs its threads in
+// turn instead, its blocks shared among the host's threads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -32,8 +35,8 @@ namespace {
 /// The type with GPU memory spaces removed (host memory).
 Type onHost(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
-  if (!memref || !isa_and_nonnull<gpu::AddressSpaceAttr>(
-                     memref.getMemorySpace()))
+  if (!memref ||
+      !isa_and_nonnull<gpu::AddressSpaceAttr>(memref.getMemorySpace()))
     return type;
   return MemRefType::get(memref.getShape(), memref.getElementType(),
                          memref.getLayout());
@@ -53,95 +56,161 @@ struct GPTQLaunchesToCPUPass
     // The OpenMP runtime's thread number and barrier (GOMP_barrier, which
     // libomp provides too): calls, whose effects the CPU pipeline's buffer
     // deallocation knows, unlike omp.barrier's.
+    SmallVector<func::FuncOp> declared;
     auto declare = [&](StringRef name, FunctionType type) {
       auto f = module.lookupSymbol<func::FuncOp>(name);
       if (!f) {
         f = func::FuncOp::create(top, module.getLoc(), name, type);
         f.setPrivate();
+        declared.push_back(f);
       }
       return f;
     };
     func::FuncOp threadNum = declare(
         "omp_get_thread_num", top.getFunctionType({}, {top.getI32Type()}));
     func::FuncOp barrier = declare("GOMP_barrier", top.getFunctionType({}, {}));
-    for (gpu::LaunchOp launch : launches)
-      if (failed(lower(launch, threadNum, barrier)))
+    func::FuncOp numThreads = declare(
+        "omp_get_num_threads", top.getFunctionType({}, {top.getI32Type()}));
+    for (gpu::LaunchOp launch : launches) {
+      if (failed(checkLaunch(launch)))
         return signalPassFailure();
+      if (threadsAreApart(launch))
+        lowerThreadsInTurn(launch, threadNum, numThreads);
+      else
+        lower(launch, threadNum, barrier);
+    }
+    // The declarations made here only where a launch calls them.
+    for (func::FuncOp f : declared)
+      if (SymbolTable::symbolKnownUseEmpty(f, module))
+        f.erase();
   }
 
-  LogicalResult lower(gpu::LaunchOp launch, func::FuncOp threadNum,
-                      func::FuncOp barrier) {
+  LogicalResult checkLaunch(gpu::LaunchOp launch) {
     if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
         !launch.getWorkgroupAttributions().empty() ||
         !launch.getPrivateAttributions().empty() || launch.hasClusterSize())
       return launch.emitError()
              << "gptq-launches-to-cpu: only synchronous launches without "
                 "attributions or clusters run on the CPU";
+    return success();
+  }
+
+  /// Whether no thread of the launch can see what another one does but
+  /// through memory that it alone writes: no barrier, no shared memory, no
+  /// atomics and no GPU operation but ids and sizes. Any order of its
+  /// threads is then one the GPU may run, one after another included, and
+  /// blocks are independent.
+  static bool threadsAreApart(gpu::LaunchOp launch) {
+    WalkResult result = launch.getBody().walk([](Operation *op) {
+      if (isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp,
+              gpu::TerminatorOp>(op))
+        return WalkResult::advance();
+      if (isa<gpu::GPUDialect, LLVM::LLVMDialect>(op->getDialect()) ||
+          isa<memref::AtomicRMWOp, memref::GenericAtomicRMWOp>(op))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return !result.wasInterrupted();
+  }
+
+  /// A launch whose threads are apart (threadsAreApart): one omp.parallel
+  /// region whose threads take the blocks in turn (thread i blocks i, i +
+  /// n, ...; block b = (b mod x, b / x mod y, b / (x y))), each block's
+  /// threads one after another in loops (z, y, x). No team per block, so
+  /// no thread per GPU thread: blocks of hundreds of threads on a few
+  /// cores cost what their work costs.
+  void lowerThreadsInTurn(gpu::LaunchOp launch, func::FuncOp threadNum,
+                          func::FuncOp numThreads) {
     Location loc = launch.getLoc();
     OpBuilder b(launch);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
     gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-    Value bytes = launch.getDynamicSharedMemorySize();
-    Value size = bytes ? arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                                    bytes)
-                             .getResult()
-                       : zero;
-    // One buffer for every block in turn (blocks run one after another),
-    // freed after the last.
-    Value shared = memref::AllocOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-        ValueRange{size}, b.getI64IntegerAttr(16));
-    Value count = arith::MulIOp::create(
-        b, loc, block.x, arith::MulIOp::create(b, loc, block.y, block.z));
-    Value count32 =
-        arith::IndexCastOp::create(b, loc, b.getI32Type(), count);
-    auto bz = scf::ForOp::create(b, loc, zero, grid.z, one);
-    b.setInsertionPoint(bz.getBody()->getTerminator());
-    auto by = scf::ForOp::create(b, loc, zero, grid.y, one);
-    b.setInsertionPoint(by.getBody()->getTerminator());
-    auto bx = scf::ForOp::create(b, loc, zero, grid.x, one);
-    b.setInsertionPoint(bx.getBody()->getTerminator());
-    omp::ParallelOperands clauses;
-    clauses.numThreads = count32;
-    auto team = omp::ParallelOp::create(b, loc, clauses);
-    Block *body = b.createBlock(&team.getRegion());
-    b.setInsertionPointToStart(body);
-    Value t32 = func::CallOp::create(b, loc, threadNum, ValueRange{})
-                    .getResult(0);
-    Value t = arith::IndexCastOp::create(b, loc, b.getIndexType(), t32);
-    Value tx = arith::RemUIOp::create(b, loc, t, block.x);
-    Value rest = arith::DivUIOp::create(b, loc, t, block.x);
-    Value ty = arith::RemUIOp::create(b, loc, rest, block.y);
-    Value tz = arith::DivUIOp::create(b, loc, rest, block.y);
+    Value blocks = arith::MulIOp::create(
+        b, loc, grid.x, arith::MulIOp::create(b, loc, grid.y, grid.z));
+    auto team = omp::ParallelOp::create(b, loc, omp::ParallelOperands());
+    b.createBlock(&team.getRegion());
+    auto indexOf = [&](func::FuncOp f) -> Value {
+      Value v = func::CallOp::create(b, loc, f, ValueRange{}).getResult(0);
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+    };
+    Value first = indexOf(threadNum);
+    Value step = indexOf(numThreads);
+    auto blockLoop = scf::ForOp::create(b, loc, first, blocks, step);
+    omp::TerminatorOp::create(b, loc);
+    b.setInsertionPoint(blockLoop.getBody()->getTerminator());
+    Value id = blockLoop.getInductionVar();
+    Value bx = arith::RemUIOp::create(b, loc, id, grid.x);
+    Value rest = arith::DivUIOp::create(b, loc, id, grid.x);
+    Value by = arith::RemUIOp::create(b, loc, rest, grid.y);
+    Value bz = arith::DivUIOp::create(b, loc, rest, grid.y);
+    auto tz = scf::ForOp::create(b, loc, zero, block.z, one);
+    b.setInsertionPoint(tz.getBody()->getTerminator());
+    auto ty = scf::ForOp::create(b, loc, zero, block.y, one);
+    b.setInsertionPoint(ty.getBody()->getTerminator());
+    auto tx = scf::ForOp::create(b, loc, zero, block.x, one);
+    b.setInsertionPoint(tx.getBody()->getTerminator());
+    // A thread's stack allocations are freed when it ends, not after the
+    // last thread of the last block.
+    bool allocates =
+        launch.getBody()
+            .walk([](memref::AllocaOp) { return WalkResult::interrupt(); })
+            .wasInterrupted();
+    if (allocates) {
+      auto scope = memref::AllocaScopeOp::create(b, loc, TypeRange{});
+      b.createBlock(&scope.getBodyRegion());
+      auto end = memref::AllocaScopeReturnOp::create(b, loc, ValueRange{});
+      b.setInsertionPoint(end);
+    }
 
     IRMapping mapping;
-    Block &kernel = launch.getBody().front();
+    mapKernelArguments(
+        launch, mapping, {bx, by, bz},
+        {tx.getInductionVar(), ty.getInductionVar(), tz.getInductionVar()});
+    for (Operation &op : launch.getBody().front().without_terminator())
+      b.clone(op, mapping);
+    replaceGPUOps(team, launch, mapping, /*shared=*/nullptr,
+                  /*barrier=*/nullptr);
+    launch->erase();
+  }
+
+  /// Maps the launch body's block and thread ids to `blockIds` and
+  /// `threadIds` (x, y, z), and its sizes to the launch's operands.
+  static void mapKernelArguments(gpu::LaunchOp launch, IRMapping &mapping,
+                                 ArrayRef<Value> blockIds,
+                                 ArrayRef<Value> threadIds) {
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
     gpu::KernelDim3 bids = launch.getBlockIds(), tids = launch.getThreadIds(),
                     gsizes = launch.getGridSize(),
                     bsizes = launch.getBlockSize();
-    mapping.map(bids.x, bx.getInductionVar());
-    mapping.map(bids.y, by.getInductionVar());
-    mapping.map(bids.z, bz.getInductionVar());
-    mapping.map(tids.x, tx);
-    mapping.map(tids.y, ty);
-    mapping.map(tids.z, tz);
+    mapping.map(bids.x, blockIds[0]);
+    mapping.map(bids.y, blockIds[1]);
+    mapping.map(bids.z, blockIds[2]);
+    mapping.map(tids.x, threadIds[0]);
+    mapping.map(tids.y, threadIds[1]);
+    mapping.map(tids.z, threadIds[2]);
     mapping.map(gsizes.x, grid.x);
     mapping.map(gsizes.y, grid.y);
     mapping.map(gsizes.z, grid.z);
     mapping.map(bsizes.x, block.x);
     mapping.map(bsizes.y, block.y);
     mapping.map(bsizes.z, block.z);
-    // A kernel may return from any thread (gpu.terminator); the team's
-    // threads each run the body once.
-    for (Operation &op : kernel.without_terminator())
-      b.clone(op, mapping);
-    omp::TerminatorOp::create(b, loc);
+  }
 
-    // GPU operations in the team: barriers, the shared buffer, ids.
+  /// The GPU operations cloned into `root` from `launch`: barriers become
+  /// calls of `barrier`, the dynamic shared memory `shared`, ids and sizes
+  /// the values `mapping` gives the launch body's arguments; memrefs in GPU
+  /// address spaces become host memrefs.
+  static void replaceGPUOps(Operation *root, gpu::LaunchOp launch,
+                            IRMapping &mapping, Value shared,
+                            func::FuncOp barrier) {
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    gpu::KernelDim3 bids = launch.getBlockIds(), tids = launch.getThreadIds();
     SmallVector<Operation *> gpuOps;
-    team.walk([&](Operation *op) {
+    root->walk([&](Operation *op) {
       if (isa<gpu::BarrierOp, gpu::DynamicSharedMemoryOp, gpu::ThreadIdOp,
               gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp>(op))
         gpuOps.push_back(op);
@@ -174,7 +243,7 @@ struct GPTQLaunchesToCPUPass
       op->erase();
     }
     // Shared memory is host memory here.
-    team.walk([&](Operation *op) {
+    root->walk([&](Operation *op) {
       for (OpResult result : op->getResults())
         result.setType(onHost(result.getType()));
       for (Region &region : op->getRegions())
@@ -182,12 +251,66 @@ struct GPTQLaunchesToCPUPass
           for (BlockArgument arg : blk.getArguments())
             arg.setType(onHost(arg.getType()));
     });
+  }
+
+  /// A launch whose threads may see each other: loops over its blocks,
+  /// each an OpenMP team of a thread per GPU thread.
+  void lower(gpu::LaunchOp launch, func::FuncOp threadNum,
+             func::FuncOp barrier) {
+    Location loc = launch.getLoc();
+    OpBuilder b(launch);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    Value bytes = launch.getDynamicSharedMemorySize();
+    Value size =
+        bytes ? arith::IndexCastOp::create(b, loc, b.getIndexType(), bytes)
+                    .getResult()
+              : zero;
+    // One buffer for every block in turn (blocks run one after another),
+    // freed after the last.
+    Value shared = memref::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+        ValueRange{size}, b.getI64IntegerAttr(16));
+    Value count = arith::MulIOp::create(
+        b, loc, block.x, arith::MulIOp::create(b, loc, block.y, block.z));
+    Value count32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), count);
+    auto bz = scf::ForOp::create(b, loc, zero, grid.z, one);
+    b.setInsertionPoint(bz.getBody()->getTerminator());
+    auto by = scf::ForOp::create(b, loc, zero, grid.y, one);
+    b.setInsertionPoint(by.getBody()->getTerminator());
+    auto bx = scf::ForOp::create(b, loc, zero, grid.x, one);
+    b.setInsertionPoint(bx.getBody()->getTerminator());
+    omp::ParallelOperands clauses;
+    clauses.numThreads = count32;
+    auto team = omp::ParallelOp::create(b, loc, clauses);
+    Block *body = b.createBlock(&team.getRegion());
+    b.setInsertionPointToStart(body);
+    Value t32 =
+        func::CallOp::create(b, loc, threadNum, ValueRange{}).getResult(0);
+    Value t = arith::IndexCastOp::create(b, loc, b.getIndexType(), t32);
+    Value tx = arith::RemUIOp::create(b, loc, t, block.x);
+    Value rest = arith::DivUIOp::create(b, loc, t, block.x);
+    Value ty = arith::RemUIOp::create(b, loc, rest, block.y);
+    Value tz = arith::DivUIOp::create(b, loc, rest, block.y);
+
+    IRMapping mapping;
+    mapKernelArguments(
+        launch, mapping,
+        {bx.getInductionVar(), by.getInductionVar(), bz.getInductionVar()},
+        {tx, ty, tz});
+    // A kernel may return from any thread (gpu.terminator); the team's
+    // threads each run the body once.
+    for (Operation &op : launch.getBody().front().without_terminator())
+      b.clone(op, mapping);
+    omp::TerminatorOp::create(b, loc);
+    replaceGPUOps(team, launch, mapping, shared, barrier);
     if (freeShared) {
       b.setInsertionPointAfter(bz);
       memref::DeallocOp::create(b, loc, shared);
     }
     launch->erase();
-    return success();
   }
 };
 
