@@ -65,6 +65,10 @@ void addLibraryAndBuffers(OpPassManager &pm, int64_t choleskyBlock,
   convert.kernels = kernels.str();
   pm.addPass(createConvertGPTQToLinalg(convert));
   pm.addPass(createInlinerPass());
+  // The kernels' variants that no call asks for (the flags and sizes they
+  // take as constants) fold away before anything lowers them.
+  pm.addPass(createGPTQSpecializeConstantArguments());
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
