@@ -113,13 +113,21 @@ bool isHalfOf(Value *v, Value *whole, int first) {
   return true;
 }
 
-TEST(TableLookups, FloatLookupBecomesAVX2PermutesOfEachHalf) {
-  LLVMContext context;
-  std::unique_ptr<Module> m = parseLLVMIR(context, lookupFunction("float", 15));
+/// The lookup of a table of `type` rewritten for AVX2 (one lookup, a
+/// valid module).
+std::unique_ptr<Module> rewrittenForAVX2(LLVMContext &context,
+                                         const std::string &type) {
+  std::unique_ptr<Module> m = parseLLVMIR(context, lookupFunction(type, 15));
   EXPECT_EQ(
       mlir::gptq::rewriteTableLookups(*m, mlir::gptq::TableLookupTarget::AVX2),
       1u);
   EXPECT_FALSE(verifyModule(*m, &errs()));
+  return m;
+}
+
+TEST(TableLookups, FloatLookupBecomesAVX2PermutesOfEachHalf) {
+  LLVMContext context;
+  std::unique_ptr<Module> m = rewrittenForAVX2(context, "float");
   Function *f = m->getFunction("f");
   Value *table = f->getArg(0), *codes = f->getArg(1);
   // Each half of the codes reads the table's low and high halves.
@@ -159,11 +167,7 @@ TEST(TableLookups, FloatLookupBecomesAVX2PermutesOfEachHalf) {
 
 TEST(TableLookups, IntegerLookupBecomesAVX2IntegerPermutes) {
   LLVMContext context;
-  std::unique_ptr<Module> m = parseLLVMIR(context, lookupFunction("i32", 15));
-  EXPECT_EQ(
-      mlir::gptq::rewriteTableLookups(*m, mlir::gptq::TableLookupTarget::AVX2),
-      1u);
-  EXPECT_FALSE(verifyModule(*m, &errs()));
+  std::unique_ptr<Module> m = rewrittenForAVX2(context, "i32");
   SmallVector<IntrinsicInst *> permutes = intrinsicCalls(*m->getFunction("f"));
   ASSERT_EQ(permutes.size(), 4u);
   for (IntrinsicInst *permute : permutes)

@@ -3,13 +3,14 @@
 #include "gptq/Execution/TableLookups.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Analysis/VectorUtils.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/PatternMatch.h"
 #include "llvm/IR/ValueHandle.h"
+#include "llvm/IR/PatternMatch.h"
 #include "llvm/Transforms/Utils/Local.h"
 
 using namespace llvm;
@@ -61,7 +62,8 @@ bool matchLookup(InsertElementInst *last, Value *&table, Value *&codes) {
   Value *at = last;
   while (auto *insert = dyn_cast<InsertElementInst>(at)) {
     auto *lane = dyn_cast<ConstantInt>(insert->getOperand(2));
-    if (!lane || lane->getZExtValue() >= kLanes || lanes[lane->getZExtValue()])
+    if (!lane || lane->getZExtValue() >= kLanes ||
+        lanes[lane->getZExtValue()])
       return false;
     lanes[lane->getZExtValue()] = insert->getOperand(1);
     at = insert->getOperand(0);
@@ -84,11 +86,8 @@ Value *buildAVX2Lookup(IRBuilder<> &builder, Value *table, Value *codes) {
   bool isFloat = table->getType()->getScalarType()->isFloatTy();
   Intrinsic::ID id =
       isFloat ? Intrinsic::x86_avx2_permps : Intrinsic::x86_avx2_permd;
-  auto half = [&](Value *v, int first) {
-    SmallVector<int, 8> lanes;
-    for (int i = 0; i < 8; ++i)
-      lanes.push_back(first + i);
-    return builder.CreateShuffleVector(v, lanes);
+  auto half = [&](Value *v, unsigned first) {
+    return builder.CreateShuffleVector(v, createSequentialMask(first, 8, 0));
   };
   Value *low = half(table, 0), *high = half(table, 8);
   Value *parts[2];
@@ -102,10 +101,8 @@ Value *buildAVX2Lookup(IRBuilder<> &builder, Value *table, Value *codes) {
         builder.CreateICmpNE(bit3, Constant::getNullValue(index->getType()));
     parts[part] = builder.CreateSelect(isHigh, fromHigh, fromLow);
   }
-  SmallVector<int, kLanes> all;
-  for (unsigned i = 0; i < kLanes; ++i)
-    all.push_back(i);
-  return builder.CreateShuffleVector(parts[0], parts[1], all);
+  return builder.CreateShuffleVector(parts[0], parts[1],
+                                     createSequentialMask(0, kLanes, 0));
 }
 
 } // namespace

@@ -70,7 +70,6 @@ void addLibraryAndBuffers(OpPassManager &pm, int64_t choleskyBlock,
   pm.addPass(createGPTQSpecializeConstantArguments());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createSymbolDCEPass());
-  pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;

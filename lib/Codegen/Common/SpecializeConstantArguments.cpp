@@ -97,12 +97,8 @@ struct GPTQSpecializeConstantArgumentsPass
         for (auto [c, p] : llvm::zip_equal(common, pattern))
           if (c != p)
             c = nullptr;
-      if (byPattern.size() == 1 || hasConstant(common)) {
-        substitute(f, common);
-        if (byPattern.size() == 1)
-          continue;
-      }
-      // A copy per other pattern with constants beyond the common ones.
+      substitute(f, common);
+      // A copy per pattern with constants beyond the common ones.
       for (auto &[pattern, calls] : byPattern) {
         Pattern extra = pattern;
         for (auto [e, c] : llvm::zip_equal(extra, common))

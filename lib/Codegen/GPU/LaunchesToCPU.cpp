@@ -35,11 +35,43 @@ namespace {
 /// The type with GPU memory spaces removed (host memory).
 Type onHost(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
-  if (!memref ||
-      !isa_and_nonnull<gpu::AddressSpaceAttr>(memref.getMemorySpace()))
+  if (!memref || !isa_and_nonnull<gpu::AddressSpaceAttr>(
+                     memref.getMemorySpace()))
     return type;
   return MemRefType::get(memref.getShape(), memref.getElementType(),
                          memref.getLayout());
+}
+
+/// Loops from `zero` to `dims` by `one` (z outermost, then y, x) with `b`
+/// left inside the innermost; their induction variables as (x, y, z).
+SmallVector<Value, 3> nestLoops(OpBuilder &b, Location loc,
+                                gpu::KernelDim3 dims, Value zero, Value one,
+                                scf::ForOp *outer = nullptr) {
+  SmallVector<Value, 3> ivs(3);
+  for (int d = 2; d >= 0; --d) {
+    Value size = d == 0 ? dims.x : d == 1 ? dims.y : dims.z;
+    auto loop = scf::ForOp::create(b, loc, zero, size, one);
+    if (d == 2 && outer)
+      *outer = loop;
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    ivs[d] = loop.getInductionVar();
+  }
+  return ivs;
+}
+
+/// Linear index `i` of a `dims` grid as (i mod x, i / x mod y, i / (x y)).
+SmallVector<Value, 3> splitIndex(OpBuilder &b, Location loc, Value i,
+                                 gpu::KernelDim3 dims) {
+  Value x = arith::RemUIOp::create(b, loc, i, dims.x);
+  Value rest = arith::DivUIOp::create(b, loc, i, dims.x);
+  Value y = arith::RemUIOp::create(b, loc, rest, dims.y);
+  return {x, y, arith::DivUIOp::create(b, loc, rest, dims.y)};
+}
+
+/// The index that the runtime's `f` (() -> i32) returns.
+Value callIndex(OpBuilder &b, Location loc, func::FuncOp f) {
+  Value v = func::CallOp::create(b, loc, f, ValueRange{}).getResult(0);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
 }
 
 struct GPTQLaunchesToCPUPass
@@ -131,26 +163,14 @@ struct GPTQLaunchesToCPUPass
         b, loc, grid.x, arith::MulIOp::create(b, loc, grid.y, grid.z));
     auto team = omp::ParallelOp::create(b, loc, omp::ParallelOperands());
     b.createBlock(&team.getRegion());
-    auto indexOf = [&](func::FuncOp f) -> Value {
-      Value v = func::CallOp::create(b, loc, f, ValueRange{}).getResult(0);
-      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-    };
-    Value first = indexOf(threadNum);
-    Value step = indexOf(numThreads);
+    Value first = callIndex(b, loc, threadNum);
+    Value step = callIndex(b, loc, numThreads);
     auto blockLoop = scf::ForOp::create(b, loc, first, blocks, step);
     omp::TerminatorOp::create(b, loc);
     b.setInsertionPoint(blockLoop.getBody()->getTerminator());
-    Value id = blockLoop.getInductionVar();
-    Value bx = arith::RemUIOp::create(b, loc, id, grid.x);
-    Value rest = arith::DivUIOp::create(b, loc, id, grid.x);
-    Value by = arith::RemUIOp::create(b, loc, rest, grid.y);
-    Value bz = arith::DivUIOp::create(b, loc, rest, grid.y);
-    auto tz = scf::ForOp::create(b, loc, zero, block.z, one);
-    b.setInsertionPoint(tz.getBody()->getTerminator());
-    auto ty = scf::ForOp::create(b, loc, zero, block.y, one);
-    b.setInsertionPoint(ty.getBody()->getTerminator());
-    auto tx = scf::ForOp::create(b, loc, zero, block.x, one);
-    b.setInsertionPoint(tx.getBody()->getTerminator());
+    SmallVector<Value, 3> blockIds =
+        splitIndex(b, loc, blockLoop.getInductionVar(), grid);
+    SmallVector<Value, 3> threadIds = nestLoops(b, loc, block, zero, one);
     // A thread's stack allocations are freed when it ends, not after the
     // last thread of the last block.
     bool allocates =
@@ -165,9 +185,7 @@ struct GPTQLaunchesToCPUPass
     }
 
     IRMapping mapping;
-    mapKernelArguments(
-        launch, mapping, {bx, by, bz},
-        {tx.getInductionVar(), ty.getInductionVar(), tz.getInductionVar()});
+    mapKernelArguments(launch, mapping, blockIds, threadIds);
     for (Operation &op : launch.getBody().front().without_terminator())
       b.clone(op, mapping);
     replaceGPUOps(team, launch, mapping, /*shared=*/nullptr,
@@ -276,30 +294,17 @@ struct GPTQLaunchesToCPUPass
     Value count = arith::MulIOp::create(
         b, loc, block.x, arith::MulIOp::create(b, loc, block.y, block.z));
     Value count32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), count);
-    auto bz = scf::ForOp::create(b, loc, zero, grid.z, one);
-    b.setInsertionPoint(bz.getBody()->getTerminator());
-    auto by = scf::ForOp::create(b, loc, zero, grid.y, one);
-    b.setInsertionPoint(by.getBody()->getTerminator());
-    auto bx = scf::ForOp::create(b, loc, zero, grid.x, one);
-    b.setInsertionPoint(bx.getBody()->getTerminator());
+    scf::ForOp bz;
+    SmallVector<Value, 3> blockIds = nestLoops(b, loc, grid, zero, one, &bz);
     omp::ParallelOperands clauses;
     clauses.numThreads = count32;
     auto team = omp::ParallelOp::create(b, loc, clauses);
-    Block *body = b.createBlock(&team.getRegion());
-    b.setInsertionPointToStart(body);
-    Value t32 =
-        func::CallOp::create(b, loc, threadNum, ValueRange{}).getResult(0);
-    Value t = arith::IndexCastOp::create(b, loc, b.getIndexType(), t32);
-    Value tx = arith::RemUIOp::create(b, loc, t, block.x);
-    Value rest = arith::DivUIOp::create(b, loc, t, block.x);
-    Value ty = arith::RemUIOp::create(b, loc, rest, block.y);
-    Value tz = arith::DivUIOp::create(b, loc, rest, block.y);
+    b.createBlock(&team.getRegion());
+    SmallVector<Value, 3> threadIds =
+        splitIndex(b, loc, callIndex(b, loc, threadNum), block);
 
     IRMapping mapping;
-    mapKernelArguments(
-        launch, mapping,
-        {bx.getInductionVar(), by.getInductionVar(), bz.getInductionVar()},
-        {tx, ty, tz});
+    mapKernelArguments(launch, mapping, blockIds, threadIds);
     // A kernel may return from any thread (gpu.terminator); the team's
     // threads each run the body once.
     for (Operation &op : launch.getBody().front().without_terminator())
