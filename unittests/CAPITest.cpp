@@ -10,10 +10,15 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
+#include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -228,6 +233,146 @@ TEST(CAPIOpen, BadFilesAreErrors) {
   EXPECT_EQ(take(gptqModuleOpen(nullptr, "", &module)),
             "gptqModuleOpen: a null path or result");
   EXPECT_EQ(std::string(gptqErrorMessage(nullptr)), "out of memory");
+}
+
+TEST(CAPIOpen, OnlyRegularFilesAreOpened) {
+  // A FIFO with no writer would block the open for ever, a device such as
+  // /dev/zero never end: both are refused at once, by name.
+  TempFile dir("unused", "");
+  std::string fifo = dir.dir + "/m.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  GptqModule *module = nullptr;
+  for (const std::string &path : {fifo, std::string("/dev/zero"), dir.dir}) {
+    std::string message = take(gptqModuleOpen(path.c_str(), "", &module));
+    EXPECT_NE(message.find("'" + path + "'"), std::string::npos) << message;
+    EXPECT_EQ(module, nullptr);
+  }
+  EXPECT_NE(take(gptqModuleOpen(fifo.c_str(), "", &module))
+                .find("not a regular file"),
+            std::string::npos);
+  std::remove(fifo.c_str());
+}
+
+TEST_F(CAPITest, FreedHandlesAreErrorsNotCrashes) {
+  GptqModule *freed = module;
+  gptqModuleFree(module);
+  module = nullptr;
+  std::vector<float> a = {1, 2};
+  int64_t shape[] = {2};
+  GptqBuffer args[] = {buffer(a, shape), buffer(a, shape)};
+  GptqArray *result = nullptr;
+  size_t count = 0;
+  std::string message =
+      take(gptqModuleCall(freed, "add", args, 2, &result, 1, &count));
+  EXPECT_NE(message.find("gptqModuleCall: not an open module"),
+            std::string::npos)
+      << message;
+  const char *json = nullptr;
+  EXPECT_NE(take(gptqModuleDescribe(freed, nullptr, &json)), "");
+  EXPECT_NE(take(gptqModuleCompile(freed, "add", nullptr)), "");
+  EXPECT_NE(take(gptqModuleNumResults(freed, "add", &count)), "");
+  EXPECT_NE(take(gptqModuleCall(nullptr, "add", args, 2, &result, 1, &count)),
+            "");
+  // Freeing again, or freeing null, does nothing.
+  gptqModuleFree(freed);
+  gptqModuleFree(nullptr);
+}
+
+TEST_F(CAPITest, AModuleIsSharedByThreadsAndFreedWhileCalled) {
+  ASSERT_EQ(take(gptqModuleCompile(module, "add", nullptr)), "");
+  // Threads call one module at once: each gets its own right answer.
+  std::atomic<int> wrong{0}, calls{0}, refused{0};
+  auto caller = [&](float base) {
+    std::vector<float> a(4096, base), b(4096, 1.0f);
+    int64_t shape[] = {4096};
+    for (;;) {
+      GptqBuffer args[] = {buffer(a, shape), buffer(b, shape)};
+      GptqArray *result = nullptr;
+      size_t count = 0;
+      std::string message =
+          take(gptqModuleCall(module, "add", args, 2, &result, 1, &count));
+      if (!message.empty()) {
+        // The module was freed under the loop: refused, never a crash.
+        if (message.find("not an open module") == std::string::npos)
+          ++wrong;
+        ++refused;
+        return;
+      }
+      const float *v = static_cast<const float *>(gptqArrayBuffer(result).data);
+      if (v[0] != base + 1.0f || v[4095] != base + 1.0f)
+        ++wrong;
+      gptqArrayFree(result);
+      ++calls;
+    }
+  };
+  std::thread t1(caller, 1.0f), t2(caller, 5.0f);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (calls.load() < 20 && refused.load() == 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Freed while both threads call it: it waits for the running call.
+  gptqModuleFree(module);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(refused.load(), 2);
+  module = nullptr;
+}
+
+/// A safetensors file of one float32 tensor "w" whose data starts at a
+/// 64-byte boundary, so that it is read in place from the mapping.
+std::string safetensors(const std::vector<float> &w) {
+  std::string header = "{\"w\":{\"dtype\":\"F32\",\"shape\":[" +
+                       std::to_string(w.size()) +
+                       "],\"data_offsets\":[0," +
+                       std::to_string(w.size() * 4) + "]}}";
+  while ((8 + header.size()) % 64)
+    header += ' ';
+  std::string bytes(8, '\0');
+  uint64_t n = header.size();
+  std::memcpy(&bytes[0], &n, 8);
+  bytes += header;
+  bytes.append(reinterpret_cast<const char *>(w.data()), w.size() * 4);
+  return bytes;
+}
+
+TEST(CAPIArchives, AnArchiveCutShortAfterCompilingIsTheCallsError) {
+  const int n = 8192; // 32 KiB: pages of the mapping past a cut
+  TempFile archive("w.safetensors", safetensors(std::vector<float>(n, 2.0f)));
+  std::string text = "module attributes {gptq.parameters = \"w.safetensors\"} "
+                     "{\nfunc.func @f(%x: tensor<" +
+                     std::to_string(n) + "xf32>) -> tensor<" +
+                     std::to_string(n) + "xf32> {\n";
+  text += "  %w = arith.constant dense_resource<w> : tensor<" +
+          std::to_string(n) + "xf32>\n";
+  text += "  %e = tensor.empty() : tensor<" + std::to_string(n) + "xf32>\n";
+  text += "  %r = linalg.add ins(%x, %w : tensor<" + std::to_string(n) +
+          "xf32>, tensor<" + std::to_string(n) + "xf32>) outs(%e : tensor<" +
+          std::to_string(n) + "xf32>) -> tensor<" + std::to_string(n) +
+          "xf32>\n  return %r : tensor<" + std::to_string(n) +
+          "xf32>\n}\n}\n";
+  std::string modulePath = archive.dir + "/m.mlir";
+  std::ofstream(modulePath) << text;
+  GptqModule *module = nullptr;
+  ASSERT_EQ(take(gptqModuleOpen(modulePath.c_str(), "", &module)), "");
+  std::vector<float> x(n, 1.0f);
+  int64_t shape[] = {n};
+  GptqBuffer args[] = {buffer(x, shape)};
+  GptqArray *result = nullptr;
+  size_t count = 0;
+  ASSERT_EQ(take(gptqModuleCall(module, "f", args, 1, &result, 1, &count)), "");
+  EXPECT_EQ(static_cast<float *>(gptqArrayBuffer(result).data)[n - 1], 3.0f);
+  gptqArrayFree(result);
+  // Cut short under the module (its pages would now fault): the next call
+  // is an error naming the archive, and the process goes on.
+  ASSERT_EQ(truncate(archive.path.c_str(), 0), 0);
+  std::string message =
+      take(gptqModuleCall(module, "f", args, 1, &result, 1, &count));
+  EXPECT_NE(message.find(archive.path + ": the file changed while it was read"),
+            std::string::npos)
+      << message;
+  gptqModuleFree(module);
+  std::remove(modulePath.c_str());
 }
 
 } // namespace

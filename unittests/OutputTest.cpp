@@ -10,7 +10,14 @@
 
 #include "gtest/gtest.h"
 
+#include <atomic>
+#include <chrono>
+#include <fcntl.h>
 #include <fstream>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <thread>
+#include <unistd.h>
 
 using namespace mlir::gptq;
 namespace fs = llvm::sys::fs;
@@ -233,4 +240,63 @@ TEST(RunFilesTest, NothingIsCommittedWhenAMappedInputChanged) {
   EXPECT_NE(llvm::toString(std::move(err)).find("w.npz: the file changed"),
             std::string::npos);
   EXPECT_EQ(dir.list(), (std::vector<std::string>{"w.npz"}));
+}
+
+TEST(MappedInputTest, ALibrarysInputCutShortIsRecoveredAndReported) {
+  TempDir dir;
+  std::string path = dir.file("w.bin");
+  long page = sysconf(_SC_PAGESIZE);
+  ASSERT_TRUE(ok(writeFileAtomically(path, std::string(3 * page, 'x'))));
+  int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  void *data = ::mmap(nullptr, 3 * page, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  ASSERT_NE(data, MAP_FAILED);
+  int owner = 0;
+  {
+    MappedInputOwner owning(&owner);
+    ensureMappedInputHandler();
+    MappedInput input(data, 3 * page, path);
+    EXPECT_FALSE(bool(checkMappedInputsUnchanged(&owner)));
+    ASSERT_EQ(::truncate(path.c_str(), page), 0);
+    // Past the new end: a SIGBUS, recovered from with zeros, not the end of
+    // the process.
+    volatile const char *bytes = static_cast<const char *>(data);
+    EXPECT_EQ(bytes[0], 'x');
+    EXPECT_EQ(bytes[2 * page + 5], 0);
+    EXPECT_TRUE(input.faulted());
+    llvm::Error err = checkMappedInputsUnchanged(&owner);
+    ASSERT_TRUE(bool(err));
+    EXPECT_NE(llvm::toString(std::move(err))
+                  .find(path + ": the file changed while it was read"),
+              std::string::npos);
+    // Another owner's inputs are not this one's concern.
+    int other = 0;
+    EXPECT_FALSE(bool(checkMappedInputsUnchanged(&other)));
+  }
+  ::munmap(data, 3 * page);
+}
+
+TEST(PendingOutputsTest, CommitsOfOneDirectoryTakeTurns) {
+  // Another run holds the directory's lock (it renames its own set of the
+  // same names): this commit waits for it instead of mixing the two sets.
+  TempDir dir;
+  int held = ::open(dir.path.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
+  std::atomic<bool> committed{false};
+  std::thread run([&] {
+    PendingOutputs outputs;
+    ASSERT_TRUE(ok(outputs.add(dir.file("model.mlir"), "model")));
+    ASSERT_TRUE(ok(outputs.add(dir.file("report.json"), "{}")));
+    ASSERT_TRUE(ok(outputs.commit()));
+    committed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(committed.load());
+  EXPECT_FALSE(fs::exists(dir.file("model.mlir")));
+  ::close(held);
+  run.join();
+  EXPECT_TRUE(committed.load());
+  EXPECT_TRUE(fs::exists(dir.file("report.json")));
 }

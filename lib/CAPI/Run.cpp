@@ -5,6 +5,15 @@
 // entry compiled from a clone of it on first use and kept; calls on the
 // caller's buffers, read in place.
 //
+// Handles are checked, not trusted: every function looks its module up
+// among the open ones and holds it for the length of the call, so that a
+// module freed by one thread while another calls it is freed when that call
+// returns, and a handle already freed is an error, not a crash. The calls
+// on one module are serialized. The files the module maps (its own text,
+// its parameter archives) are owned by it (MappedInputOwner): checked
+// before and after every call, and a SIGBUS from one cut short during a
+// call is recovered from and reported as that call's error.
+//
 //===----------------------------------------------------------------------===//
 
 #include "gptq-c/Run.h"
@@ -13,13 +22,17 @@
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Npy.h"
 #include "gptq/Execution/Parameters.h"
+#include "gptq/Execution/Signals.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
 
 using namespace mlir;
 using namespace mlir::gptq;
@@ -52,9 +65,65 @@ struct GptqModule {
   bool parametersLoaded = false;
   std::string description;
   llvm::StringMap<std::unique_ptr<CompiledFunction>> entries;
+  /// Held by each call: one call at a time.
+  std::mutex callMutex;
 };
 
 namespace {
+/// The open modules, with how many calls hold each and whether it is being
+/// freed.
+struct Registration {
+  int calls = 0;
+  bool freeing = false;
+};
+std::mutex registryMutex;
+std::condition_variable callEnded;
+std::unordered_map<const GptqModule *, Registration> &registry() {
+  static auto *modules =
+      new std::unordered_map<const GptqModule *, Registration>();
+  return *modules;
+}
+
+/// A function's hold on its module: none for a handle that is not open (or
+/// is being freed); else the module stays alive, and its other calls wait,
+/// until the hold ends.
+class ModuleUse {
+public:
+  explicit ModuleUse(GptqModule *module) {
+    {
+      std::lock_guard<std::mutex> lock(registryMutex);
+      auto it = registry().find(module);
+      if (it == registry().end() || it->second.freeing)
+        return;
+      ++it->second.calls;
+    }
+    held = module;
+    serial = std::unique_lock<std::mutex>(module->callMutex);
+  }
+  ModuleUse(const ModuleUse &) = delete;
+  ModuleUse &operator=(const ModuleUse &) = delete;
+  ~ModuleUse() {
+    if (!held)
+      return;
+    serial.unlock();
+    {
+      std::lock_guard<std::mutex> lock(registryMutex);
+      --registry()[held].calls;
+    }
+    callEnded.notify_all();
+  }
+  explicit operator bool() const { return held != nullptr; }
+
+private:
+  GptqModule *held = nullptr;
+  std::unique_lock<std::mutex> serial;
+};
+
+std::string notOpen(const char *function) {
+  return std::string(function) +
+         ": not an open module (a null handle, one already freed, or one "
+         "being freed by another thread)";
+}
 /// An error value: the diagnostics written during this call, then the
 /// message.
 GptqError *makeError(GptqModule *module, size_t diagnosticsStart,
@@ -84,6 +153,8 @@ llvm::Expected<CompiledFunction *> compiled(GptqModule *module,
   // Weights kept in parameter archives beside the module, mapped once for
   // every entry.
   if (!module->parametersLoaded) {
+    MappedInputOwner owner(module);
+    ensureMappedInputHandler();
     if (llvm::Error err = loadParameters(*module->module, module->path))
       return std::move(err);
     module->parametersLoaded = true;
@@ -119,20 +190,45 @@ GptqError *gptqModuleOpen(const char *path, const char *cacheDir,
   module->options.cacheDir =
       cacheDir ? std::string(cacheDir) : defaultCacheDir();
   module->options.toolName = "gptq-mlir";
-  auto parsed = module->input.parse(path);
+  // Its file is mapped and read in place: owned by the module, so that a
+  // file cut short later is its calls' error.
+  MappedInputOwner owner(module.get());
+  ensureMappedInputHandler();
+  // A device or a pipe could block or never end: only files are opened.
+  auto parsed = module->input.parse(path, /*regularOnly=*/true);
   if (!parsed)
     return makeError(module.get(), 0, parsed.takeError());
   module->module = std::move(*parsed);
+  {
+    std::lock_guard<std::mutex> lock(registryMutex);
+    registry()[module.get()];
+  }
   *result = module.release();
   return nullptr;
 }
 
-void gptqModuleFree(GptqModule *module) { delete module; }
+void gptqModuleFree(GptqModule *module) {
+  {
+    std::unique_lock<std::mutex> lock(registryMutex);
+    auto it = registry().find(module);
+    // Not open, or another thread frees it already.
+    if (it == registry().end() || it->second.freeing)
+      return;
+    it->second.freeing = true;
+    // Calls that hold it end first; new ones are refused.
+    callEnded.wait(lock, [&] { return registry()[module].calls == 0; });
+    registry().erase(module);
+  }
+  delete module;
+}
 
 GptqError *gptqModuleDescribe(GptqModule *module, const char *entry,
                               const char **json) {
-  if (!module || !json)
-    return makeError(nullptr, 0, "gptqModuleDescribe: a null module or result");
+  if (!json)
+    return makeError(nullptr, 0, "gptqModuleDescribe: a null result");
+  ModuleUse use(module);
+  if (!use)
+    return makeError(nullptr, 0, notOpen("gptqModuleDescribe"));
   size_t start = module->diagnostics.size();
   auto text = describeModule(*module->module,
                              entry ? std::optional<llvm::StringRef>(entry)
@@ -147,8 +243,9 @@ GptqError *gptqModuleDescribe(GptqModule *module, const char *entry,
 
 GptqError *gptqModuleCompile(GptqModule *module, const char *entry,
                              double *seconds) {
-  if (!module)
-    return makeError(nullptr, 0, "gptqModuleCompile: a null module");
+  ModuleUse use(module);
+  if (!use)
+    return makeError(nullptr, 0, notOpen("gptqModuleCompile"));
   size_t start = module->diagnostics.size();
   auto fn = compiled(module, entry);
   if (!fn)
@@ -160,9 +257,11 @@ GptqError *gptqModuleCompile(GptqModule *module, const char *entry,
 
 GptqError *gptqModuleNumResults(GptqModule *module, const char *entry,
                                 size_t *count) {
-  if (!module || !count)
-    return makeError(nullptr, 0,
-                     "gptqModuleNumResults: a null module or result");
+  if (!count)
+    return makeError(nullptr, 0, "gptqModuleNumResults: a null result");
+  ModuleUse use(module);
+  if (!use)
+    return makeError(nullptr, 0, notOpen("gptqModuleNumResults"));
   size_t start = module->diagnostics.size();
   auto fn = compiled(module, entry);
   if (!fn)
@@ -175,8 +274,11 @@ GptqError *gptqModuleCall(GptqModule *module, const char *entry,
                           const GptqBuffer *args, size_t numArgs,
                           GptqArray **results, size_t capacity,
                           size_t *numResults) {
-  if (!module || (numArgs && !args) || !numResults || (capacity && !results))
+  if ((numArgs && !args) || !numResults || (capacity && !results))
     return makeError(nullptr, 0, "gptqModuleCall: a null argument");
+  ModuleUse use(module);
+  if (!use)
+    return makeError(nullptr, 0, notOpen("gptqModuleCall"));
   size_t start = module->diagnostics.size();
   auto fn = compiled(module, entry);
   if (!fn)
@@ -217,12 +319,25 @@ GptqError *gptqModuleCall(GptqModule *module, const char *entry,
                               nullptr, nullptr);
     arrays.push_back(std::move(a));
   }
+  // The module's files are what they were when mapped, before the call
+  // reads them, and were after it: a SIGBUS in one during the call (cut
+  // short under it) was recovered from with zeros, whose results are
+  // discarded here.
+  ensureMappedInputHandler();
+  if (llvm::Error err = checkMappedInputsUnchanged(module))
+    return makeError(module, start,
+                     "@" + std::string(entry) + ": " +
+                         llvm::toString(std::move(err)));
   // Memref arguments are the caller's to be written (a KV cache).
   auto out = (*fn)->call(arrays, {}, /*writeMemRefsInPlace=*/true);
   if (!out)
     return makeError(module, start,
                      "@" + std::string(entry) + ": " +
                          llvm::toString(out.takeError()));
+  if (llvm::Error err = checkMappedInputsUnchanged(module))
+    return makeError(module, start,
+                     "@" + std::string(entry) + ": " +
+                         llvm::toString(std::move(err)));
   std::vector<std::unique_ptr<GptqArray>> owned;
   for (NpyArray &a : *out) {
     std::unique_ptr<GptqArray> r(new (std::nothrow) GptqArray());

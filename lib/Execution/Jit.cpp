@@ -140,9 +140,10 @@ std::unique_ptr<MLIRContext> mlir::gptq::makeToolContext() {
   return context;
 }
 
-llvm::Expected<OwningOpRef<ModuleOp>> ToolInput::parse(llvm::StringRef path) {
+llvm::Expected<OwningOpRef<ModuleOp>>
+ToolInput::parse(llvm::StringRef path, bool regularOnly) {
   std::string message;
-  auto file = openModuleFile(path, &message);
+  auto file = openModuleFile(path, &message, regularOnly);
   if (!file)
     return llvm::createStringError(message);
   // A line too long to show (a weight's hexadecimal string is one line of
@@ -868,6 +869,10 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   engineOptions.transformer = transformer;
   engineOptions.enableObjectDump = !cachePath.empty() || options.object;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // LLVM's perf listener writes a jitdump file and a folder of IR under
+  // $JITDUMPDIR or $HOME/.debug/jit for every engine, and never removes
+  // them: files no user asked for, one set per compile with the cache off.
+  engineOptions.enablePerfNotificationListener = false;
   SmallVector<StringRef> libs;
   for (const char *lib :
        {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME, GPTQ_RUNTIME_LIBRARY})

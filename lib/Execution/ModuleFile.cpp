@@ -89,11 +89,13 @@ std::unique_ptr<llvm::MemoryBuffer> readAll(int fd, const std::string &name,
 } // namespace
 
 std::unique_ptr<llvm::MemoryBuffer>
-mlir::gptq::openModuleFile(llvm::StringRef path, std::string *error) {
-  if (path == "-")
+mlir::gptq::openModuleFile(llvm::StringRef path, std::string *error,
+                           bool regularOnly) {
+  if (path == "-" && !regularOnly)
     return readAll(STDIN_FILENO, "<stdin>", error);
   std::string name = path.str();
-  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(name.c_str(),
+                  O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0));
   if (fd < 0) {
     *error = "cannot open input file '" + name + "': " + errnoMessage();
     return nullptr;
@@ -106,6 +108,12 @@ mlir::gptq::openModuleFile(llvm::StringRef path, std::string *error) {
   }
   if (S_ISDIR(status.st_mode)) {
     *error = "cannot read '" + name + "': it is a directory";
+    ::close(fd);
+    return nullptr;
+  }
+  if (regularOnly && !S_ISREG(status.st_mode)) {
+    *error = "cannot read '" + name +
+             "': not a regular file (a device, a pipe or a socket)";
     ::close(fd);
     return nullptr;
   }

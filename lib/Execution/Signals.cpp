@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -26,6 +27,10 @@ struct Region {
   std::atomic<uintptr_t> start{0};
   std::atomic<size_t> size{0};
   std::atomic<const char *> path{nullptr};
+  /// A library's input (MappedInputOwner): a fault is recovered from.
+  std::atomic<bool> recoverable{false};
+  /// Set by the handler when it recovered from a fault here.
+  std::atomic<bool> faulted{false};
 };
 constexpr int kRegions = 256;
 Region regions[kRegions];
@@ -43,6 +48,10 @@ pthread_t fileThread;
 
 constexpr int kInterrupts[] = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction previousBus;
+std::mutex busHandlerMutex;
+
+/// The owner of the MappedInputs this thread makes (MappedInputOwner).
+thread_local const void *currentOwner = nullptr;
 struct sigaction previousInterrupt[3];
 
 /// Which interrupts the process was started with ignored (SIGHUP under
@@ -95,6 +104,24 @@ void chain(int signal, siginfo_t *info, void *context,
     ::raise(signal);
 }
 
+/// Maps zero pages over `region` from the page of `address` to the end of
+/// the file's pages, so that the faulting access, repeated, reads zeros.
+bool recover(Region &region, uintptr_t address) {
+  long page = ::sysconf(_SC_PAGESIZE);
+  if (page <= 0)
+    return false;
+  uintptr_t mask = uintptr_t(page) - 1;
+  uintptr_t first = address & ~mask;
+  uintptr_t end = (region.start.load() + region.size.load() + mask) & ~mask;
+  void *zeros = ::mmap(reinterpret_cast<void *>(first), end - first,
+                       PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  if (zeros == MAP_FAILED)
+    return false;
+  region.faulted.store(true);
+  return true;
+}
+
 void onBus(int signal, siginfo_t *info, void *context) {
   auto address = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
   for (Region &region : regions) {
@@ -102,6 +129,9 @@ void onBus(int signal, siginfo_t *info, void *context) {
     uintptr_t start = region.start.load();
     if (!path || address < start || address - start >= region.size.load())
       continue;
+    // A library's input: its owner reports the change after the call.
+    if (region.recoverable.load() && recover(region, address))
+      return;
     // Several threads may fault on the same pages: the first one reports
     // and ends the process, the others wait for that.
     static std::atomic<bool> reporting{false};
@@ -165,6 +195,24 @@ std::vector<const MappedInput *> &live() {
 }
 } // namespace
 
+void mlir::gptq::ensureMappedInputHandler() {
+  auto ours = [](const struct sigaction &action) {
+    return (action.sa_flags & SA_SIGINFO) && action.sa_sigaction == onBus;
+  };
+  struct sigaction current;
+  if (::sigaction(SIGBUS, nullptr, &current) == 0 && ours(current))
+    return;
+  std::lock_guard<std::mutex> lock(busHandlerMutex);
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  action.sa_sigaction = onBus;
+  struct sigaction replaced;
+  if (::sigaction(SIGBUS, &action, &replaced) == 0 && !ours(replaced))
+    previousBus = replaced;
+}
+
 void mlir::gptq::installToolSignalHandlers(const char *name) {
   static std::once_flag once;
   toolName.store(name);
@@ -173,12 +221,11 @@ void mlir::gptq::installToolSignalHandlers(const char *name) {
     // file registered for removal on a signal would, over ours): ours run
     // first and hand on to them what is not ours.
     llvm::sys::AddSignalHandler([](void *) {}, nullptr);
+    ensureMappedInputHandler();
     struct sigaction action;
     std::memset(&action, 0, sizeof(action));
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    action.sa_sigaction = onBus;
-    ::sigaction(SIGBUS, &action, &previousBus);
     action.sa_sigaction = onInterrupt;
     for (int i = 0; i < 3; ++i)
       ::sigaction(kInterrupts[i], &action, &previousInterrupt[i]);
@@ -216,7 +263,7 @@ llvm::Error FileIdentity::checkUnchanged() const {
 }
 
 MappedInput::MappedInput(const void *data, size_t size, llvm::StringRef name)
-    : identity(FileIdentity::of(name)) {
+    : ownerHandle(currentOwner), identity(FileIdentity::of(name)) {
   {
     std::lock_guard<std::mutex> lock(snapshotsMutex);
     live().push_back(this);
@@ -235,6 +282,8 @@ MappedInput::MappedInput(const void *data, size_t size, llvm::StringRef name)
       continue;
     regions[i].start.store(reinterpret_cast<uintptr_t>(data));
     regions[i].size.store(size);
+    regions[i].recoverable.store(ownerHandle != nullptr);
+    regions[i].faulted.store(false);
     regions[i].path.store(::strdup(identity.path.c_str()));
     slot = i;
     return;
@@ -252,6 +301,34 @@ MappedInput::~MappedInput() {
   const char *name = regions[slot].path.exchange(nullptr);
   regions[slot].size.store(0);
   std::free(const_cast<char *>(name));
+}
+
+bool MappedInput::faulted() const {
+  return slot >= 0 && regions[slot].faulted.load();
+}
+
+MappedInputOwner::MappedInputOwner(const void *owner)
+    : previous(currentOwner) {
+  currentOwner = owner;
+}
+
+MappedInputOwner::~MappedInputOwner() { currentOwner = previous; }
+
+llvm::Error mlir::gptq::checkMappedInputsUnchanged(const void *owner) {
+  std::lock_guard<std::mutex> lock(snapshotsMutex);
+  for (const MappedInput *input : live()) {
+    if (input->owner() != owner)
+      continue;
+    if (input->faulted())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          input->path() + ": the file changed while it was read (cut short "
+                          "or replaced during the call); the call's results "
+                          "were discarded");
+    if (llvm::Error err = input->checkUnchanged())
+      return err;
+  }
+  return llvm::Error::success();
 }
 
 void mlir::gptq::openRunOfMappedInputs() {

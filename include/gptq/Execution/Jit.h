@@ -140,8 +140,11 @@ public:
   /// for its error values).
   explicit ToolInput(llvm::raw_ostream &diagnostics);
   /// Parses the file `path`; one that cannot be read, or does not parse,
-  /// is the error (the parser's own diagnostics printed first).
-  llvm::Expected<OwningOpRef<ModuleOp>> parse(llvm::StringRef path);
+  /// is the error (the parser's own diagnostics printed first). With
+  /// `regularOnly`, a path that is not a regular file is refused without
+  /// blocking (openModuleFile).
+  llvm::Expected<OwningOpRef<ModuleOp>> parse(llvm::StringRef path,
+                                              bool regularOnly = false);
   MLIRContext &context() { return ctx; }
 
 private:

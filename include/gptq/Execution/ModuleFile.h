@@ -29,8 +29,12 @@ namespace gptq {
 /// that shrinks under the run is an error naming it), anything else read
 /// into memory; either way the buffer ends with a NUL and a guard page (see
 /// above). Returns null with `*error` set when the file cannot be read.
+/// With `regularOnly` (a library's open, which must never block or read
+/// without end), anything but a regular file is that error, found without
+/// blocking: a FIFO is opened non-blocking and refused.
 std::unique_ptr<llvm::MemoryBuffer> openModuleFile(llvm::StringRef path,
-                                                   std::string *error);
+                                                   std::string *error,
+                                                   bool regularOnly = false);
 
 } // namespace gptq
 } // namespace mlir

@@ -67,10 +67,47 @@ public:
   /// (replaced, truncated, or written since).
   llvm::Error checkUnchanged() const { return identity.checkUnchanged(); }
 
+  /// Its owner (MappedInputOwner), or null for a tool's input.
+  const void *owner() const { return ownerHandle; }
+  /// Whether a SIGBUS at its pages was recovered from (MappedInputOwner).
+  bool faulted() const;
+  const std::string &path() const { return identity.path; }
+
 private:
   int slot = -1;
+  const void *ownerHandle = nullptr;
   FileIdentity identity;
 };
+
+/// While one lives, the MappedInputs made on the calling thread belong to
+/// `owner` (the C API's module) and are recoverable: a SIGBUS inside one
+/// (its file cut short under a call) does not end the process. The handler
+/// maps zero pages from the faulting page to the end of the mapping, marks
+/// the input as changed and lets the access go on; the owner's
+/// checkMappedInputsUnchanged(owner) then fails naming the file, and the
+/// results computed from the zeros are discarded. For libraries, whose
+/// host process must outlive a file cut short under it. Owners nest.
+class MappedInputOwner {
+public:
+  explicit MappedInputOwner(const void *owner);
+  MappedInputOwner(const MappedInputOwner &) = delete;
+  MappedInputOwner &operator=(const MappedInputOwner &) = delete;
+  ~MappedInputOwner();
+
+private:
+  const void *previous;
+};
+
+/// Makes the handler of MappedInputs the process's SIGBUS handler, if it is
+/// not (again: a library's host, or LLVM registering its own handlers, may
+/// have replaced it since), chaining to the one it replaces for faults at
+/// other addresses. Cheap: the C API calls it before every call.
+void ensureMappedInputHandler();
+
+/// Fails, naming the file, when one of `owner`'s live MappedInputs took a
+/// SIGBUS or is no longer the file that was mapped (replaced, truncated, or
+/// written since).
+llvm::Error checkMappedInputsUnchanged(const void *owner);
 
 /// Fails, naming the first, when a file mapped by a live MappedInput, or by
 /// any MappedInput made while a run is open, has changed since it was
