@@ -1,6 +1,7 @@
 //===- AllocatorTest.cpp - The runtime's buffer allocator -----------------===//
 
 #include "gptq/Runtime/Allocator.h"
+#include "gptq/Runtime/Checks.h"
 
 #include <cstdint>
 #include <cstring>
@@ -136,9 +137,61 @@ TEST(AllocatorDeathTest, ForeignPointerIsReported) {
 
 TEST(AllocatorDeathTest, OutOfMemoryIsReported) {
   // Compiled code does not check for null: an allocation that cannot be
-  // served ends the process with a message.
-  EXPECT_DEATH(_mlir_memref_to_llvm_alloc(SIZE_MAX / 4),
-               "out of memory allocating a buffer of");
+  // served, with no caller to return to, ends the process with one line.
+  EXPECT_EXIT(_mlir_memref_to_llvm_alloc(SIZE_MAX / 4),
+              testing::ExitedWithCode(1),
+              "error: out of memory allocating a buffer of");
+}
+
+/// Compiled code that allocates a large buffer, then one that cannot be
+/// served; args[0] receives the first buffer's address.
+void allocateTooMuch(void **args) {
+  *static_cast<void **>(args[0]) = _mlir_memref_to_llvm_alloc(size_t(8) << 20);
+  _mlir_memref_to_llvm_alloc(SIZE_MAX / 4);
+  ADD_FAILURE() << "the allocation that cannot be served returned";
+}
+
+TEST(AllocatorTest, OutOfMemoryReturnsToTheCallerAndFreesTheCallsBuffers) {
+  releaseCachedBuffers();
+  AllocatorStats before = allocatorStats();
+  void *first = nullptr;
+  void *args[] = {&first};
+  const char *message = gptq_runtime_call_checked(allocateTooMuch, args);
+  ASSERT_NE(message, nullptr);
+  EXPECT_NE(std::strstr(message, "out of memory allocating a buffer of"),
+            nullptr)
+      << message;
+  EXPECT_NE(std::strstr(message, "GiB"), nullptr) << message;
+  ASSERT_NE(first, nullptr);
+  // The call's live buffer went back to the cache, not leaked.
+  AllocatorStats after = allocatorStats();
+  EXPECT_GE(after.cachedBytes, uint64_t(8) << 20);
+  EXPECT_EQ(after.mappedBytes - after.cachedBytes,
+            before.mappedBytes - before.cachedBytes);
+  releaseCachedBuffers();
+}
+
+/// Compiled code whose large buffer is its result.
+void allocateResult(void **args) {
+  *static_cast<void **>(args[0]) = _mlir_memref_to_llvm_alloc(size_t(8) << 20);
+}
+
+TEST(AllocatorTest, ASucceedingCallKeepsItsBuffers) {
+  releaseCachedBuffers();
+  uint64_t mappedBefore = allocatorStats().mappedBytes;
+  void *result = nullptr;
+  void *args[] = {&result};
+  ASSERT_EQ(gptq_runtime_call_checked(allocateResult, args), nullptr);
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(allocatorStats().cachedBytes, 0u);
+  // A failing call later frees only its own buffers.
+  void *other = nullptr;
+  void *failing[] = {&other};
+  ASSERT_NE(gptq_runtime_call_checked(allocateTooMuch, failing), nullptr);
+  std::memset(result, 1, size_t(8) << 20);
+  _mlir_memref_to_llvm_free(result);
+  releaseCachedBuffers();
+  EXPECT_EQ(allocatorStats().mappedBytes, mappedBefore);
 }
 
 } // namespace

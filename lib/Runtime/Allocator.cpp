@@ -8,6 +8,8 @@
 
 #include "gptq/Runtime/Allocator.h"
 
+#include "gptq/Runtime/Checks.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include <new>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -185,6 +188,32 @@ struct StatsAtExit {
 
 size_t roundUp(size_t value, size_t to) { return (value + to - 1) / to * to; }
 
+/// The live large buffers of checked calls (endCheckedCall), by their data
+/// address: the call each was allocated in.
+std::mutex callBuffersMutex;
+std::atomic<size_t> callBufferCount{0};
+std::unordered_map<void *, uint64_t> &callBuffers() {
+  static auto *buffers = new std::unordered_map<void *, uint64_t>();
+  return *buffers;
+}
+
+void trackCallBuffer(void *data) {
+  uint64_t call = mlir::gptq::runtime::currentCheckedCall();
+  if (!call || mlir::gptq::runtime::inParallelRegion())
+    return;
+  std::lock_guard<std::mutex> lock(callBuffersMutex);
+  callBuffers()[data] = call;
+  callBufferCount.store(callBuffers().size());
+}
+
+void untrackCallBuffer(void *data) {
+  if (callBufferCount.load() == 0)
+    return;
+  std::lock_guard<std::mutex> lock(callBuffersMutex);
+  callBuffers().erase(data);
+  callBufferCount.store(callBuffers().size());
+}
+
 /// Blocks of a power-of-two size from kPoolMin to kPoolMax bytes (buffers
 /// over 1 KiB and under kLargeBytes, 64-byte aligned: a decode step's
 /// activations, attention scores, scratch) are kept by the thread that
@@ -297,17 +326,26 @@ void *allocate(size_t alignment, size_t size) {
   }
   char *data = block + offset;
   new (data - kHeaderBytes) Header(header);
+  if (header.magic == kLargeMagic)
+    trackCallBuffer(data);
   return data;
 }
 
 /// Compiled code does not check for a null buffer: running out of memory
-/// ends the process with a message rather than a segmentation fault.
+/// is a failed run-time check (Checks.h), returned to the caller that ran
+/// the code through gptq_runtime_call_checked (the JIT, the C API, the
+/// tools), with the large buffers of the call freed; inside a parallel
+/// region, or without such a caller, one line and exit status 1. Never an
+/// abort.
 [[noreturn]] void outOfMemory(size_t size) {
-  std::fprintf(stderr,
-               "gptq-mlir runtime: out of memory allocating a buffer of %zu "
-               "bytes\n",
-               size);
-  std::abort();
+  // Kept for the caller, which reads it on this thread.
+  thread_local char message[192];
+  std::snprintf(message, sizeof(message),
+                "out of memory allocating a buffer of %zu bytes (%.1f GiB); "
+                "free memory or use smaller inputs",
+                size, double(size) / double(size_t(1) << 30));
+  gptq_runtime_check_failed(message,
+                            mlir::gptq::runtime::inParallelRegion() ? 1 : 0);
 }
 
 } // namespace
@@ -344,6 +382,7 @@ extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
     return;
   case kLargeMagic:
     header->magic = 0;
+    untrackCallBuffer(ptr);
     cache().give(header->block, header->blockBytes);
     return;
   default:
@@ -365,5 +404,34 @@ AllocatorStats allocatorStats() {
 }
 
 void releaseCachedBuffers() { cache().releaseAll(); }
+
+void endCheckedCall(uint64_t call, bool failed) {
+  if (callBufferCount.load() == 0)
+    return;
+  std::vector<void *> live;
+  {
+    std::lock_guard<std::mutex> lock(callBuffersMutex);
+    auto &buffers = callBuffers();
+    for (auto it = buffers.begin(); it != buffers.end();) {
+      if (it->second != call) {
+        ++it;
+        continue;
+      }
+      live.push_back(it->first);
+      it = buffers.erase(it);
+    }
+    callBufferCount.store(buffers.size());
+  }
+  if (!failed)
+    return;
+  for (void *data : live) {
+    auto *header =
+        reinterpret_cast<Header *>(static_cast<char *>(data) - kHeaderBytes);
+    if (header->magic != kLargeMagic)
+      continue;
+    header->magic = 0;
+    cache().give(header->block, header->blockBytes);
+  }
+}
 
 } // namespace mlir::gptq::runtime

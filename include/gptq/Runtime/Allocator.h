@@ -51,6 +51,13 @@ AllocatorStats allocatorStats();
 /// Unmaps every cached (free) large buffer.
 void releaseCachedBuffers();
 
+/// The large buffers allocated on a thread while it ran the checked call
+/// `call` (currentCheckedCall), outside parallel regions, are recorded
+/// until they are freed or the call ends. When it ends, `failed` frees
+/// those still live (its results never reach the caller), and otherwise
+/// they are forgotten (they are the call's results).
+void endCheckedCall(uint64_t call, bool failed);
+
 } // namespace mlir::gptq::runtime
 
 #endif // GPTQ_RUNTIME_ALLOCATOR_H

@@ -13,7 +13,12 @@
 // a parallel region) a failed check prints "<program>: error: <message>" to
 // stderr and exits with status 1.
 //
-// Buffers the function allocated before the failed check are not freed.
+// Running out of memory is such a failure too: the allocator (Allocator.h)
+// reports "out of memory allocating a buffer of N bytes" through
+// gptq_runtime_check_failed. The large buffers (1 MiB and more) that the
+// calling thread allocated in the call, outside parallel regions, and that
+// are still live when a check fails are freed before the caller gets the
+// message; smaller ones are not.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,5 +38,15 @@ const char *gptq_runtime_call_checked(void (*fn)(void **), void **args);
 /// prints the message and exits with status 1.
 [[noreturn]] void gptq_runtime_check_failed(const char *message, int32_t fatal);
 }
+
+namespace mlir::gptq::runtime {
+/// The innermost gptq_runtime_call_checked running on this thread, as a
+/// number unique in the process; 0 when there is none.
+uint64_t currentCheckedCall();
+/// Whether this thread runs inside an OpenMP parallel region (compiled
+/// code's worksharing loops), where a failure cannot jump back to the
+/// caller.
+bool inParallelRegion();
+} // namespace mlir::gptq::runtime
 
 #endif // GPTQ_RUNTIME_CHECKS_H
