@@ -4,10 +4,17 @@
 
 #include "gptq/Execution/Signals.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
 
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 using namespace mlir::gptq;
 namespace fs = llvm::sys::fs;
@@ -121,6 +128,53 @@ llvm::Error PendingOutputs::add(llvm::StringRef target, llvm::StringRef bytes,
       mode);
 }
 
+namespace {
+/// Exclusive flock()s on the directories that a set of outputs is renamed
+/// into, held while the set is renamed: two runs (of any of the tools or
+/// the Python commands, which lock the same way) that commit outputs of the
+/// same names then rename their sets one after the other, and never leave
+/// one run's model beside another's report. Directories are locked in the
+/// order of their device and inode, so that two runs cannot deadlock.
+class DirectoryLocks {
+public:
+  explicit DirectoryLocks(llvm::ArrayRef<std::string> targets) {
+    std::vector<std::pair<std::pair<dev_t, ino_t>, int>> dirs;
+    for (const std::string &target : targets) {
+      llvm::SmallString<256> dir(path::parent_path(target));
+      if (dir.empty())
+        dir = ".";
+      int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      struct stat status;
+      if (fd < 0)
+        continue; // Unreadable: renamed without the lock.
+      if (::fstat(fd, &status) != 0 ||
+          llvm::any_of(dirs, [&](const auto &d) {
+            return d.first == std::make_pair(status.st_dev, status.st_ino);
+          })) {
+        ::close(fd);
+        continue;
+      }
+      dirs.push_back({{status.st_dev, status.st_ino}, fd});
+    }
+    llvm::sort(dirs);
+    for (auto &[id, fd] : dirs) {
+      while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+      }
+      fds.push_back(fd);
+    }
+  }
+  DirectoryLocks(const DirectoryLocks &) = delete;
+  DirectoryLocks &operator=(const DirectoryLocks &) = delete;
+  ~DirectoryLocks() {
+    for (int fd : fds)
+      ::close(fd); // Releases its lock.
+  }
+
+private:
+  std::vector<int> fds;
+};
+} // namespace
+
 llvm::Error PendingOutputs::commit() {
   // Results computed from a file that changed under the run are not kept.
   if (llvm::Error err = checkMappedInputsUnchanged()) {
@@ -128,6 +182,11 @@ llvm::Error PendingOutputs::commit() {
     return err;
   }
   DeferInterrupts interrupts;
+  std::vector<std::string> renamed;
+  for (const Pending &p : files)
+    if (p.temp)
+      renamed.push_back(p.path);
+  DirectoryLocks locks(renamed);
   for (size_t i = 0; i < files.size(); ++i) {
     Pending &p = files[i];
     llvm::Error err = llvm::Error::success();

@@ -54,9 +54,11 @@ public:
 
   /// Renames every pending file onto its final name, in the order added,
   /// with SIGINT, SIGTERM and SIGHUP held back until the last rename, so
-  /// that an interrupt leaves all of them or none. Fails, writing nothing,
-  /// when a mapped input changed during the run
-  /// (checkMappedInputsUnchanged).
+  /// that an interrupt leaves all of them or none, and with an exclusive
+  /// flock() on each directory renamed into, so that another run committing
+  /// files of the same names (a tool or a Python command) renames its set
+  /// before or after this one, never between. Fails, writing nothing, when
+  /// a mapped input changed during the run (checkMappedInputsUnchanged).
   llvm::Error commit();
 
   /// Removes every pending file.
