@@ -247,6 +247,8 @@ def _generate(args: argparse.Namespace) -> None:
         if tokenizer.bos_id is None:
             raise GPTQError(f"tokenizer {tokenizer.path} has no BOS token to start from: give --prompt")
         prompt = [tokenizer.bos_id]
+    # Before the prompt is written: a prompt past the context is an error.
+    model.check_prompt(len(prompt))
 
     # The text streams as tokens come: what decoding the sequence so far
     # adds to what was written, held back while it ends in a partial
@@ -282,9 +284,16 @@ def _generate(args: argparse.Namespace) -> None:
             print(f"generate: {count}/{args.steps} tokens, {rate:.1f} tokens/s", file=sys.stderr, flush=True)
 
     sampler = Sampler(args.temperature, args.top_p, args.seed)
-    generate(model, args.steps, prompt, progress, stop=tokenizer.stop_ids, sampler=sampler)
+    sequence = generate(model, args.steps, prompt, progress, stop=tokenizer.stop_ids, sampler=sampler)
     write(final=True)
     sys.stdout.write("\n")
+    made = len(sequence) - len(prompt)
+    if len(sequence) == model.seq_len and made < args.steps:
+        print(
+            f"generate: stopped after {made} of {args.steps} tokens: the model's context is {model.seq_len} "
+            "tokens (seq_len)",
+            file=sys.stderr,
+        )
 
 
 def _calib(args: argparse.Namespace) -> None:
@@ -300,7 +309,7 @@ def _calib(args: argparse.Namespace) -> None:
         run.output(args.output)
         run.begin()
         tokenizer = open_tokenizer(args.tokenizer)
-        stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction)
+        stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction, sys.stderr)
         windows = data.calibration_windows(stream, args.samples, args.seqlen, args.seed)
         with run.open(args.output) as handle:
             np.save(handle, windows, allow_pickle=False)
@@ -313,7 +322,8 @@ def _calib(args: argparse.Namespace) -> None:
 
 def _perplexity(args: argparse.Namespace) -> None:
     model, tokenizer = _model_and_tokenizer(args)
-    stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction)
+    model.check_context(args.seqlen, "a window (--seqlen)")
+    stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction, sys.stderr)
     windows = data.consecutive_windows(stream, args.seqlen)
     model.check_tokens(windows[:1])
     print(
@@ -350,7 +360,8 @@ def _sweep(args: argparse.Namespace) -> None:
                       bool(parameter_archives(args.model)))
         run.begin()
         model, tokenizer = _model_and_tokenizer(args)
-        stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction)
+        model.check_context(args.seqlen, "a window (--seqlen)")
+        stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction, sys.stderr)
         windows = data.consecutive_windows(stream, args.seqlen)
         model.check_tokens(windows[:1])
         description = {

@@ -19,12 +19,24 @@ corpus is tokenized document by document, each as BOS followed by its
 tokens (for a Hugging Face tokenizer, BOS and EOS as its configuration
 says, see :mod:`gptq_mlir.hf_tokenizer`), and the documents are
 concatenated into one stream, as in the GPTQ paper's evaluation protocol.
+
+A corpus is bounded so that no file makes a command run for hours or
+exhaust memory before it says anything: a text file (plain or JSON lines)
+may hold at most :data:`MAX_TEXT_BYTES`, and so may the text of a parquet
+file's rows; a document at most :data:`MAX_DOCUMENT_CHARS` characters
+(tokenizers need memory in proportion to a document); and a NUL character
+is refused, since no text holds one (a sparse or binary file does).
+Reading and tokenizing a large corpus prints a line of progress every few
+seconds.
 """
 
+import array
+import io
 import os
 import re
+import time
 from pathlib import Path
-from typing import List, Tuple, Union
+from typing import List, Optional, TextIO, Tuple, Union
 
 import numpy as np
 
@@ -39,16 +51,92 @@ _JSON_POSITION = re.compile(r": line 1 column (\d+) \(char \d+\)")
 #: The names of a document in each format, for messages.
 _UNITS = {"text": "paragraphs", "jsonl": "records", "parquet": "rows"}
 
+#: The most bytes a text may hold: a plain text or JSON lines file, or the
+#: text of a parquet file's rows (1 GiB; the package's own tokenizer takes
+#: about 10 minutes for it).
+MAX_TEXT_BYTES = 1 << 30
+#: The most characters a document may hold (16 Mi): a tokenizer needs
+#: memory in proportion to a document (llama2.c's about 130 bytes a
+#: character).
+MAX_DOCUMENT_CHARS = 1 << 24
+#: How much of a text file is read at a time.
+_CHUNK_CHARS = 1 << 24
+#: Seconds between two lines of progress.
+PROGRESS_SECONDS = 5.0
 
-def read_text(path: Union[str, os.PathLike]) -> str:
-    """The UTF-8 text of ``path``; GPTQError if unreadable."""
-    try:
-        with open(path, "r", encoding="utf-8") as handle:
-            return handle.read()
-    except OSError as error:
-        raise GPTQError(f"cannot read text {path}: {error.strerror}") from error
-    except UnicodeDecodeError as error:
-        raise GPTQError(f"{path} is not UTF-8 text: {error}") from error
+
+class _Progress:
+    """Lines on ``stream`` (None: none) saying how far a long step is: the
+    first after :data:`PROGRESS_SECONDS`, then one every as many, so that
+    a short step prints nothing."""
+
+    def __init__(self, stream: Optional[TextIO]):
+        self.stream = stream
+        self.last = time.monotonic()
+
+    def __call__(self, line) -> None:
+        """Print ``line()`` when it is time."""
+        if self.stream is None or time.monotonic() - self.last < PROGRESS_SECONDS:
+            return
+        self.last = time.monotonic()
+        print(line(), file=self.stream, flush=True)
+
+
+def _mib(count: int) -> str:
+    return f"{count / (1 << 20):.0f} MiB"
+
+
+def _check_size(path: Union[str, os.PathLike], size: int, what: str = "the text is") -> None:
+    """GPTQError when ``size`` bytes of text are more than :data:`MAX_TEXT_BYTES`."""
+    if size > MAX_TEXT_BYTES:
+        gib = f" ({MAX_TEXT_BYTES >> 30} GiB)" if MAX_TEXT_BYTES % (1 << 30) == 0 else ""
+        raise GPTQError(
+            f"{path}: {what} {size} bytes, more than the {MAX_TEXT_BYTES} bytes{gib} a text may hold; "
+            "split it into smaller files"
+        )
+
+
+def _check_document(path: Union[str, os.PathLike], document: str, where: str) -> None:
+    """GPTQError naming ``where`` the document is when it is too long for a
+    tokenizer or holds a NUL character."""
+    if len(document) > MAX_DOCUMENT_CHARS:
+        raise GPTQError(
+            f"{path}: {where} holds {len(document)} characters, more than the {MAX_DOCUMENT_CHARS} a document may "
+            "hold; separate documents by blank lines (plain text) or records (JSON lines)"
+        )
+    nul = document.find("\0")
+    if nul >= 0:
+        raise GPTQError(f"{path}: {where} holds a NUL character (at character {nul}): not text")
+
+
+def read_text(path: Union[str, os.PathLike], progress: Optional[TextIO] = None) -> str:
+    """The UTF-8 text of the regular file ``path``, line ends translated as
+    ``open`` does; GPTQError if unreadable, not UTF-8, larger than
+    :data:`MAX_TEXT_BYTES` or holding a NUL byte (found in the first chunk
+    for a sparse or binary file, not after reading it all)."""
+    with inputs.open_regular(path, "text") as raw, io.TextIOWrapper(raw, encoding="utf-8") as handle:
+        size = os.fstat(raw.fileno()).st_size
+        _check_size(path, size)
+        parts: List[str] = []
+        done = 0
+        report = _Progress(progress)
+        while True:
+            try:
+                chunk = handle.read(_CHUNK_CHARS)
+            except OSError as error:
+                raise GPTQError(f"cannot read text {path}: {error.strerror or error}") from error
+            except UnicodeDecodeError as error:
+                raise GPTQError(f"{path} is not UTF-8 text: {error}") from error
+            if not chunk:
+                break
+            nul = chunk.find("\0")
+            if nul >= 0:
+                raise GPTQError(f"{path}: a NUL byte at character {done + nul}: not a text file")
+            parts.append(chunk)
+            done += len(chunk)
+            _check_size(path, raw.tell(), "the text grew to")
+            report(lambda: f"reading {path}: {_mib(raw.tell())} of {_mib(size)}")
+    return "".join(parts)
 
 
 def split_paragraphs(text: str) -> List[str]:
@@ -85,6 +173,7 @@ def _json_lines(path: Union[str, os.PathLike]) -> List[str]:
     """The ``text`` of each line of a JSON lines file, stripped, empty ones left out."""
     documents = []
     with inputs.open_regular(path, "JSON lines text") as handle:
+        _check_size(path, os.fstat(handle.fileno()).st_size)
         number = 0
         while True:
             try:
@@ -113,6 +202,7 @@ def _json_lines(path: Union[str, os.PathLike]) -> List[str]:
             if not isinstance(text, str):
                 raise GPTQError(f'{path}: line {number}: "text" is {inputs.describe(text, 40)}, expected a string')
             if text.strip():
+                _check_document(path, text, f"line {number}")
                 documents.append(text.strip())
 
 
@@ -153,26 +243,40 @@ def _parquet_rows(path: Union[str, os.PathLike]) -> List[str]:
         value = kind.value_type if pyarrow.types.is_dictionary(kind) else kind
         if not (pyarrow.types.is_string(value) or pyarrow.types.is_large_string(value)):
             raise GPTQError(f'{path}: column "text" is {kind}, expected strings')
+        documents, number, size = [], 0, 0
         try:
             # One thread: pyarrow 15 can abort the process at exit after a
             # damaged page was read by its thread pool (apache/arrow#34314).
-            rows = table.read(columns=["text"], use_threads=False).column("text").to_pylist()
+            # In batches, so that the text's size is checked as it grows
+            # (a dictionary-encoded column can expand far beyond the file).
+            for batch in table.iter_batches(batch_size=1024, columns=["text"], use_threads=False):
+                for row in batch.column(0).to_pylist():
+                    number += 1
+                    if row is not None:
+                        size += len(row.encode("utf-8"))
+                        _check_size(path, size, 'column "text" holds at least')
+                        if row.strip():
+                            _check_document(path, row, f"row {number}")
+                            documents.append(row.strip())
         except (pyarrow.ArrowException, OSError, ValueError, TypeError, IndexError) as error:
             raise GPTQError(f'{path}: column "text" cannot be read ({inputs.reason(error)})') from None
-    return [row.strip() for row in rows if row is not None and row.strip()]
+    return documents
 
 
-def read_documents(path: Union[str, os.PathLike]) -> Tuple[List[str], str]:
+def read_documents(path: Union[str, os.PathLike], progress: Optional[TextIO] = None) -> Tuple[List[str], str]:
     """The documents of the corpus ``path`` in the format :func:`text_format`
     gives, and what a document is called in it ("paragraphs", "records",
-    "rows"); GPTQError naming the file and the field or line when malformed."""
+    "rows"); GPTQError naming the file and the field or line when malformed,
+    too large or not text (see the module's description)."""
     kind = text_format(path)
     if kind == "parquet":
         documents = _parquet_rows(path)
     elif kind == "jsonl":
         documents = _json_lines(path)
     else:
-        documents = split_paragraphs(read_text(path))
+        documents = split_paragraphs(read_text(path, progress))
+        for number, document in enumerate(documents, 1):
+            _check_document(path, document, f"paragraph {number}")
     return documents, _UNITS[kind]
 
 
@@ -188,13 +292,22 @@ def select_fraction(paragraphs: List[str], start: float = 0.0, end: float = 1.0)
     return paragraphs[int(count * start) : int(count * end)]
 
 
-def tokenize_paragraphs(tokenizer: TextTokenizer, paragraphs: List[str]) -> np.ndarray:
+def tokenize_paragraphs(
+    tokenizer: TextTokenizer, paragraphs: List[str], progress: Optional[TextIO] = None, name: str = "text"
+) -> np.ndarray:
     """One int32 stream: for each paragraph (document), its tokens, with BOS
-    before and EOS after them as the tokenizer says (llama2.c's: BOS only)."""
-    stream: List[int] = []
-    for paragraph in paragraphs:
+    before and EOS after them as the tokenizer says (llama2.c's: BOS only).
+    Every few seconds a line on ``progress`` says how far it is."""
+    stream = array.array("i")
+    report = _Progress(progress)
+    total = sum(len(paragraph) for paragraph in paragraphs)
+    done = 0
+    for number, paragraph in enumerate(paragraphs, 1):
         stream.extend(tokenizer.encode(paragraph, bos=tokenizer.add_bos, eos=tokenizer.add_eos))
-    return np.asarray(stream, dtype=np.int32)
+        done += len(paragraph)
+        report(lambda: f"tokenizing {name}: {number} of {len(paragraphs)} documents, {100 * done // total}% "
+                       f"of the characters, {len(stream)} tokens")
+    return np.frombuffer(stream, dtype=np.int32).copy() if stream else np.zeros(0, np.int32)
 
 
 def load_corpus(
@@ -202,20 +315,22 @@ def load_corpus(
     path: Union[str, os.PathLike],
     start_fraction: float = 0.0,
     end_fraction: float = 1.0,
+    progress: Optional[TextIO] = None,
 ) -> np.ndarray:
     """Tokenize the selected documents of the corpus ``path`` (plain text,
-    JSON lines or parquet, see :func:`read_documents`).
+    JSON lines or parquet, see :func:`read_documents`), with a line of
+    progress on ``progress`` every few seconds.
 
     Raises GPTQError when the selection holds no text.
     """
-    documents, unit = read_documents(path)
+    documents, unit = read_documents(path, progress)
     selected = select_fraction(documents, start_fraction, end_fraction)
     if not selected:
         raise GPTQError(
             f"{path}: no text in the selected range "
             f"[{start_fraction}, {end_fraction}) of its {unit}"
         )
-    return tokenize_paragraphs(tokenizer, selected)
+    return tokenize_paragraphs(tokenizer, selected, progress, str(path))
 
 
 def consecutive_windows(stream: np.ndarray, length: int) -> np.ndarray:

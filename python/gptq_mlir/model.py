@@ -223,6 +223,22 @@ class Model:
         (logits,) = self._module.call("decode", [tokens, np.array(position, np.int64), *caches])
         return logits
 
+    def check_context(self, length: int, what: str) -> None:
+        """GPTQError naming ``what`` when ``length`` tokens do not fit the
+        model's context (its ``seq_len``; no check without one)."""
+        if self.seq_len is not None and length > self.seq_len:
+            raise GPTQError(f"{what} is {length} tokens; the model's context is {self.seq_len} (seq_len)")
+
+    def check_prompt(self, length: int) -> None:
+        """GPTQError unless a prompt of ``length`` tokens leaves room in the
+        model's context for a token to generate."""
+        self.check_context(length, "the prompt")
+        if self.seq_len is not None and length == self.seq_len:
+            raise GPTQError(
+                f"the prompt is {length} tokens, the whole of the model's context ({self.seq_len}, seq_len): "
+                "no room is left for a token to generate"
+            )
+
     def check_tokens(self, tokens: np.ndarray) -> np.ndarray:
         """``tokens`` as a ``[B, S]`` int32 array; GPTQError if it cannot be run."""
         tokens = np.asarray(tokens)
@@ -252,12 +268,40 @@ class Model:
         return logits
 
 
+def _nonfinite(values: np.ndarray) -> Optional[str]:
+    """What is not finite in ``values`` ("NaN", "+Inf", ...), None when all is."""
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return None
+    found = values[bad]
+    kinds = [name for name, hit in (("NaN", np.isnan(found).any()), ("+Inf", (found == np.inf).any()),
+                                    ("-Inf", (found == -np.inf).any())) if hit]
+    return f"{int(bad.sum())} of {values.size} values are {', '.join(kinds)}"
+
+
+def check_logits(logits: np.ndarray, where: str) -> None:
+    """GPTQError starting with ``where`` when any of ``logits`` is NaN or
+    infinite: no token or probability can be read from them."""
+    found = _nonfinite(logits)
+    if found is not None:
+        raise GPTQError(
+            f"{where}: the model's logits are not finite ({found}); its weights or activations "
+            "overflow or hold NaN"
+        )
+
+
 class Sampler:
     """How the next token is picked from a position's logits: the arg-max
     (``temperature`` 0, the default), or a draw from ``softmax(logits /
     temperature)`` restricted to the most likely tokens whose probabilities
     sum to ``top_p`` (nucleus sampling), from a generator seeded with
-    ``seed``, so that a run repeats."""
+    ``seed``, so that a run repeats.
+
+    Logits that are not all finite are a GPTQError, never a pick. The
+    softmax is computed from ``logits - max``, so that no temperature, however
+    small (a subnormal one included), overflows: scores that the division
+    sends to -inf get probability 0, and the most likely tokens share all of
+    it, the arg-max's limit."""
 
     def __init__(self, temperature: float = 0.0, top_p: float = 1.0, seed: int = 0):
         if not (temperature >= 0 and math.isfinite(temperature)):
@@ -268,10 +312,14 @@ class Sampler:
         self.rng = np.random.default_rng(seed)
 
     def __call__(self, logits: np.ndarray) -> int:
+        logits = np.asarray(logits)
+        check_logits(logits, "cannot pick a token")
         if self.temperature == 0:
             return int(np.argmax(logits))
-        scores = logits.astype(np.float64) / self.temperature
-        probs = np.exp(scores - scores.max())
+        shifted = logits.astype(np.float64) - float(logits.max())
+        with np.errstate(over="ignore", under="ignore"):
+            # <= 0 everywhere; a tiny temperature sends all but the maxima to -inf.
+            probs = np.exp(shifted / self.temperature)
         probs /= probs.sum()
         order = np.argsort(-probs, kind="stable")
         if self.top_p < 1:
@@ -301,12 +349,17 @@ def generate(
     without, each step recomputes the whole prefix with ``@forward``. Both
     give the same tokens. Stops early at a token of ``stop`` (default
     llama2.c's BOS and EOS, the end of a story; a tokenizer's
-    ``stop_ids``) or at the model's ``seq_len``. ``on_token(previous,
-    token)`` is called for each new token as it is made. Returns the full
-    sequence, prompt included.
+    ``stop_ids``) or at the model's ``seq_len``, the size of the KV caches
+    too. ``on_token(previous, token)`` is called for each new token as it is
+    made. Returns the full sequence, prompt included.
+
+    GPTQError when the prompt leaves no room in the model's context (at
+    least one token must fit after it), and when a position's logits are
+    not finite (naming the position): a NaN has no arg-max.
     """
     sampler = sampler or Sampler()
     tokens = list(prompt) if prompt else [BOS]
+    model.check_prompt(len(tokens))
     limit = len(tokens) + steps
     if model.seq_len is not None:
         limit = min(limit, model.seq_len)
@@ -319,6 +372,7 @@ def generate(
     while True:
         if not cached:
             logits = model.logits(np.asarray([tokens], dtype=np.int32))[0, -1]
+        check_logits(logits, f"{model.path}: token position {len(tokens) - 1}")
         token = sampler(logits)
         if token in stop:
             break
@@ -350,26 +404,55 @@ def perplexity(
     windows: np.ndarray,
     batch: int = 32,
     progress: Optional[TextIO] = sys.stderr,
+    name: Optional[str] = None,
 ) -> dict:
     """Perplexity ``exp(mean NLL)`` over ``windows`` ``[count, L]``.
 
     Every window runs from position 0; tokens 1..L-1 of each are predicted.
     Windows go to ``@forward`` ``batch`` at a time. Returns
     ``{"perplexity": ..., "tokens": <number of predicted tokens>}``.
+    GPTQError, naming the model (``name``, default its path), the window
+    and the position, when logits that predict a token are not finite, and
+    when the perplexity overflows a float64 (a mean NLL above 709 nats).
     """
     if batch <= 0:
         raise GPTQError(f"batch must be positive, got {batch}")
+    name = str(model.path) if name is None else name
+    length = windows.shape[1]
     total = 0.0
     for start in range(0, len(windows), batch):
         chunk = windows[start : start + batch]
-        total += window_nll(model.logits(chunk), chunk)
+        logits = model.logits(chunk)
+        # The last position's logits predict nothing.
+        bad = ~np.isfinite(logits[:, :-1]).all(axis=-1)
+        if bad.any():
+            window, position = (int(i) for i in np.argwhere(bad)[0])
+            check_logits(
+                logits[window, position],
+                f"{name}: window {start + window + 1} of {len(windows)}, token position {position}",
+            )
+        total += window_nll(logits, chunk)
         if progress is not None:
             done = start + len(chunk)
-            predicted = done * (windows.shape[1] - 1)
+            predicted = done * (length - 1)
             print(
-                f"perplexity: {done}/{len(windows)} windows, running {math.exp(total / predicted):.4f}",
+                f"perplexity: {done}/{len(windows)} windows, running {_exp(total / predicted):.4f}",
                 file=progress,
                 flush=True,
             )
-    count = windows.shape[0] * (windows.shape[1] - 1)
-    return {"perplexity": math.exp(total / count), "tokens": count}
+    count = windows.shape[0] * (length - 1)
+    mean = total / count
+    if _exp(mean) == math.inf:
+        raise GPTQError(
+            f"{name}: the mean negative log-likelihood is {mean:.6g} nats per token, so its perplexity "
+            "exp(mean) overflows a float64"
+        )
+    return {"perplexity": math.exp(mean), "tokens": count}
+
+
+def _exp(value: float) -> float:
+    """``math.exp``, inf where it would overflow."""
+    try:
+        return math.exp(value)
+    except OverflowError:
+        return math.inf

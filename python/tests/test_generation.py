@@ -13,6 +13,7 @@ errors naming them; sampling repeats with its seed.
 import os
 import re
 import subprocess
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +21,11 @@ import pytest
 
 import hf_models
 from conftest import synthetic_checkpoint
-from gptq_mlir import importer, runner
+from gptq_mlir import cli, importer, runner
 from gptq_mlir.cli import main
 from gptq_mlir.errors import GPTQError
-from gptq_mlir.model import Model, Sampler, generate
-from gptq_mlir.tokenizer import BOS, EOS
+from gptq_mlir.model import Model, Sampler, generate, perplexity
+from gptq_mlir.tokenizer import BOS, EOS, load_tokenizer
 from hf_models import CONFIGS
 
 TOLERANCE = 1e-5
@@ -223,6 +224,119 @@ def test_sampler_arguments_are_checked():
                                         (1, 0, "top-p"), (1, 1.5, "top-p")]:
         with pytest.raises(GPTQError, match=message):
             Sampler(temperature, top_p)
+
+
+def test_sampler_takes_no_nan_and_raises_no_numpy_warning():
+    """Non-finite logits are an error before NumPy sees them; a temperature
+    so small that the logits divided by it overflow (a subnormal one) picks
+    among the maxima, as the arg-max would, without a RuntimeWarning."""
+    logits = np.array([0.5, 2.0, 2.0 - 1e-6, -3.0, 2.0], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for temperature in (1e-310, 5e-324, 1e-300):
+            picks = {Sampler(temperature, seed=seed)(logits) for seed in range(8)}
+            assert picks <= {1, 4} and picks, (temperature, picks)
+        assert Sampler(1e-310, top_p=0.5)(logits) == 1
+        for bad in (np.nan, np.inf, -np.inf):
+            for temperature in (0.0, 0.8):
+                with pytest.raises(GPTQError, match=r"cannot pick a token: the model's logits are not finite "
+                                                    r"\(1 of 5 values are (NaN|\+Inf|-Inf)\)"):
+                    Sampler(temperature)(np.where(np.arange(5) == 2, bad, logits))
+
+
+class FixedLogits(Model):
+    """A model whose logits are fixed (token 3 the most likely, at ``peak``)
+    and ``value`` (NaN by default) at every position whose token is ``bad``:
+    the guards on the logits are Python's, so no module need be compiled."""
+
+    def __init__(self, bad: int, value: float = np.nan, vocab_size: int = 8, seq_len: int = 16, peak: float = 1.0,
+                 cached: bool = False):
+        self.path = Path("nan.mlir")
+        self.seq_len, self.vocab_size, self._old_caches = seq_len, vocab_size, False
+        # With a cache, generate() calls prefill() and decode() below.
+        self.cache_shape = (1, 1, 1) if cached else None
+        self.bad, self.value, self.peak = bad, value, peak
+
+    def logits(self, tokens):
+        tokens = self.check_tokens(tokens)
+        logits = np.zeros(tokens.shape + (self.vocab_size,), np.float32)
+        logits[..., 3] = self.peak
+        logits[tokens == self.bad] = self.value
+        return logits
+
+    def prefill(self, tokens, caches):
+        return self.logits(tokens)[:, -1]
+
+    def decode(self, tokens, position, caches):
+        return self.logits(np.asarray(tokens).reshape(-1, 1))[:, 0]
+
+
+def test_nonfinite_logits_stop_generation_and_perplexity(tokenizer_path, text_path, monkeypatch, capsys):
+    """NaN or infinite logits stop generation and perplexity with an error
+    naming the token position (and the window), exit status 1 from the
+    commands; a perplexity that overflows float64 is an error too."""
+    for value, kind in ((np.nan, "NaN"), (np.inf, r"\+Inf")):
+        model = FixedLogits(bad=7, value=value)
+        assert generate(model, 4, [1, 2], stop=()) == [1, 2, 3, 3, 3, 3]
+        for cached in (False, True):
+            with pytest.raises(GPTQError, match=rf"^nan.mlir: token position 3: the model's logits are not finite "
+                                                rf"\(8 of 8 values are {kind}\)"):
+                generate(FixedLogits(bad=7, value=value, cached=cached), 4, [1, 2, 5, 7], stop=())
+            # The token made at position 2 gives NaN in the next step (a decode step with the cache).
+            with pytest.raises(GPTQError, match=r"^nan.mlir: token position 2: "):
+                generate(FixedLogits(bad=3, value=value, cached=cached), 4, [1, 2], stop=())
+        windows = np.array([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 7, 5]], np.int32)
+        assert perplexity(model, windows[:2], progress=None)["tokens"] == 6
+        with pytest.raises(GPTQError, match=rf"^nan.mlir: window 3 of 3, token position 2: the model's logits are not "
+                                            rf"finite \(8 of 8 values are {kind}\)"):
+            perplexity(FixedLogits(bad=7, value=value), windows, batch=2, progress=None)
+    # The last position's logits predict nothing.
+    assert perplexity(model, np.array([[1, 2, 3, 7]], np.int32), progress=None)["tokens"] == 3
+    with pytest.raises(GPTQError, match=r"mean negative log-likelihood is 1e\+30 nats per token, so its perplexity"):
+        perplexity(FixedLogits(bad=-1, peak=1e30), np.array([[1, 2, 4]], np.int32), progress=None)
+
+    # The commands: one line, exit status 1.
+    monkeypatch.setattr(cli, "Model", lambda path: FixedLogits(bad=1, vocab_size=512, seq_len=512))
+    assert cli.main(["generate", "--model", "m.mlir", "--tokenizer", str(tokenizer_path), "--temperature", "0.8"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("gptq_mlir: error: nan.mlir: token position 0: the model's logits are not finite "
+                          "(512 of 512 values are NaN)") and err.count("\n") == 1, err
+    assert cli.main(["perplexity", "--model", "m.mlir", "--tokenizer", str(tokenizer_path), "--text", str(text_path),
+                     "--start-fraction", "0.99", "--seqlen", "64"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("gptq_mlir: error: nan.mlir: window 1 of ") and ", token position 0: " in err[-1], err
+    assert all(line.startswith("perplexity: ") for line in err[:-1]), err
+
+
+def test_the_context_bounds_prompts_windows_and_generation(gptq_run, stories_mlir, tokenizer_path, text_path,
+                                                           capsys):
+    """A prompt that leaves no room in the model's context (seq_len 512 for
+    stories260K) and a perplexity window longer than it are one-line
+    errors naming the limit, before anything is written or read;
+    generation stops at the context, saying so."""
+    tokenizer = load_tokenizer(tokenizer_path)
+    base = ["generate", "--model", str(stories_mlir), "--tokenizer", str(tokenizer_path)]
+    long = "dog " * 600
+    assert main([*base, "--prompt", long]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == (f"gptq_mlir: error: the prompt is {len(tokenizer.encode(long))} tokens; "
+                       "the model's context is 512 (seq_len)\n")
+    with pytest.raises(GPTQError, match=r"the prompt is 512 tokens, the whole of the model's context \(512, "
+                                        r"seq_len\): no room is left"):
+        generate(Model(stories_mlir), 1, [BOS] * 512)
+    prompt = "Once upon a time " * 126
+    length = len(tokenizer.encode(prompt))
+    assert 500 < length < 512
+    assert main([*base, "--prompt", prompt, "--steps", "20"]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith(prompt.strip())
+    assert out.err == (f"generate: stopped after {512 - length} of 20 tokens: the model's context is 512 tokens "
+                       "(seq_len)\n")
+    assert main(["perplexity", "--model", str(stories_mlir), "--tokenizer", str(tokenizer_path),
+                 "--text", str(text_path), "--seqlen", "600"]) == 1
+    assert capsys.readouterr().err == ("gptq_mlir: error: a window (--seqlen) is 600 tokens; the model's context is "
+                                       "512 (seq_len)\n")
 
 
 OLD_LAYOUT_ENTRIES = """
