@@ -1,7 +1,37 @@
 """Entry point of ``python -m gptq_mlir``."""
 
+import contextlib
+import os
 import sys
 
-from .cli import main
+from . import signals
 
-sys.exit(main())
+
+def _run() -> int:
+    # Before NumPy and the commands are imported, which takes a while: a
+    # signal meanwhile ends the command as one during its work does.
+    signals.install()
+    try:
+        with signals.raising():
+            from .cli import main
+    except BaseException:
+        if signals.received() is None:
+            raise
+        # Whatever its exception became (NumPy's import makes an ImportError).
+        with contextlib.suppress(OSError):
+            os.write(2, f"gptq_mlir: error: {signals.message(signals.received())}\n".encode())
+        return signals.status(signals.received())
+    return main()
+
+
+status = _run()
+# A signal that comes after the command ended (its outputs in place, its
+# last line printed) leaves its exit status as it is, while the interpreter
+# exits too (torch's teardown takes a fraction of a second).
+signals.ignore()
+# CPython remembers a KeyboardInterrupt that ended any string it evaluated
+# (dataclasses and named tuples make their methods so), even one caught
+# later, and then ends ``python -m`` by SIGINT whatever the status it exits
+# with; evaluating a string resets that.
+exec("")
+sys.exit(status)

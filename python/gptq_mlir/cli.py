@@ -10,13 +10,13 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Iterator, List, NoReturn, Optional, Tuple
+from typing import Callable, List, NoReturn, Optional, Tuple
 
 import numpy as np
 
-from . import data, importer, llama2c, sweep
+from . import data, importer, llama2c, signals, sweep
 from .errors import GPTQError, Terminated
-from .fileio import Run, raise_when_not_held
+from .fileio import Run
 from .model import Model, Sampler, generate, parameter_archives, perplexity
 from .tokenizer import TextTokenizer, open_tokenizer, tokenizer_files
 
@@ -598,43 +598,6 @@ def _say(line: str) -> None:
         os.write(2, (line + "\n").encode("utf-8", "replace"))
 
 
-#: The signals that end a command, and their names in the message.
-_SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
-
-
-@contextlib.contextmanager
-def _signals_raise() -> Iterator[None]:
-    """In the body, SIGINT raises KeyboardInterrupt (as Python's own handler
-    does), SIGTERM and SIGHUP raise Terminated (the first of them only), so
-    that the code that runs unwinds and its ``with`` blocks remove their
-    temporaries; none of them raises while temporaries are being made,
-    renamed or removed (:func:`gptq_mlir.fileio.raise_when_not_held`). A
-    signal that is ignored (SIGINT in a background job, SIGHUP under nohup)
-    stays ignored; outside the main thread nothing changes."""
-    terminated = []
-
-    def handler(signum, frame):
-        del frame
-        if signum == signal.SIGINT:
-            raise_when_not_held(KeyboardInterrupt())
-        elif not terminated:
-            terminated.append(signum)
-            raise_when_not_held(Terminated(signum, _SIGNALS[signum]))
-
-    previous = {}
-    try:
-        for signum in _SIGNALS:
-            if signal.getsignal(signum) != signal.SIG_IGN:
-                previous[signum] = signal.signal(signum, handler)
-    except ValueError:  # not the main thread
-        pass
-    try:
-        yield
-    finally:
-        for signum, old in previous.items():
-            signal.signal(signum, old)
-
-
 def main(argv: Optional[List[str]] = None) -> int:
     """Run one command; return the process exit status.
 
@@ -643,27 +606,39 @@ def main(argv: Optional[List[str]] = None) -> int:
     what the system refuses (an unreadable or unwritable file, exhausted
     memory) and any other exception (an internal error, named with its
     type); 130 for Ctrl-C, 128 + the signal's number for SIGTERM (143) and
-    SIGHUP. Whatever the failure, the command's temporaries are removed and
-    no output is left half written.
+    SIGHUP, whatever exception the signal's became on its way (an extension
+    module may turn it into another) and even when the command finished
+    meanwhile. Whatever the failure, the command's temporaries are removed
+    and no output is left half written.
     """
-    with _signals_raise():
-        try:
+    status, failure = 0, None
+    try:
+        with signals.raising():
+            if signals.received() is not None:
+                # Received before the command began (python -m gptq_mlir
+                # records them from its start).
+                raise signals.exception(signals.received())
             args = build_parser().parse_args(argv)
             args.handler(args)
-        except SystemExit as exit_:
-            # argparse exits 0 after --help; _Parser.error exits 1.
-            return exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
-        except KeyboardInterrupt:
-            _say(f"{TOOL}: error: interrupted")
-            return 130
-        except Terminated as terminated:
-            _say(f"{TOOL}: error: {terminated}")
-            return 128 + terminated.signum
-        except BaseException as error:  # noqa: BLE001 - every failure is one line
-            try:
-                message = _message(error)
-            except MemoryError:
-                message = "out of memory"
-            _say(f"{TOOL}: error: {message}")
-            return 1
-    return 0
+    except SystemExit as exit_:
+        # argparse exits 0 after --help; _Parser.error exits 1.
+        status = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+    except BaseException as error:  # noqa: BLE001 - every failure is one line
+        failure = error
+    # The signals no longer raise: the line below is printed whole.
+    signum = signals.received()
+    if signum is None and isinstance(failure, KeyboardInterrupt):
+        signum = signal.SIGINT
+    elif signum is None and isinstance(failure, Terminated):
+        signum = failure.signum
+    if signum is not None:
+        _say(f"{TOOL}: error: {signals.message(signum)}")
+        return signals.status(signum)
+    if failure is None:
+        return status
+    try:
+        message = _message(failure)
+    except MemoryError:
+        message = "out of memory"
+    _say(f"{TOOL}: error: {message}")
+    return 1

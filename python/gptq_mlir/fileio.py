@@ -6,7 +6,6 @@ together at the end, so no partial output and no input replaced."""
 import contextlib
 import os
 import shutil
-import signal
 import stat
 import tempfile
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple, Ty
 
 import numpy as np
 
+from . import signals
 from .errors import GPTQError
 
 PathLike = Union[str, os.PathLike]
@@ -80,48 +80,9 @@ def _new_file_mode(path: Path) -> int:
     return 0o666 & ~umask
 
 
-#: The signals a command is ended by; held back while temporaries are
-#: created, renamed or removed, so that none is left half made or unknown.
-_ENDING_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-
-
-class _Held:
-    """How deep the main thread is in :func:`_signals_held`, and the
-    exception a signal handler raised meanwhile, to be raised at its end."""
-
-    depth = 0
-    pending: Optional[BaseException] = None
-
-
-def raise_when_not_held(error: BaseException) -> None:
-    """For signal handlers: raise ``error`` now, or, inside
-    :func:`_signals_held`, when it ends (the first of several)."""
-    if _Held.depth:
-        if _Held.pending is None:
-            _Held.pending = error
-        return
-    raise error
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold back SIGINT, SIGTERM and SIGHUP for the body: a handler that
-    raises through :func:`raise_when_not_held` (the command line's) raises
-    when the body ends. The signals are also blocked in this thread, for
-    callers without such handlers; that alone is not enough, as a signal
-    sent to the process reaches any thread that does not block it (numpy's
-    own threads), whose Python handler then runs in the main thread at
-    once."""
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING_SIGNALS)
-    _Held.depth += 1
-    try:
-        yield
-    finally:
-        _Held.depth -= 1
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        if not _Held.depth and _Held.pending is not None:
-            error, _Held.pending = _Held.pending, None
-            raise error
+# Temporaries are made, renamed and removed with the ending signals held
+# back, so that none is left half made or unknown.
+_signals_held = signals.held
 
 
 def _strerror(error: OSError) -> str:

@@ -105,6 +105,26 @@ def write_hf_checkpoint(
     return folder
 
 
+
+def write_gptq_checkpoint(ckpt: Llama2cCheckpoint, folder: Path, bits: int = 4) -> Path:
+    """A GPTQ checkpoint of ``ckpt`` in ``folder``: layer 0's q projection
+    quantized (all codes 0, zero points 1, scales 1, one group), the rest
+    float; with quantization_config and quantize_config.json."""
+    tensors = hf_tensors(ckpt)
+    dim = ckpt.config.dim
+    q = "model.layers.0.self_attn.q_proj"
+    del tensors[f"{q}.weight"]
+    tensors[f"{q}.qweight"] = np.zeros((dim * bits // 32, dim), np.int32)
+    tensors[f"{q}.qzeros"] = np.zeros((1, dim * bits // 32), np.int32)
+    tensors[f"{q}.scales"] = np.ones((1, dim), np.float16)
+    tensors[f"{q}.g_idx"] = np.zeros(dim, np.int32)
+    config = hf_config(ckpt)
+    quantization = {"quant_method": "gptq", "bits": bits, "group_size": -1, "checkpoint_format": "gptq"}
+    config["quantization_config"] = quantization
+    write_hf_checkpoint(ckpt, folder, config=config, tensors=tensors)
+    (Path(folder) / "quantize_config.json").write_text(json.dumps(quantization))
+    return Path(folder)
+
 if __name__ == "__main__":
     import argparse
 

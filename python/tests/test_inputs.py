@@ -21,7 +21,7 @@ from conftest import synthetic_checkpoint
 from gptq_mlir import gptq_checkpoint, inputs
 from gptq_mlir.cli import main
 from gptq_mlir.errors import GPTQError
-from hf_convert import hf_config, hf_tensors, write_hf_checkpoint
+from hf_convert import hf_config, write_gptq_checkpoint, write_hf_checkpoint
 
 Q = "model.layers.0.self_attn.q_proj"
 
@@ -59,27 +59,9 @@ def hf_folder(tmp_path, tiny) -> Path:
     return write_hf_checkpoint(tiny, tmp_path / "hf")
 
 
-def _gptq_folder(folder: Path, tiny, bits=4) -> Path:
-    """A GPTQ checkpoint of ``tiny``: layer 0's q projection quantized (all
-    codes 0, zero points 1, scales 1, one group), the rest float."""
-    tensors = hf_tensors(tiny)
-    dim = tiny.config.dim
-    del tensors[f"{Q}.weight"]
-    tensors[f"{Q}.qweight"] = np.zeros((dim * bits // 32, dim), np.int32)
-    tensors[f"{Q}.qzeros"] = np.zeros((1, dim * bits // 32), np.int32)
-    tensors[f"{Q}.scales"] = np.ones((1, dim), np.float16)
-    tensors[f"{Q}.g_idx"] = np.zeros(dim, np.int32)
-    config = hf_config(tiny)
-    quantization = {"quant_method": "gptq", "bits": bits, "group_size": -1, "checkpoint_format": "gptq"}
-    config["quantization_config"] = quantization
-    write_hf_checkpoint(tiny, folder, config=config, tensors=tensors)
-    (folder / "quantize_config.json").write_text(json.dumps(quantization))
-    return folder
-
-
 @pytest.fixture
 def gptq_folder(tmp_path, tiny) -> Path:
-    return _gptq_folder(tmp_path / "gptq", tiny)
+    return write_gptq_checkpoint(tiny, tmp_path / "gptq")
 
 
 def test_the_tiny_checkpoints_import(tmp_path, hf_folder, gptq_folder):
@@ -248,7 +230,7 @@ def test_huge_layer_count_is_refused_fast(tmp_path, tiny, command):
     tensors (22 s and 4 GB, then MemoryError): the count is checked against
     the tensors the headers list first. In 512 MiB of address space and
     well within the time limit."""
-    folder = write_hf_checkpoint(tiny, tmp_path / "hf") if command == "import-hf" else _gptq_folder(tmp_path / "g", tiny)
+    folder = write_hf_checkpoint(tiny, tmp_path / "hf") if command == "import-hf" else write_gptq_checkpoint(tiny, tmp_path / "g")
     config = json.loads((folder / "config.json").read_text())
     config["num_hidden_layers"] = 1_000_000_000
     (folder / "config.json").write_text(json.dumps(config))

@@ -278,6 +278,78 @@ def test_signal_during_import_leaves_no_temporary(large_checkpoint, tmp_path, si
     assert _snapshot(tmp_path) == before
 
 
+_ENDED = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated (SIGTERM)")}
+
+
+@pytest.mark.parametrize("signum", list(_ENDED))
+@pytest.mark.parametrize("becomes", ["RuntimeError", "swallowed"])
+def test_signal_whatever_its_exception_became(monkeypatch, capsys, tmp_path, signum, becomes):
+    """An extension module that calls back into Python turns the exception
+    a signal's handler raises into another (torch's import: "RuntimeError:
+    KeyboardInterrupt: <EMPTY MESSAGE>"), or swallows it: the command
+    still ends with the signal's line and status."""
+
+    def command(args):
+        try:
+            signal.raise_signal(signum)
+        except BaseException as error:
+            if becomes == "RuntimeError":
+                raise RuntimeError(f"{type(error).__name__}: {error or '<EMPTY MESSAGE>'}") from None
+
+    monkeypatch.setattr(cli, "_import_hf", command)
+    status, message = _ENDED[signum]
+    assert cli.main(["import-hf", str(tmp_path), "-o", str(tmp_path / "m.mlir")]) == status
+    assert capsys.readouterr().err == f"gptq_mlir: error: {message}\n"
+
+
+@pytest.fixture(scope="module")
+def small_folders(tmp_path_factory) -> Dict[str, Path]:
+    """A Hugging Face and a GPTQ checkpoint of a tiny model."""
+    from hf_convert import write_gptq_checkpoint
+
+    root = tmp_path_factory.mktemp("small")
+    tiny = synthetic_checkpoint()
+    return {"import-hf": write_hf_checkpoint(tiny, root / "hf"), "import-gptq": write_gptq_checkpoint(tiny, root / "gptq")}
+
+
+def _mapped(pid: int, library: str) -> bool:
+    try:
+        return library in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("signum", list(_ENDED))
+@pytest.mark.parametrize(
+    "command, library",
+    [("import-hf", "_multiarray_umath"), ("import-hf", "libtorch_cpu"), ("import-gptq", "libtorch_cpu")],
+)
+def test_signal_while_extensions_load(small_folders, tmp_path, signum, command, library):
+    """SIGINT and SIGTERM while NumPy's extension loads (the package's
+    imports, before any command runs) and while torch's does (inside the
+    import, whose rotary frequencies torch computes; its initialization
+    turns the exception into a RuntimeError): one line and 130 or 143,
+    the old output kept. Sent as soon as the library is mapped."""
+    if not os.path.exists(f"/proc/{os.getpid()}/maps"):
+        pytest.skip("needs /proc/PID/maps")
+    output = tmp_path / "m.mlir"
+    output.write_text("old")
+    process = _start(command, str(small_folders[command]), "-o", str(output))
+    try:
+        deadline = time.monotonic() + 60
+        while not _mapped(process.pid, library):
+            assert process.poll() is None, f"ended before loading {library}: {process.stderr.read()}"
+            assert time.monotonic() < deadline, f"{library} never loaded"
+            time.sleep(0.001)
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    status, message = _ENDED[signum]
+    assert (process.returncode, err.splitlines()) == (status, [f"gptq_mlir: error: {message}"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.mlir"] and output.read_text() == "old"
+
+
 def test_sighup_while_a_pipe_blocks_the_commit(llama2c_folder):
     """The module goes to a FIFO nobody reads, so the commit blocks with the
     weights staged beside it and the module in a scratch folder (in
