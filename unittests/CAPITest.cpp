@@ -375,4 +375,38 @@ TEST(CAPIArchives, AnArchiveCutShortAfterCompilingIsTheCallsError) {
   std::remove(modulePath.c_str());
 }
 
+TEST(CAPIMemory, AnAllocationThatFailsIsTheCallsError) {
+  TempFile file("alloc.mlir", R"mlir(
+func.func @filled(%n: i64) -> tensor<?xf32> {
+  %i = arith.index_cast %n : i64 to index
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty(%i) : tensor<?xf32>
+  %f = linalg.fill ins(%one : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  return %f : tensor<?xf32>
+}
+)mlir");
+  GptqModule *module = nullptr;
+  ASSERT_EQ(take(gptqModuleOpen(file.path.c_str(), "", &module)), "");
+  GptqArray *result = nullptr;
+  size_t count = 0;
+  // 4 TiB: more than any machine this runs on can map.
+  int64_t huge = int64_t(1) << 40;
+  GptqBuffer args[] = {{GPTQ_INT64, 0, nullptr, &huge}};
+  std::string message =
+      take(gptqModuleCall(module, "filled", args, 1, &result, 1, &count));
+  EXPECT_NE(message.find("@filled: out of memory allocating a buffer of "
+                         "4398046511168 bytes"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(result, nullptr);
+  // The process and the module go on.
+  int64_t small = 3;
+  args[0].data = &small;
+  ASSERT_EQ(take(gptqModuleCall(module, "filled", args, 1, &result, 1, &count)),
+            "");
+  EXPECT_EQ(gptqArrayBuffer(result).shape[0], 3);
+  gptqArrayFree(result);
+  gptqModuleFree(module);
+}
+
 } // namespace
