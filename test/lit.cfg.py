@@ -64,6 +64,11 @@ if all(os.access(path, os.X_OK) for path in fuzzers.values()):
     config.available_features.add("fuzzers")
     for name, path in fuzzers.items():
         config.substitutions.append(("%" + name, path))
+# The C API's fuzzer, built there only when the main build's library was.
+capi_fuzzer = os.path.join(config.gptq_fuzz_bin_dir, "gptq-fuzz-capi")
+if os.access(capi_fuzzer, os.X_OK):
+    config.available_features.add("capi-fuzzer")
+    config.substitutions.append(("%gptq-fuzz-capi", capi_fuzzer))
 
 # A CPU with AVX-512 VNNI (and AVX-512BW): the JIT runs the 4-bit decode
 # kernel's byte dot products as that instruction there.
