@@ -184,6 +184,37 @@ std::string gptq::defaultCudaToolkit() {
   return "/usr/local/cuda";
 }
 
+/// The least PTX version LLVM 22's NVPTX backend takes for `chip`, where
+/// it is above 8.0 (found with llc -mcpu=CHIP -mattr=+ptxNN); 0 for the
+/// others.
+static unsigned leastPtxVersion(StringRef chip) {
+  return llvm::StringSwitch<unsigned>(chip)
+      .Cases({"sm_100", "sm_100a", "sm_101", "sm_101a"}, 86)
+      .Cases({"sm_120", "sm_120a"}, 87)
+      .Cases({"sm_100f", "sm_101f", "sm_103", "sm_103a", "sm_103f", "sm_120f",
+              "sm_121", "sm_121a", "sm_121f"},
+             88)
+      .Cases({"sm_88", "sm_110", "sm_110a", "sm_110f"}, 90)
+      .Default(0);
+}
+
+std::string gptq::ptxFeaturesFor(StringRef chip, StringRef features) {
+  SmallVector<StringRef> list;
+  features.split(list, ',', -1, /*KeepEmpty=*/false);
+  unsigned asked = 0;
+  for (StringRef feature : list) {
+    StringRef number = feature.trim();
+    unsigned version;
+    if (!number.consume_front("+ptx") || number.getAsInteger(10, version))
+      return features.str();
+    asked = std::max(asked, version);
+  }
+  unsigned least = leastPtxVersion(chip);
+  if (least <= asked)
+    return features.str();
+  return "+ptx" + std::to_string(least);
+}
+
 /// The dynamic shared memory that a block of `chip` may ask for (CUDA's
 /// per-block opt-in limit); 48 KiB, which every chip allows without
 /// opting in, for chips not listed.
@@ -206,7 +237,7 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
                                       : options.toolkit.getValue();
     GPTQCheckGPUTargetOptions check;
     check.chip = options.chip;
-    check.features = options.features;
+    check.features = ptxFeaturesFor(options.chip, options.features);
     check.toolkit = toolkit;
     check.needPtxas = options.format != KernelFormat::PTX;
     pm.addPass(createGPTQCheckGPUTarget(check));
@@ -257,7 +288,7 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   addControlFlowAndViews(pm);
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
-  target.features = options.features;
+  target.features = ptxFeaturesFor(options.chip, options.features);
   target.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());

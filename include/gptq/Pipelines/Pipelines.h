@@ -54,8 +54,9 @@ struct NVVMPipelineOptions
       llvm::cl::init("sm_90")};
   PassOptions::Option<std::string> features{
       *this, "features",
-      llvm::cl::desc("PTX features of the target (default +ptx80, which "
-                     "sm_90 needs)"),
+      llvm::cl::desc("PTX features of the target: the least PTX version "
+                     "(default +ptx80, which sm_90 needs; raised to the "
+                     "least version LLVM takes for the chip)"),
       llvm::cl::init("+ptx80")};
   PassOptions::Option<KernelFormat> format{
       *this, "format", llvm::cl::desc("What the kernels become"),
@@ -103,6 +104,13 @@ void buildNVVMPipeline(OpPassManager &pm, const NVVMPipelineOptions &options);
 
 /// The CUDA toolkit that buildNVVMPipeline uses without a `toolkit` option.
 std::string defaultCudaToolkit();
+
+/// The PTX features the kernels of `chip` are built with: `features` (a
+/// list such as "+ptx80", the least PTX version the kernels need), raised
+/// to the least version LLVM's NVPTX backend accepts for `chip` (8.7 for
+/// sm_120: with +ptx80 LLVM stopped with a fatal error). Features that are
+/// not PTX versions are left to the checks.
+std::string ptxFeaturesFor(llvm::StringRef chip, llvm::StringRef features);
 
 /// gptq ops (and linalg/tensor/arith/math/scf on tensors) to the LLVM
 /// dialect for the host CPU: decompose, convert-gptq-to-linalg, inline,
