@@ -446,9 +446,10 @@ def hf_names(n_layers: int, shared_classifier: bool, arch: Architecture = Archit
     return names
 
 
-def weight_shapes(cfg: Llama2cConfig, arch: Architecture = Architecture()) -> Dict[str, Tuple[int, ...]]:
-    """The shape of each of our weights, by name."""
-    per_layer: Dict[str, Tuple[int, ...]] = {
+def _per_layer_shapes(cfg: Llama2cConfig) -> Dict[str, Tuple[int, ...]]:
+    """The shape of each weight a layer of any architecture may have, by
+    our name without ``layers.N.``."""
+    return {
         "attention_norm": (cfg.dim,),
         "ffn_norm": (cfg.dim,),
         "attention_post_norm": (cfg.dim,),
@@ -468,15 +469,35 @@ def weight_shapes(cfg: Llama2cConfig, arch: Architecture = Architecture()) -> Di
         "feed_forward.w13": (2 * cfg.hidden_dim, cfg.dim),
         "feed_forward.w2": (cfg.dim, cfg.hidden_dim),
     }
-    shapes: Dict[str, Tuple[int, ...]] = {
-        "tok_embeddings": (cfg.vocab_size, cfg.dim),
-        "norm": (cfg.dim,),
-        "output": (cfg.vocab_size, cfg.dim),
-    }
+
+
+def _model_shapes(cfg: Llama2cConfig) -> Dict[str, Tuple[int, ...]]:
+    return {"tok_embeddings": (cfg.vocab_size, cfg.dim), "norm": (cfg.dim,), "output": (cfg.vocab_size, cfg.dim)}
+
+
+def weight_shapes(cfg: Llama2cConfig, arch: Architecture = Architecture()) -> Dict[str, Tuple[int, ...]]:
+    """The shape of each of our weights, by name."""
+    per_layer = _per_layer_shapes(cfg)
+    shapes = _model_shapes(cfg)
     for layer in range(cfg.n_layers):
         for suffix in layer_names(arch):
             shapes[f"layers.{layer}.{suffix}"] = per_layer[suffix]
     return shapes
+
+
+_LAYER_WEIGHT = re.compile(r"layers\.(0|[1-9][0-9]{0,17})\.(.+)")
+
+
+def weight_shape(cfg: Llama2cConfig, name: str) -> Optional[Tuple[int, ...]]:
+    """The shape the sizes ``cfg`` give our weight ``name``, whatever the
+    architecture; None for a name that is no weight of a model of
+    ``cfg.n_layers`` layers."""
+    match = _LAYER_WEIGHT.fullmatch(name)
+    if match is None:
+        return _model_shapes(cfg).get(name)
+    if int(match.group(1)) >= cfg.n_layers:
+        return None
+    return _per_layer_shapes(cfg).get(match.group(2))
 
 
 def hf_rows(n_heads: int, head_size: int) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 import argparse
 import contextlib
+import functools
 import itertools
 import json
 import math
@@ -102,6 +103,23 @@ def _checkpoint_inputs(run: Run, folder: str) -> None:
         run.input(base / name, "checkpoint file")
 
 
+def _numpy_errors_raise(command: Callable[[argparse.Namespace], None]) -> Callable[[argparse.Namespace], None]:
+    """``command`` with NumPy's floating-point warnings (overflow, invalid
+    values, division by zero, in a computation or a cast) raised as
+    FloatingPointError: the importers and the export check what may
+    overflow themselves (a scale beyond float16 is an error naming it), so
+    any other is a bug reported in one line, not a warning printed beside
+    the command's output."""
+
+    @functools.wraps(command)
+    def checked(args: argparse.Namespace) -> None:
+        with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+            command(args)
+
+    return checked
+
+
+@_numpy_errors_raise
 def _import_llama2c(args: argparse.Namespace) -> None:
     with Run() as run:
         run.input(args.checkpoint, "checkpoint")
@@ -152,6 +170,7 @@ def _import_folder(args: argparse.Namespace, read: Callable, by_reference: bool 
     return checkpoint
 
 
+@_numpy_errors_raise
 def _import_hf(args: argparse.Namespace) -> None:
     from . import hf
 
@@ -167,6 +186,7 @@ def _import_hf(args: argparse.Namespace) -> None:
     print("import-hf: " + _imported(args, cfg, source, lm_head, archive), file=sys.stderr)
 
 
+@_numpy_errors_raise
 def _export_gptq(args: argparse.Namespace) -> None:
     from . import gptq_checkpoint
 
@@ -180,6 +200,7 @@ def _export_gptq(args: argparse.Namespace) -> None:
     )
 
 
+@_numpy_errors_raise
 def _import_gptq(args: argparse.Namespace) -> None:
     from . import gptq_checkpoint
 
@@ -212,6 +233,7 @@ def _import_gptq(args: argparse.Namespace) -> None:
     )
 
 
+@_numpy_errors_raise
 def _import_torch(args: argparse.Namespace) -> None:
     from . import torch_import
 

@@ -764,9 +764,24 @@ def _zero_points(layer: QuantizedLayer, bits: int, checkpoint_format: str) -> np
 
 
 def _scales16(layer: QuantizedLayer) -> np.ndarray:
-    scales16 = layer.scales.astype(np.float16)
-    if not np.all(np.isfinite(scales16)) or np.any((scales16 == 0) & (layer.scales != 0)):
-        raise GPTQError(f"layer {layer.name}: a scale does not fit float16")
+    """The layer's scales as float16, the dtype of a GPTQ checkpoint's
+    scales; GPTQError naming the first scale that is not finite, or that
+    float16 turns into infinity or zero (the layer could not be exported
+    faithfully)."""
+    scales = layer.scales
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        scales16 = scales.astype(np.float16)
+    bad = ~np.isfinite(scales16) | ((scales16 == 0) & (scales != 0))
+    if np.any(bad):
+        row, group = np.argwhere(bad)[0]
+        value = scales[row, group]
+        why = "is not finite" if not np.isfinite(value) else (
+            f"does not fit float16 (magnitudes {float(np.finfo(np.float16).tiny * 2.0 ** -10):g} to "
+            f"{float(np.finfo(np.float16).max):g}), the dtype of a GPTQ checkpoint's scales")
+        raise GPTQError(
+            f"layer {layer.name}: scale {float(value):g} of tensor {layer.name}.scales (row {row}, group {group}) "
+            f"{why}; the layer cannot be exported faithfully"
+        )
     return scales16
 
 
@@ -852,7 +867,17 @@ def _float_output(name: str, data: ConstantData, dtype: str, rows: Optional[np.n
             wide = _bfloat16_as_float32(part) if element == "bf16" else part.astype(np.float32)
             if not np.all(np.isfinite(wide)):
                 raise GPTQError(f"weight {inputs.shown(name)} is not finite floating point")
-            yield wide if dtype == "F32" else wide.astype(np.float16) if dtype == "F16" else float32_to_bfloat16(wide)
+            if dtype == "F32":
+                yield wide
+                continue
+            with np.errstate(over="ignore"):
+                narrow = wide.astype(np.float16) if dtype == "F16" else float32_to_bfloat16(wide)
+            if not _finite_as_stored(narrow, _SAME_ELEMENT[dtype]):
+                value = wide.flat[int(np.argmax(~np.isfinite(
+                    narrow if dtype == "F16" else _bfloat16_as_float32(narrow)).ravel()))]
+                raise GPTQError(f"weight {inputs.shown(name)} holds {float(value):g}, beyond the range of "
+                                f"{dtype}, its dtype in the checkpoint it was imported from")
+            yield narrow
 
     return _Output(dtype, data.shape, chunks)
 
@@ -962,10 +987,23 @@ def _checkpoint_outputs(model: RewrittenModel, checkpoint_format: str
     def rotary_rows(name: str) -> Optional[np.ndarray]:
         return None if halves else hf.rotary_rows(cfg, name)
 
+    def check_shape(name: str, shape: Tuple[int, ...]) -> None:
+        # The module's constants may have been edited apart from its sizes
+        # (a vocabulary grown or cut): the checkpoint's config.json would
+        # contradict its tensors.
+        expected = architectures.weight_shape(cfg, name)
+        if expected is not None and tuple(shape) != expected:
+            raise GPTQError(
+                f"weight {name} ({names.get(name, name)}) has shape {list(shape)}, but the sizes of attribute "
+                f"{importer.MODEL_ATTRIBUTE} (dim {cfg.dim}, hidden_dim {cfg.hidden_dim}, vocab_size "
+                f"{cfg.vocab_size}, {cfg.n_heads}/{cfg.n_kv_heads} heads) give {list(expected)}"
+            )
+
     outputs: Dict[str, _Output] = {}
     for name, layer in model.layers.items():
         if name not in names or not names[name].endswith(".weight"):
             raise GPTQError(f"layer {name} has no Hugging Face name")
+        check_shape(name, (layer.out, layer.columns))
         prefix = names[name][: -len(".weight")]
         for suffix, output in _layer_outputs(layer, scheme.bits, rotary_rows(name), checkpoint_format).items():
             outputs[f"{prefix}.{suffix}"] = output
@@ -974,6 +1012,7 @@ def _checkpoint_outputs(model: RewrittenModel, checkpoint_format: str
             continue  # Hugging Face computes the rotary tables from rope_theta.
         if name not in names:
             raise GPTQError(f"weight {name} has no Hugging Face name")
+        check_shape(name, data.shape)
         outputs[names[name]] = _float_output(name, data, dtypes.get(name, "F32"), rotary_rows(name))
     embeddings = names.get("tok_embeddings")
     if "output" not in model.constants and "output" not in model.quantized and embeddings in outputs:

@@ -164,6 +164,11 @@ class TensorFiles:
         for file_name, listed in listing.items():
             path = folder / file_name
             what = "shard" if listed is not None else "safetensors file"
+            if listed is not None and not os.path.lexists(path):
+                raise GPTQError(
+                    f"{self._archive}: names the shard {inputs.shown(file_name)} (for {len(listed)} tensors, "
+                    f"{inputs.shown(listed[0])} first), but {path} is missing"
+                )
             tensors = inputs.SafetensorsFile(path, what)
             self._files[path] = tensors
             for tensor in listed if listed is not None else sorted(tensors.tensors):
@@ -172,6 +177,24 @@ class TensorFiles:
                 if tensor in self._where:
                     raise GPTQError(f"{path}: tensor {inputs.shown(tensor)} is stored twice")
                 self._where[tensor] = path
+        if sharded:
+            self._check_one_shard_each()
+
+    def _check_one_shard_each(self) -> None:
+        """GPTQError naming the tensor and both files for a tensor whose
+        header entry is in two shards, whichever the index names: readers
+        that load whole shards (transformers) would take either."""
+        first: Dict[str, Path] = {}
+        for path, tensors in self._files.items():
+            for tensor in sorted(tensors.tensors):
+                other = first.setdefault(tensor, path)
+                if other != path:
+                    listed = self._where.get(tensor)
+                    where = f" (the index puts it in {listed.name})" if listed is not None else ""
+                    raise GPTQError(
+                        f"{self._archive}: tensor {inputs.shown(tensor)} is in two shards, {other} and "
+                        f"{path}{where}; each tensor must be in one"
+                    )
 
     def names(self) -> List[str]:
         return sorted(self._where)

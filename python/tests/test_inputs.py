@@ -11,6 +11,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -333,6 +334,39 @@ def test_a_shard_cut_short_after_its_header_was_read(tmp_path, hf_folder, capsys
     _error(capsys, f"{path}: safetensors header: tensor model.norm.weight: data_offsets", "outside the file's")
 
 
+# Checkpoint folders that contradict themselves -------------------------------------
+
+
+@pytest.mark.parametrize("command", ["import-hf", "import-gptq"])
+@pytest.mark.parametrize("case", ["a tensor in two shards", "a missing shard"])
+def test_shards_that_contradict_the_index(tmp_path, tiny, capsys, command, case):
+    """A tensor whose header entry is in two shards (the index naming one)
+    was imported from the one the index names; an index naming a missing
+    shard must say which: one line naming the files and the tensor, exit
+    status 1, no output."""
+    from safetensors.numpy import load_file, save_file
+
+    folder = tmp_path / "ckpt"
+    (write_hf_checkpoint if command == "import-hf" else write_gptq_checkpoint)(tiny, folder)
+    first, second = folder / _shard(folder), folder / "model-00002-of-00002.safetensors"
+    index = folder / "model.safetensors.index.json"
+    if case == "a tensor in two shards":
+        tensors = load_file(str(first))
+        tensor = sorted(tensors)[0]
+        copied = load_file(str(second))
+        copied[tensor] = tensors[tensor]
+        save_file(copied, str(second))
+        fragments = [f"{index}: tensor {tensor} is in two shards, {first} and {second} (the index puts it in "
+                     f"{first.name})"]
+    else:
+        second.unlink()
+        fragments = [f"{index}: names the shard {second.name}", f"but {second} is missing"]
+    output = tmp_path / "m.mlir"
+    assert main([command, str(folder), "-o", str(output)]) == 1
+    _error(capsys, *fragments)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
+
+
 # export-gptq's input -------------------------------------------------------------
 
 
@@ -469,3 +503,65 @@ def test_export_still_reads_a_valid_archive(tmp_path, external_module):
 
     tensors = load_file(str(out / "model.safetensors"))
     assert tensors[f"{Q}.qweight"].dtype == np.int32 and tensors[f"{Q}.qweight"].shape == (2, 16)
+
+
+def _scale_beyond_float16(module: Path, archive: Path) -> str:
+    scales = np.ones((16, 1), np.float32)
+    scales[3, 0] = 1e6
+    _rewrite_archive(archive, "layers.0.attention.wq.scales", scales)
+    return ("layer layers.0.attention.wq: scale 1e+06 of tensor layers.0.attention.wq.scales (row 3, group 0) "
+            "does not fit float16")
+
+
+def _weight_beyond_float16(module: Path, archive: Path) -> str:
+    _edit_module(module, '"tok_embeddings" = "F32"', '"tok_embeddings" = "F16"')
+    with zipfile.ZipFile(archive) as source:
+        embeddings = np.load(source.open("tok_embeddings.npy")).copy()
+    embeddings[5, 2] = 1e6
+    _rewrite_archive(archive, "tok_embeddings", embeddings)
+    return "weight tok_embeddings holds 1e+06, beyond the range of F16, its dtype in the checkpoint"
+
+
+def _vocabulary_edited(module: Path, archive: Path) -> str:
+    # gptq.model's vocab_size and config.json's in gptq.hf_config, the
+    # embeddings left as they were.
+    _edit_module(module, "vocab_size = 37 : i64", "vocab_size = 36 : i64")
+    _edit_module(module, "\\22vocab_size\\22: 37", "\\22vocab_size\\22: 36")
+    return ("weight tok_embeddings (model.embed_tokens.weight) has shape [37, 16], but the sizes of attribute "
+            "gptq.model (dim 16, hidden_dim 40, vocab_size 36, 4/2 heads) give [36, 16]")
+
+
+@pytest.mark.parametrize("damage", [_vocabulary_edited, _scale_beyond_float16, _weight_beyond_float16])
+def test_export_refuses_what_it_cannot_write_faithfully(tmp_path, external_module, capsys, damage):
+    """A vocabulary edited in the module's sizes but not in its tensors gave
+    a checkpoint whose config.json contradicts its embeddings, exit status
+    0; a scale or a float16 weight beyond float16 printed NumPy's
+    "RuntimeWarning: overflow encountered in cast" beside the error (or
+    wrote infinity). One line naming the module and tensor, no warning, no
+    output."""
+    module, archive = external_module
+    fragment = damage(module, archive)
+    out = tmp_path / "ckpt"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["export-gptq", str(module), "--out", str(out)]) == 1
+    assert [str(w.message) for w in caught] == []
+    _error(capsys, f"{module}: {fragment}")
+    assert not out.exists()
+
+
+def test_numpy_warnings_in_imports_are_errors(tmp_path, monkeypatch, capsys):
+    """Whatever NumPy would warn about in an import or export (an overflow
+    the code does not check itself) is one line, not a warning beside the
+    command's own."""
+
+    def overflowing(path):
+        return np.array([1e38], np.float32) * np.float32(10)
+
+    monkeypatch.setattr("gptq_mlir.llama2c.read_checkpoint", overflowing)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["import-llama2c", str(tmp_path / "ck.bin"), "-o", str(tmp_path / "m.mlir")]) == 1
+    assert [str(w.message) for w in caught] == []
+    _error(capsys, "internal error: FloatingPointError: overflow encountered in multiply")
+    assert list(tmp_path.iterdir()) == []
