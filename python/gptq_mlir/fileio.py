@@ -4,12 +4,13 @@ inputs before any work, written to temporaries and renamed into place
 together at the end, so no partial output and no input replaced."""
 
 import contextlib
+import fcntl
 import os
 import shutil
 import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar, Union
+from typing import BinaryIO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
 
 import numpy as np
 
@@ -85,6 +86,41 @@ def _new_file_mode(path: Path) -> int:
 _signals_held = signals.held
 
 
+def _file_identity(status: os.stat_result) -> Tuple[int, int]:
+    return status.st_dev, status.st_ino
+
+
+@contextlib.contextmanager
+def directory_locks(directories: Iterable[PathLike]) -> Iterator[None]:
+    """Exclusive ``flock`` locks on ``directories`` for the body, each taken
+    on a read-only descriptor of the folder, in the order of their device
+    and inode, so that two runs cannot deadlock. The outputs of a run are
+    renamed into their folders holding these: two runs that write outputs
+    of the same names (any of the Python commands, and the C++ tools, which
+    lock the same way) rename their sets in turn, and never leave one
+    run's model beside another's report. A folder that cannot be opened is
+    left unlocked; its renames fail or succeed alone."""
+    held: Dict[Tuple[int, int], int] = {}
+    try:
+        for directory in directories:
+            try:
+                fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                continue
+            key = _file_identity(os.fstat(fd))
+            if key in held:
+                os.close(fd)
+            else:
+                held[key] = fd
+        for key in sorted(held):
+            fcntl.flock(held[key], fcntl.LOCK_EX)
+        yield
+    finally:
+        # Closing the descriptor releases its lock.
+        for fd in held.values():
+            os.close(fd)
+
+
 def _strerror(error: OSError) -> str:
     return error.strerror or str(error)
 
@@ -144,20 +180,34 @@ class StagedOutputs:
                 raise GPTQError(f"output {self.final(name)} was not written")
 
     def commit(self) -> None:
-        """Rename every output written into place; GPTQError if one is missing."""
+        """Rename every output written into place, holding the folder's
+        lock (:func:`directory_locks`); GPTQError if one is missing."""
+        with _signals_held(), directory_locks([self.directory]):
+            self.rename()
+
+    def rename(self) -> None:
+        """:meth:`commit` without taking the lock (the caller holds it, and
+        holds the signals back); GPTQError if an output is missing, or is
+        not the file written once all are renamed (another program that
+        does not take the lock replaced it meanwhile)."""
         self.check()
-        with _signals_held():
+        where = self.directory
+        written = {}
+        try:
+            for name in self._names:
+                where = self.final(name)
+                os.chmod(self.staging / name, _new_file_mode(where))
+                written[name] = _file_identity(os.stat(self.staging / name))
+                os.replace(self.staging / name, where)
             where = self.directory
-            try:
-                for name in self._names:
-                    where = self.final(name)
-                    os.chmod(self.staging / name, _new_file_mode(where))
-                    os.replace(self.staging / name, where)
-                where = self.directory
-                self.staging.rmdir()
-                self._committed = True
-            except OSError as error:
-                raise GPTQError(f"cannot write {where}: {_strerror(error)}") from error
+            self.staging.rmdir()
+            self._committed = True
+            for name, identity in written.items():
+                where = self.final(name)
+                if _file_identity(os.lstat(where)) != identity:
+                    raise GPTQError(f"output {where} was replaced by another program while it was written")
+        except OSError as error:
+            raise GPTQError(f"cannot write {where}: {_strerror(error)}") from error
 
     def discard(self) -> None:
         """Remove what was written, and ``directory`` if this made it and it is empty."""
@@ -372,9 +422,10 @@ class Run:
                 except OSError as error:
                     raise GPTQError(f"cannot write {output.final}: {_strerror(error)}") from error
         with _signals_held():
-            for staged in self._staged.values():
-                staged.commit()
-            self._committed = True
+            with directory_locks(staged.directory for staged in self._staged.values()):
+                for staged in self._staged.values():
+                    staged.rename()
+                self._committed = True
             self._remove_scratch()
 
     def discard(self) -> None:

@@ -7,6 +7,7 @@ the old outputs and says so in one line."""
 
 import hashlib
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -409,3 +410,80 @@ def test_parameter_archives_of_a_model(tmp_path):
     reader.start()
     reader.join(timeout=30)
     assert found == [[]]
+
+
+# --- concurrent runs --------------------------------------------------------
+
+
+@pytest.mark.parametrize("held", ["a", "b"])
+def test_commit_holds_the_lock_of_every_output_folder(tmp_path, held):
+    """A run renames its outputs into place holding an exclusive flock on
+    each of their folders, all taken before the first rename (the C++
+    tools lock the same way): while another run holds the lock of either
+    folder, no output of the set appears in either; once it is released,
+    all do. So two runs writing the same outputs rename their sets in
+    turn, never one run's model beside the other's report."""
+    import fcntl
+
+    from gptq_mlir.fileio import Run
+
+    folders = {name: tmp_path / name for name in "ab"}
+    for folder in folders.values():
+        folder.mkdir()
+    outputs = [folders["a"] / "m.mlir", folders["b"] / "r.json"]
+    run = Run()
+    for output in outputs:
+        run.output(output)
+    run.begin()
+    for output in outputs:
+        run.path(output).write_text("new")
+    lock = os.open(folders[held], os.O_RDONLY)
+    committing = threading.Thread(target=run.commit)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        committing.start()
+        time.sleep(0.3)
+        assert [output.exists() for output in outputs] == [False, False]
+    finally:
+        os.close(lock)
+    committing.join(timeout=60)
+    assert [output.read_text() for output in outputs] == ["new", "new"]
+    assert _temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("case", ["one not written", "one replaced meanwhile"])
+def test_commit_checks_every_output_is_the_one_written(tmp_path, monkeypatch, case):
+    """No run ends well without writing what it declared: a declared output
+    that was never written refuses the commit before anything is renamed,
+    and an output that is not the run's file once the set is in place
+    (another program, which takes no lock, renamed its own over it) is an
+    error naming it."""
+    from gptq_mlir.errors import GPTQError
+    from gptq_mlir.fileio import Run
+
+    outputs = [tmp_path / "m.mlir", tmp_path / "r.json"]
+    run = Run()
+    for output in outputs:
+        run.output(output)
+    run.begin()
+    run.path(outputs[0]).write_text("new")
+    if case == "one not written":
+        expected = f"output {outputs[1]} was not written"
+    else:
+        run.path(outputs[1]).write_text("new")
+        replace = os.replace
+
+        def replace_then_overwritten(source, target):
+            replace(source, target)
+            if Path(target) == outputs[1]:
+                (tmp_path / "theirs").write_text("theirs")
+                replace(tmp_path / "theirs", target)
+
+        monkeypatch.setattr(os, "replace", replace_then_overwritten)
+        expected = f"output {outputs[1]} was replaced by another program while it was written"
+    with pytest.raises(GPTQError, match=re.escape(expected)):
+        with run:
+            pass
+    if case == "one not written":
+        assert [output.exists() for output in outputs] == [False, False]
+    assert _temporaries(tmp_path) == []
