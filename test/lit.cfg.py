@@ -34,6 +34,10 @@ config.substitutions.append(("%gptq_obj", config.gptq_obj_root))
 # Upstream mlir-opt with the gptq dialect, passes and pipelines
 # (libGPTQPlugin.so); its passes are named in --pass-pipeline.
 plugin = os.path.join(config.gptq_obj_root, "lib", "libGPTQPlugin.so")
+# The same library loaded as a pass plugin only (first: the name above is a
+# prefix of it).
+config.substitutions.append(
+    ("%mlir_opt_gptq_passes", "mlir-opt --load-pass-plugin=%s" % plugin))
 config.substitutions.append(
     ("%mlir_opt_gptq", "mlir-opt --load-dialect-plugin=%s --load-pass-plugin=%s"
      % (plugin, plugin)))
