@@ -324,9 +324,15 @@ llvm::Error mlir::gptq::checkMappedInputsUnchanged(const void *owner) {
           llvm::inconvertibleErrorCode(),
           input->path() + ": the file changed while it was read (cut short "
                           "or replaced during the call); the call's results "
-                          "were discarded");
-    if (llvm::Error err = input->checkUnchanged())
-      return err;
+                          "were discarded; open the module again");
+    if (llvm::Error err = input->checkUnchanged()) {
+      llvm::consumeError(std::move(err));
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          input->path() + ": the file changed while it was read (cut short, "
+                          "replaced or written since the module was "
+                          "opened); open the module again");
+    }
   }
   return llvm::Error::success();
 }
