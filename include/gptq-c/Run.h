@@ -9,8 +9,13 @@
 |* Errors are values: every function that can fail returns a GptqError (NULL *|
 |* on success) whose message names what was wrong; no call aborts or exits. *|
 |*                                                                            *|
-|* A GptqModule is not thread-safe: call it from one thread at a time (the   *|
-|* compiled code itself runs on the project's thread pool).                  *|
+|* A GptqModule may be shared by threads: its calls run one at a time (the  *|
+|* compiled code itself runs on the project's thread pool). A handle is      *|
+|* checked, not trusted: gptqModuleFree waits for the calls in progress and  *|
+|* later calls with the freed handle are errors. A module's files (its text  *|
+|* and parameter archives, read in place) are checked before and after each  *|
+|* call: one cut short or rewritten is that call's error, never a signal.    *|
+|* Compiled code that cannot allocate a buffer is the call's error too.      *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -63,13 +68,16 @@ typedef struct GptqArray GptqArray;
 GPTQ_CAPI_EXPORTED const char *gptqErrorMessage(const GptqError *error);
 GPTQ_CAPI_EXPORTED void gptqErrorFree(GptqError *error);
 
-/* Parses and verifies the MLIR file at `path` (text or bytecode). Nothing
- * is compiled yet. `cacheDir`: where compiled code is kept between
+/* Parses and verifies the MLIR file at `path` (text or bytecode), which
+ * must be a regular file (a FIFO or a device is refused at once, without
+ * blocking). Nothing is compiled yet. `cacheDir`: where compiled code is kept between
  * processes; NULL for the tools' default ($GPTQ_MLIR_CACHE_DIR, else
  * ~/.cache/gptq-mlir), "" for no cache. On success *module is set. */
 GPTQ_CAPI_EXPORTED GptqError *
 gptqModuleOpen(const char *path, const char *cacheDir, GptqModule **module);
-/* Releases the module, its compiled entries and the weights they read.
+/* Releases the module, its compiled entries and the weights they read,
+ * once the calls other threads are making on it have returned (calls that
+ * start later are refused). NULL, or a module already freed, is ignored.
  * Arrays it returned stay valid. */
 GPTQ_CAPI_EXPORTED void gptqModuleFree(GptqModule *module);
 
@@ -96,7 +104,11 @@ gptqModuleNumResults(GptqModule *module, const char *entry, size_t *count);
  * (dtypes, ranks, static sizes) and by the code's own run-time checks. On
  * success results[0 .. *numResults) are set (the caller frees each with
  * gptqArrayFree); `capacity` is the room at `results`, which must hold
- * every result of the entry. On failure nothing is set. */
+ * every result of the entry. On failure nothing is set: a failed check,
+ * a buffer the code could not allocate ("out of memory allocating a buffer
+ * of N bytes"), or a file of the module that changed (then every later call
+ * fails too: open the module again). The module stays usable after the
+ * others. */
 GPTQ_CAPI_EXPORTED GptqError *
 gptqModuleCall(GptqModule *module, const char *entry, const GptqBuffer *args,
                size_t numArgs, GptqArray **results, size_t capacity,
