@@ -1057,6 +1057,30 @@ void knownCall() {
 // Operations
 //===----------------------------------------------------------------------===//
 
+/// An input is a sequence of operations, each a byte (opOf) followed by
+/// its fields, one byte each unless said (missing bytes read as 0):
+///   call (template)  name; per input of the named entry (for a name that
+///                    is none, of entry name % 7): a byte per dynamic size
+///                    (% 9), then its fill (Arg::Fill in the low 2 bits, a
+///                    seed above), or for an i64 scalar its value
+///                    (scalarValue); a mutation count (% 4), each mutation
+///                    3 bytes (argument, field, value: mutate); flags
+///                    (readFlags: room for results, null pointers)
+///   call (raw)       name; argument count (% 7); per argument: dtype
+///                    (dtypeValue), rank (rankValue), a byte of flags (null
+///                    shape, fill, seed), up to 8 sizes (sizeValue), for a
+///                    scalar i64 its value; flags
+///   describe         name; flags (1 % 4: every entry; 15 % 16: null result)
+///   num results      name; flags (15 % 16: null result)
+///   compile          name; flags (odd: no seconds)
+///   free held        which (with none held: the functions handed null)
+///   known            a call whose answer is known
+///   open             mode (opOpen: fuzzed text as 2 bytes of length and
+///                    the text, a bad path, the module whole or cut short)
+///   concurrent       two threads call while this one describes
+///   lifetime         mode (even: free, then use the handle; odd: free it
+///                    while a thread calls it)
+/// Names are entryName's: the entries, then null, "", unknown ones.
 enum Op : uint8_t {
   kCallTemplate,
   kCallRaw,
@@ -1175,10 +1199,21 @@ void opCompile(Reader &r) {
   CHECK(secondsNull || seconds >= 0);
 }
 
+/// Frees a held result; or, with none held, hands the array and error
+/// functions null, which they must take.
 void opFreeHeld(Reader &r) {
   uint8_t which = r.u8();
-  if (!gHeld.empty())
+  if (!gHeld.empty()) {
     freeHeld(which % gHeld.size());
+    return;
+  }
+  GptqBuffer b = gptqArrayBuffer(nullptr);
+  CHECK(b.rank == 0 && b.data == nullptr && b.shape == nullptr);
+  CHECK(gptqArrayByteSize(nullptr) == 0);
+  gptqArrayFree(nullptr);
+  gptqErrorFree(nullptr);
+  const char *message = gptqErrorMessage(nullptr);
+  CHECK(message && *message);
 }
 
 /// Two threads call the module at once, while this one describes it.
@@ -1261,7 +1296,10 @@ void opOpen(Reader &r) {
   if (error) {
     const char *message = gptqErrorMessage(error);
     CHECK(message && *message, "an empty error message");
-    feedback(kOpen, mode, message);
+    // The parser's many messages for fuzzed text are the IR fuzzer's
+    // business: counted as one outcome here, so that inputs are not kept
+    // for them (each open costs a hundred calls).
+    feedback(kOpen, mode, expectError ? message : "a parse error");
     gptqErrorFree(error);
     // (A null path is refused before the result is reset.)
     CHECK(nullResult || nullPath || module == nullptr,
@@ -1439,6 +1477,7 @@ void writeSeeds(const std::string &dir) {
             {kFreeHeld, 2, kFreeHeld, 0}, call(kMatmul, {1, random, random}),
             {kKnown, kFreeHeld, 1}})},
       {"concurrent", {kConcurrent, kConcurrent}},
+      {"null-functions", {kFreeHeld, 0}},
       // One open (or handle's life) per input: an input's later ones are
       // skipped.
       {"freed-handle", {kLifetime, 0}},
