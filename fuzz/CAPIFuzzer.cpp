@@ -256,11 +256,14 @@ size_t dtypeSize(int dtype) {
 // Failures and coverage
 //===----------------------------------------------------------------------===//
 
-/// libFuzzer's SIGABRT handler, as it was when the first input ran. LLVM's
-/// handlers, which the library installs when it registers a file for
-/// removal on a signal, restore the handler they found and return, and
-/// abort() then dies by the default action: without libFuzzer's, a broken
-/// invariant would end the run with no crash file.
+/// libFuzzer's SIGABRT handler, as it was when the first input ran. The
+/// library installs LLVM's signal handlers when it registers a file for
+/// removal on a signal (a compile cache entry being written); installed
+/// before libFuzzer's (in LLVMFuzzerInitialize), they are left in place by
+/// libFuzzer, which keeps a handler it finds, and hand SIGABRT on to the
+/// default action: a broken invariant would end the run with no crash
+/// file. (With the cache off, as here, the library installs none; this is
+/// for the day it does.)
 struct sigaction gFuzzerAbort;
 bool gHaveFuzzerAbort = false;
 
