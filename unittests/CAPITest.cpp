@@ -230,8 +230,10 @@ TEST(CAPIOpen, BadFilesAreErrors) {
   EXPECT_NE(parse.find(bad.path + ":1:"), std::string::npos) << parse;
   EXPECT_NE(parse.find("error:"), std::string::npos) << parse;
   EXPECT_EQ(module, nullptr);
+  module = reinterpret_cast<GptqModule *>(1);
   EXPECT_EQ(take(gptqModuleOpen(nullptr, "", &module)),
             "gptqModuleOpen: a null path or result");
+  EXPECT_EQ(module, nullptr);
   EXPECT_EQ(std::string(gptqErrorMessage(nullptr)), "out of memory");
 }
 
@@ -276,6 +278,21 @@ TEST_F(CAPITest, FreedHandlesAreErrorsNotCrashes) {
   // Freeing again, or freeing null, does nothing.
   gptqModuleFree(freed);
   gptqModuleFree(nullptr);
+  // A module opened later never gets the freed handle (the allocator
+  // hands the freed memory out again at once).
+  GptqModule *later = nullptr;
+  ASSERT_EQ(take(gptqModuleOpen(file.path.c_str(), "", &later)), "");
+  EXPECT_NE(later, freed);
+  EXPECT_NE(take(gptqModuleDescribe(freed, nullptr, &json)), "");
+  gptqModuleFree(later);
+}
+
+TEST_F(CAPITest, EntryNamesThatWouldBreakTheMessageLineAreRefused) {
+  const char *json = nullptr;
+  EXPECT_EQ(take(gptqModuleDescribe(module, "a\nb", &json)),
+            "an entry name with a control character (byte 10)");
+  EXPECT_EQ(take(gptqModuleCompile(module, "add\r", nullptr)),
+            "an entry name with a control character (byte 13)");
 }
 
 TEST_F(CAPITest, AModuleIsSharedByThreadsAndFreedWhileCalled) {

@@ -5,10 +5,12 @@
 // entry compiled from a clone of it on first use and kept; calls on the
 // caller's buffers, read in place.
 //
-// Handles are checked, not trusted: every function looks its module up
-// among the open ones and holds it for the length of the call, so that a
-// module freed by one thread while another calls it is freed when that call
-// returns, and a handle already freed is an error, not a crash. The calls
+// Handles are checked, not trusted: a GptqModule is a small handle that is
+// never freed, and so never handed out again, pointing at the module's
+// state; every function looks the handle up among the open ones and holds
+// it for the length of the call, so that a module freed by one thread while
+// another calls it is freed when that call returns, and a handle already
+// freed is an error, not a crash or another module. The calls
 // on one module are serialized. The files the module maps (its own text,
 // its parameter archives) are owned by it (MappedInputOwner): checked
 // before and after every call, and a SIGBUS from one cut short during a
@@ -53,7 +55,9 @@ struct GptqArray {
   NpyArray array;
 };
 
-struct GptqModule {
+namespace {
+/// What an open module holds.
+struct ModuleState {
   std::string path;
   JitOptions options;
   /// Diagnostics of the parser, the verifier and the lowering, as text;
@@ -67,6 +71,13 @@ struct GptqModule {
   llvm::StringMap<std::unique_ptr<CompiledFunction>> entries;
   /// Held by each call: one call at a time.
   std::mutex callMutex;
+};
+} // namespace
+
+/// The handle: its state while open, then null for ever (handles are kept,
+/// a few bytes each, so that no later module gets a freed one's address).
+struct GptqModule {
+  ModuleState *state = nullptr;
 };
 
 namespace {
@@ -98,7 +109,7 @@ public:
       ++it->second.calls;
     }
     held = module;
-    serial = std::unique_lock<std::mutex>(module->callMutex);
+    serial = std::unique_lock<std::mutex>(module->state->callMutex);
   }
   ModuleUse(const ModuleUse &) = delete;
   ModuleUse &operator=(const ModuleUse &) = delete;
@@ -113,6 +124,7 @@ public:
     callEnded.notify_all();
   }
   explicit operator bool() const { return held != nullptr; }
+  ModuleState *state() const { return held->state; }
 
 private:
   GptqModule *held = nullptr;
@@ -126,7 +138,7 @@ std::string notOpen(const char *function) {
 }
 /// An error value: the diagnostics written during this call, then the
 /// message.
-GptqError *makeError(GptqModule *module, size_t diagnosticsStart,
+GptqError *makeError(ModuleState *module, size_t diagnosticsStart,
                      const std::string &message) {
   auto *error = new (std::nothrow) GptqError();
   if (!error)
@@ -137,16 +149,28 @@ GptqError *makeError(GptqModule *module, size_t diagnosticsStart,
   return error;
 }
 
-GptqError *makeError(GptqModule *module, size_t diagnosticsStart,
+GptqError *makeError(ModuleState *module, size_t diagnosticsStart,
                      llvm::Error err) {
   return makeError(module, diagnosticsStart, llvm::toString(std::move(err)));
 }
 
+/// Messages name the entry: refused when it would break their one line.
+llvm::Error checkEntryName(const char *name) {
+  for (const char *c = name; *c; ++c)
+    if (static_cast<unsigned char>(*c) < 0x20 || *c == 0x7f)
+      return llvm::createStringError(
+          "an entry name with a control character (byte " +
+          std::to_string(int(static_cast<unsigned char>(*c))) + ")");
+  return llvm::Error::success();
+}
+
 /// The entry `name`, compiled on first use.
-llvm::Expected<CompiledFunction *> compiled(GptqModule *module,
+llvm::Expected<CompiledFunction *> compiled(ModuleState *module,
                                             const char *name) {
   if (!name)
     return llvm::createStringError("no entry named (a null name)");
+  if (llvm::Error err = checkEntryName(name))
+    return std::move(err);
   auto it = module->entries.find(name);
   if (it != module->entries.end())
     return it->second.get();
@@ -180,11 +204,13 @@ void gptqErrorFree(GptqError *error) { delete error; }
 
 GptqError *gptqModuleOpen(const char *path, const char *cacheDir,
                           GptqModule **result) {
+  if (result)
+    *result = nullptr;
   if (!path || !result)
     return makeError(nullptr, 0, "gptqModuleOpen: a null path or result");
-  *result = nullptr;
-  std::unique_ptr<GptqModule> module(new (std::nothrow) GptqModule());
-  if (!module)
+  std::unique_ptr<ModuleState> module(new (std::nothrow) ModuleState());
+  std::unique_ptr<GptqModule> handle(new (std::nothrow) GptqModule());
+  if (!module || !handle)
     return makeError(nullptr, 0, "out of memory");
   module->path = path;
   module->options.cacheDir =
@@ -199,11 +225,12 @@ GptqError *gptqModuleOpen(const char *path, const char *cacheDir,
   if (!parsed)
     return makeError(module.get(), 0, parsed.takeError());
   module->module = std::move(*parsed);
+  handle->state = module.release();
   {
     std::lock_guard<std::mutex> lock(registryMutex);
-    registry()[module.get()];
+    registry()[handle.get()];
   }
-  *result = module.release();
+  *result = handle.release();
   return nullptr;
 }
 
@@ -219,17 +246,22 @@ void gptqModuleFree(GptqModule *module) {
     callEnded.wait(lock, [&] { return registry()[module].calls == 0; });
     registry().erase(module);
   }
-  delete module;
+  delete module->state;
+  module->state = nullptr;
 }
 
-GptqError *gptqModuleDescribe(GptqModule *module, const char *entry,
+GptqError *gptqModuleDescribe(GptqModule *handle, const char *entry,
                               const char **json) {
   if (!json)
     return makeError(nullptr, 0, "gptqModuleDescribe: a null result");
-  ModuleUse use(module);
+  ModuleUse use(handle);
   if (!use)
     return makeError(nullptr, 0, notOpen("gptqModuleDescribe"));
+  ModuleState *module = use.state();
   size_t start = module->diagnostics.size();
+  if (entry)
+    if (llvm::Error err = checkEntryName(entry))
+      return makeError(module, start, std::move(err));
   auto text = describeModule(*module->module,
                              entry ? std::optional<llvm::StringRef>(entry)
                                    : std::nullopt);
@@ -241,11 +273,12 @@ GptqError *gptqModuleDescribe(GptqModule *module, const char *entry,
   return nullptr;
 }
 
-GptqError *gptqModuleCompile(GptqModule *module, const char *entry,
+GptqError *gptqModuleCompile(GptqModule *handle, const char *entry,
                              double *seconds) {
-  ModuleUse use(module);
+  ModuleUse use(handle);
   if (!use)
     return makeError(nullptr, 0, notOpen("gptqModuleCompile"));
+  ModuleState *module = use.state();
   size_t start = module->diagnostics.size();
   auto fn = compiled(module, entry);
   if (!fn)
@@ -255,13 +288,14 @@ GptqError *gptqModuleCompile(GptqModule *module, const char *entry,
   return nullptr;
 }
 
-GptqError *gptqModuleNumResults(GptqModule *module, const char *entry,
+GptqError *gptqModuleNumResults(GptqModule *handle, const char *entry,
                                 size_t *count) {
   if (!count)
     return makeError(nullptr, 0, "gptqModuleNumResults: a null result");
-  ModuleUse use(module);
+  ModuleUse use(handle);
   if (!use)
     return makeError(nullptr, 0, notOpen("gptqModuleNumResults"));
+  ModuleState *module = use.state();
   size_t start = module->diagnostics.size();
   auto fn = compiled(module, entry);
   if (!fn)
@@ -270,15 +304,16 @@ GptqError *gptqModuleNumResults(GptqModule *module, const char *entry,
   return nullptr;
 }
 
-GptqError *gptqModuleCall(GptqModule *module, const char *entry,
+GptqError *gptqModuleCall(GptqModule *handle, const char *entry,
                           const GptqBuffer *args, size_t numArgs,
                           GptqArray **results, size_t capacity,
                           size_t *numResults) {
   if ((numArgs && !args) || !numResults || (capacity && !results))
     return makeError(nullptr, 0, "gptqModuleCall: a null argument");
-  ModuleUse use(module);
+  ModuleUse use(handle);
   if (!use)
     return makeError(nullptr, 0, notOpen("gptqModuleCall"));
+  ModuleState *module = use.state();
   size_t start = module->diagnostics.size();
   auto fn = compiled(module, entry);
   if (!fn)
