@@ -9,15 +9,17 @@ from . import signals
 
 def _run() -> int:
     # Before NumPy and the commands are imported, which takes a while: a
-    # signal meanwhile ends the command as one during its work does.
+    # signal meanwhile ends the command as one during its work does, once
+    # the imports are done (raised inside them, it would interrupt NumPy's
+    # initialization, which turns it into an ImportError, or the import
+    # machinery, which prints it).
     signals.install()
     try:
-        with signals.raising():
+        with signals.raising(), signals.held():
             from .cli import main
     except BaseException:
         if signals.received() is None:
             raise
-        # Whatever its exception became (NumPy's import makes an ImportError).
         with contextlib.suppress(OSError):
             os.write(2, f"gptq_mlir: error: {signals.message(signals.received())}\n".encode())
         return signals.status(signals.received())

@@ -51,7 +51,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from . import inputs
+from . import inputs, signals
 from .errors import GPTQError
 from .llama2c import Llama2cConfig
 
@@ -257,7 +257,18 @@ def rope_frequencies(theta: float, head_size: int, scaling: Optional[Dict[str, A
     Computed with torch in the order of operations of transformers' rotary
     initialization, so that they are its float32 values bit for bit (NumPy's
     float32 ``**`` rounds some differently, and a frequency one ulp off
-    moves the angle at position 2048 by 1e-4 radians)."""
+    moves the angle at position 2048 by 1e-4 radians).
+
+    The ending signals are held back meanwhile: one that raises inside
+    torch's import or a torch call, which runs Python code from C++, ends
+    as a RuntimeError or as an uncaught C++ exception that aborts the
+    process (leaving its temporaries behind); torch's part takes about a
+    second once."""
+    with signals.held():
+        return _rope_frequencies(theta, head_size, scaling)
+
+
+def _rope_frequencies(theta: float, head_size: int, scaling: Optional[Dict[str, Any]]) -> np.ndarray:
     import torch
 
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_size, 2, dtype=torch.int64).float() / head_size))

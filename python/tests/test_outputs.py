@@ -303,6 +303,26 @@ def test_signal_whatever_its_exception_became(monkeypatch, capsys, tmp_path, sig
     assert capsys.readouterr().err == f"gptq_mlir: error: {message}\n"
 
 
+def test_torch_runs_with_the_signals_held(monkeypatch):
+    """A signal while torch computes the rotary frequencies raises once
+    torch is done: raised inside a torch call (which runs Python code from
+    C++), it became an uncaught C++ exception that aborted the import and
+    left its temporaries."""
+    from gptq_mlir import architectures, signals
+
+    finished = []
+
+    def computing(*args):
+        signal.raise_signal(signal.SIGINT)
+        finished.append(args)
+        return np.ones(2, np.float32)
+
+    monkeypatch.setattr(architectures, "_rope_frequencies", computing)
+    with signals.raising(), pytest.raises(KeyboardInterrupt):
+        architectures.rope_frequencies(10000.0, 4, None)
+    assert finished == [(10000.0, 4, None)]
+
+
 @pytest.fixture(scope="module")
 def small_folders(tmp_path_factory) -> Dict[str, Path]:
     """A Hugging Face and a GPTQ checkpoint of a tiny model."""
