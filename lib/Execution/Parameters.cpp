@@ -233,12 +233,17 @@ llvm::Error addArchive(llvm::StringRef path, llvm::StringRef moduleLabel,
     if (!tensors)
       return tensors.takeError();
     for (SafetensorsTensor &t : *tensors) {
-      // A shard's tensors that the index puts elsewhere are not its own.
+      // A shard's tensors that the index does not list are not its own;
+      // one that the index puts in another shard is in two: which one a
+      // reader takes would depend on the reader.
       if (index) {
         auto it = index->find(t.name);
-        if (it == index->end() ||
-            it->second != llvm::sys::path::filename(file))
+        if (it == index->end())
           continue;
+        if (it->second != llvm::sys::path::filename(file))
+          return error(file + ": tensor '" + t.name + "' is also in " +
+                       it->second + ", where the index " + indexPath +
+                       " puts it; each tensor must be in one shard");
       }
       Array a{t.element, t.dtype, t.shape, t.data, *mapped, file.str(),
               "tensor", path.str()};
