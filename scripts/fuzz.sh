@@ -5,7 +5,8 @@
 # built in build-fuzz/ with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer; scripts/setup.sh installs clang), and llama2c,
 # tokenizer, hf_config, safetensors and gptq_checkpoint, the Python package's
-# readers under atheris (fuzz/python/fuzz_TARGET.py; requirements.txt
+# readers, and generation, its sampler, generation and perplexity on a
+# stand-in model, under atheris (fuzz/python/fuzz_TARGET.py; requirements.txt
 # installs atheris).
 #
 # Each target starts from its seeds (fuzz/corpus/TARGET or
@@ -20,7 +21,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(npy npz ir llama2c tokenizer hf_config safetensors gptq_checkpoint)
+((${#targets[@]})) || targets=(npy npz ir llama2c tokenizer hf_config safetensors gptq_checkpoint generation)
 case "$seconds" in
   '' | *[!0-9]*) echo "fuzz: error: SECONDS must be a whole number, found '$seconds'" >&2; exit 1 ;;
 esac
@@ -46,7 +47,7 @@ for t in "${targets[@]}"; do
       seeds=fuzz/corpus/$t
       [ -f "fuzz/$t.dict" ] && extra+=("-dict=fuzz/$t.dict")
       ;;
-    llama2c | tokenizer | hf_config | safetensors | gptq_checkpoint)
+    llama2c | tokenizer | hf_config | safetensors | gptq_checkpoint | generation)
       if ! .venv/bin/python -c "import atheris" 2>/dev/null; then
         echo "fuzz: error: atheris is not installed in .venv (run scripts/setup.sh)" >&2
         exit 1
@@ -55,7 +56,7 @@ for t in "${targets[@]}"; do
       seeds=fuzz/python/corpus/$t
       ;;
     *)
-      echo "fuzz: error: no fuzz target '$t' (expected npy, npz, ir, llama2c, tokenizer, hf_config, safetensors or gptq_checkpoint)" >&2
+      echo "fuzz: error: no fuzz target '$t' (expected npy, npz, ir, llama2c, tokenizer, hf_config, safetensors, gptq_checkpoint or generation)" >&2
       exit 1
       ;;
   esac

@@ -1,8 +1,8 @@
 """Writes the seed corpora of the Python fuzzers (fuzz/python/corpus/):
 small valid checkpoints and tokenizers, and cut-off pieces of the real ones
 in data/stories260K; Hugging Face configs, safetensors files and GPTQ
-checkpoint folders of a tiny model. Deterministic; run it again after a
-format change.
+checkpoint folders of a tiny model; inputs of the generation fuzzer.
+Deterministic; run it again after a format change.
 
     .venv/bin/python fuzz/python/make_seeds.py
 """
@@ -113,6 +113,37 @@ def folder_seed(config, quantization, tensors) -> bytes:
     return SEPARATOR.join(parts)
 
 
+def generation_seeds():
+    """Inputs of fuzz_generation.py, in the format its docstring spells:
+    the case, the stand-in model's bytes, the case's arguments (table
+    indices), then the logits' bytes (0..199 finite, 200 NaN, 201 +Inf,
+    202 -Inf, 203 float32's largest, 205 a subnormal)."""
+    logits = bytes([100, 120, 110, 90, 140, 100, 130, 80, 101, 99])
+    # case; vocabulary 8, seq_len 16, flags (1: no vocabulary, 2: cached, 4: width fault), fault size
+    model = bytes([7, 15, 2, 0])
+    yield "sampler-subnormal-temperature", bytes([0, 4, 2, 2, 7]) + logits
+    yield "sampler-equal-huge", bytes([0, 1, 0, 0, 15]) + bytes([203])
+    # temperature, top-p, seed, steps (index 6: 5), stop (1: none), prompt of 3 ids (id + 2)
+    yield "generate-greedy-cached", bytes([1]) + model + bytes([0, 0, 0, 6, 1, 3, 3, 4, 5]) + logits
+    yield "generate-nan", bytes([1]) + model + bytes([1, 1, 2, 6, 1, 3, 3, 4, 5]) + logits + bytes([200])
+    yield "generate-prompt-at-context", bytes([1, 7, 7, 2, 0, 0, 0, 0, 6, 1, 8]) + bytes(range(3, 11)) + logits
+    yield "generate-huge-temperature", bytes([1]) + model + bytes([10, 5, 4, 9, 0, 0]) + logits + bytes([203, 205])
+    yield "generate-width-fault", bytes([1, 7, 15, 6, 10, 0, 0, 0, 6, 1, 1, 3]) + logits
+    yield "generate-no-vocabulary", bytes([1, 7, 0, 3, 0, 3, 0, 1, 7, 1, 2, 3, 4]) + logits
+    # count, length, batch, progress, int64, then count x length ids
+    yield "perplexity", bytes([2]) + model + bytes([2, 5, 1, 1, 0, 3, 4, 5, 6, 7, 8, 9, 4, 5, 6]) + logits
+    yield "perplexity-huge", bytes([2]) + model + bytes([1, 4, 1, 0, 1, 3, 4, 5, 6]) + bytes([203, 204, 100])
+    # --temperature 0.8, --top-p 0.9, --seed 42, --steps 5, --prompt "Once upon a time"
+    yield "generate-command", bytes([3, 0, 31, 2, 0, 2, 2, 2, 2, 1, 1]) + logits
+    # --seqlen 8, --batch 2
+    yield "perplexity-command", bytes([4, 0, 31, 0, 0, 2, 1]) + logits
+    # What the fuzzer found (python/tests/test_generation.py): @prefill
+    # returning no row (flags 8: rows fault, size 0), a negative seed, no windows.
+    yield "crash-prefill-no-row", bytes([1, 7, 15, 10, 0, 0, 0, 0, 6, 1, 2, 3, 4]) + logits
+    yield "crash-negative-seed", bytes([0, 1, 0, 7, 7]) + logits
+    yield "crash-no-windows", bytes([2]) + model + bytes([0, 3, 1, 0, 0]) + logits
+
+
 def seeds():
     real_checkpoint = open(os.path.join(DATA, "stories260K.bin"), "rb").read()
     real_tokenizer = open(os.path.join(DATA, "tok512.bin"), "rb").read()
@@ -163,6 +194,9 @@ def seeds():
     yield "gptq_checkpoint", "gptq-4bit", folder_seed(*tiny_gptq(4))
     yield "gptq_checkpoint", "gptq-8bit", folder_seed(*tiny_gptq(8))
     yield "gptq_checkpoint", "hf-float", folder_seed(config, None, tensors)
+
+    for name, data in generation_seeds():
+        yield "generation", name, data
 
 
 def main() -> None:

@@ -213,7 +213,7 @@ class Model:
         ``caches`` (in place)."""
         tokens = self.check_tokens(tokens)
         (logits,) = self._module.call("prefill", [tokens, *caches])
-        return logits
+        return self._check_logits_shape("prefill", logits, tokens, tokens.shape[:1])
 
     def decode(self, tokens: np.ndarray, position: int, caches: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """Logits ``[B, V]`` of one token per sequence (``tokens`` ``[B]``) at
@@ -221,7 +221,7 @@ class Model:
         writes its own key and value there (in place)."""
         tokens = self.check_tokens(np.asarray(tokens).reshape(-1, 1))[:, 0]
         (logits,) = self._module.call("decode", [tokens, np.array(position, np.int64), *caches])
-        return logits
+        return self._check_logits_shape("decode", logits, tokens, tokens.shape)
 
     def check_context(self, length: int, what: str) -> None:
         """GPTQError naming ``what`` when ``length`` tokens do not fit the
@@ -261,9 +261,25 @@ class Model:
         the first call in the process, then called in place."""
         tokens = self.check_tokens(tokens)
         (logits,) = self._module.call("forward", [tokens])
-        if logits.shape[:2] != tokens.shape:
+        return self._check_logits_shape("forward", logits, tokens, tokens.shape)
+
+    def _check_logits_shape(
+        self, entry: str, logits: np.ndarray, tokens: np.ndarray, rows: Tuple[int, ...]
+    ) -> np.ndarray:
+        """``logits`` when they are ``rows`` by the vocabulary (``vocab_size``;
+        without one, wide enough for every id of ``tokens``); GPTQError
+        naming ``entry`` otherwise. The signature fixes only the rank: a
+        module edited by hand may compute other sizes, which would give
+        tokens outside the vocabulary or no row to pick from."""
+        width = self.vocab_size
+        fits = logits.shape[-1] == width if width is not None else logits.shape[-1] > int(tokens.max())
+        if logits.shape[:-1] != rows or not fits:
+            expected = f"[{', '.join(map(str, rows))}, {width if width is not None else 'vocab'}]"
+            if width is None:
+                expected += f" with vocab > {int(tokens.max())}, the largest token id"
             raise GPTQError(
-                f"{self.path}: @forward returned shape {logits.shape} for tokens of shape {tokens.shape}"
+                f"{self.path}: @{entry} returned logits of shape {list(logits.shape)} for tokens of shape "
+                f"{list(tokens.shape)}, expected {expected}"
             )
         return logits
 
@@ -308,6 +324,8 @@ class Sampler:
             raise GPTQError(f"temperature must be a finite number >= 0, got {temperature}")
         if not (0 < top_p <= 1):
             raise GPTQError(f"top-p must lie in (0, 1], got {top_p}")
+        if seed < 0:
+            raise GPTQError(f"the seed must be an integer >= 0, got {seed}")
         self.temperature, self.top_p = temperature, top_p
         self.rng = np.random.default_rng(seed)
 
@@ -417,6 +435,11 @@ def perplexity(
     """
     if batch <= 0:
         raise GPTQError(f"batch must be positive, got {batch}")
+    if windows.ndim != 2 or windows.shape[0] == 0 or windows.shape[1] < 2:
+        raise GPTQError(
+            f"windows must be [count, length] with at least one window of at least 2 tokens (one to predict), "
+            f"got shape {windows.shape}"
+        )
     name = str(model.path) if name is None else name
     length = windows.shape[1]
     total = 0.0

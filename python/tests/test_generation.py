@@ -15,6 +15,7 @@ import re
 import subprocess
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -220,10 +221,12 @@ def test_sampling_repeats_with_its_seed(gptq_run, stories_mlir):
 
 
 def test_sampler_arguments_are_checked():
-    for temperature, top_p, message in [(-1, 1, "temperature"), (float("nan"), 1, "temperature"),
-                                        (1, 0, "top-p"), (1, 1.5, "top-p")]:
+    """(A negative seed was NumPy's ValueError; fuzz_generation found it.)"""
+    for temperature, top_p, seed, message in [(-1, 1, 0, "temperature"), (float("nan"), 1, 0, "temperature"),
+                                              (1, 0, 0, "top-p"), (1, 1.5, 0, "top-p"),
+                                              (1, 1, -1, r"the seed must be an integer >= 0, got -1")]:
         with pytest.raises(GPTQError, match=message):
-            Sampler(temperature, top_p)
+            Sampler(temperature, top_p, seed)
 
 
 def test_sampler_takes_no_nan_and_raises_no_numpy_warning():
@@ -306,6 +309,48 @@ def test_nonfinite_logits_stop_generation_and_perplexity(tokenizer_path, text_pa
     err = capsys.readouterr().err.splitlines()
     assert err[-1].startswith("gptq_mlir: error: nan.mlir: window 1 of ") and ", token position 0: " in err[-1], err
     assert all(line.startswith("perplexity: ") for line in err[:-1]), err
+
+
+def returning(vocab_size, **shapes) -> Model:
+    """A model whose every entry returns zero logits of ``shapes[entry]``,
+    as a module edited by hand may: the signature fixes only the rank."""
+    model = Model.__new__(Model)
+    model.path, model.seq_len, model.vocab_size = Path("shapes.mlir"), 16, vocab_size
+    model.cache_shape, model._old_caches = (1, 1, 1), False
+    model._module = SimpleNamespace(call=lambda entry, inputs: [np.zeros(shapes[entry], np.float32)])
+    return model
+
+
+def test_logits_of_another_shape_are_an_error_naming_the_entry():
+    """Logits of another row count or vocabulary than the tokens and the
+    model's vocab_size (without one, narrower than a token id) are an error
+    naming the entry; they were an IndexError (no row), NumPy's "argmax of
+    an empty sequence", or tokens outside the vocabulary, generated or taken
+    as perplexity targets. fuzz_generation found them."""
+    right = {"forward": (1, 2, 8), "prefill": (1, 8), "decode": (1, 8)}
+    for entry, shape, tokens in (("prefill", (0, 8), "[1, 2]"), ("prefill", (1, 0), "[1, 2]"),
+                                 ("prefill", (1, 10), "[1, 2]"), ("decode", (2, 8), "[1]"),
+                                 ("forward", (1, 2, 9), "[1, 2]"), ("forward", (1, 3, 8), "[1, 2]")):
+        expected = "[1, 2, 8]" if entry == "forward" else "[1, 8]"
+        message = (rf"^shapes.mlir: @{entry} returned logits of shape {re.escape(str(list(shape)))} for tokens of "
+                   rf"shape {re.escape(tokens)}, expected {re.escape(expected)}$")
+        with pytest.raises(GPTQError, match=message):
+            generate(returning(8, **dict(right, **{entry: shape})), 3, [1, 2], stop=(), use_cache=entry != "forward")
+    assert generate(returning(8, **right), 1, [1, 2], stop=()) == [1, 2, 0]
+    windows = np.array([[1, 5, 2]], np.int32)
+    with pytest.raises(GPTQError, match=r"@forward returned logits of shape \[1, 3, 4\] for tokens of shape \[1, 3\], "
+                                        r"expected \[1, 3, vocab\] with vocab > 5, the largest token id$"):
+        perplexity(returning(None, forward=(1, 3, 4)), windows, progress=None)
+    assert perplexity(returning(None, forward=(1, 3, 6)), windows, progress=None) == {"perplexity": 6.0, "tokens": 2}
+
+
+def test_perplexity_needs_a_token_to_predict():
+    """No windows, or windows of one token, predict nothing: an error (was
+    ZeroDivisionError; fuzz_generation found it)."""
+    for shape in ((0, 4), (3, 1), (4,)):
+        with pytest.raises(GPTQError, match=rf"^windows must be \[count, length\] with at least one window of at least "
+                                            rf"2 tokens \(one to predict\), got shape {re.escape(str(shape))}$"):
+            perplexity(FixedLogits(bad=-1), np.ones(shape, np.int32), progress=None)
 
 
 def test_the_context_bounds_prompts_windows_and_generation(gptq_run, stories_mlir, tokenizer_path, text_path,
