@@ -57,7 +57,6 @@ bytes read as a little-endian float64 (an integer for seeds); ids are one
 byte each, ``b % (vocabulary + 4) - 2``, or 255 and 4 bytes as an int32.
 """
 
-import atexit
 import contextlib
 import io
 import json
@@ -65,7 +64,6 @@ import math
 import os
 import struct
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -410,12 +408,13 @@ def test_one_input(data: bytes) -> None:
 
 
 def write_text() -> str:
-    """A short text for the perplexity command: the first stories of TinyStories."""
-    handle, path = tempfile.mkstemp(prefix="gptq-fuzz-generation-", suffix=".txt",
-                                    dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-    with os.fdopen(handle, "w") as out:
-        out.write(TEXT.read_text(encoding="utf-8")[:400])
-    return path
+    """A short text for the perplexity command, the first stories of
+    TinyStories, in an anonymous memory file (``memfd_create``: a regular
+    file that goes with the process, however it ends), by its
+    ``/proc/self/fd`` name."""
+    handle = os.memfd_create("gptq-fuzz-generation.txt", 0)
+    os.write(handle, TEXT.read_bytes()[:400])
+    return f"/proc/self/fd/{handle}"
 
 
 TEXT_FILE = ""
@@ -425,8 +424,6 @@ PARSER = cli.build_parser()
 def main() -> None:
     global TEXT_FILE
     TEXT_FILE = write_text()
-    # libFuzzer ends the process with exit(), which runs atexit's handlers.
-    atexit.register(os.unlink, TEXT_FILE)
     atheris.Setup(sys.argv, test_one_input)
     atheris.Fuzz()
 
