@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the fuzzers for a while, each target in turn:
 #   scripts/fuzz.sh [SECONDS per target, default 600] [TARGET...]
-# Targets (default: all): npy, npz and ir, libFuzzer targets in C++ (fuzz/*.cpp,
+# Targets (default: all): npy, npz, ir and capi, libFuzzer targets in C++ (fuzz/*.cpp,
 # built in build-fuzz/ with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer; scripts/setup.sh installs clang), and llama2c,
 # tokenizer, hf_config, safetensors and gptq_checkpoint, the Python package's
@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(npy npz ir llama2c tokenizer hf_config safetensors gptq_checkpoint generation)
+((${#targets[@]})) || targets=(npy npz ir capi llama2c tokenizer hf_config safetensors gptq_checkpoint generation)
 case "$seconds" in
   '' | *[!0-9]*) echo "fuzz: error: SECONDS must be a whole number, found '$seconds'" >&2; exit 1 ;;
 esac
@@ -33,7 +33,7 @@ summary=()
 for t in "${targets[@]}"; do
   extra=()
   case "$t" in
-    npy | npz | ir)
+    npy | npz | ir | capi)
       if ((!built)); then
         if [ ! -f build-fuzz/build.ninja ]; then
           cmake -S . -B build-fuzz -G Ninja -DGPTQ_ENABLE_FUZZERS=ON \
@@ -56,7 +56,7 @@ for t in "${targets[@]}"; do
       seeds=fuzz/python/corpus/$t
       ;;
     *)
-      echo "fuzz: error: no fuzz target '$t' (expected npy, npz, ir, llama2c, tokenizer, hf_config, safetensors, gptq_checkpoint or generation)" >&2
+      echo "fuzz: error: no fuzz target '$t' (expected npy, npz, ir, capi, llama2c, tokenizer, hf_config, safetensors, gptq_checkpoint or generation)" >&2
       exit 1
       ;;
   esac
