@@ -35,6 +35,7 @@
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::gptq;
@@ -93,6 +94,13 @@ std::unordered_map<const GptqModule *, Registration> &registry() {
   static auto *modules =
       new std::unordered_map<const GptqModule *, Registration>();
   return *modules;
+}
+
+/// The handles of freed modules, kept (a few bytes each) so that the
+/// allocator never hands their addresses to later modules.
+std::vector<GptqModule *> &retired() {
+  static auto *handles = new std::vector<GptqModule *>();
+  return *handles;
 }
 
 /// A function's hold on its module: none for a handle that is not open (or
@@ -245,6 +253,7 @@ void gptqModuleFree(GptqModule *module) {
     // Calls that hold it end first; new ones are refused.
     callEnded.wait(lock, [&] { return registry()[module].calls == 0; });
     registry().erase(module);
+    retired().push_back(module);
   }
   delete module->state;
   module->state = nullptr;
