@@ -178,8 +178,10 @@ class Model:
 
     def __init__(self, path: Union[str, os.PathLike]):
         self.path = Path(path)
-        if not self.path.is_file():
+        if not self.path.exists():
             raise GPTQError(f"model {path} does not exist")
+        if not self.path.is_file():
+            raise GPTQError(f"model {path} is not a regular file (a folder, a device or a pipe)")
         # Parsed once; its entries are compiled on first use and kept.
         self._module = native.open_module(self.path)
         description = self._module.describe()

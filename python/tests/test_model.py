@@ -5,6 +5,7 @@ skip only when it is not built.
 """
 
 import json
+import os
 import re
 
 import numpy as np
@@ -141,3 +142,15 @@ def test_missing_library_is_a_clear_error(stories_mlir, tokenizer_path, monkeypa
     err = capsys.readouterr().err
     assert "libGPTQCAPI.so not found at $GPTQ_CAPI_LIB=" in err
     assert "cmake --build build --target GPTQCAPI" in err
+
+
+def test_model_paths_that_are_not_files(tmp_path):
+    """A missing model and one that is a device, a FIFO or a folder are
+    told apart, each one line, before the C interface opens anything."""
+    with pytest.raises(GPTQError, match="does not exist"):
+        Model(tmp_path / "missing.mlir")
+    fifo = tmp_path / "m.fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", fifo, tmp_path):
+        with pytest.raises(GPTQError, match="is not a regular file"):
+            Model(path)
