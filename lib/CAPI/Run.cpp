@@ -34,7 +34,7 @@
 #include <mutex>
 #include <new>
 #include <string>
-#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 using namespace mlir;
@@ -75,32 +75,25 @@ struct ModuleState {
 };
 } // namespace
 
-/// The handle: its state while open, then null for ever (handles are kept,
-/// a few bytes each, so that no later module gets a freed one's address).
+/// The handle: its state while open, then null for ever. Handles are never
+/// freed (a few bytes each), so that no later module gets a freed one's
+/// address. `calls` and `state` are guarded by handlesMutex.
 struct GptqModule {
   ModuleState *state = nullptr;
+  /// How many functions hold the module now (ModuleUse).
+  int calls = 0;
+  /// gptqModuleFree has begun: new holds are refused.
+  bool freeing = false;
 };
 
 namespace {
-/// The open modules, with how many calls hold each and whether it is being
-/// freed.
-struct Registration {
-  int calls = 0;
-  bool freeing = false;
-};
-std::mutex registryMutex;
+/// Every handle gptqModuleOpen made: a pointer that is not one of them is
+/// not dereferenced.
+std::mutex handlesMutex;
 std::condition_variable callEnded;
-std::unordered_map<const GptqModule *, Registration> &registry() {
-  static auto *modules =
-      new std::unordered_map<const GptqModule *, Registration>();
-  return *modules;
-}
-
-/// The handles of freed modules, kept (a few bytes each) so that the
-/// allocator never hands their addresses to later modules.
-std::vector<GptqModule *> &retired() {
-  static auto *handles = new std::vector<GptqModule *>();
-  return *handles;
+std::unordered_set<const GptqModule *> &handles() {
+  static auto *all = new std::unordered_set<const GptqModule *>();
+  return *all;
 }
 
 /// A function's hold on its module: none for a handle that is not open (or
@@ -110,11 +103,10 @@ class ModuleUse {
 public:
   explicit ModuleUse(GptqModule *module) {
     {
-      std::lock_guard<std::mutex> lock(registryMutex);
-      auto it = registry().find(module);
-      if (it == registry().end() || it->second.freeing)
+      std::lock_guard<std::mutex> lock(handlesMutex);
+      if (!handles().count(module) || !module->state || module->freeing)
         return;
-      ++it->second.calls;
+      ++module->calls;
     }
     held = module;
     serial = std::unique_lock<std::mutex>(module->state->callMutex);
@@ -126,8 +118,8 @@ public:
       return;
     serial.unlock();
     {
-      std::lock_guard<std::mutex> lock(registryMutex);
-      --registry()[held].calls;
+      std::lock_guard<std::mutex> lock(handlesMutex);
+      --held->calls;
     }
     callEnded.notify_all();
   }
@@ -235,28 +227,27 @@ GptqError *gptqModuleOpen(const char *path, const char *cacheDir,
   module->module = std::move(*parsed);
   handle->state = module.release();
   {
-    std::lock_guard<std::mutex> lock(registryMutex);
-    registry()[handle.get()];
+    std::lock_guard<std::mutex> lock(handlesMutex);
+    handles().insert(handle.get());
   }
   *result = handle.release();
   return nullptr;
 }
 
 void gptqModuleFree(GptqModule *module) {
+  ModuleState *state;
   {
-    std::unique_lock<std::mutex> lock(registryMutex);
-    auto it = registry().find(module);
-    // Not open, or another thread frees it already.
-    if (it == registry().end() || it->second.freeing)
+    std::unique_lock<std::mutex> lock(handlesMutex);
+    // Not a handle, freed, or another thread frees it already.
+    if (!handles().count(module) || !module->state || module->freeing)
       return;
-    it->second.freeing = true;
+    module->freeing = true;
     // Calls that hold it end first; new ones are refused.
-    callEnded.wait(lock, [&] { return registry()[module].calls == 0; });
-    registry().erase(module);
-    retired().push_back(module);
+    callEnded.wait(lock, [&] { return module->calls == 0; });
+    state = module->state;
+    module->state = nullptr;
   }
-  delete module->state;
-  module->state = nullptr;
+  delete state;
 }
 
 GptqError *gptqModuleDescribe(GptqModule *handle, const char *entry,
@@ -333,31 +324,30 @@ GptqError *gptqModuleCall(GptqModule *handle, const char *entry,
                          std::to_string((*fn)->results().size()) +
                          " results; room was given for " +
                          std::to_string(capacity));
+  // The call's errors, after the entry's name.
+  auto fail = [&](const llvm::Twine &message) {
+    return makeError(module, start,
+                     ("@" + llvm::Twine(entry) + ": " + message).str());
+  };
 
   std::vector<NpyArray> arrays;
   for (size_t i = 0; i < numArgs; ++i) {
     const GptqBuffer &b = args[i];
     std::string name = "argument " + std::to_string(i);
     if (int(b.dtype) < GPTQ_FLOAT32 || int(b.dtype) > GPTQ_BFLOAT16)
-      return makeError(module, start,
-                       "@" + std::string(entry) + ": " + name +
-                           ": unknown dtype " + std::to_string(int(b.dtype)));
+      return fail(name + ": unknown dtype " + std::to_string(int(b.dtype)));
     if (b.rank < 0 || (b.rank > 0 && !b.shape))
-      return makeError(module, start,
-                       "@" + std::string(entry) + ": " + name + ": rank " +
-                           std::to_string(b.rank) + " without its sizes");
+      return fail(name + ": rank " + std::to_string(b.rank) +
+                  " without its sizes");
     NpyArray a;
     a.dtype = DType(b.dtype);
     a.shape.assign(b.shape, b.shape + b.rank);
     std::optional<int64_t> bytes =
         checkedByteCount(a.shape, dtypeSize(a.dtype));
     if (!bytes)
-      return makeError(module, start,
-                       "@" + std::string(entry) + ": " + name +
-                           ": sizes that are negative or overflow");
+      return fail(name + ": sizes that are negative or overflow");
     if (*bytes > 0 && !b.data)
-      return makeError(module, start,
-                       "@" + std::string(entry) + ": " + name + ": null data");
+      return fail(name + ": null data");
     // Read in place: the buffer stays the caller's.
     a.data = NpyBuffer::adopt(static_cast<char *>(b.data), size_t(*bytes),
                               nullptr, nullptr);
@@ -369,19 +359,13 @@ GptqError *gptqModuleCall(GptqModule *handle, const char *entry,
   // discarded here.
   ensureMappedInputHandler();
   if (llvm::Error err = checkMappedInputsUnchanged(module))
-    return makeError(module, start,
-                     "@" + std::string(entry) + ": " +
-                         llvm::toString(std::move(err)));
+    return fail(llvm::toString(std::move(err)));
   // Memref arguments are the caller's to be written (a KV cache).
   auto out = (*fn)->call(arrays, {}, /*writeMemRefsInPlace=*/true);
   if (!out)
-    return makeError(module, start,
-                     "@" + std::string(entry) + ": " +
-                         llvm::toString(out.takeError()));
+    return fail(llvm::toString(out.takeError()));
   if (llvm::Error err = checkMappedInputsUnchanged(module))
-    return makeError(module, start,
-                     "@" + std::string(entry) + ": " +
-                         llvm::toString(std::move(err)));
+    return fail(llvm::toString(std::move(err)));
   std::vector<std::unique_ptr<GptqArray>> owned;
   for (NpyArray &a : *out) {
     std::unique_ptr<GptqArray> r(new (std::nothrow) GptqArray());
