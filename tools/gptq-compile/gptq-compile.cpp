@@ -13,6 +13,7 @@
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Parameters.h"
+#include "gptq/Codegen/GPU/Chips.h"
 #include "gptq/Execution/Signals.h"
 #include "gptq/Pipelines/Pipelines.h"
 
@@ -33,9 +34,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
-#include "llvm/TargetParser/Triple.h"
 
 #include <unistd.h>
 
@@ -79,71 +77,19 @@ static cl::opt<int64_t>
                   cl::desc("Block size of the blocked Cholesky (default 128)"),
                   cl::init(128), cl::cat(category));
 
-/// Fails in one line when the CUDA toolkit's ptxas does not take `chip`
-/// (CUDA 13 dropped the architectures before sm_75, which LLVM still
-/// knows): the lowering would fail with ptxas's log and the kernel's IR.
-static llvm::Error checkChipWithPtxas(llvm::StringRef chip) {
-  llvm::SmallString<256> ptxas(gptq::defaultCudaToolkit());
-  llvm::sys::path::append(ptxas, "bin", "ptxas");
-  if (!llvm::sys::fs::can_execute(ptxas))
-    return llvm::Error::success(); // The lowering says it is missing.
-  llvm::SmallString<128> ptx, log;
-  if (llvm::sys::fs::createTemporaryFile("gptq-chip", "ptx", ptx) ||
-      llvm::sys::fs::createTemporaryFile("gptq-chip", "log", log))
-    return llvm::Error::success();
-  auto removeFiles = llvm::make_scope_exit([&] {
-    llvm::sys::fs::remove(ptx);
-    llvm::sys::fs::remove(log);
-  });
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(ptx, ec);
-    os << ".version 7.0\n.target sm_75\n.address_size 64\n";
-  }
-  std::string arch = ("--gpu-name=" + chip).str();
-  llvm::StringRef args[] = {ptxas, arch, ptx, "-o", "/dev/null"};
-  std::optional<llvm::StringRef> redirects[] = {
-      llvm::StringRef(""), llvm::StringRef(log), llvm::StringRef(log)};
-  int status = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects);
-  auto output = llvm::MemoryBuffer::getFile(log);
-  if (status != 0 && output &&
-      (*output)->getBuffer().contains("is not defined for option"))
-    return llvm::createStringError(
-        "--chip '" + chip + "' is not an architecture that " + ptxas +
-        " compiles for (see its --help, --gpu-name)");
-  return llvm::Error::success();
-}
-
-extern "C" void LLVMInitializeNVPTXTargetInfo();
-extern "C" void LLVMInitializeNVPTXTargetMC();
-
-/// Fails, in one line that lists the architectures LLVM's NVPTX backend
-/// knows, when `chip` is not one of them (it would go on as a warning per
-/// kernel, "not a recognized processor", then a failed ptxas run).
+/// Fails in one line when `chip` is not an architecture the build can
+/// target, before any lowering (the pipeline's own check would fail inside
+/// the lowering's output).
 static llvm::Error checkChip(llvm::StringRef chip) {
   if (!llvm::Regex("^sm_[0-9]+[af]?$").match(chip))
     return llvm::createStringError("--chip '" + chip +
                                    "' is not a GPU architecture such as "
                                    "sm_90");
-  LLVMInitializeNVPTXTargetInfo();
-  LLVMInitializeNVPTXTargetMC();
-  llvm::Triple triple("nvptx64-nvidia-cuda");
-  std::string message;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, message);
-  if (!target)
-    return llvm::Error::success(); // No NVPTX backend to ask.
-  std::unique_ptr<llvm::MCSubtargetInfo> info(
-      target->createMCSubtargetInfo(triple, "sm_90", ""));
-  if (!info || info->isCPUStringValid(chip))
-    return checkChipWithPtxas(chip);
-  std::string known;
-  for (const llvm::SubtargetSubTypeKV &cpu : info->getAllProcessorDescriptions())
-    if (llvm::StringRef(cpu.Key).starts_with("sm_"))
-      known += (known.empty() ? "" : ", ") + std::string(cpu.Key);
-  return llvm::createStringError("--chip '" + chip +
-                                 "' is not a GPU architecture that LLVM's "
-                                 "NVPTX backend knows (" + known + ")");
+  llvm::SmallString<256> ptxas(gptq::defaultCudaToolkit());
+  llvm::sys::path::append(ptxas, "bin", "ptxas");
+  if (llvm::Error err = gptq::checkNVPTXChip(chip, ptxas))
+    return llvm::createStringError("--chip " + llvm::toString(std::move(err)));
+  return llvm::Error::success();
 }
 
 /// The symbol of the entry in the executable.

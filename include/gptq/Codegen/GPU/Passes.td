@@ -253,7 +253,9 @@ def GPTQCheckGPUTarget : Pass<"gptq-check-gpu-target", "ModuleOp"> {
   let description = [{
     The first step of `gptq-lower-to-nvvm-pipeline`: fails, with one error
     naming the option, when `chip` is not an NVIDIA architecture name
-    (`sm_<digits>`, optionally with an `a` or `f` suffix), when `features`
+    (`sm_<digits>`, optionally with an `a` or `f` suffix) or is one that
+    LLVM's NVPTX backend does not know or, when `format` is `bin` or
+    `fatbin`, the toolkit's `ptxas` does not take, when `features`
     is not a list of `+ptx<digits>` features, or when the CUDA toolkit
     (`toolkit`) lacks what the kernels need: `nvvm/libdevice` for the math
     functions, and `bin/ptxas` when `format` is `bin` or `fatbin`. Without
