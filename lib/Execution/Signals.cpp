@@ -104,6 +104,17 @@ void chain(int signal, siginfo_t *info, void *context,
     ::raise(signal);
 }
 
+/// A disposition that calls `handler` with the fault's details, on the
+/// alternate stack where there is one.
+struct sigaction infoAction(void (*handler)(int, siginfo_t *, void *)) {
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  action.sa_sigaction = handler;
+  return action;
+}
+
 /// Maps zero pages over `region` from the page of `address` to the end of
 /// the file's pages, so that the faulting access, repeated, reads zeros.
 bool recover(Region &region, uintptr_t address) {
@@ -203,11 +214,7 @@ void mlir::gptq::ensureMappedInputHandler() {
   if (::sigaction(SIGBUS, nullptr, &current) == 0 && ours(current))
     return;
   std::lock_guard<std::mutex> lock(busHandlerMutex);
-  struct sigaction action;
-  std::memset(&action, 0, sizeof(action));
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-  action.sa_sigaction = onBus;
+  struct sigaction action = infoAction(onBus);
   struct sigaction replaced;
   if (::sigaction(SIGBUS, &action, &replaced) == 0 && !ours(replaced))
     previousBus = replaced;
@@ -222,11 +229,7 @@ void mlir::gptq::installToolSignalHandlers(const char *name) {
     // first and hand on to them what is not ours.
     llvm::sys::AddSignalHandler([](void *) {}, nullptr);
     ensureMappedInputHandler();
-    struct sigaction action;
-    std::memset(&action, 0, sizeof(action));
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    action.sa_sigaction = onInterrupt;
+    struct sigaction action = infoAction(onInterrupt);
     for (int i = 0; i < 3; ++i)
       ::sigaction(kInterrupts[i], &action, &previousInterrupt[i]);
   });
