@@ -9,6 +9,9 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <dlfcn.h>
 
 #include <gtest/gtest.h>
 
@@ -128,6 +131,32 @@ TEST_F(JitTest, LowersWithTheCallersPipeline) {
   EXPECT_EQ(built, 2);
   EXPECT_EQ(errorOf(fn.takeError()),
             "lowering left 'func.func', which does not translate to LLVM IR");
+}
+
+TEST_F(JitTest, OnlyTheEntrysPackedWrapperIsCompiled) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(
+      llvm::sys::fs::createUniqueDirectory("gptq-jit-wrappers", dir));
+  JitOptions options;
+  options.cacheDir = std::string(dir);
+  auto fn = compile("mask", options);
+  ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
+  std::error_code ec;
+  std::string library;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (llvm::sys::path::extension(it->path()) == ".so")
+      library = it->path();
+  ASSERT_FALSE(library.empty());
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  // The wrapper that calls pass through (void **), of the C interface...
+  EXPECT_NE(dlsym(handle, "_mlir__mlir_ciface_mask"), nullptr);
+  // ...and none of those the ExecutionEngine writes for every other
+  // function, the entry's own among them.
+  EXPECT_EQ(dlsym(handle, "_mlir_mask"), nullptr);
+  dlclose(handle);
+  llvm::sys::fs::remove_directories(dir);
 }
 
 TEST_F(JitTest, ResultsSharingABufferAreEachValid) {

@@ -52,6 +52,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/thread.h"
+#include "llvm/Transforms/IPO/MergeFunctions.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -623,6 +624,26 @@ bool exportModuleInitializer(llvm::Module &m) {
   b.CreateRetVoid();
   return true;
 }
+
+/// Removes the packed wrappers (`_mlir_<name>`, taking `void **`) that the
+/// ExecutionEngine writes for every function of the module, but `keep`:
+/// only the entry's is ever called. Each other one would be optimized and
+/// code-generated for nothing, and the wrapper of an entry that takes its
+/// weights as arguments (hundreds of memref descriptors, unpacked in one
+/// block) costs seconds of instruction selection.
+void eraseUnusedPackedWrappers(llvm::Module &m, llvm::StringRef keep) {
+  std::vector<llvm::Function *> unused;
+  for (llvm::Function &f : m) {
+    llvm::StringRef name = f.getName();
+    if (f.isDeclaration() || name == keep || !name.consume_front("_mlir_"))
+      continue;
+    llvm::Function *wrapped = m.getFunction(name);
+    if (wrapped && !wrapped->isDeclaration() && f.use_empty())
+      unused.push_back(&f);
+  }
+  for (llvm::Function *f : unused)
+    f->eraseFromParent();
+}
 } // namespace
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
@@ -769,7 +790,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // that shape code generation and kCodeGeneration, which names what this
   // file does to the module after lowering (change it with that).
   static constexpr const char *kCodeGeneration =
-      "codegen O3, PIC, 512-bit vectors and table lookups as permutes on "
+      "identical functions merged, codegen O3, only the entry's packed "
+      "wrapper, PIC, 512-bit vectors and table lookups as permutes on "
       "AVX-512 and as pairs of 8-lane permutes on AVX2, the byte dot "
       "products' predicate and body for the CPU, "
       "static constructors as "
@@ -848,9 +870,14 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     lookups = TableLookupTarget::AVX2;
   auto hasInit = std::make_shared<bool>(false);
   ByteDots dots = *byteDots;
-  auto transformer = [optimize, avx512, lookups, dots,
-                      hasInit](llvm::Module *m) -> llvm::Error {
+  auto transformer = [optimize, avx512, lookups, dots, hasInit,
+                      packedName](llvm::Module *m) -> llvm::Error {
     *hasInit = exportModuleInitializer(*m) || *hasInit;
+    eraseUnusedPackedWrappers(*m, packedName);
+    // A model's layers repeat the same loops, each outlined by the OpenMP
+    // translation into a function of its own: identical ones become one
+    // before they are optimized and code-generated, once.
+    llvm::MergeFunctionsPass::runOnModule(*m);
     specializeByteDotProducts(*m, dots);
     if (avx512)
       for (llvm::Function &f : *m) {
