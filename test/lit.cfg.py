@@ -74,14 +74,20 @@ if os.access(capi_fuzzer, os.X_OK):
     config.available_features.add("capi-fuzzer")
     config.substitutions.append(("%gptq-fuzz-capi", capi_fuzzer))
 
-# A CPU with AVX-512 VNNI (and AVX-512BW): the JIT runs the 4-bit decode
-# kernel's byte dot products as that instruction there.
+# The instruction sets of the CPU kernels this CPU runs (CpuIsa.h): with
+# AVX2 and FMA, --cpu-isa=avx2 runs here; with AVX-512 VNNI (and AVX-512BW)
+# the JIT runs the 4-bit decode kernel's byte dot products as that
+# instruction.
 try:
     with open("/proc/cpuinfo") as cpuinfo:
         cpu_flags = next((line.split(":", 1)[1].split() for line in cpuinfo
                           if line.startswith("flags")), [])
 except OSError:
     cpu_flags = []
+if "avx2" in cpu_flags and "fma" in cpu_flags:
+    config.available_features.add("avx2")
+if all(f in cpu_flags for f in ("avx512f", "avx512bw", "avx512dq", "avx512vl")):
+    config.available_features.add("avx512")
 if "avx512_vnni" in cpu_flags and "avx512bw" in cpu_flags:
     config.available_features.add("avx512vnni")
 

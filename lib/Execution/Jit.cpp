@@ -2,13 +2,12 @@
 
 #include "gptq/Execution/Jit.h"
 
+#include "gptq/Conversion/CpuIsa.h"
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
-#include "gptq/Execution/ByteDotProducts.h"
 #include "gptq/Execution/ModuleFile.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Signals.h"
 #include "gptq/Execution/SourceLines.h"
-#include "gptq/Execution/TableLookups.h"
 #include "gptq/Pipelines/Pipelines.h"
 #include "gptq/Runtime/Allocator.h"
 #include "gptq/Runtime/Checks.h"
@@ -542,6 +541,22 @@ struct JitCommandLine {
                      "CPU (much slower: for checking them against the "
                      "reference)"),
       llvm::cl::init("cpu"), llvm::cl::cat(category)};
+  llvm::cl::opt<std::string> cpuIsa{
+      "cpu-isa",
+      llvm::cl::desc("The instruction set the CPU kernels are written for "
+                     "and code is generated for: host (default, this "
+                     "CPU's), generic (portable vector operations in the "
+                     "kernels), avx2, avx512 or avx512-vnni; one this CPU "
+                     "lacks is an error (for testing another CPU's code)"),
+      llvm::cl::init("host"), llvm::cl::cat(category)};
+  llvm::cl::opt<std::string> byteDots{
+      "byte-dots",
+      llvm::cl::desc("The 4-bit decode kernel for groups of 128 columns: "
+                     "auto (default: byte dot products where the instruction "
+                     "set has AVX-512 VNNI, table lookups elsewhere), on "
+                     "(byte dot products, in portable operations without "
+                     "VNNI: for testing them on any CPU) or off"),
+      llvm::cl::init("auto"), llvm::cl::cat(category)};
 };
 
 JitCommandLine &jitCommandLine() {
@@ -560,6 +575,8 @@ JitOptions mlir::gptq::jitOptionsFromCommandLine(llvm::StringRef toolName) {
   if (!jitCommandLine().noCache)
     options.cacheDir = defaultCacheDir();
   options.kernels = jitCommandLine().kernels;
+  options.cpuIsa = jitCommandLine().cpuIsa;
+  options.byteDots = jitCommandLine().byteDots;
   return options;
 }
 
@@ -681,6 +698,20 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
                  "' (expected cpu or portable)");
   if (llvm::Error err = checkDeviceName(options.device))
     return std::move(err);
+  // The instruction set of the CPU kernels and of the generated code: the
+  // host's, or one it has (a test of another CPU's code).
+  std::optional<CpuIsa> isa = resolveCpuIsaOption(options.cpuIsa);
+  if (!isa)
+    return error("unknown CPU instruction set '" + options.cpuIsa +
+                 "' (expected " + kHostCpuIsa + ", " + cpuIsaNames() + ")");
+  if (!cpuIsaRuns(hostCpuIsa(), *isa))
+    return error("this CPU cannot run code for " + cpuIsaName(*isa) +
+                 " (it has " + cpuIsaName(hostCpuIsa()) + ")");
+  bool explicitIsa = options.cpuIsa != kHostCpuIsa;
+  if (options.byteDots != "auto" && options.byteDots != "on" &&
+      options.byteDots != "off")
+    return error("byte dots must be auto, on or off, found '" +
+                 options.byteDots + "'");
   bool cuda = options.device == "cuda";
   // Without a usable GPU nothing is compiled: the driver's reason is the
   // error.
@@ -724,6 +755,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       CPUPipelineOptions pipelineOptions;
       pipelineOptions.choleskyBlock = options.choleskyBlock;
       pipelineOptions.kernels = options.kernels;
+      pipelineOptions.cpuIsa = cpuIsaName(*isa).str();
+      pipelineOptions.byteDots = options.byteDots;
       buildCPUPipeline(pm, pipelineOptions);
     }
     if (failed(pm.run(*module)))
@@ -769,18 +802,13 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // Position-independent, so that the same object can become a cached
   // shared library.
   tmBuilder->setRelocationModel(llvm::Reloc::PIC_);
-
-  // The 4-bit decode kernel's byte dot products (ByteDotProducts.h): as
-  // the CPU's VNNI instruction where it has one, else table lookups;
-  // GPTQ_JIT_BYTE_DOTS chooses otherwise (portable: to test them on any
-  // CPU).
-  std::string dotsError;
-  std::optional<ByteDots> byteDots =
-      byteDotsMode(tmBuilder->getFeatures().getString(),
-                   tmBuilder->getTargetTriple().str(),
-                   std::getenv("GPTQ_JIT_BYTE_DOTS"), dotsError);
-  if (!byteDots)
-    return error(dotsError);
+  // Code for another CPU than this one: that instruction set's generic CPU.
+  if (explicitIsa && !cpuNameForIsa(*isa).empty()) {
+    tmBuilder->setCPU(cpuNameForIsa(*isa).str());
+    tmBuilder->getFeatures() = llvm::SubtargetFeatures();
+    if (!cpuFeaturesForIsa(*isa).empty())
+      tmBuilder->addFeatures({cpuFeaturesForIsa(*isa).str()});
+  }
 
   // The C interface of the entry, and the packed wrapper the
   // ExecutionEngine (and the cached library) exports for it.
@@ -791,10 +819,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // file does to the module after lowering (change it with that).
   static constexpr const char *kCodeGeneration =
       "identical functions merged, codegen O3, only the entry's packed "
-      "wrapper, PIC, 512-bit vectors and table lookups as permutes on "
-      "AVX-512 and as pairs of 8-lane permutes on AVX2, the byte dot "
-      "products' predicate and body for the CPU, "
-      "static constructors as "
+      "wrapper, PIC, 512-bit vectors on AVX-512, static constructors as "
       "gptq_module_init; linked "
       "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
       " " GPTQ_RUNTIME_LIBRARY;
@@ -806,8 +831,9 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     os << LLVM_VERSION_STRING << "\n"
        << kCodeGeneration << "\n"
        << llvm::sys::getHostCPUName() << "\n"
+       << tmBuilder->getCPU() << "\n"
        << tmBuilder->getFeatures().getString() << "\nO" << options.optLevel
-       << "\nbyte dots " << byteDotsName(*byteDots) << "\n"
+       << "\n"
        << fn->packed.name << "\n"
        << (cuda ? "cuda " GPTQ_CUDA_RUNTIME_LIBRARY "\n" : "");
     module->print(os);
@@ -863,14 +889,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // prefer 256-bit vectors, and the tiles spill.
   llvm::StringRef features = (*tm)->getTargetFeatureString();
   bool avx512 = features.contains("+avx512f");
-  std::optional<TableLookupTarget> lookups;
-  if (avx512)
-    lookups = TableLookupTarget::AVX512;
-  else if (features.contains("+avx2"))
-    lookups = TableLookupTarget::AVX2;
   auto hasInit = std::make_shared<bool>(false);
-  ByteDots dots = *byteDots;
-  auto transformer = [optimize, avx512, lookups, dots, hasInit,
+  auto transformer = [optimize, avx512, hasInit,
                       packedName](llvm::Module *m) -> llvm::Error {
     *hasInit = exportModuleInitializer(*m) || *hasInit;
     eraseUnusedPackedWrappers(*m, packedName);
@@ -878,19 +898,12 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     // translation into a function of its own: identical ones become one
     // before they are optimized and code-generated, once.
     llvm::MergeFunctionsPass::runOnModule(*m);
-    specializeByteDotProducts(*m, dots);
     if (avx512)
       for (llvm::Function &f : *m) {
         f.addFnAttr("prefer-vector-width", "512");
         f.addFnAttr("min-legal-vector-width", "512");
       }
-    if (llvm::Error err = optimize(m))
-      return err;
-    // Once optimized: inlining and the optimizer give each lookup its final
-    // form, one chain of lanes.
-    if (lookups)
-      rewriteTableLookups(*m, *lookups);
-    return llvm::Error::success();
+    return optimize(m);
   };
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;

@@ -58,11 +58,14 @@ void addFront(OpPassManager &pm) {
 /// inlined, bufferized and deallocated; `forwardArgumentResults` for the
 /// CPU's matrix kernel, whose output is its argument's buffer.
 void addLibraryAndBuffers(OpPassManager &pm, int64_t choleskyBlock,
-                          StringRef kernels, bool forwardArgumentResults) {
+                          StringRef kernels, StringRef cpuIsa,
+                          StringRef byteDots, bool forwardArgumentResults) {
   pm.addPass(createGPTQDecomposeQuantizeLayer());
   ConvertGPTQToLinalgOptions convert;
   convert.choleskyBlock = choleskyBlock;
   convert.kernels = kernels.str();
+  convert.cpuIsa = cpuIsa.str();
+  convert.byteDots = byteDots.str();
   pm.addPass(createConvertGPTQToLinalg(convert));
   pm.addPass(createInlinerPass());
   // The kernels' variants that no call asks for (the flags and sizes they
@@ -91,6 +94,13 @@ void addLibraryAndBuffers(OpPassManager &pm, int64_t choleskyBlock,
   // Temporaries die at their last use, not at the end of the function, so
   // that later allocations reuse their memory.
   pm.addPass(createGPTQHoistDeallocs());
+  // The CPU kernels' table lookups and byte dot products as the target's
+  // instructions, once no deallocation pass is left to refuse them.
+  if (kernels == "cpu") {
+    GPTQSelectKernelFormsOptions forms;
+    forms.cpuIsa = cpuIsa.str();
+    pm.addPass(createGPTQSelectKernelForms(forms));
+  }
 }
 
 /// Structured control flow and views as the LLVM conversions take them.
@@ -127,8 +137,11 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   GPTQMatmulToKernelOptions kernel;
   kernel.fuseDequantize = options.fuseDequantize;
   kernel.fuseWidening = options.fuseWidening;
+  kernel.cpuIsa = options.cpuIsa;
+  kernel.byteDots = options.byteDots;
   pm.addPass(createGPTQMatmulToKernel(kernel));
   addLibraryAndBuffers(pm, options.choleskyBlock, options.kernels,
+                       options.cpuIsa, options.byteDots,
                        /*forwardArgumentResults=*/true);
 
   // The model's elementwise ops and reductions as parallel loops; then
@@ -245,8 +258,8 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   // The target-independent stages of the CPU pipeline, with the portable
   // kernels.
   addFront(pm);
-  addLibraryAndBuffers(pm, options.choleskyBlock, "portable",
-                       /*forwardArgumentResults=*/false);
+  addLibraryAndBuffers(pm, options.choleskyBlock, "portable", "generic",
+                       "off", /*forwardArgumentResults=*/false);
 
   // The GPU schedule: every copy and every linalg op a parallel loop, each
   // outermost one tiled into blocks and threads, and a kernel.

@@ -33,7 +33,8 @@ def ConvertGPTQToLinalg : Pass<"convert-gptq-to-linalg", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
-    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect"
   ];
   let options = [
     Option<"choleskyBlock", "cholesky-block", "int64_t", /*default=*/"128",
@@ -42,7 +43,59 @@ def ConvertGPTQToLinalg : Pass<"convert-gptq-to-linalg", "ModuleOp"> {
            "The library's kernels: 'cpu', the CPU schedule's register-tiled "
            "matrix products, blocked transposes and task sizes; or "
            "'portable', each kernel one plain linalg op, for a target's own "
-           "schedule (the GPU pipeline's)">
+           "schedule (the GPU pipeline's)">,
+    Option<"cpuIsa", "cpu-isa", "std::string", /*default=*/"\"host\"",
+           "The instruction set the CPU kernels are written for: host (the "
+           "CPU running the pass), generic (portable vector operations), "
+           "avx2, avx512 or avx512-vnni; their table lookups and byte dot "
+           "products are that set's instructions (KernelsX86.mlir)">,
+    Option<"byteDots", "byte-dots", "std::string", /*default=*/"\"auto\"",
+           "Whether the 4-bit decode kernel for groups of 128 columns "
+           "multiplies codes and activations as bytes rather than looking "
+           "weights up in tables: auto (where cpu-isa has AVX-512 VNNI), on "
+           "(in portable operations without VNNI: for testing them on any "
+           "CPU) or off">
+  ];
+}
+
+def GPTQSelectKernelForms : Pass<"gptq-select-kernel-forms", "ModuleOp"> {
+  let summary = "Give the CPU kernels' steps their x86 instructions";
+  let description = [{
+    The CPU kernels of the gptq lowering library write a few steps in
+    portable vector operations, out of line (`no_inline`): the 16-entry
+    table lookup of the 4-bit kernels (`__gptq_lut16`) and the byte dot
+    product of the 4-bit decode kernel (`__gptq_dot4`). Their x86 forms
+    (`KernelsX86.mlir`) are the instructions themselves, as
+    `llvm.call_intrinsic`: one AVX-512 `vpermps`, or two AVX2 `vpermps` per
+    half and a select, and AVX-512 VNNI's `vpdpbusd`. This pass gives each
+    such function of the module the form of the instruction set `cpu-isa`
+    names and lets it be inlined; the values are the same bit for bit.
+
+    It runs once the module's buffers are placed
+    (`gptq-lower-to-cpu-pipeline` runs it after the deallocation passes,
+    which refuse an op of unknown memory effects, as
+    `llvm.call_intrinsic` is).
+
+    ```mlir
+    func.func private @__gptq_lut16(%t: vector<16xf32>, %c: vector<16xi32>)
+        -> vector<16xf32> attributes {no_inline} { ... portable ... }
+    // with cpu-isa=avx512 becomes
+    func.func private @__gptq_lut16(%t: vector<16xf32>, %c: vector<16xi32>)
+        -> vector<16xf32> {
+      %w = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%t, %c)
+          : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+      return %w : vector<16xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"cpuIsa", "cpu-isa", "std::string", /*default=*/"\"host\"",
+           "The instruction set: host (the CPU running the pass), generic "
+           "(the portable forms stay), avx2, avx512 or avx512-vnni">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect"
   ];
 }
 
@@ -164,14 +217,25 @@ def GPTQMatmulToKernel : Pass<"gptq-matmul-to-kernel", "ModuleOp"> {
            "inside the kernel's packing instead of forming it first">,
     Option<"fuseWidening", "fuse-widening", "bool", /*default=*/"true",
            "Widen a bfloat16 or float16 weight (linalg.generic of arith.extf) "
-           "inside the kernel's packing instead of forming its float32 copy">
+           "inside the kernel's packing instead of forming its float32 copy">,
+    Option<"cpuIsa", "cpu-isa", "std::string", /*default=*/"\"host\"",
+           "The instruction set the CPU kernels are written for: host (the "
+           "CPU running the pass), generic (portable vector operations), "
+           "avx2, avx512 or avx512-vnni; their table lookups and byte dot "
+           "products are that set's instructions (KernelsX86.mlir)">,
+    Option<"byteDots", "byte-dots", "std::string", /*default=*/"\"auto\"",
+           "Whether the 4-bit decode kernel for groups of 128 columns "
+           "multiplies codes and activations as bytes rather than looking "
+           "weights up in tables: auto (where cpu-isa has AVX-512 VNNI), on "
+           "(in portable operations without VNNI: for testing them on any "
+           "CPU) or off">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
     "::mlir::bufferization::BufferizationDialect",
-    "::mlir::memref::MemRefDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::LLVM::LLVMDialect"
   ];
 }
 

@@ -58,6 +58,13 @@ struct JitOptions {
   /// The default pipeline's kernels: "cpu" or "portable" (see
   /// convert-gptq-to-linalg).
   std::string kernels = "cpu";
+  /// The instruction set of the CPU kernels and the generated code (see
+  /// CpuIsa.h): "host", or one the host has ("generic", "avx2", "avx512",
+  /// "avx512-vnni"), whose generic CPU the code is then generated for.
+  std::string cpuIsa = "host";
+  /// The 4-bit decode kernel's byte dot products: "auto" (where the
+  /// instruction set has AVX-512 VNNI), "on" or "off".
+  std::string byteDots = "auto";
   /// Where the code runs: "cpu", or "cuda": the default pipeline is then
   /// gptq-lower-to-nvvm-pipeline for the default GPU's architecture, the
   /// code calls libGPTQCudaRuntime, and compiling fails with the driver's

@@ -42,6 +42,18 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "schedule's) or portable (plain linalg, as the GPU "
                      "pipeline maps them; slower here)"),
       llvm::cl::init("cpu")};
+  PassOptions::Option<std::string> cpuIsa{
+      *this, "cpu-isa",
+      llvm::cl::desc("The instruction set the CPU kernels are written for: "
+                     "host (the CPU running the pipeline), generic, avx2, "
+                     "avx512 or avx512-vnni"),
+      llvm::cl::init("host")};
+  PassOptions::Option<std::string> byteDots{
+      *this, "byte-dots",
+      llvm::cl::desc("The 4-bit decode kernel's byte dot products: auto "
+                     "(where cpu-isa has AVX-512 VNNI), on (portable "
+                     "operations without it) or off"),
+      llvm::cl::init("auto")};
 };
 
 /// What gptq-lower-to-nvvm-pipeline makes of the kernels.

@@ -13,10 +13,12 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
@@ -24,15 +26,19 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 namespace mlir {
 namespace gptq {
 #define GEN_PASS_DEF_CONVERTGPTQTOLINALG
+#define GEN_PASS_DEF_GPTQSELECTKERNELFORMS
 #include "gptq/Conversion/Passes.h.inc"
 } // namespace gptq
 } // namespace mlir
 
 #include "GPTQKernelsCPU.inc"
 #include "GPTQKernelsPortable.inc"
+#include "GPTQKernelsX86.inc"
 #include "GPTQLibrary.inc"
 
 using namespace mlir;
@@ -448,6 +454,10 @@ struct ConvertGPTQToLinalgPass
                          << kernels << "'";
       return signalPassFailure();
     }
+    FailureOr<CpuKernelForms> forms =
+        kernelFormsOfOptions(module, cpuIsa, byteDots);
+    if (failed(forms))
+      return signalPassFailure();
     fuseDataMovement(module, choleskyBlock);
     RewritePatternSet patterns(ctx);
     patterns.add<LowerHessianAccumulate, LowerPermute, LowerGrid,
@@ -470,11 +480,31 @@ struct ConvertGPTQToLinalgPass
     });
     if (leftover)
       return signalPassFailure();
-    if (failed(gptq::addLibraryFunctions(module, *chosen)))
+    if (failed(gptq::addLibraryFunctions(module, *chosen, *forms)))
       return signalPassFailure();
   }
 };
 } // namespace
+
+FailureOr<CpuKernelForms> gptq::kernelFormsOfOptions(Operation *op,
+                                                     StringRef isa,
+                                                     StringRef byteDots) {
+  std::optional<CpuIsa> chosen = resolveCpuIsaOption(isa);
+  if (!chosen) {
+    op->emitError() << "cpu-isa must be " << kHostCpuIsa << " or one of "
+                    << cpuIsaNames() << ", found '" << isa << "'";
+    return failure();
+  }
+  CpuKernelForms forms = defaultKernelForms(*chosen);
+  if (byteDots == "on" || byteDots == "off")
+    forms.byteDots = byteDots == "on";
+  else if (byteDots != "auto") {
+    op->emitError() << "byte-dots must be auto, on or off, found '"
+                    << byteDots << "'";
+    return failure();
+  }
+  return forms;
+}
 
 std::optional<LibraryKernels> gptq::parseLibraryKernels(StringRef name) {
   if (name == "cpu")
@@ -520,8 +550,32 @@ static SmallVector<unsigned> chunkWidths(ModuleOp module) {
 /// Copies the library functions that the module calls, and those they
 /// call, into the module as private functions: each from the chosen kernel
 /// file when it defines it, else from the algorithms.
+/// The suffixes of the forms with target instructions of a CPU kernel's
+/// step (KernelsX86.mlir) that `isa` has, in the order they are looked for.
+static SmallVector<StringRef> targetFormSuffixes(CpuIsa isa) {
+  switch (isa) {
+  case CpuIsa::AVX512VNNI:
+    return {"_vnni", "_avx512"};
+  case CpuIsa::AVX512:
+    return {"_avx512"};
+  case CpuIsa::AVX2:
+    return {"_avx2"};
+  case CpuIsa::Generic:
+    break;
+  }
+  return {};
+}
+
+/// The x86 forms of the CPU kernels' steps, parsed.
+static OwningOpRef<ModuleOp> parseKernelForms(MLIRContext *ctx) {
+  ParserConfig config(ctx, /*verifyAfterParse=*/false);
+  return parseSourceString<ModuleOp>(kGPTQKernelsX86Source, config,
+                                     "gptq-kernels-x86");
+}
+
 LogicalResult gptq::addLibraryFunctions(ModuleOp module,
-                                        LibraryKernels kernels) {
+                                        LibraryKernels kernels,
+                                        const CpuKernelForms &forms) {
   llvm::SetVector<StringRef> wanted;
   auto collect = [&](Operation *root) {
     root->walk([&](func::CallOp call) {
@@ -546,6 +600,23 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
                             "library does not parse");
   SymbolTable libraryTable(library->getOperation());
   SymbolTable kernelTable(kernelLibrary->getOperation());
+  // The forms of the CPU kernels' steps that the byte-dots option chooses
+  // (those with target instructions come later, gptq-select-kernel-forms),
+  // and the functions those call.
+  OwningOpRef<ModuleOp> formLibrary;
+  std::optional<SymbolTable> formTable;
+  if (cpu) {
+    formLibrary = parseKernelForms(module.getContext());
+    if (!formLibrary)
+      return module.emitError("internal error: the gptq implementation "
+                              "library does not parse");
+    formTable.emplace(formLibrary->getOperation());
+  }
+  auto targetForm = [&](StringRef name) -> func::FuncOp {
+    if (!formTable || !forms.byteDots)
+      return {};
+    return formTable->lookup<func::FuncOp>((name + "_dots").str());
+  };
   // The CPU kernels' steps written out for each width (ChunkKernels.h),
   // parsed when the CPU kernels call one.
   OwningOpRef<ModuleOp> chunkLibrary;
@@ -567,11 +638,15 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   for (size_t i = 0; i < wanted.size(); ++i) {
     StringRef name = wanted[i];
-    auto fn = kernelTable.lookup<func::FuncOp>(name);
+    auto fn = targetForm(name);
+    if (!fn)
+      fn = kernelTable.lookup<func::FuncOp>(name);
     if (!fn)
       fn = chunkKernel(name);
     if (!fn)
       fn = libraryTable.lookup<func::FuncOp>(name);
+    if (!fn && formTable)
+      fn = formTable->lookup<func::FuncOp>(name);
     if (!fn)
       return module.emitError()
              << "internal error: no implementation '" << name
@@ -589,6 +664,7 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
              << "' reserved for the gptq lowering library";
     }
     auto copy = cast<func::FuncOp>(b.clone(*fn));
+    copy.setSymName(name);
     copy.setPrivate();
     copy->setAttr(kLibraryAttr, b.getUnitAttr());
     moduleTable.insert(copy);
@@ -596,3 +672,75 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
   }
   return success();
 }
+
+LogicalResult gptq::selectKernelForms(ModuleOp module, CpuIsa isa) {
+  SmallVector<StringRef> suffixes = targetFormSuffixes(isa);
+  SmallVector<func::FuncOp> steps;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f->hasAttr(kLibraryAttr) && !f.isDeclaration())
+      steps.push_back(f);
+  if (suffixes.empty() || steps.empty())
+    return success();
+  OwningOpRef<ModuleOp> formLibrary = parseKernelForms(module.getContext());
+  if (!formLibrary)
+    return module.emitError("internal error: the gptq implementation "
+                            "library does not parse");
+  SymbolTable forms(formLibrary->getOperation());
+  SymbolTable moduleTable(module);
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  // Functions that the forms call, copied in once each.
+  std::function<LogicalResult(Operation *)> addCallees =
+      [&](Operation *root) -> LogicalResult {
+    WalkResult walked = root->walk([&](func::CallOp call) {
+      StringRef callee = call.getCallee();
+      if (!callee.starts_with(kPrefix) || moduleTable.lookup(callee))
+        return WalkResult::advance();
+      auto fn = forms.lookup<func::FuncOp>(callee);
+      if (!fn) {
+        call.emitError() << "internal error: no implementation '" << callee
+                         << "' among the CPU kernels' x86 forms";
+        return WalkResult::interrupt();
+      }
+      auto copy = cast<func::FuncOp>(b.clone(*fn));
+      copy.setPrivate();
+      copy->setAttr(kLibraryAttr, b.getUnitAttr());
+      moduleTable.insert(copy);
+      return failed(addCallees(copy)) ? WalkResult::interrupt()
+                                      : WalkResult::advance();
+    });
+    return failure(walked.wasInterrupted());
+  };
+  for (func::FuncOp step : steps) {
+    func::FuncOp form;
+    for (StringRef suffix : suffixes)
+      if ((form = forms.lookup<func::FuncOp>((step.getName() + suffix).str())))
+        break;
+    if (!form)
+      continue;
+    if (form.getFunctionType() != step.getFunctionType())
+      return step.emitError() << "internal error: the x86 form of '"
+                              << step.getName() << "' has another type";
+    step.getBody().getBlocks().clear();
+    IRMapping mapping;
+    form.getBody().cloneInto(&step.getBody(), mapping);
+    // Out of line only until now: the form is one or a few instructions.
+    step->removeAttr("no_inline");
+    if (failed(addCallees(step)))
+      return failure();
+  }
+  return success();
+}
+
+namespace {
+struct GPTQSelectKernelFormsPass
+    : gptq::impl::GPTQSelectKernelFormsBase<GPTQSelectKernelFormsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<CpuKernelForms> forms =
+        kernelFormsOfOptions(module, cpuIsa, "auto");
+    if (failed(forms) || failed(selectKernelForms(module, forms->isa)))
+      return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,8 +1,9 @@
 // The CPU schedule's kernels of the gptq lowering library (see Library.mlir):
 // register-tiled matrix products on AVX-512 vectors, cache-blocked
 // transposes and gathers, and the chunk sizes that split parallel loops
-// into tasks for the cores. Two functions here get their bodies from the
-// JIT for its CPU (__gptq_byte_dots and __gptq_dot4, ByteDotProducts.h).
+// into tasks for the cores. The steps that have target instructions
+// (__gptq_lut16, __gptq_dot4, __gptq_byte_dots) have their x86 forms in
+// KernelsX86.mlir.
 
 #id1 = affine_map<(d0) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
@@ -1256,8 +1257,13 @@ func.func private @__gptq_chunk_groups(%chunks: index, %width: index, %size: ind
   return %gmap : tensor<?xindex>
 }
 
-// Lane i of %table at %idx[i], for every lane (a variable permute).
-func.func private @__gptq_lut16(%table: vector<16xf32>, %code: vector<16xi32>) -> vector<16xf32> {
+// Lane i of %table at the low four bits of %code[i], for every lane (a
+// variable permute), in portable operations. Kept out of line until the module's buffers are
+// placed: gptq-select-kernel-forms then gives it its x86 form, permutes
+// (KernelsX86.mlir), for the instruction set the module is lowered for.
+func.func private @__gptq_lut16(%table: vector<16xf32>, %codes: vector<16xi32>) -> vector<16xf32> attributes {no_inline} {
+  %fifteen = arith.constant dense<15> : vector<16xi32>
+  %code = arith.andi %codes, %fifteen : vector<16xi32>
   %i0 = vector.extract %code[0] : i32 from vector<16xi32>
   %i1 = vector.extract %code[1] : i32 from vector<16xi32>
   %i2 = vector.extract %code[2] : i32 from vector<16xi32>
@@ -1525,8 +1531,7 @@ func.func private @__gptq_rows_q4_lut_col(%xp: tensor<?x?x8x16xf32>, %mm: index,
   %bit = arith.muli %ji, %four : i32
   %shv = vector.broadcast %bit : i32 to vector<16xi32>
   %e = arith.shrui %q, %shv : vector<16xi32>
-  %d = arith.andi %e, %fifteen : vector<16xi32>
-  %w = func.call @__gptq_lut16(%t, %d) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+  %w = func.call @__gptq_lut16(%t, %e) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
   %f = vector.fma %xv, %w, %u : vector<16xf32>
   return %f : vector<16xf32>
 }
@@ -1764,19 +1769,19 @@ func.func private @__gptq_q4_dot_word(%b0: vector<16xi32>, %b1: vector<16xi32>, 
 
 // Whether the 4-bit decode kernel for groups of 128 columns multiplies
 // codes and activations as bytes (__gptq_matmul_rows_q4_dot) rather than
-// looking weights up in tables (__gptq_matmul_rows_q4_lut): false here;
-// the JIT gives this function the answer for its CPU (true where it has
-// AVX-512 VNNI), then inlines it (ByteDotProducts.h).
-func.func private @__gptq_byte_dots() -> i1 attributes {no_inline} {
+// looking weights up in tables (__gptq_matmul_rows_q4_lut): false here,
+// true in its form with byte dot products (KernelsX86.mlir), which the
+// library takes where the CPU has AVX-512 VNNI or a caller asks for them.
+func.func private @__gptq_byte_dots() -> i1 {
   %false = arith.constant false
   return %false : i1
 }
 
 // %acc plus, in each 32-bit lane, the four products of its bytes of %a
 // (unsigned) and %b (signed), in portable operations: exact, the sums of
-// the kernel's lanes are below 2^31. Never inlined here: the JIT gives
-// this function AVX-512 VNNI's vpdpbusd as its body on a CPU that has it,
-// then inlines it (ByteDotProducts.h).
+// the kernel's lanes are below 2^31. Kept out of line until the module's
+// buffers are placed: on AVX-512 VNNI gptq-select-kernel-forms then gives
+// it its form as vpdpbusd (KernelsX86.mlir), the same integers.
 func.func private @__gptq_dot4(%acc: vector<16xi32>, %a: vector<16xi32>, %b: vector<16xi32>) -> vector<16xi32> attributes {no_inline} {
   %ab = vector.bitcast %a : vector<16xi32> to vector<64xi8>
   %bb = vector.bitcast %b : vector<16xi32> to vector<64xi8>
@@ -2422,12 +2427,9 @@ func.func private @__gptq_rows_qk4(%xp: tensor<?x?x32x16xf32>, %xs: tensor<?x?x1
 // group %g + %rel[i] (%rel[i] < 16; zero past the row's end).
 func.func private @__gptq_lane_grid(%grid: tensor<?x?xf32>, %row: index, %g: index, %rel: vector<16xi32>) -> vector<16xf32> {
   %zero = arith.constant 0.0 : f32
-  // Masked to the table's 16 entries (which they are): a lane permute, not
-  // 16 loads.
-  %fifteen = arith.constant dense<15> : vector<16xi32>
-  %lanes = arith.andi %rel, %fifteen : vector<16xi32>
+  // A lane permute, not 16 loads.
   %v = vector.transfer_read %grid[%row, %g], %zero : tensor<?x?xf32>, vector<16xf32>
-  %w = func.call @__gptq_lut16(%v, %lanes) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+  %w = func.call @__gptq_lut16(%v, %rel) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
   return %w : vector<16xf32>
 }
 

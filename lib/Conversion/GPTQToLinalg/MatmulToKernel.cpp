@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -261,6 +262,10 @@ struct GPTQMatmulToKernelPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    FailureOr<gptq::CpuKernelForms> forms =
+        gptq::kernelFormsOfOptions(module, cpuIsa, byteDots);
+    if (failed(forms))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<LowerBatchMatmul>(&getContext(), fuseDequantize,
                                    fuseWidening);
@@ -268,7 +273,8 @@ struct GPTQMatmulToKernelPass
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     if (failed(applyPatternsGreedily(module, std::move(patterns), config)))
       return signalPassFailure();
-    if (failed(gptq::addLibraryFunctions(module)))
+    if (failed(gptq::addLibraryFunctions(module, gptq::LibraryKernels::CPU,
+                                         *forms)))
       return signalPassFailure();
   }
 };
