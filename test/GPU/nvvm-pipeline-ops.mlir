@@ -5,20 +5,22 @@
 // approximate division is never used.
 
 // REQUIRES: cuda-toolkit
-// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s
-// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefix=MEM
-// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefixes=PTX,NOAPPROX
-// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefix=SMEM
-// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefix=NOMALLOC
-// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | FileCheck %s --check-prefix=TILED
+// The pipeline runs once per format; each prefix checks the same output.
+// RUN: rm -rf %t && mkdir -p %t
 // RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" -mlir-print-ir-after=gpu-kernel-outlining \
-// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=OUTLINED
-// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" -mlir-print-ir-after=gpu-kernel-outlining \
-// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=ONEBLOCK
+// RUN:   -o %t/isa.mlir 2> %t/outlined.mlir
+// RUN: FileCheck %s < %t/isa.mlir
+// RUN: FileCheck %s --check-prefix=MEM < %t/isa.mlir
+// RUN: FileCheck %s --check-prefixes=PTX,NOAPPROX < %t/isa.mlir
+// RUN: FileCheck %s --check-prefix=SMEM < %t/isa.mlir
+// RUN: FileCheck %s --check-prefix=NOMALLOC < %t/isa.mlir
+// RUN: FileCheck %s --check-prefix=TILED < %t/isa.mlir
+// RUN: FileCheck %s --check-prefix=OUTLINED < %t/outlined.mlir
+// RUN: FileCheck %s --check-prefix=ONEBLOCK < %t/outlined.mlir
 // RUN: %if ptxas %{ gptq-opt %s --gptq-lower-to-nvvm-pipeline | FileCheck %s --check-prefix=CUBIN %}
 // Everything lowers: the result translates to LLVM IR, whose constructors
 // register the embedded kernels and whose host code launches them.
-// RUN: gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=isa" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
+// RUN: mlir-translate --mlir-to-llvmir %t/isa.mlir | FileCheck %s --check-prefix=LLVMIR
 // RUN: not gptq-opt %s --gptq-lower-to-nvvm-pipeline="format=text" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADFORMAT
 
