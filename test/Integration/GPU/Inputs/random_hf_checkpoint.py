@@ -1,8 +1,9 @@
 """Writes a tiny Hugging Face checkpoint with random weights, for lit tests:
 config.json and model.safetensors (written here, so that only NumPy is
 needed), the tensors named and shaped as gptq_mlir.architectures says for
-the config. Usage: random_hf_checkpoint.py KIND FOLDER, KIND one of the
-configs below (each exercises what its architecture adds to Llama)."""
+the config. Usage: random_hf_checkpoint.py KIND FOLDER [LAYERS], KIND one
+of the configs below (each exercises what its architecture adds to Llama),
+LAYERS the number of layers (default 2: Gemma 2 alternates its window)."""
 
 import json
 import sys
@@ -47,6 +48,8 @@ def write_safetensors(tensors, path: Path) -> None:
 def main() -> None:
     kind, folder = sys.argv[1], Path(sys.argv[2])
     config = CONFIGS[kind]
+    if len(sys.argv) > 3:
+        config = dict(config, num_hidden_layers=int(sys.argv[3]))
     cfg, arch = architectures.parse(config, folder / "config.json")
     shapes = architectures.weight_shapes(cfg, arch)
     rng = np.random.default_rng(0)
