@@ -22,6 +22,12 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.gptq_tools_dir, append_path=True)
 # Every FileCheck invocation scopes its variables to CHECK-LABEL blocks.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+# Idle OpenMP threads sleep at once rather than spin for libomp's 200 ms:
+# with a test per core, one test's spinning workers took the other's core,
+# and the emulated GPU kernels' teams (a thread per GPU thread, hundreds)
+# waited at their barriers behind them. How threads wait changes, not what
+# they compute.
+config.environment["KMP_BLOCKTIME"] = "0"
 # Compiled code is cached inside the build tree, never in the user's home.
 config.environment["GPTQ_MLIR_CACHE_DIR"] = os.path.join(
     config.gptq_obj_root, "test", "compile-cache")
