@@ -28,9 +28,12 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 # waited at their barriers behind them. How threads wait changes, not what
 # they compute.
 config.environment["KMP_BLOCKTIME"] = "0"
-# Compiled code is cached inside the build tree, never in the user's home.
+# Compiled code is cached inside the build tree, never in the user's home:
+# in the folder scripts/test.sh gives the Python tests, which then find the
+# quantization kernels (named by their code, not by a module's path) that
+# the lit tests compiled.
 config.environment["GPTQ_MLIR_CACHE_DIR"] = os.path.join(
-    config.gptq_obj_root, "test", "compile-cache")
+    config.gptq_obj_root, "compile-cache")
 
 config.substitutions.append(("%python", config.python_executable))
 # The C compiler of the build, for programs written against the C API.
