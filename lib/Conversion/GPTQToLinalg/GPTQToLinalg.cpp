@@ -547,9 +547,6 @@ static SmallVector<unsigned> chunkWidths(ModuleOp module) {
   return sorted;
 }
 
-/// Copies the library functions that the module calls, and those they
-/// call, into the module as private functions: each from the chosen kernel
-/// file when it defines it, else from the algorithms.
 /// The suffixes of the forms with target instructions of a CPU kernel's
 /// step (KernelsX86.mlir) that `isa` has, in the order they are looked for.
 static SmallVector<StringRef> targetFormSuffixes(CpuIsa isa) {
@@ -573,6 +570,9 @@ static OwningOpRef<ModuleOp> parseKernelForms(MLIRContext *ctx) {
                                      "gptq-kernels-x86");
 }
 
+/// Copies the library functions that the module calls, and those they
+/// call, into the module as private functions: each from the chosen kernel
+/// file when it defines it, else from the algorithms.
 LogicalResult gptq::addLibraryFunctions(ModuleOp module,
                                         LibraryKernels kernels,
                                         const CpuKernelForms &forms) {
@@ -605,7 +605,7 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
   // and the functions those call.
   OwningOpRef<ModuleOp> formLibrary;
   std::optional<SymbolTable> formTable;
-  if (cpu) {
+  if (cpu && forms.byteDots) {
     formLibrary = parseKernelForms(module.getContext());
     if (!formLibrary)
       return module.emitError("internal error: the gptq implementation "
@@ -613,7 +613,7 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
     formTable.emplace(formLibrary->getOperation());
   }
   auto targetForm = [&](StringRef name) -> func::FuncOp {
-    if (!formTable || !forms.byteDots)
+    if (!formTable)
       return {};
     return formTable->lookup<func::FuncOp>((name + "_dots").str());
   };
