@@ -22,7 +22,17 @@ for label, path in zip(("gptq", "rtn"), sys.argv[1:]):
     for key in ("compile", "quantize", "total"):
         if timing[f"{key}_seconds"] != report["seconds"][key]:
             problems.append(f"{key}_seconds differs from seconds.{key}")
+    stages = report["stages"]
+    for key in ("calibration", "propagation"):
+        total = sum(stage[f"{'hessian' if key == 'calibration' else key}_forward_seconds"] for stage in stages)
+        if abs(total - timing[f"{key}_forward_seconds"]) > 1e-6:
+            problems.append(f"stages' {key} forwards {total} != {timing[f'{key}_forward_seconds']}")
+    staged = sorted(name for stage in stages for name in stage["layers"])
+    calibrated = sorted(layer["name"] for layer in report["layers"] if layer.get("stage") is not None)
+    if label == "gptq" and staged != calibrated:
+        problems.append(f"stages' layers {staged} != the calibrated layers {calibrated}")
     print(f"{label}: {'ok' if not problems else '; '.join(problems)}")
+    print(f"{label}: {len(stages)} stages")
 gptq = reports["gptq"]
 print("gptq forwards:", gptq["calibration_forward_seconds"] > 0, gptq["propagation_forward_seconds"] > 0)
 rtn = reports["rtn"]
