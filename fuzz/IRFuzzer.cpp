@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Dialect/UKernel/IR/UKernel.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -41,7 +42,7 @@ const DialectRegistry &registry() {
     // The registration of gptq-opt (registerToolDialects).
     registerAllDialects(*r);
     registerAllExtensions(*r);
-    r->insert<gptq::GPTQDialect>();
+    r->insert<gptq::GPTQDialect, gptq::ukernel::UKernelDialect>();
     return r;
   }();
   return *r;

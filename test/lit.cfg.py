@@ -58,7 +58,7 @@ config.substitutions.append(
 
 tool_dirs = [config.gptq_tools_dir, config.llvm_tools_dir]
 tools = ["gptq-opt", "gptq-run", "gptq-quantize-layer", "gptq-compile",
-         "gptq-pipeline-example"]
+         "gptq-pipeline-example", "gptq-build-ukernels"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # A small, full file system on demand: a tmpfs mounted in a private mount

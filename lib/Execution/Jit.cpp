@@ -2,8 +2,9 @@
 
 #include "gptq/Execution/Jit.h"
 
-#include "gptq/Conversion/CpuIsa.h"
+#include "gptq/Codegen/CPU/CpuIsa.h"
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Dialect/UKernel/IR/UKernel.h"
 #include "gptq/Execution/ModuleFile.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Signals.h"
@@ -87,6 +88,9 @@ using namespace mlir::gptq;
 #endif
 #ifndef GPTQ_RUNTIME_LIBRARY
 #define GPTQ_RUNTIME_LIBRARY ""
+#endif
+#ifndef GPTQ_UKERNEL_LIBRARY
+#define GPTQ_UKERNEL_LIBRARY ""
 #endif
 
 namespace {
@@ -178,7 +182,7 @@ void mlir::gptq::registerToolDialects(DialectRegistry &registry) {
   // them, so that gpu-module-to-binary can serialize GPU kernels (PTX, cubin
   // through ptxas) in gptq-opt.
   registerAllToLLVMIRTranslations(registry);
-  registry.insert<GPTQDialect>();
+  registry.insert<GPTQDialect, ukernel::UKernelDialect>();
 }
 
 namespace {
@@ -346,7 +350,8 @@ llvm::Error linkSharedLibrary(StringRef object, StringRef library) {
   SmallVector<std::string> args = {*cc, "-shared", "-o", library.str(),
                                    object.str()};
   for (const char *runtime :
-       {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME, GPTQ_RUNTIME_LIBRARY}) {
+       {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME, GPTQ_RUNTIME_LIBRARY,
+        GPTQ_UKERNEL_LIBRARY}) {
     if (!std::strlen(runtime))
       continue;
     args.push_back(runtime);
@@ -822,7 +827,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       "wrapper, PIC, 512-bit vectors on AVX-512, static constructors as "
       "gptq_module_init; linked "
       "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
-      " " GPTQ_RUNTIME_LIBRARY;
+      " " GPTQ_RUNTIME_LIBRARY " " GPTQ_UKERNEL_LIBRARY;
   llvm::SmallString<256> cachePath;
   llvm::XXH128_hash_t digest{0, 0};
   if (!options.cacheDir.empty() && !options.object) {
@@ -915,7 +920,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   engineOptions.enablePerfNotificationListener = false;
   SmallVector<StringRef> libs;
   for (const char *lib :
-       {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME, GPTQ_RUNTIME_LIBRARY})
+       {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME, GPTQ_RUNTIME_LIBRARY,
+        GPTQ_UKERNEL_LIBRARY})
     if (std::strlen(lib))
       libs.push_back(lib);
   if (cuda)

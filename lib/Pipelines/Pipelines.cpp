@@ -134,15 +134,18 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   addFront(pm);
   // The CPU schedule of the contractions: the matrix kernel.
   pm.addNestedPass<func::FuncOp>(createGPTQReassociateReductions());
-  GPTQMatmulToKernelOptions kernel;
+  GPTQMatmulToUKernelOptions kernel;
   kernel.fuseDequantize = options.fuseDequantize;
   kernel.fuseWidening = options.fuseWidening;
-  kernel.cpuIsa = options.cpuIsa;
-  kernel.byteDots = options.byteDots;
-  pm.addPass(createGPTQMatmulToKernel(kernel));
+  pm.addPass(createGPTQMatmulToUKernel(kernel));
   addLibraryAndBuffers(pm, options.choleskyBlock, options.kernels,
                        options.cpuIsa, options.byteDots,
                        /*forwardArgumentResults=*/true);
+  // The microkernels as calls of the library built for the instruction set.
+  GPTQLowerUKernelsOptions ukernels;
+  ukernels.cpuIsa = options.cpuIsa;
+  ukernels.byteDots = options.byteDots;
+  pm.addPass(createGPTQLowerUKernels(ukernels));
 
   // The model's elementwise ops and reductions as parallel loops; then
   // those and the kernels' independent column panels run on all cores.

@@ -157,6 +157,7 @@ static llvm::Error link(llvm::StringRef object, llvm::StringRef table,
                                          "-x",
                                          "none",
                                          object.str(),
+                                         GPTQ_AOT_UKERNEL_LIBRARY,
                                          GPTQ_AOT_MAIN_LIBRARY};
   // The CUDA runtime library, which loads the driver at run time.
   if (cuda)

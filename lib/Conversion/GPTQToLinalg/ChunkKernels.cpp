@@ -153,7 +153,7 @@ void emitChunkKernel(llvm::raw_ostream &os, unsigned bits) {
       code = "%q" + at;
       os << "  %f" << at << " = arith.uitofp " << code
          << " : vector<16xi32> to vector<16xf32>\n"
-         << "  %a" << at << " = vector.fma %x" << t << ", %f" << at << ", "
+         << "  %a" << at << " = math.fma %x" << t << ", %f" << at << ", "
          << acc[r] << " : vector<16xf32>\n";
       acc[r] = "%a" + at;
     }
@@ -164,7 +164,7 @@ void emitChunkKernel(llvm::raw_ostream &os, unsigned bits) {
        << ", %xsum : vector<16xf32>\n"
        << "  %centred" << r << " = arith.subf " << acc[r] << ", %zx" << r
        << " : vector<16xf32>\n"
-       << "  %out" << r << " = vector.fma %s" << r << ", %centred" << r
+       << "  %out" << r << " = math.fma %s" << r << ", %centred" << r
        << ", %u" << r << " : vector<16xf32>\n";
   os << "  return %out0, %out1, %out2, %out3 : vector<16xf32>, "
         "vector<16xf32>, vector<16xf32>, vector<16xf32>\n}\n\n";

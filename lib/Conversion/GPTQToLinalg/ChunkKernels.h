@@ -10,9 +10,8 @@
 // codes times activations (%xp[%mm, %ch, t, i], column t of lane i, scaled
 // by 2^-o for a code at bit o of its word) gives s * (P - z * xsum) with
 // its scale, zero and activations' sum, added to its row's accumulator.
-// Only the widths a module's matrix products use are written out (each
-// kernel is a few thousand instructions); __gptq_chunk_widths(%bits) tells
-// __gptq_matmul which ones are there.
+// The microkernel library (lib/UKernels) has every width;
+// __gptq_chunk_widths(%bits) tells __gptq_matmul which ones are there.
 //
 //===----------------------------------------------------------------------===//
 

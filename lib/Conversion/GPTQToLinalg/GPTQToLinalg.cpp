@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ChunkKernels.h"
-#include "Library.h"
+#include "gptq/Conversion/Library.h"
 #include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 
@@ -514,37 +514,14 @@ std::optional<LibraryKernels> gptq::parseLibraryKernels(StringRef name) {
   return std::nullopt;
 }
 
-/// The widths of the chunk kernels `module` needs: those its calls of the
-/// matrix kernel give as constants, or all where one is not a constant.
-static SmallVector<unsigned> chunkWidths(ModuleOp module) {
-  llvm::SmallSetVector<unsigned, 8> widths;
-  bool all = false;
-  module.walk([&](func::CallOp call) {
-    if (call.getCallee() != "__gptq_matmul" ||
-        call.getNumOperands() <= kMatmulBitsOperand)
-      return;
-    // The op itself, not m_ConstantInt: a trait's TypeID can differ between
-    // the shared library the JIT's C API is and libMLIR, where the op's is
-    // defined once (hasTrait<ConstantLike> then fails in that library).
-    auto constant =
-        call.getOperand(kMatmulBitsOperand).getDefiningOp<arith::ConstantOp>();
-    auto bits = constant ? dyn_cast<IntegerAttr>(constant.getValue())
-                         : IntegerAttr();
-    if (!bits) {
-      all = true;
-      return;
-    }
-    uint64_t width = bits.getValue().getZExtValue();
-    if (width >= kChunkKernelMinBits && width <= kChunkKernelMaxBits)
-      widths.insert(width);
-  });
-  if (all)
-    for (unsigned width = kChunkKernelMinBits; width <= kChunkKernelMaxBits;
-         ++width)
-      widths.insert(width);
-  SmallVector<unsigned> sorted(widths.begin(), widths.end());
-  llvm::sort(sorted);
-  return sorted;
+/// The widths of the chunk kernels: every width that has one (the matrix
+/// kernel is built once for all, lib/UKernels).
+static SmallVector<unsigned> chunkWidths() {
+  SmallVector<unsigned> widths;
+  for (unsigned width = kChunkKernelMinBits; width <= kChunkKernelMaxBits;
+       ++width)
+    widths.push_back(width);
+  return widths;
 }
 
 /// The suffixes of the forms with target instructions of a CPU kernel's
@@ -626,7 +603,7 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
       return {};
     if (!chunkLibrary) {
       chunkLibrary = parseSourceString<ModuleOp>(
-          chunkKernelsSource(chunkWidths(module)), parserConfig,
+          chunkKernelsSource(chunkWidths()), parserConfig,
           "gptq-chunk-kernels");
       if (!chunkLibrary)
         return {};

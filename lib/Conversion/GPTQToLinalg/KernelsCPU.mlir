@@ -452,12 +452,12 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
           %r3 = vector.extract %acc[3] : vector<64xf32> from vector<6x64xf32>
           %r4 = vector.extract %acc[4] : vector<64xf32> from vector<6x64xf32>
           %r5 = vector.extract %acc[5] : vector<64xf32> from vector<6x64xf32>
-          %f0 = vector.fma %b0, %bv, %r0 : vector<64xf32>
-          %f1 = vector.fma %b1, %bv, %r1 : vector<64xf32>
-          %f2 = vector.fma %b2, %bv, %r2 : vector<64xf32>
-          %f3 = vector.fma %b3, %bv, %r3 : vector<64xf32>
-          %f4 = vector.fma %b4, %bv, %r4 : vector<64xf32>
-          %f5 = vector.fma %b5, %bv, %r5 : vector<64xf32>
+          %f0 = math.fma %b0, %bv, %r0 : vector<64xf32>
+          %f1 = math.fma %b1, %bv, %r1 : vector<64xf32>
+          %f2 = math.fma %b2, %bv, %r2 : vector<64xf32>
+          %f3 = math.fma %b3, %bv, %r3 : vector<64xf32>
+          %f4 = math.fma %b4, %bv, %r4 : vector<64xf32>
+          %f5 = math.fma %b5, %bv, %r5 : vector<64xf32>
           %o0 = vector.insert %f0, %acc [0] : vector<64xf32> into vector<6x64xf32>
           %o1 = vector.insert %f1, %o0 [1] : vector<64xf32> into vector<6x64xf32>
           %o2 = vector.insert %f2, %o1 [2] : vector<64xf32> into vector<6x64xf32>
@@ -489,12 +489,12 @@ func.func private @__gptq_gemm_panel(%panel0: tensor<?x?xf32>, %ap: tensor<?x?x6
           %r3 = vector.extract %acc[3] : vector<64xf32> from vector<6x64xf32>
           %r4 = vector.extract %acc[4] : vector<64xf32> from vector<6x64xf32>
           %r5 = vector.extract %acc[5] : vector<64xf32> from vector<6x64xf32>
-          %f0 = vector.fma %b0, %bv, %r0 : vector<64xf32>
-          %f1 = vector.fma %b1, %bv, %r1 : vector<64xf32>
-          %f2 = vector.fma %b2, %bv, %r2 : vector<64xf32>
-          %f3 = vector.fma %b3, %bv, %r3 : vector<64xf32>
-          %f4 = vector.fma %b4, %bv, %r4 : vector<64xf32>
-          %f5 = vector.fma %b5, %bv, %r5 : vector<64xf32>
+          %f0 = math.fma %b0, %bv, %r0 : vector<64xf32>
+          %f1 = math.fma %b1, %bv, %r1 : vector<64xf32>
+          %f2 = math.fma %b2, %bv, %r2 : vector<64xf32>
+          %f3 = math.fma %b3, %bv, %r3 : vector<64xf32>
+          %f4 = math.fma %b4, %bv, %r4 : vector<64xf32>
+          %f5 = math.fma %b5, %bv, %r5 : vector<64xf32>
           %o0 = vector.insert %f0, %acc [0] : vector<64xf32> into vector<6x64xf32>
           %o1 = vector.insert %f1, %o0 [1] : vector<64xf32> into vector<6x64xf32>
           %o2 = vector.insert %f2, %o1 [2] : vector<64xf32> into vector<6x64xf32>
@@ -798,10 +798,10 @@ func.func private @__gptq_rows_k4_step(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?x
   %w1 = func.call @__gptq_rows_row16(%bm, %bi, %row1, %kk, %inb, %half, %bh, %bf) : (tensor<?x?x?xf32>, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> vector<16xf32>
   %w2 = func.call @__gptq_rows_row16(%bm, %bi, %row2, %kk, %inb, %half, %bh, %bf) : (tensor<?x?x?xf32>, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> vector<16xf32>
   %w3 = func.call @__gptq_rows_row16(%bm, %bi, %row3, %kk, %inb, %half, %bh, %bf) : (tensor<?x?x?xf32>, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> vector<16xf32>
-  %f0 = vector.fma %x, %w0, %u0 : vector<16xf32>
-  %f1 = vector.fma %x, %w1, %u1 : vector<16xf32>
-  %f2 = vector.fma %x, %w2, %u2 : vector<16xf32>
-  %f3 = vector.fma %x, %w3, %u3 : vector<16xf32>
+  %f0 = math.fma %x, %w0, %u0 : vector<16xf32>
+  %f1 = math.fma %x, %w1, %u1 : vector<16xf32>
+  %f2 = math.fma %x, %w2, %u2 : vector<16xf32>
+  %f3 = math.fma %x, %w3, %u3 : vector<16xf32>
   return %f0, %f1, %f2, %f3 : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
 }
 
@@ -889,7 +889,7 @@ func.func private @__gptq_rows_f_col(%a: tensor<?x?x?xf32>, %bm: tensor<?x?x?xf3
     scf.yield %v : vector<16xf32>
   }
   %w = func.call @__gptq_rows_row16(%bm, %bi, %row, %kk, %inb, %half, %bh, %bf) : (tensor<?x?x?xf32>, index, index, index, i1, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> vector<16xf32>
-  %f = vector.fma %x, %w, %u : vector<16xf32>
+  %f = math.fma %x, %w, %u : vector<16xf32>
   return %f : vector<16xf32>
 }
 
@@ -1098,7 +1098,7 @@ func.func private @__gptq_rows_q4_wide(%a: tensor<?x?x?xf32>, %bi: index, %blk: 
           %ki = arith.addi %col0, %i : index
           %ai = tensor.extract %a[%bi, %mm, %ki] : tensor<?x?x?xf32>
           %ab = vector.broadcast %ai : f32 to vector<64xf32>
-          %f = vector.fma %ab, %w, %x : vector<64xf32>
+          %f = math.fma %ab, %w, %x : vector<64xf32>
           scf.yield %f : vector<64xf32>
         }
         scf.yield %sum : vector<64xf32>
@@ -1161,7 +1161,7 @@ func.func private @__gptq_rows_q4_narrow(%a: tensor<?x?x?xf32>, %bi: index, %blk
         %ki = arith.addi %kk, %i : index
         %ai = tensor.extract %a[%bi, %mm, %ki] : tensor<?x?x?xf32>
         %ab = vector.broadcast %ai : f32 to vector<16xf32>
-        %f = vector.fma %ab, %w, %u : vector<16xf32>
+        %f = math.fma %ab, %w, %u : vector<16xf32>
         scf.yield %f : vector<16xf32>
       }
       scf.yield %s : vector<16xf32>
@@ -1532,7 +1532,7 @@ func.func private @__gptq_rows_q4_lut_col(%xp: tensor<?x?x8x16xf32>, %mm: index,
   %shv = vector.broadcast %bit : i32 to vector<16xi32>
   %e = arith.shrui %q, %shv : vector<16xi32>
   %w = func.call @__gptq_lut16(%t, %e) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
-  %f = vector.fma %xv, %w, %u : vector<16xf32>
+  %f = math.fma %xv, %w, %u : vector<16xf32>
   return %f : vector<16xf32>
 }
 
@@ -2145,7 +2145,7 @@ func.func private @__gptq_rows_q8_col(%xp: tensor<?x?x4x16xf32>, %mm: index, %ch
   %maskv = vector.broadcast %mask : i32 to vector<16xi32>
   %d = arith.andi %q, %maskv : vector<16xi32>
   %w = arith.uitofp %d : vector<16xi32> to vector<16xf32>
-  %f = vector.fma %xv, %w, %u : vector<16xf32>
+  %f = math.fma %xv, %w, %u : vector<16xf32>
   return %f : vector<16xf32>
 }
 
@@ -2157,7 +2157,7 @@ func.func private @__gptq_rows_q8_group(%p: vector<16xf32>, %xsum: vector<16xf32
   %zv = vector.broadcast %z : f32 to vector<16xf32>
   %zx = arith.mulf %zv, %xsum : vector<16xf32>
   %centred = arith.subf %p, %zx : vector<16xf32>
-  %r = vector.fma %sv, %centred, %acc : vector<16xf32>
+  %r = math.fma %sv, %centred, %acc : vector<16xf32>
   return %r : vector<16xf32>
 }
 

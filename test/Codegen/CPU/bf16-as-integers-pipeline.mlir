@@ -2,16 +2,14 @@
 // RUN: FileCheck %s < %t.mlir
 // RUN: not grep -E 'vector<[0-9x]+xbf16>' %t.mlir
 
-// The CPU pipeline leaves no bfloat16 vector in the LLVM dialect: the
-// matrix kernel's bfloat16 weights (read whole, or masked at the edges and
-// gathered in blocks of rows) move as i16, so that LLVM never widens and
-// narrows them lane by lane through __truncsfbf2 (CPUs without AVX-512
-// BF16). A product of three rows by a weight read transposed (a linear
-// layer at a decode step's shape) takes the rows kernel, which reads the
-// weights' rows masked at their ends; the plain product takes the tiled
-// kernel, which gathers them in blocks of rows.
-// CHECK-DAG: llvm.func @__gptq_matmul{{.*}}(
-// CHECK-DAG: llvm.intr.masked.load {{.*}} -> vector<16xi16>
+// The CPU pipeline leaves no bfloat16 vector in the LLVM dialect: a
+// product with a bfloat16 weight is a call of the microkernel library,
+// which takes the stored weight as it is (its own bfloat16 loads move as
+// i16: test/UKernels/build.test), so that LLVM never widens and narrows
+// bfloat16 lanes through __truncsfbf2 (CPUs without AVX-512 BF16). A
+// product of three rows by a weight read transposed (a linear layer at a
+// decode step's shape) and a plain product both call it.
+// CHECK-COUNT-2: llvm.call @gptq_uk_matmul_{{[a-z0-9_]+}}(
 func.func @f(%x: tensor<3x20xf32>, %w: tensor<20x37xbf16>) -> tensor<3x37xf32> {
   %e = tensor.empty() : tensor<20x37xf32>
   %wf = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<20x37xbf16>) outs(%e : tensor<20x37xf32>) {

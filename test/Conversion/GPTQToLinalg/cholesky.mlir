@@ -109,5 +109,5 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 // CHECK: scf.for
 // CHECK: tensor.extract {{.*}} : tensor<?x?x6xf32>
 // CHECK: vector.broadcast {{.*}} : f32 to vector<64xf32>
-// CHECK: vector.fma {{.*}} : vector<64xf32>
+// CHECK: math.fma {{.*}} : vector<64xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<6x64xf32>

@@ -212,4 +212,132 @@ def GPTQBFloat16AsIntegers
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def GPTQMatmulToUKernel : Pass<"gptq-matmul-to-ukernel", "ModuleOp"> {
+  let summary = "Make float32 batch matmuls the CPU matrix microkernel op";
+  let description = [{
+    The CPU schedule of the contractions that `gptq-normalize-contractions`
+    produces. Each float32 `linalg.batch_matmul` on tensors in that normal
+    form (`[B, M, K]` or `[B, K, M]` times `[B, K, N]` or `[B, N, K]` into
+    `[B, M, N]`) becomes a `gptq_ukernel.matmul`, whose variant (transposes,
+    triangles, the weight's stored form) is in its attributes, and which
+    `gptq-lower-ukernels` makes a call of the microkernel library once
+    buffers are placed. The microkernel is the register-tiled kernel that
+    quantize-and-compensate uses for its lazy batch updates (6 x 64 tiles of
+    AVX-512 accumulators; A read in place, or packed into 6-row panels
+    when it is given transposed; B packed in chunks of up to 1024 rows
+    that stay in L2, so that each tile of C is read and written once per
+    chunk; 64-column panels of C and ranges of rows as parallel tasks). A
+    transposed operand is read transposed while it is packed, never
+    copied. When the init is a `linalg.fill` with +0.0 the kernel does not
+    read it (`zero_init`): the first chunk's tiles start from zero.
+
+    With `fuse-dequantize` (the default), a right operand that is a
+    quantized weight, `gptq.dequantize` of `gptq.unpack` (as
+    `gptq-quantize-model` rewrites models), is fused: the kernel gets the
+    packed words, scales, zeros, group map and bit width, and dequantizes
+    each chunk of the weight (the op's `packed` operands), 128 x 64 at a time, while it packs it (the same
+    operations as the two ops, so the same values, and the same results
+    bit for bit). The float weight is never formed. For 16 columns at a
+    time the words that hold the chunk's codes are transposed in registers,
+    so that each code of the 16 columns is a shift and mask of one vector
+    and its scale and zero one contiguous read of the grids, which the
+    kernel transposes once per call: packing a chunk this way costs less
+    than packing a float32 weight, which reads eight times the bytes at 4
+    bits. Run `gptq-insert-runtime-checks` first: the checks of the two
+    ops' operands stay when the ops go.
+
+    A product marked by `gptq-normalize-contractions` with
+    `gptq.lower_result` (only elements `C[b, m, n]` with `n <= m` are read,
+    as a causal mask reads attention's scores) computes only the tiles that
+    reach that triangle; one marked `gptq.lower_lhs` (`lower_lhs`: `A[b, m, k]` is zero
+    for `k > m`, as the probabilities are) stops each tile's sum at its last
+    row's diagonal and skips the chunks of B that no row reaches. The terms
+    left out are products with zero; the results are the same bit for bit.
+
+    With `fuse-widening` (the default), a right operand that is a weight
+    stored in bfloat16 or float16 and widened to float32 (a `linalg.generic`
+    whose body is `arith.extf` of its input, as `import-hf` modules widen a
+    checkpoint's weights once `convert-elementwise-to-linalg` has run),
+    with one batch and given transposed, is passed in its stored type: the
+    kernel widens each 16 x 16 block while it packs B (exactly, so the
+    results are those of the float32 copy bit for bit), and the float32
+    copy, twice the stored weight, is never formed. For a classifier of
+    128256 x 4096 that is 2 GiB less memory, and half the bytes read.
+
+    Every product is still a sum over K in ascending order, one fused
+    multiply-add per term; results agree with the loops of
+    `convert-linalg-to-loops` to float32 rounding.
+
+    ```mlir
+    %r = linalg.batch_matmul indexing_maps = [...] ins(%a, %b : ...)
+        outs(%zeros : tensor<1x?x172xf32>) -> tensor<1x?x172xf32>
+    // becomes
+    %r = gptq_ukernel.matmul ins(%a, %b : tensor<1x?x64xf32>, tensor<1x172x64xf32>)
+        outs(%empty : tensor<1x?x172xf32>) {transpose_rhs, zero_init}
+        -> tensor<1x?x172xf32>
+    ```
+  }];
+  let options = [
+    Option<"fuseDequantize", "fuse-dequantize", "bool", /*default=*/"true",
+           "Dequantize a quantized weight (gptq.dequantize of gptq.unpack) "
+           "inside the kernel's packing instead of forming it first">,
+    Option<"fuseWidening", "fuse-widening", "bool", /*default=*/"true",
+           "Widen a bfloat16 or float16 weight (linalg.generic of arith.extf) "
+           "inside the kernel's packing instead of forming its float32 copy">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::gptq::ukernel::UKernelDialect"
+  ];
+}
+
+def GPTQLowerUKernels : Pass<"gptq-lower-ukernels", "ModuleOp"> {
+  let summary = "Call the prebuilt microkernel library for the microkernel ops";
+  let description = [{
+    Once buffers are placed, each `gptq_ukernel.matmul` on buffers becomes a
+    call of the microkernel library's `gptq_uk_matmul_<isa>_<tables|dots>`:
+    the matrix kernel compiled when the project was built, once for each
+    instruction set (`generic`, `avx2`, `avx512`, `avx512_vnni`) and each
+    form of its 4-bit decode step (table lookups or byte dot products), in
+    `libGPTQUKernels.so` (and the static `libGPTQAotUKernels.a` that
+    `gptq-compile` links). The module keeps only the declaration: code that
+    calls it runs with that library loaded, as the JIT, the C API,
+    `gptq-run` and `gptq-compile`'s executables do.
+
+    The call's arguments are the library's calling convention
+    (`lib/UKernels/Matmul.mlir`): the operands as buffers of dynamic
+    shape (A and B with any strides but a unit inner one, the rest with the
+    identity layout), then the variant's flags as one `i32` (bit 0
+    `transpose_lhs`, 1 `transpose_rhs`, 2 `zero_init`, 3 `lower_result`,
+    4 `lower_lhs`, bits 8 to 11 the width of a packed weight, 0 for none,
+    bits 12 and 13 the stored type of a half-precision one, 1 bfloat16 and
+    2 float16), then the packed weight's words, scales, zeros and group
+    index, then the half-precision weight as bfloat16 or float16; an
+    operand that the variant does not have is an empty buffer. An operand
+    whose layout the convention does not take is copied into a new buffer
+    first (and back, for the destination).
+
+    ```mlir
+    gptq_ukernel.matmul ins(%a, %b : memref<1x64x64xf32>, memref<1x172x64xf32>)
+        outs(%c : memref<1x64x172xf32>) {transpose_rhs, zero_init}
+    // becomes, on an AVX-512 VNNI host
+    func.call @gptq_uk_matmul_avx512_vnni_dots(%a0, %b0, %c0, %c6_i32, ...)
+    ```
+  }];
+  let options = [
+    Option<"cpuIsa", "cpu-isa", "std::string", /*default=*/"\"host\"",
+           "The instruction set whose build of the library is called: host "
+           "(the CPU running the pass), generic, avx2, avx512 or avx512-vnni">,
+    Option<"byteDots", "byte-dots", "std::string", /*default=*/"\"auto\"",
+           "Which build's 4-bit decode step for groups of 128 columns: "
+           "auto (byte dot products where cpu-isa has AVX-512 VNNI, table "
+           "lookups elsewhere), on (byte dot products, in portable "
+           "operations without VNNI: for testing them on any CPU) or off">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 #endif // GPTQ_CODEGEN_CPU_PASSES_TD

@@ -1,6 +1,6 @@
 //===- CpuIsa.cpp - The instruction sets the CPU kernels are written for --===//
 
-#include "gptq/Conversion/CpuIsa.h"
+#include "gptq/Codegen/CPU/CpuIsa.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"

@@ -1,17 +1,16 @@
-//===- MatmulToKernel.cpp - Batch matmuls on the CPU matrix kernel --------===//
+//===- MatmulToUKernel.cpp - Batch matmuls as the CPU matrix microkernel -===//
 //
 // The CPU schedule of contractions: float32 linalg.batch_matmul ops in the
-// normal form of gptq-normalize-contractions become calls of the library's
-// register-tiled kernel, __gptq_matmul, with a quantized weight's
-// dequantization and a half-precision weight's widening fused into its
-// packing of B.
+// normal form of gptq-normalize-contractions become gptq_ukernel.matmul, the
+// register-tiled microkernel, with a quantized weight's dequantization and a
+// half-precision weight's widening fused into its packing of B.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Library.h"
-#include "gptq/Conversion/Passes.h"
-#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Codegen/CPU/Passes.h"
 #include "gptq/Codegen/Common/ContractionForm.h"
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Dialect/UKernel/IR/UKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -27,8 +26,8 @@
 
 namespace mlir {
 namespace gptq {
-#define GEN_PASS_DEF_GPTQMATMULTOKERNEL
-#include "gptq/Conversion/Passes.h.inc"
+#define GEN_PASS_DEF_GPTQMATMULTOUKERNEL
+#include "gptq/Codegen/CPU/Passes.h.inc"
 } // namespace gptq
 } // namespace mlir
 
@@ -112,9 +111,8 @@ std::optional<WidenedWeight> widenedWeight(Value b, bool transB) {
     return std::nullopt;
   auto ext = dyn_cast<arith::ExtFOp>(body.front());
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (!ext || ext.getIn() != body.getArgument(0) ||
-      !ext.getType().isF32() || yield.getValues().size() != 1 ||
-      yield.getValues()[0] != ext.getResult())
+  if (!ext || ext.getIn() != body.getArgument(0) || !ext.getType().isF32() ||
+      yield.getValues().size() != 1 || yield.getValues()[0] != ext.getResult())
     return std::nullopt;
   return WidenedWeight{widen, stored};
 }
@@ -122,9 +120,9 @@ std::optional<WidenedWeight> widenedWeight(Value b, bool transB) {
 /// Replaces each tensor.dim of `value` with a constant index by
 /// `size(index)`, so that a size read off a fused operand keeps nothing of
 /// it alive.
-void redirectDims(PatternRewriter &rewriter, Value value,
-                  llvm::function_ref<Value(OpBuilder &, Location, int64_t)>
-                      size) {
+void redirectDims(
+    PatternRewriter &rewriter, Value value,
+    llvm::function_ref<Value(OpBuilder &, Location, int64_t)> size) {
   for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
     auto dim = dyn_cast<tensor::DimOp>(use.getOwner());
     std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
@@ -134,15 +132,6 @@ void redirectDims(PatternRewriter &rewriter, Value value,
     rewriter.setInsertionPoint(dim);
     rewriter.replaceOp(dim, size(rewriter, dim.getLoc(), *index));
   }
-}
-
-/// An empty tensor for an operand the kernel does not read: zero sizes,
-/// but one batch for a matrix stack (the kernel slices batch 0 of it).
-Value emptyOperand(OpBuilder &b, Location loc, int64_t rank, Type element) {
-  SmallVector<int64_t> shape(rank, 0);
-  if (rank == 3)
-    shape[0] = 1;
-  return tensor::EmptyOp::create(b, loc, shape, element);
 }
 
 struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
@@ -167,114 +156,68 @@ struct LowerBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
     if (zeroed)
       c = zeroed;
     Location loc = op.getLoc();
-    auto flag = [&](bool v) -> Value {
-      return arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(v));
-    };
     // A quantized weight is dequantized inside the kernel's packing of B.
-    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
-    SmallVector<Value> quant;
     std::optional<QuantizedWeight> weight;
     if (fuseDequantize)
       weight = quantizedWeight(b, transB);
     std::optional<WidenedWeight> widened;
     if (fuseWidening && !weight)
       widened = widenedWeight(b, transB);
+    Value rhs = b, packed, scales, zeros, groups, half;
+    IntegerAttr bits;
     if (weight) {
       // Sizes read off the weight come from its words and grids instead, so
       // that nothing keeps the dequantized weight alive.
       redirectDims(rewriter, weight->dequantize.getResult(),
                    [&](OpBuilder &builder, Location at, int64_t index) {
-                     return index == 0
-                                ? tensor::DimOp::create(
-                                      builder, at,
-                                      weight->dequantize.getScales(), 0)
-                                      .getResult()
-                                : weight->unpack.getColumns();
+                     return index == 0 ? tensor::DimOp::create(
+                                             builder, at,
+                                             weight->dequantize.getScales(), 0)
+                                             .getResult()
+                                       : weight->unpack.getColumns();
                    });
-      b = emptyOperand(rewriter, loc, 3, f32);
-      quant = {flag(true),
-               weight->unpack.getPacked(),
-               weight->dequantize.getScales(),
-               weight->dequantize.getZeros(),
-               weight->dequantize.getGIdx(),
-               arith::ConstantOp::create(
-                   rewriter, loc,
-                   rewriter.getI64IntegerAttr(weight->unpack.getBits()))};
-    } else {
-      Value none = emptyOperand(rewriter, loc, 2, f32);
-      quant = {flag(false),
-               emptyOperand(rewriter, loc, 2, i32),
-               none,
-               none,
-               emptyOperand(rewriter, loc, 1, i32),
-               arith::ConstantOp::create(rewriter, loc,
-                                         rewriter.getI64IntegerAttr(0))};
-    }
-    // A weight stored in half precision is widened inside the kernel's
-    // packing of B: its float32 copy is never formed.
-    Type bf16 = rewriter.getBF16Type(), f16 = rewriter.getF16Type();
-    SmallVector<Value> half{
-        arith::ConstantOp::create(rewriter, loc,
-                                  rewriter.getI64IntegerAttr(0)),
-        emptyOperand(rewriter, loc, 2, bf16),
-        emptyOperand(rewriter, loc, 2, f16)};
-    if (widened) {
+      rhs = nullptr;
+      packed = weight->unpack.getPacked();
+      scales = weight->dequantize.getScales();
+      zeros = weight->dequantize.getZeros();
+      groups = weight->dequantize.getGIdx();
+      bits = rewriter.getI64IntegerAttr(weight->unpack.getBits());
+    } else if (widened) {
+      // A weight stored in half precision is widened inside the kernel's
+      // packing of B: its float32 copy is never formed.
       Value stored = widened->stored;
       redirectDims(rewriter, widened->widen->getResult(0),
                    [&](OpBuilder &builder, Location at, int64_t index) {
                      return tensor::DimOp::create(builder, at, stored, index)
                          .getResult();
                    });
-      b = emptyOperand(rewriter, loc, 3, f32);
-      bool isBF16 =
-          cast<RankedTensorType>(stored.getType()).getElementType().isBF16();
-      half[0] = arith::ConstantOp::create(
-          rewriter, loc, rewriter.getI64IntegerAttr(isBF16 ? 1 : 2));
-      half[isBF16 ? 1 : 2] = stored;
+      rhs = nullptr;
+      half = stored;
     }
     // The triangles a causal mask leaves (gptq-normalize-contractions).
-    bool lowerC = op->hasAttr(gptq::kLowerResultAttr);
-    bool lowerA = op->hasAttr(gptq::kLowerLhsAttr);
-    SmallVector<Value> operands{a,
-                                b,
-                                c,
-                                flag(transA),
-                                flag(transB),
-                                flag(zeroed != nullptr),
-                                flag(lowerC),
-                                flag(lowerA)};
-    operands.append(quant);
-    assert(operands.size() == gptq::kMatmulBitsOperand + 1 &&
-           "the width is the quantized operands' last");
-    operands.append(half);
-    // One instance of the kernel for the whole module, not one per call
-    // site: it is large, and its settings are cheap run-time branches.
-    SmallVector<Value> results =
-        gptq::callLibrary(rewriter, loc, "matmul", operands,
-                          op->getResultTypes(), /*noInline=*/true);
-    rewriter.replaceOp(op, results);
+    auto unit = [&](bool set) {
+      return set ? rewriter.getUnitAttr() : UnitAttr();
+    };
+    auto kernel = gptq::ukernel::MatmulOp::create(
+        rewriter, loc, op->getResultTypes(), a, rhs, packed, scales, zeros,
+        groups, half, c, unit(transA), unit(transB), unit(zeroed != nullptr),
+        unit(op->hasAttr(gptq::kLowerResultAttr)),
+        unit(op->hasAttr(gptq::kLowerLhsAttr)), bits);
+    rewriter.replaceOp(op, kernel->getResults());
     return success();
   }
 };
 
-struct GPTQMatmulToKernelPass
-    : gptq::impl::GPTQMatmulToKernelBase<GPTQMatmulToKernelPass> {
+struct GPTQMatmulToUKernelPass
+    : gptq::impl::GPTQMatmulToUKernelBase<GPTQMatmulToUKernelPass> {
   using Base::Base;
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    FailureOr<gptq::CpuKernelForms> forms =
-        gptq::kernelFormsOfOptions(module, cpuIsa, byteDots);
-    if (failed(forms))
-      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerBatchMatmul>(&getContext(), fuseDequantize,
-                                   fuseWidening);
+    patterns.add<LowerBatchMatmul>(&getContext(), fuseDequantize, fuseWidening);
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(module, std::move(patterns), config)))
-      return signalPassFailure();
-    if (failed(gptq::addLibraryFunctions(module, gptq::LibraryKernels::CPU,
-                                         *forms)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
   }
 };

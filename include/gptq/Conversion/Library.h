@@ -1,14 +1,15 @@
 //===- Library.h - The gptq lowering library --------------------*- C++ -*-===//
 //
-// The shape-generic implementations in Library.mlir, shared by the passes
-// that call them (convert-gptq-to-linalg, gptq-matmul-to-kernel).
+// The shape-generic implementations in Library.mlir and the kernel files,
+// added to the modules that call them (convert-gptq-to-linalg) and to the
+// microkernel library's wrappers (lib/UKernels).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_CONVERSION_GPTQTOLINALG_LIBRARY_H
-#define GPTQ_CONVERSION_GPTQTOLINALG_LIBRARY_H
+#ifndef GPTQ_CONVERSION_LIBRARY_H
+#define GPTQ_CONVERSION_LIBRARY_H
 
-#include "gptq/Conversion/CpuIsa.h"
+#include "gptq/Codegen/CPU/CpuIsa.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -24,11 +25,6 @@ namespace gptq {
 SmallVector<Value> callLibrary(OpBuilder &b, Location loc, StringRef name,
                                ValueRange operands, TypeRange resultTypes,
                                bool noInline = false);
-
-/// The operand of __gptq_matmul that holds the width in bits of a
-/// quantized weight (an i64; 0 for a float weight): which chunk kernels
-/// the library writes out (ChunkKernels.h) follows from it.
-constexpr unsigned kMatmulBitsOperand = 13;
 
 /// Which kernel file completes the library's algorithms: the CPU schedule's
 /// tuned kernels (KernelsCPU.mlir) or one plain linalg op per kernel
@@ -75,4 +71,4 @@ FailureOr<CpuKernelForms> kernelFormsOfOptions(Operation *op, StringRef isa,
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_CONVERSION_GPTQTOLINALG_LIBRARY_H
+#endif // GPTQ_CONVERSION_LIBRARY_H

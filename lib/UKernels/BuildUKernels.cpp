@@ -1,0 +1,188 @@
+//===- BuildUKernels.cpp - Compile the microkernel library at build time --===//
+//
+// gptq-build-ukernels compiles a microkernel's wrapper (Matmul.mlir) with
+// the kernels it calls through the CPU pipeline, for one instruction set and
+// form, into an object file: the build runs it once per variant and links
+// the objects into libGPTQUKernels.so and libGPTQAotUKernels.a. Code
+// generation is the JIT's: O3, the instruction set's CPU, position-
+// independent code, 512-bit vectors where the set has AVX-512.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gptq/Codegen/CPU/CpuIsa.h"
+#include "gptq/Codegen/CPU/UKernelAbi.h"
+#include "gptq/Conversion/Library.h"
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Dialect/UKernel/IR/UKernel.h"
+#include "gptq/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace mlir::gptq;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> source(cl::Positional, cl::Required,
+                                   cl::desc("<wrapper .mlir>"));
+static cl::opt<std::string> output("o", cl::Required,
+                                   cl::desc("The object file to write"));
+static cl::opt<std::string> isaName("isa", cl::Required,
+                                    cl::desc("The instruction set: generic, "
+                                             "avx2, avx512 or avx512-vnni"));
+enum class Emit { Object, MLIR, LLVM };
+static cl::opt<Emit> emit(
+    "emit", cl::init(Emit::Object), cl::desc("What to write:"),
+    cl::values(clEnumValN(Emit::Object, "object", "the object file (default)"),
+               clEnumValN(Emit::MLIR, "mlir",
+                          "the module lowered to the LLVM dialect"),
+               clEnumValN(Emit::LLVM, "llvm", "the optimized LLVM IR")));
+static cl::opt<bool> byteDots("byte-dots", cl::init(false),
+                              cl::desc("The 4-bit decode step with byte dot "
+                                       "products (else table lookups)"));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "gptq-build-ukernels: error: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Compile a microkernel of the gptq-mlir "
+                              "library into an object file\n");
+  std::optional<CpuIsa> isa = parseCpuIsa(isaName);
+  if (!isa)
+    return fail("unknown instruction set '" + isaName + "' (" + cpuIsaNames() +
+                ")");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<GPTQDialect, ukernel::UKernelDialect>();
+  MLIRContext ctx(registry);
+  ctx.disableMultithreading();
+
+  llvm::SourceMgr sourceMgr;
+  auto file = llvm::MemoryBuffer::getFile(source);
+  if (!file)
+    return fail("cannot read '" + source + "'");
+  sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  // The kernels the wrapper calls are added below: it is verified once
+  // they are there.
+  ParserConfig config(&ctx, /*verifyAfterParse=*/false);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  if (!module)
+    return fail("cannot parse '" + source + "'");
+
+  // The wrapper has the calling convention's signature and takes the
+  // variant's name.
+  auto wrapper = module->lookupSymbol<func::FuncOp>("gptq_uk_matmul");
+  if (!wrapper)
+    return fail("'" + source + "' has no function @gptq_uk_matmul");
+  if (wrapper.getFunctionType() != ukernelMatmulType(&ctx))
+    return fail("@gptq_uk_matmul in '" + source +
+                "' does not have the signature of UKernelAbi.h");
+  std::string symbol = ukernelMatmulSymbol(*isa, byteDots);
+  wrapper.setSymName(symbol);
+
+  // The kernels the wrapper calls, in the forms of the variant.
+  if (failed(addLibraryFunctions(*module, LibraryKernels::CPU,
+                                 CpuKernelForms{*isa, byteDots})) ||
+      failed(verify(*module)))
+    return fail("the kernels of '" + source + "' do not link");
+
+  PassManager pm(&ctx);
+  CPUPipelineOptions options;
+  options.cpuIsa = cpuIsaName(*isa).str();
+  options.byteDots = byteDots ? "on" : "off";
+  buildCPUPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return fail("lowering '" + source + "' for " + isaName + " failed");
+
+  std::error_code ec;
+  auto out = std::make_unique<llvm::ToolOutputFile>(output, ec,
+                                                    llvm::sys::fs::OF_None);
+  if (ec)
+    return fail("cannot write '" + output + "': " + ec.message());
+  if (emit == Emit::MLIR) {
+    module->print(out->os());
+    out->keep();
+    return 0;
+  }
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::LLVMContext llvmCtx;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmCtx, symbol);
+  if (!llvmModule)
+    return fail("translating '" + source + "' to LLVM IR failed");
+
+  // The instruction set's generic CPU (for `generic`, the target's).
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return fail("no target for " + triple.str() + ": " + error);
+  std::string cpu = cpuNameForIsa(*isa).str();
+  if (cpu.empty())
+    cpu = triple.isX86() ? "x86-64" : "generic";
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, cpu, cpuFeaturesForIsa(*isa), targetOptions, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm)
+    return fail("no target machine for " + cpu);
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(tm->createDataLayout());
+  // Register tiles of 512-bit vectors stay whole (as the JIT sets them).
+  if (*isa >= CpuIsa::AVX512)
+    for (llvm::Function &f : *llvmModule) {
+      f.addFnAttr("prefer-vector-width", "512");
+      f.addFnAttr("min-legal-vector-width", "512");
+    }
+  // Only the variant's entry is exported.
+  for (llvm::Function &f : *llvmModule)
+    if (!f.isDeclaration() && f.getName() != symbol)
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  auto optimize = makeOptimizingTransformer(3, /*sizeLevel=*/0, tm.get());
+  if (llvm::Error err = optimize(llvmModule.get()))
+    return fail("optimizing failed: " + llvm::toString(std::move(err)));
+
+  if (emit == Emit::LLVM) {
+    llvmModule->print(out->os(), nullptr);
+    out->keep();
+    return 0;
+  }
+  llvm::legacy::PassManager codegen;
+  if (tm->addPassesToEmitFile(codegen, out->os(), nullptr,
+                              llvm::CodeGenFileType::ObjectFile))
+    return fail("the target cannot emit an object file");
+  codegen.run(*llvmModule);
+  out->keep();
+  return 0;
+}

@@ -1,0 +1,186 @@
+// RUN: gptq-opt %s -split-input-file -verify-diagnostics
+
+// Every verifier message of UKernelOps.cpp.
+
+func.func @mixed(%a: tensor<1x4x8xf32>, %b: tensor<1x8x4xf32>, %c: memref<1x4x4xf32>) {
+  // expected-error @+1 {{expects all operands to be tensors or all to be buffers}}
+  gptq_ukernel.matmul ins(%a, %b : tensor<1x4x8xf32>, tensor<1x8x4xf32>) outs(%c : memref<1x4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @no_result(%a: tensor<1x4x8xf32>, %b: tensor<1x8x4xf32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{on tensors returns one value of the type of outs}}
+  gptq_ukernel.matmul ins(%a, %b : tensor<1x4x8xf32>, tensor<1x8x4xf32>) outs(%c : tensor<1x4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @buffer_result(%a: memref<1x4x8xf32>, %b: memref<1x8x4xf32>, %c: memref<1x4x4xf32>) {
+  // expected-error @+1 {{on buffers returns nothing}}
+  %r = gptq_ukernel.matmul ins(%a, %b : memref<1x4x8xf32>, memref<1x8x4xf32>) outs(%c : memref<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @lhs_rank(%a: tensor<4x8xf32>, %b: tensor<1x8x4xf32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{expects ins of rank 3 and f32 elements, found 'tensor<4x8xf32>'}}
+  %r = gptq_ukernel.matmul ins(%a, %b : tensor<4x8xf32>, tensor<1x8x4xf32>) outs(%c : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @init_type(%a: tensor<1x4x8xf32>, %b: tensor<1x8x4xf32>, %c: tensor<1x4x4xf16>) {
+  // expected-error @+1 {{expects outs of rank 3 and f32 elements, found 'tensor<1x4x4xf16>'}}
+  %r = gptq_ukernel.matmul ins(%a, %b : tensor<1x4x8xf32>, tensor<1x8x4xf32>) outs(%c : tensor<1x4x4xf16>) -> tensor<1x4x4xf16>
+  return
+}
+
+// -----
+
+func.func @two_rhs(%a: tensor<1x4x8xf32>, %b: tensor<1x4x8xf32>, %h: tensor<4x8xbf16>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{expects exactly one right operand: a float32 matrix in ins, a packed weight or a half-precision weight}}
+  %r = gptq_ukernel.matmul ins(%a, %b : tensor<1x4x8xf32>, tensor<1x4x8xf32>) half(%h : tensor<4x8xbf16>) outs(%c : tensor<1x4x4xf32>) {transpose_rhs} -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @no_rhs(%a: tensor<1x4x8xf32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{expects exactly one right operand}}
+  %r = gptq_ukernel.matmul ins(%a : tensor<1x4x8xf32>) outs(%c : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @no_bits(%a: tensor<1x4x8xf32>, %w: tensor<4x1xi32>, %s: tensor<4x1xf32>, %g: tensor<8xi32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{expects 'bits' exactly when the weight is packed}}
+  %r = gptq_ukernel.matmul ins(%a : tensor<1x4x8xf32>) packed(%w, %s, %s, %g : tensor<4x1xi32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<8xi32>) outs(%c : tensor<1x4x4xf32>) {transpose_rhs} -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @bits_float(%a: tensor<1x4x8xf32>, %b: tensor<1x4x8xf32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{expects 'bits' exactly when the weight is packed}}
+  %r = gptq_ukernel.matmul ins(%a, %b : tensor<1x4x8xf32>, tensor<1x4x8xf32>) outs(%c : tensor<1x4x4xf32>) {bits = 4 : i64, transpose_rhs} -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @bits_range(%a: tensor<1x4x8xf32>, %w: tensor<4x1xi32>, %s: tensor<4x1xf32>, %g: tensor<8xi32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{attribute 'bits' failed to satisfy constraint}}
+  %r = gptq_ukernel.matmul ins(%a : tensor<1x4x8xf32>) packed(%w, %s, %s, %g : tensor<4x1xi32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<8xi32>) outs(%c : tensor<1x4x4xf32>) {bits = 9 : i64, transpose_rhs} -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @not_transposed(%a: tensor<1x4x8xf32>, %h: tensor<4x8xf16>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{expects a packed or half-precision weight given transposed ([N, K], transpose_rhs)}}
+  %r = gptq_ukernel.matmul ins(%a : tensor<1x4x8xf32>) half(%h : tensor<4x8xf16>) outs(%c : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch(%a: tensor<2x4x8xf32>, %b: tensor<2x8x4xf32>, %c: tensor<3x4x4xf32>) {
+  // expected-error @+1 {{the batch sizes of ins and outs differ: 2 and 3}}
+  %r = gptq_ukernel.matmul ins(%a, %b : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%c : tensor<3x4x4xf32>) -> tensor<3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @rows(%a: tensor<1x8x4xf32>, %b: tensor<1x8x4xf32>, %c: tensor<1x8x4xf32>) {
+  // expected-error @+1 {{the rows of the product and of outs differ: 4 and 8}}
+  %r = gptq_ukernel.matmul ins(%a, %b : tensor<1x8x4xf32>, tensor<1x8x4xf32>) outs(%c : tensor<1x8x4xf32>) {transpose_lhs} -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @inner(%a: tensor<1x4x8xf32>, %b: tensor<1x4x8xf32>, %c: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{the inner sizes of the operands differ: 8 and 4}}
+  %r = gptq_ukernel.matmul ins(%a, %b : tensor<1x4x8xf32>, tensor<1x4x8xf32>) outs(%c : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @columns(%a: tensor<1x4x8xf32>, %b: tensor<1x8x6xf32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{the columns of the product and of outs differ: 6 and 4}}
+  %r = gptq_ukernel.matmul ins(%a, %b : tensor<1x4x8xf32>, tensor<1x8x6xf32>) outs(%c : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @weight_batch(%a: tensor<2x4x8xf32>, %h: tensor<4x8xbf16>, %c: tensor<2x4x4xf32>) {
+  // expected-error @+1 {{the batch size of a product with a weight and 1 differ: 2 and 1}}
+  %r = gptq_ukernel.matmul ins(%a : tensor<2x4x8xf32>) half(%h : tensor<4x8xbf16>) outs(%c : tensor<2x4x4xf32>) {transpose_rhs} -> tensor<2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @words(%a: tensor<1x4x64xf32>, %w: tensor<4x9xi32>, %s: tensor<4x2xf32>, %g: tensor<64xi32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{expects 8 words per row for 64 codes of 4 bits, found 9}}
+  %r = gptq_ukernel.matmul ins(%a : tensor<1x4x64xf32>) packed(%w, %s, %s, %g : tensor<4x9xi32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<64xi32>) outs(%c : tensor<1x4x4xf32>) {bits = 4 : i64, transpose_rhs} -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @group_index(%a: tensor<1x4x64xf32>, %w: tensor<4x8xi32>, %s: tensor<4x2xf32>, %g: tensor<32xi32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{the inner size and the group index's length differ: 64 and 32}}
+  %r = gptq_ukernel.matmul ins(%a : tensor<1x4x64xf32>) packed(%w, %s, %s, %g : tensor<4x8xi32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<32xi32>) outs(%c : tensor<1x4x4xf32>) {bits = 4 : i64, transpose_rhs} -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @grids(%a: tensor<1x4x64xf32>, %w: tensor<4x8xi32>, %s: tensor<4x2xf32>, %z: tensor<4x3xf32>, %g: tensor<64xi32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{the groups of the scales and of the zeros differ: 2 and 3}}
+  %r = gptq_ukernel.matmul ins(%a : tensor<1x4x64xf32>) packed(%w, %s, %z, %g : tensor<4x8xi32>, tensor<4x2xf32>, tensor<4x3xf32>, tensor<64xi32>) outs(%c : tensor<1x4x4xf32>) {bits = 4 : i64, transpose_rhs} -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @word_type(%a: tensor<1x4x64xf32>, %w: tensor<4x8xi64>, %s: tensor<4x2xf32>, %g: tensor<64xi32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{expects packed words of rank 2 and i32 elements, found 'tensor<4x8xi64>'}}
+  %r = gptq_ukernel.matmul ins(%a : tensor<1x4x64xf32>) packed(%w, %s, %s, %g : tensor<4x8xi64>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<64xi32>) outs(%c : tensor<1x4x4xf32>) {bits = 4 : i64, transpose_rhs} -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @half_type(%a: tensor<1x4x8xf32>, %h: tensor<4x8xf32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{expects a half-precision weight of rank 2 and bf16 or f16 elements, found 'tensor<4x8xf32>'}}
+  %r = gptq_ukernel.matmul ins(%a : tensor<1x4x8xf32>) half(%h : tensor<4x8xf32>) outs(%c : tensor<1x4x4xf32>) {transpose_rhs} -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+// Only the generic form can leave out part of a packed weight.
+func.func @grids_alone(%a: tensor<1x4x8xf32>, %b: tensor<1x4x8xf32>, %s: tensor<4x1xf32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{has grids without a packed weight}}
+  %r = "gptq_ukernel.matmul"(%a, %b, %s, %c) <{operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0, 0, 1>, transpose_rhs}> : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<4x1xf32>, tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @packed_alone(%a: tensor<1x4x8xf32>, %w: tensor<4x1xi32>, %c: tensor<1x4x4xf32>) {
+  // expected-error @+1 {{expects a packed weight with its scales, zeros and group index}}
+  %r = "gptq_ukernel.matmul"(%a, %w, %c) <{operandSegmentSizes = array<i32: 1, 0, 1, 0, 0, 0, 0, 1>, bits = 4 : i64, transpose_rhs}> : (tensor<1x4x8xf32>, tensor<4x1xi32>, tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return
+}
