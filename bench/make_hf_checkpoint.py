@@ -1,17 +1,19 @@
 """Write a random-weight Hugging Face checkpoint with the real config.json of
-Llama-3.2-1B or Llama-3.1-8B (bfloat16 safetensors shards and an index), for
-bench/bench_scale.py. Not a test, and nothing it writes is committed.
+Llama-3.2-1B, Llama-3.1-8B or SmolLM2-135M (bfloat16 safetensors shards and
+an index), for bench/bench_scale.py and bench/bench_gptq_tools.py. Not a
+test, and nothing it writes is committed.
 
     PYTHONPATH=python .venv/bin/python bench/make_hf_checkpoint.py llama-3.2-1b /tmp/llama-1b
     PYTHONPATH=python .venv/bin/python bench/make_hf_checkpoint.py llama-3.2-1b /tmp/llama-1b-4 --layers 4
     PYTHONPATH=python .venv/bin/python bench/make_hf_checkpoint.py llama-3.1-8b /tmp/llama-8b
+    PYTHONPATH=python .venv/bin/python bench/make_hf_checkpoint.py smollm2-135m /tmp/smollm2-135m
 
 Weights are N(0, 0.02) (norms 1 + N(0, 0.02)), rounded to bfloat16, from a
 fixed seed per tensor, so the same command writes the same bytes. Tensors
 are made and written one at a time (at most one tensor, about 1 GB for the
 8B's embedding, in memory); shards hold at most --shard-gb each, as
 transformers' save_pretrained splits them. 2.5 GB for the 1B, 16 GB for the
-8B.
+8B, 0.27 GB for SmolLM2-135M.
 """
 
 import argparse
@@ -23,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-#: The published config.json fields (meta-llama/Llama-3.2-1B, Llama-3.1-8B).
+#: The published config.json fields (meta-llama/Llama-3.2-1B, Llama-3.1-8B,
+#: HuggingFaceTB/SmolLM2-135M).
 CONFIGS = {
     "llama-3.2-1b": {
         "architectures": ["LlamaForCausalLM"], "model_type": "llama", "attention_bias": False,
@@ -46,6 +49,15 @@ CONFIGS = {
                          "original_max_position_embeddings": 8192, "rope_type": "llama3"},
         "rope_theta": 500000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True,
         "vocab_size": 128256,
+    },
+    "smollm2-135m": {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "attention_bias": False,
+        "attention_dropout": 0.0, "bos_token_id": 0, "eos_token_id": 0, "hidden_act": "silu",
+        "hidden_size": 576, "initializer_range": 0.041666666666666664, "intermediate_size": 1536,
+        "max_position_embeddings": 8192, "mlp_bias": False, "num_attention_heads": 9,
+        "num_hidden_layers": 30, "num_key_value_heads": 3, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+        "rope_scaling": None, "rope_theta": 100000, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "use_cache": True, "vocab_size": 49152,
     },
 }
 
