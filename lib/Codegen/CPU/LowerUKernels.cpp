@@ -107,19 +107,23 @@ struct GPTQLowerUKernelsPass
     // type per function, made at its entry (not in a loop's body).
     DenseMap<std::pair<Operation *, Type>, Value> empties;
     for (ukernel::MatmulOp op : kernels) {
-      func::FuncOp fn = op->getParentOfType<func::FuncOp>();
+      // The isolated region the op is in (a function's body, or an
+      // outlined region's): where its empty operands are made.
+      Operation *fn = op->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
       auto empty = [&](unsigned index) -> Value {
         auto type = cast<MemRefType>(abi.getInput(index));
         Value &buffer = empties[{fn, type}];
         if (buffer)
           return buffer;
-        OpBuilder entry = OpBuilder::atBlockBegin(&fn.getBody().front());
+        OpBuilder entry =
+            OpBuilder::atBlockBegin(&fn->getRegion(0).front());
         SmallVector<int64_t> shape(type.getRank(), 0);
         if (type.getRank() == 3)
           shape[0] = 1; // the kernel slices batch 0 of a matrix stack
         Value alloca = memref::AllocaOp::create(
-            entry, fn.getLoc(), MemRefType::get(shape, type.getElementType()));
-        buffer = memref::CastOp::create(entry, fn.getLoc(), type, alloca);
+            entry, fn->getLoc(),
+            MemRefType::get(shape, type.getElementType()));
+        buffer = memref::CastOp::create(entry, fn->getLoc(), type, alloca);
         return buffer;
       };
       OpBuilder b(op);
