@@ -1,4 +1,5 @@
 // RUN: gptq-opt %s --convert-gptq-to-linalg | FileCheck %s
+// RUN: gptq-opt %s --convert-gptq-to-linalg="kernels=portable" | FileCheck %s --check-prefix=PORTABLE
 
 // A [samples, tokens, cols] batch is collapsed to [tokens, cols] and counts
 // as `samples` samples; the implementation runs Y^T Y on the matrix kernel.
@@ -27,17 +28,25 @@ func.func @tokens2(%x: tensor<?x?xf32>, %h: tensor<?x?xf32>, %n: i64) -> (tensor
 
 // The implementation, added once as a private function: the running-average
 // factors in f64, the scaled inputs, and Y^T Y accumulated into the scaled H
-// by the register-tiled kernel (Y given as A transposed and as B, plus;
-// only the tiles that reach the lower triangle, lowerC), then the lower
-// triangle copied to the upper one.
+// by the microkernel library's matrix kernel (Y given as A transposed and as
+// B, accumulated; only the tiles that reach the lower triangle), then the
+// lower triangle copied to the upper one. The portable kernels use the
+// library's matrix kernel file instead (the GPU maps it).
 // CHECK-LABEL: func.func private @__gptq_hessian_accumulate
 // CHECK: arith.divf %{{.*}}, %{{.*}} : f64
 // CHECK: math.sqrt %{{.*}} : f64
 // CHECK: %[[Y:.*]] = linalg.generic
 // CHECK: %[[HS:.*]] = linalg.generic
-// CHECK: %[[TRUE:.*]] = arith.constant true
-// CHECK: %[[FALSE:.*]] = arith.constant false
-// CHECK: %[[L:.*]] = call @__gptq_gemm_sub(%[[HS]], %[[Y]], %[[Y]], %[[TRUE]], %[[TRUE]], %[[FALSE]], %[[FALSE]])
+// CHECK: %[[Y3:.*]] = tensor.expand_shape %[[Y]]
+// CHECK: %[[HS3:.*]] = tensor.expand_shape %[[HS]]
+// CHECK: %[[L3:.*]] = gptq_ukernel.matmul ins(%[[Y3]], %[[Y3]] : tensor<1x?x?xf32>, tensor<1x?x?xf32>) outs(%[[HS3]] : tensor<1x?x?xf32>) {lower_result, transpose_lhs}
+// CHECK: %[[L:.*]] = tensor.collapse_shape %[[L3]]
 // CHECK: %[[FULL:.*]] = call @__gptq_mirror_lower(%[[L]])
 // CHECK: return %[[FULL]]
 // CHECK-NOT: func.func private @__gptq_hessian_accumulate
+// CHECK-NOT: @__gptq_gemm_sub
+// PORTABLE-LABEL: func.func private @__gptq_hessian_accumulate
+// PORTABLE-NOT: gptq_ukernel
+// PORTABLE: %[[TRUE:.*]] = arith.constant true
+// PORTABLE: %[[FALSE:.*]] = arith.constant false
+// PORTABLE: call @__gptq_gemm_sub(%{{.*}}, %{{.*}}, %{{.*}}, %[[TRUE]], %[[TRUE]], %[[FALSE]], %[[FALSE]])
