@@ -316,12 +316,11 @@ struct QuantizeModelPass
                             double &error, double &compiled);
   const NpyArray *constantArray(Operation *op);
   LogicalResult ensureWeight(unsigned index);
-  /// Gives freed memory back to the system when keeping it for reuse could
-  /// take the next pass past the memory bound (a pass allocates at most one
-  /// batch's intermediates more than is resident before it); otherwise the
-  /// compiled code's allocator keeps it. Mapping fresh memory for every
-  /// pass costs a page fault per page written (5 to 18% of SmolLM2-135M's
-  /// quantization, docs/model-quantization.md).
+  /// Between passes: gives freed memory back to the system unless the
+  /// compiled code's allocator keeps at most one batch's intermediates for
+  /// reuse and that fits in the memory bound beside what is resident.
+  /// Mapping fresh memory for every pass costs a page fault per page
+  /// written (docs/model-quantization.md, "Memory").
   void releaseFreedMemoryOverBound();
   LogicalResult rewrite(ConfigAttr config);
   void printLayer(unsigned index);
@@ -987,12 +986,13 @@ QuantizeModelPass::record(unsigned index, LayerResult result, StringRef method,
   constantArrays.erase(layer.weightConstant);
   if (std::optional<ArrayRef<char>> raw = rawElementData(layer.weightAttr))
     releaseParameterPages(*raw);
-  releaseFreedMemoryOverBound();
+  releaseFreedMemory();
   return success();
 }
 
 void QuantizeModelPass::releaseFreedMemoryOverBound() {
-  if (memoryBound.total == 0 ||
+  uint64_t cached = runtime::allocatorStats().cachedBytes;
+  if (memoryBound.total == 0 || cached > memoryBound.intermediates ||
       uint64_t(residentBytes()) + memoryBound.intermediates > memoryBound.total)
     releaseFreedMemory();
 }
