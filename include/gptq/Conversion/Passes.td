@@ -28,10 +28,14 @@ def ConvertGPTQToLinalg : Pass<"convert-gptq-to-linalg", "ModuleOp"> {
     transposes, tasks of 32 or 64 rows. `kernels=portable` writes each
     kernel as one plain linalg op and makes every row its own task, for a
     target to tile and map (`gptq-lower-to-nvvm-pipeline` uses it); the
-    results are the same up to the order of floating-point sums.
+    results are the same up to the order of floating-point sums. With the
+    CPU kernels the Hessian's product is a `gptq_ukernel.matmul`, which
+    `gptq-lower-ukernels` makes a call of the microkernel library once
+    buffers are placed (as the CPU pipeline does).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::gptq::ukernel::UKernelDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect"

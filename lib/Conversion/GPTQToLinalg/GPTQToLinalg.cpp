@@ -10,6 +10,7 @@
 #include "gptq/Conversion/Library.h"
 #include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Dialect/UKernel/IR/UKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
