@@ -167,6 +167,9 @@ def run_measured(label: str, cmd: List[str], env: Dict[str, str], timeout: float
     ``scratch``/<label>.log. Raises SystemExit with the log's tail when it
     fails."""
     busy = bench_model.wait_quiet(label)
+    # Run in the scratch folder, so that what a tool writes into its working
+    # directory (GPTQModel's logs/) stays there.
+    scratch = Path(os.path.abspath(scratch))
     usage_path = scratch / ".usage.json"
     usage_path.unlink(missing_ok=True)
     log_path = scratch / (label.replace(" ", "-").replace(":", "").replace("/", "-") + ".log")
@@ -174,7 +177,7 @@ def run_measured(label: str, cmd: List[str], env: Dict[str, str], timeout: float
         start = time.perf_counter()
         try:
             proc = subprocess.run([sys.executable, "-c", _LAUNCHER, str(usage_path)] + cmd, env=env,
-                                  stdout=subprocess.DEVNULL, stderr=err, timeout=timeout)
+                                  stdout=subprocess.DEVNULL, stderr=err, timeout=timeout, cwd=scratch)
         except subprocess.TimeoutExpired:
             raise SystemExit(f"{label}: stopped after --timeout {timeout:.0f} s (log: {log_path})")
         wall = time.perf_counter() - start
@@ -187,7 +190,10 @@ def run_measured(label: str, cmd: List[str], env: Dict[str, str], timeout: float
 
 
 def measured(label: str, cmd: List, env: Dict[str, str], timeout: float, scratch: Path) -> Dict:
-    r = run_measured(label, [str(c) for c in cmd], env, timeout, scratch)
+    # Paths absolute (not resolved: a venv's python is a link), as the
+    # command runs in the scratch folder.
+    r = run_measured(label, [os.path.abspath(c) if isinstance(c, Path) else str(c) for c in cmd], env,
+                     timeout, scratch)
     busy = r["busy_before"]
     # Other work on the machine meanwhile shows in the load average: the
     # process itself keeps it near the core count.
@@ -365,6 +371,8 @@ def main(argv=None) -> int:
     parser.add_argument("--tables", type=Path, metavar="JSON",
                         help="print the tables of an earlier run's --json and run nothing")
     args = parser.parse_args(argv)
+    # Absolute: the tools run in their scratch folders.
+    args.work = Path(os.path.abspath(args.work))
     if args.tables:
         for r in json.loads(args.tables.read_text()):
             if r.get("ours") and "stage_profile" not in r["ours"]:
