@@ -19,7 +19,7 @@ true-sequential, on ``--samples`` x ``--seqlen`` random token ids from
 
 Every process runs without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE; its
 wall time, CPU time and peak RSS are measured from outside (wait4, in a
-small launcher process, as bench_model.py measures peak RSS), its stderr
+small launcher process, bench_model.py's), its stderr
 kept in the run's folder. The table gives each tool's phases where it says
 them, the totals and their ratio, the work model of our calibration, then
 each layer's loss from both.
@@ -141,27 +141,6 @@ def checkpoint(work: Path, model: str, layers: Optional[int]) -> Path:
     return folder
 
 
-#: Runs argv[2:] as a child and writes its peak RSS (KiB) and CPU seconds
-#: (user + system, from wait4) to the file argv[1] as JSON; exits with the
-#: child's status. As bench_model's launcher, a small process of its own, so
-#: that the peak is the child's.
-_LAUNCHER = """
-import ctypes, json, os, signal, sys
-pid = os.fork()
-if pid == 0:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        os.execvp(sys.argv[2], sys.argv[2:])
-    finally:
-        os._exit(127)
-_, status, usage = os.wait4(pid, 0)
-with open(sys.argv[1], "w") as out:
-    json.dump({"maxrss": usage.ru_maxrss, "cpu": usage.ru_utime + usage.ru_stime}, out)
-code = os.waitstatus_to_exitcode(status)
-sys.exit(code if code >= 0 else 128 - code)
-"""
-
-
 def run_measured(label: str, cmd: List[str], env: Dict[str, str], timeout: float, scratch: Path) -> Dict:
     """``cmd``'s wall seconds, CPU seconds and peak RSS; its stderr goes to
     ``scratch``/<label>.log. Raises SystemExit with the log's tail when it
@@ -176,7 +155,7 @@ def run_measured(label: str, cmd: List[str], env: Dict[str, str], timeout: float
     with open(log_path, "wb") as err:
         start = time.perf_counter()
         try:
-            proc = subprocess.run([sys.executable, "-c", _LAUNCHER, str(usage_path)] + cmd, env=env,
+            proc = subprocess.run(bench_model._launched(cmd, str(usage_path)), env=env,
                                   stdout=subprocess.DEVNULL, stderr=err, timeout=timeout, cwd=scratch)
         except subprocess.TimeoutExpired:
             raise SystemExit(f"{label}: stopped after --timeout {timeout:.0f} s (log: {log_path})")
@@ -184,7 +163,7 @@ def run_measured(label: str, cmd: List[str], env: Dict[str, str], timeout: float
     if proc.returncode != 0:
         tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
         raise SystemExit(f"{label} failed (exit {proc.returncode}; log: {log_path}): " + " | ".join(tail))
-    usage = json.loads(usage_path.read_text())
+    usage = bench_model._child_usage(str(usage_path))
     return {"wall_seconds": wall, "cpu_seconds": usage["cpu"], "peak_rss_bytes": usage["maxrss"] * 1024,
             "busy_before": busy, "log": str(log_path)}
 

@@ -115,12 +115,13 @@ SCRATCH = {"dir": "."}
 
 
 #: Runs argv[2:] as a child of a fresh, small process and writes the
-#: child's peak RSS (KiB, from wait4) to the file argv[1]; exits with the
-#: child's status. Linux keeps the largest resident set a process has had
-#: across fork and exec, so a tool started straight from this (large)
-#: process would report this process's peak whenever it was the larger.
+#: child's peak RSS (KiB) and CPU seconds (user + system), from wait4, to
+#: the file argv[1] as JSON; exits with the child's status. Linux keeps the
+#: largest resident set a process has had across fork and exec, so a tool
+#: started straight from this (large) process would report this process's
+#: peak whenever it was the larger.
 _PEAK_RSS_LAUNCHER = """
-import ctypes, os, signal, sys
+import ctypes, json, os, signal, sys
 pid = os.fork()
 if pid == 0:
     try:
@@ -131,14 +132,14 @@ if pid == 0:
         os._exit(127)
 _, status, usage = os.wait4(pid, 0)
 with open(sys.argv[1], "w") as out:
-    out.write(str(usage.ru_maxrss))
+    json.dump({"maxrss": usage.ru_maxrss, "cpu": usage.ru_utime + usage.ru_stime}, out)
 code = os.waitstatus_to_exitcode(status)
 sys.exit(code if code >= 0 else 128 - code)
 """
 
 
 def _peak_rss_file() -> str:
-    """The file the launcher writes a child's peak RSS to, emptied."""
+    """The file the launcher writes a child's usage to, emptied."""
     path = os.path.join(SCRATCH["dir"], ".peak-rss")
     if os.path.exists(path):
         os.remove(path)
@@ -150,12 +151,19 @@ def _launched(cmd: List[str], rss_path: str) -> List[str]:
     return [sys.executable, "-c", _PEAK_RSS_LAUNCHER, rss_path] + list(cmd)
 
 
-def _peak_rss_bytes(rss_path: str) -> int:
-    """What the launcher wrote (0 when the child never ran to the end)."""
+def _child_usage(rss_path: str) -> Dict:
+    """What the launcher wrote: ``maxrss`` (KiB) and ``cpu`` (seconds);
+    zeros when the child never ran to the end."""
     if not os.path.exists(rss_path):
-        return 0
+        return {"maxrss": 0, "cpu": 0.0}
     with open(rss_path) as handle:
-        return int(handle.read() or 0) * 1024
+        text = handle.read()
+    return json.loads(text) if text else {"maxrss": 0, "cpu": 0.0}
+
+
+def _peak_rss_bytes(rss_path: str) -> int:
+    """The child's peak RSS in bytes (0 when it never ran to the end)."""
+    return _child_usage(rss_path)["maxrss"] * 1024
 
 
 def run_measured(cmd: List[str], env: Optional[Dict[str, str]] = None, timeout: float = 3600,
