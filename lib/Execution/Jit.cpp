@@ -904,10 +904,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     // before they are optimized and code-generated, once.
     llvm::MergeFunctionsPass::runOnModule(*m);
     if (avx512)
-      for (llvm::Function &f : *m) {
-        f.addFnAttr("prefer-vector-width", "512");
-        f.addFnAttr("min-legal-vector-width", "512");
-      }
+      keepWideVectors(*m);
     return optimize(m);
   };
   ExecutionEngineOptions engineOptions;

@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
   if (wrapper.getFunctionType() != ukernelMatmulType(&ctx))
     return fail("@gptq_uk_matmul in '" + source +
                 "' does not have the signature of UKernelAbi.h");
-  std::string symbol = ukernelMatmulSymbol(*isa, byteDots);
+  std::string symbol = ukernelMatmulSymbol({*isa, byteDots});
   wrapper.setSymName(symbol);
 
   // The kernels the wrapper calls, in the forms of the variant.
@@ -159,12 +159,9 @@ int main(int argc, char **argv) {
     return fail("no target machine for " + cpu);
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(tm->createDataLayout());
-  // Register tiles of 512-bit vectors stay whole (as the JIT sets them).
+  // Register tiles of 512-bit vectors stay whole (as the JIT keeps them).
   if (*isa >= CpuIsa::AVX512)
-    for (llvm::Function &f : *llvmModule) {
-      f.addFnAttr("prefer-vector-width", "512");
-      f.addFnAttr("min-legal-vector-width", "512");
-    }
+    keepWideVectors(*llvmModule);
   // Only the variant's entry is exported.
   for (llvm::Function &f : *llvmModule)
     if (!f.isDeclaration() && f.getName() != symbol)

@@ -34,20 +34,6 @@ enum class LibraryKernels { CPU, Portable };
 /// "cpu" or "portable"; nothing for any other name.
 std::optional<LibraryKernels> parseLibraryKernels(StringRef name);
 
-/// Which forms of the CPU kernels' target-dependent steps a module gets
-/// (KernelsX86.mlir): those of `isa`, and with `byteDots` the 4-bit decode
-/// kernel's byte dot products (the instruction where `isa` has it, else
-/// portable operations).
-struct CpuKernelForms {
-  CpuIsa isa = CpuIsa::Generic;
-  bool byteDots = false;
-};
-
-/// The forms for `isa`: byte dot products where it has AVX-512 VNNI.
-inline CpuKernelForms defaultKernelForms(CpuIsa isa) {
-  return {isa, isa == CpuIsa::AVX512VNNI};
-}
-
 /// Copies the library functions that `module` calls, and those they call,
 /// into the module as private functions, with the given kernels (and with
 /// the CPU kernels, the forms `forms` chooses). A symbol of the library's
@@ -61,12 +47,6 @@ LogicalResult addLibraryFunctions(ModuleOp module,
 /// it be inlined. Run once the module's buffers are placed: the
 /// deallocation passes take no llvm.call_intrinsic.
 LogicalResult selectKernelForms(ModuleOp module, CpuIsa isa);
-
-/// The forms that the passes' options `cpu-isa` (an instruction set of
-/// CpuIsa.h, or "host") and `byte-dots` ("auto": where the instruction set
-/// has AVX-512 VNNI; "on"; "off") name, or an error naming the bad one.
-FailureOr<CpuKernelForms> kernelFormsOfOptions(Operation *op, StringRef isa,
-                                               StringRef byteDots);
 
 } // namespace gptq
 } // namespace mlir

@@ -4,9 +4,11 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/IR/Module.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+using namespace mlir;
 using namespace mlir::gptq;
 
 namespace {
@@ -95,4 +97,30 @@ std::optional<CpuIsa> mlir::gptq::resolveCpuIsaOption(llvm::StringRef option) {
   if (option == kHostCpuIsa)
     return hostCpuIsa();
   return parseCpuIsa(option);
+}
+
+void gptq::keepWideVectors(llvm::Module &module) {
+  for (llvm::Function &f : module) {
+    f.addFnAttr("prefer-vector-width", "512");
+    f.addFnAttr("min-legal-vector-width", "512");
+  }
+}
+
+FailureOr<CpuKernelForms>
+gptq::kernelFormsOfOptions(Operation *op, StringRef isa, StringRef byteDots) {
+  std::optional<CpuIsa> chosen = resolveCpuIsaOption(isa);
+  if (!chosen) {
+    op->emitError() << "cpu-isa must be " << kHostCpuIsa << " or one of "
+                    << cpuIsaNames() << ", found '" << isa << "'";
+    return failure();
+  }
+  CpuKernelForms forms = defaultKernelForms(*chosen);
+  if (byteDots == "on" || byteDots == "off")
+    forms.byteDots = byteDots == "on";
+  else if (byteDots != "auto") {
+    op->emitError() << "byte-dots must be auto, on or off, found '" << byteDots
+                    << "'";
+    return failure();
+  }
+  return forms;
 }

@@ -57,19 +57,11 @@ struct GPTQLowerUKernelsPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<CpuIsa> isa = resolveCpuIsaOption(cpuIsa);
-    if (!isa) {
-      module.emitError() << "cpu-isa must be " << kHostCpuIsa << " or one of "
-                         << cpuIsaNames() << ", found '" << cpuIsa << "'";
+    FailureOr<CpuKernelForms> forms =
+        kernelFormsOfOptions(module, cpuIsa, byteDots);
+    if (failed(forms))
       return signalPassFailure();
-    }
-    std::optional<bool> dots = ukernelByteDots(*isa, byteDots);
-    if (!dots) {
-      module.emitError() << "byte-dots must be auto, on or off, found '"
-                         << byteDots << "'";
-      return signalPassFailure();
-    }
-    std::string name = ukernelMatmulSymbol(*isa, *dots);
+    std::string name = ukernelMatmulSymbol(*forms);
 
     SmallVector<ukernel::MatmulOp> kernels;
     WalkResult walked = module.walk([&](ukernel::MatmulOp op) {
@@ -115,14 +107,12 @@ struct GPTQLowerUKernelsPass
         Value &buffer = empties[{fn, type}];
         if (buffer)
           return buffer;
-        OpBuilder entry =
-            OpBuilder::atBlockBegin(&fn->getRegion(0).front());
+        OpBuilder entry = OpBuilder::atBlockBegin(&fn->getRegion(0).front());
         SmallVector<int64_t> shape(type.getRank(), 0);
         if (type.getRank() == 3)
           shape[0] = 1; // the kernel slices batch 0 of a matrix stack
         Value alloca = memref::AllocaOp::create(
-            entry, fn->getLoc(),
-            MemRefType::get(shape, type.getElementType()));
+            entry, fn->getLoc(), MemRefType::get(shape, type.getElementType()));
         buffer = memref::CastOp::create(entry, fn->getLoc(), type, alloca);
         return buffer;
       };

@@ -36,21 +36,10 @@ FunctionType gptq::ukernelMatmulType(MLIRContext *ctx) {
   return FunctionType::get(ctx, types, {});
 }
 
-std::string gptq::ukernelMatmulSymbol(CpuIsa isa, bool byteDots) {
-  std::string name = ("gptq_uk_matmul_" + cpuIsaName(isa)).str();
+std::string gptq::ukernelMatmulSymbol(const CpuKernelForms &forms) {
+  std::string name = ("gptq_uk_matmul_" + cpuIsaName(forms.isa)).str();
   for (char &c : name)
     if (c == '-')
       c = '_';
-  return name + (byteDots ? "_dots" : "_tables");
-}
-
-std::optional<bool> gptq::ukernelByteDots(CpuIsa isa,
-                                          llvm::StringRef byteDots) {
-  if (byteDots == "auto")
-    return isa == CpuIsa::AVX512VNNI;
-  if (byteDots == "on")
-    return true;
-  if (byteDots == "off")
-    return false;
-  return std::nullopt;
+  return name + (forms.byteDots ? "_dots" : "_tables");
 }

@@ -487,26 +487,6 @@ struct ConvertGPTQToLinalgPass
 };
 } // namespace
 
-FailureOr<CpuKernelForms> gptq::kernelFormsOfOptions(Operation *op,
-                                                     StringRef isa,
-                                                     StringRef byteDots) {
-  std::optional<CpuIsa> chosen = resolveCpuIsaOption(isa);
-  if (!chosen) {
-    op->emitError() << "cpu-isa must be " << kHostCpuIsa << " or one of "
-                    << cpuIsaNames() << ", found '" << isa << "'";
-    return failure();
-  }
-  CpuKernelForms forms = defaultKernelForms(*chosen);
-  if (byteDots == "on" || byteDots == "off")
-    forms.byteDots = byteDots == "on";
-  else if (byteDots != "auto") {
-    op->emitError() << "byte-dots must be auto, on or off, found '"
-                    << byteDots << "'";
-    return failure();
-  }
-  return forms;
-}
-
 std::optional<LibraryKernels> gptq::parseLibraryKernels(StringRef name) {
   if (name == "cpu")
     return LibraryKernels::CPU;

@@ -8,10 +8,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_CONVERSION_CPUISA_H
-#define GPTQ_CONVERSION_CPUISA_H
+#ifndef GPTQ_CODEGEN_CPU_CPUISA_H
+#define GPTQ_CODEGEN_CPU_CPUISA_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
 
 #include "llvm/ADT/StringRef.h"
+
+namespace llvm {
+class Module;
+} // namespace llvm
 
 #include <optional>
 #include <string>
@@ -60,6 +67,12 @@ llvm::StringRef cpuNameForIsa(CpuIsa isa);
 /// AVX512VNNI, else empty.
 llvm::StringRef cpuFeaturesForIsa(CpuIsa isa);
 
+/// Marks every function of `module` to keep 512-bit vectors whole, for a
+/// target with AVX-512: the CPU kernels hold register tiles of 512-bit
+/// vectors, which the X86 backend would otherwise split into 256-bit halves
+/// on CPUs that prefer 256-bit vectors, and the tiles would spill.
+void keepWideVectors(llvm::Module &module);
+
 /// How a pass option names the host's instruction set.
 constexpr const char *kHostCpuIsa = "host";
 
@@ -67,7 +80,27 @@ constexpr const char *kHostCpuIsa = "host";
 /// nothing for an unknown name.
 std::optional<CpuIsa> resolveCpuIsaOption(llvm::StringRef option);
 
+/// Which forms of the CPU kernels' target-dependent steps a module gets
+/// (KernelsX86.mlir): those of `isa`, and with `byteDots` the 4-bit decode
+/// kernel's byte dot products (the instruction where `isa` has it, else
+/// portable operations).
+struct CpuKernelForms {
+  CpuIsa isa = CpuIsa::Generic;
+  bool byteDots = false;
+};
+
+/// The forms for `isa`: byte dot products where it has AVX-512 VNNI.
+inline CpuKernelForms defaultKernelForms(CpuIsa isa) {
+  return {isa, isa == CpuIsa::AVX512VNNI};
+}
+
+/// The forms that the passes' options `cpu-isa` (a name of cpuIsaName, or
+/// "host") and `byte-dots` ("auto": where the instruction set
+/// has AVX-512 VNNI; "on"; "off") name, or an error naming the bad one.
+FailureOr<CpuKernelForms> kernelFormsOfOptions(Operation *op, StringRef isa,
+                                               StringRef byteDots);
+
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_CONVERSION_CPUISA_H
+#endif // GPTQ_CODEGEN_CPU_CPUISA_H

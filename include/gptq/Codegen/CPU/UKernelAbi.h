@@ -17,7 +17,6 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 namespace mlir {
@@ -64,14 +63,11 @@ uint32_t ukernelMatmulFlags(const UKernelMatmulVariant &variant);
 /// The signature of the matrix microkernel.
 FunctionType ukernelMatmulType(MLIRContext *ctx);
 
-/// The matrix microkernel built for `isa`, with byte dot products in its
-/// 4-bit decode step or table lookups: gptq_uk_matmul_<isa>_<dots|tables>
-/// (the name of cpuIsaName with '_' for '-').
-std::string ukernelMatmulSymbol(CpuIsa isa, bool byteDots);
-
-/// Whether the option `byteDots` ("auto": where `isa` has AVX-512 VNNI;
-/// "on"; "off") asks for byte dot products; nothing for another value.
-std::optional<bool> ukernelByteDots(CpuIsa isa, llvm::StringRef byteDots);
+/// The matrix microkernel built for the instruction set and decode form of
+/// `forms`: gptq_uk_matmul_<isa>_<dots|tables> (the name of cpuIsaName with
+/// '_' for '-'; dots: byte dot products in its 4-bit decode step, tables:
+/// table lookups).
+std::string ukernelMatmulSymbol(const CpuKernelForms &forms);
 
 } // namespace gptq
 } // namespace mlir
