@@ -17,53 +17,6 @@
 module {
 
 //===--------------------------------------------------------------------===//
-// gptq.hessian_accumulate
-//===--------------------------------------------------------------------===//
-
-// The CPU form of Library.mlir's __gptq_hessian_accumulate: H * n/(n+nb) +
-// (2/(n+nb)) X^T X with the product on the microkernel library's matrix
-// kernel (gptq_ukernel.matmul: Y read transposed as A, and as B, into the
-// scaled H; only the tiles that reach the lower triangle), so that a
-// calibration stage's module holds no matrix kernel of its own. The sums
-// are __gptq_gemm_sub's (the same tiles, K in ascending order, one fused
-// multiply-add per term, from H): the same Hessians bit for bit.
-func.func private @__gptq_hessian_accumulate(%x: tensor<?x?xf32>, %h: tensor<?x?xf32>, %n: i64, %nb: i64) -> (tensor<?x?xf32>, i64) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %two = arith.constant 2.0 : f64
-  %n2 = arith.addi %n, %nb : i64
-  %nf = arith.sitofp %n : i64 to f64
-  %n2f = arith.sitofp %n2 : i64 to f64
-  %keepd = arith.divf %nf, %n2f : f64
-  %keep = arith.truncf %keepd : f64 to f32
-  %q = arith.divf %two, %n2f : f64
-  %sd = math.sqrt %q : f64
-  %s = arith.truncf %sd : f64 to f32
-  %t = tensor.dim %x, %c0 : tensor<?x?xf32>
-  %c = tensor.dim %x, %c1 : tensor<?x?xf32>
-  %ye = tensor.empty(%t, %c) : tensor<?x?xf32>
-  %y = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%x : tensor<?x?xf32>) outs(%ye : tensor<?x?xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %m = arith.mulf %s, %a : f32
-    linalg.yield %m : f32
-  } -> tensor<?x?xf32>
-  %he = tensor.empty(%c, %c) : tensor<?x?xf32>
-  %hs = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%h : tensor<?x?xf32>) outs(%he : tensor<?x?xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %m = arith.mulf %a, %keep : f32
-    linalg.yield %m : f32
-  } -> tensor<?x?xf32>
-  %y3 = tensor.expand_shape %y [[0, 1], [2]] output_shape [1, %t, %c] : tensor<?x?xf32> into tensor<1x?x?xf32>
-  %hs3 = tensor.expand_shape %hs [[0, 1], [2]] output_shape [1, %c, %c] : tensor<?x?xf32> into tensor<1x?x?xf32>
-  %r3 = gptq_ukernel.matmul ins(%y3, %y3 : tensor<1x?x?xf32>, tensor<1x?x?xf32>) outs(%hs3 : tensor<1x?x?xf32>) {transpose_lhs, lower_result} -> tensor<1x?x?xf32>
-  %r = tensor.collapse_shape %r3 [[0, 1], [2]] : tensor<1x?x?xf32> into tensor<?x?xf32>
-  %full = func.call @__gptq_mirror_lower(%r) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-  return %full, %n2 : tensor<?x?xf32>, i64
-}
-
-//===--------------------------------------------------------------------===//
 // Matrix kernels
 //===--------------------------------------------------------------------===//
 
@@ -96,6 +49,25 @@ func.func private @__gptq_transpose(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
     }
   }
   return %t : tensor<?x?xf32>
+}
+
+// %h + Y^T Y for a symmetric %h (the Hessian's update) on the microkernel
+// library's matrix kernel (gptq_ukernel.matmul: Y read transposed as A, and
+// as B, into %h; only the tiles that reach the lower triangle), then the
+// upper triangle copied from the lower one (the same sums as
+// KernelsPortable.mlir's form: the same bits), so that a calibration
+// stage's module compiles no matrix kernel of its own.
+func.func private @__gptq_add_gram(%h: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %y, %c0 : tensor<?x?xf32>
+  %c = tensor.dim %y, %c1 : tensor<?x?xf32>
+  %y3 = tensor.expand_shape %y [[0, 1], [2]] output_shape [1, %t, %c] : tensor<?x?xf32> into tensor<1x?x?xf32>
+  %h3 = tensor.expand_shape %h [[0, 1], [2]] output_shape [1, %c, %c] : tensor<?x?xf32> into tensor<1x?x?xf32>
+  %r3 = gptq_ukernel.matmul ins(%y3, %y3 : tensor<1x?x?xf32>, tensor<1x?x?xf32>) outs(%h3 : tensor<1x?x?xf32>) {transpose_lhs, lower_result} -> tensor<1x?x?xf32>
+  %r = tensor.collapse_shape %r3 [[0, 1], [2]] : tensor<1x?x?xf32> into tensor<?x?xf32>
+  %full = func.call @__gptq_mirror_lower(%r) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %full : tensor<?x?xf32>
 }
 
 // A square matrix with its strict upper triangle set from its lower one

@@ -27,6 +27,20 @@ func.func private @__gptq_transpose(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
   return %t : tensor<?x?xf32>
 }
 
+// %h + Y^T Y for a symmetric %h (the Hessian's update) on the matrix
+// kernel: Y is both A transposed and B. Only the tiles that reach the lower
+// triangle are computed (half the work), and the upper triangle is then
+// copied from the lower one: each element of Y^T Y is the same sum of the
+// same products in the same order as its mirror image (a * b is b * a,
+// exactly), so the result is what the whole product gives, bit for bit.
+func.func private @__gptq_add_gram(%h: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %true = arith.constant true
+  %false = arith.constant false
+  %r = func.call @__gptq_gemm_sub(%h, %y, %y, %true, %true, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
+  %full = func.call @__gptq_mirror_lower(%r) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %full : tensor<?x?xf32>
+}
+
 // A square matrix with its strict upper triangle set from its lower one
 // (h[i, j] = h[j, i] for i < j).
 func.func private @__gptq_mirror_lower(%h: tensor<?x?xf32>) -> tensor<?x?xf32> {

@@ -55,16 +55,8 @@ func.func private @__gptq_hessian_accumulate(%x: tensor<?x?xf32>, %h: tensor<?x?
     %m = arith.mulf %a, %keep : f32
     linalg.yield %m : f32
   } -> tensor<?x?xf32>
-  // H + Y^T Y on the matrix kernel: Y is both A transposed and B. Only
-  // the tiles that reach the lower triangle are computed (half the work),
-  // and the upper triangle is then copied from the lower one: each element
-  // of Y^T Y is the same sum of the same products in the same order as its
-  // mirror image (a * b is b * a, exactly), so H is what the whole product
-  // gives, bit for bit.
-  %true = arith.constant true
-  %false = arith.constant false
-  %r = func.call @__gptq_gemm_sub(%hs, %y, %y, %true, %true, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
-  %full = func.call @__gptq_mirror_lower(%r) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  // H + Y^T Y, on the kernel file's matrix kernel.
+  %full = func.call @__gptq_add_gram(%hs, %y) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
   return %full, %n2 : tensor<?x?xf32>, i64
 }
 

@@ -28,8 +28,9 @@ func.func @tokens2(%x: tensor<?x?xf32>, %h: tensor<?x?xf32>, %n: i64) -> (tensor
 
 // The implementation, added once as a private function: the running-average
 // factors in f64, the scaled inputs, and Y^T Y accumulated into the scaled H
-// by the microkernel library's matrix kernel (Y given as A transposed and as
-// B, accumulated; only the tiles that reach the lower triangle), then the
+// by the kernel file's __gptq_add_gram: with the CPU kernels, the
+// microkernel library's matrix kernel (Y given as A transposed and as B,
+// accumulated; only the tiles that reach the lower triangle), then the
 // lower triangle copied to the upper one. The portable kernels use the
 // library's matrix kernel file instead (the GPU maps it).
 // CHECK-LABEL: func.func private @__gptq_hessian_accumulate
@@ -37,15 +38,19 @@ func.func @tokens2(%x: tensor<?x?xf32>, %h: tensor<?x?xf32>, %n: i64) -> (tensor
 // CHECK: math.sqrt %{{.*}} : f64
 // CHECK: %[[Y:.*]] = linalg.generic
 // CHECK: %[[HS:.*]] = linalg.generic
-// CHECK: %[[Y3:.*]] = tensor.expand_shape %[[Y]]
-// CHECK: %[[HS3:.*]] = tensor.expand_shape %[[HS]]
-// CHECK: %[[L3:.*]] = gptq_ukernel.matmul ins(%[[Y3]], %[[Y3]] : tensor<1x?x?xf32>, tensor<1x?x?xf32>) outs(%[[HS3]] : tensor<1x?x?xf32>) {lower_result, transpose_lhs}
-// CHECK: %[[L:.*]] = tensor.collapse_shape %[[L3]]
-// CHECK: %[[FULL:.*]] = call @__gptq_mirror_lower(%[[L]])
+// CHECK: %[[FULL:.*]] = call @__gptq_add_gram(%[[HS]], %[[Y]])
 // CHECK: return %[[FULL]]
+// CHECK-LABEL: func.func private @__gptq_add_gram
+// CHECK-SAME: (%[[H:.*]]: tensor<?x?xf32>, %[[YY:.*]]: tensor<?x?xf32>)
+// CHECK: %[[Y3:.*]] = tensor.expand_shape %[[YY]]
+// CHECK: %[[H3:.*]] = tensor.expand_shape %[[H]]
+// CHECK: %[[L3:.*]] = gptq_ukernel.matmul ins(%[[Y3]], %[[Y3]] : tensor<1x?x?xf32>, tensor<1x?x?xf32>) outs(%[[H3]] : tensor<1x?x?xf32>) {lower_result, transpose_lhs}
+// CHECK: %[[L:.*]] = tensor.collapse_shape %[[L3]]
+// CHECK: %[[M:.*]] = call @__gptq_mirror_lower(%[[L]])
+// CHECK: return %[[M]]
 // CHECK-NOT: func.func private @__gptq_hessian_accumulate
 // CHECK-NOT: @__gptq_gemm_sub
-// PORTABLE-LABEL: func.func private @__gptq_hessian_accumulate
+// PORTABLE-LABEL: func.func private @__gptq_add_gram
 // PORTABLE-NOT: gptq_ukernel
 // PORTABLE: %[[TRUE:.*]] = arith.constant true
 // PORTABLE: %[[FALSE:.*]] = arith.constant false
