@@ -93,6 +93,12 @@ using namespace mlir::gptq;
 #define GPTQ_UKERNEL_LIBRARY ""
 #endif
 
+/// The shared libraries compiled code calls (those the build found): the
+/// JIT loads them, and a cached library is linked against them.
+static constexpr const char *kRuntimeLibraries[] = {
+    GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME, GPTQ_RUNTIME_LIBRARY,
+    GPTQ_UKERNEL_LIBRARY};
+
 namespace {
 const char *runningTool = "gptq-mlir";
 
@@ -349,9 +355,7 @@ llvm::Error linkSharedLibrary(StringRef object, StringRef library) {
     return error("no C compiler driver 'cc' to link the cached library");
   SmallVector<std::string> args = {*cc, "-shared", "-o", library.str(),
                                    object.str()};
-  for (const char *runtime :
-       {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME, GPTQ_RUNTIME_LIBRARY,
-        GPTQ_UKERNEL_LIBRARY}) {
+  for (const char *runtime : kRuntimeLibraries) {
     if (!std::strlen(runtime))
       continue;
     args.push_back(runtime);
@@ -916,9 +920,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // them: files no user asked for, one set per compile with the cache off.
   engineOptions.enablePerfNotificationListener = false;
   SmallVector<StringRef> libs;
-  for (const char *lib :
-       {GPTQ_C_RUNNER_UTILS, GPTQ_OPENMP_RUNTIME, GPTQ_RUNTIME_LIBRARY,
-        GPTQ_UKERNEL_LIBRARY})
+  for (const char *lib : kRuntimeLibraries)
     if (std::strlen(lib))
       libs.push_back(lib);
   if (cuda)
