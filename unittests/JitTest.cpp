@@ -159,6 +159,61 @@ TEST_F(JitTest, OnlyTheEntrysPackedWrapperIsCompiled) {
   llvm::sys::fs::remove_directories(dir);
 }
 
+TEST_F(JitTest, TheCacheKeysTheModuleWithItsPipeline) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gptq-jit-keys", dir));
+  JitOptions options;
+  options.cacheDir = std::string(dir);
+  auto first = compile("twice", options);
+  ASSERT_TRUE(static_cast<bool>(first)) << errorOf(first.takeError());
+  EXPECT_FALSE((*first)->fromCache());
+  // The same module and options: the code of the first, its results
+  // released by the allocator that made them (which the entry records).
+  auto second = compile("twice", options);
+  ASSERT_TRUE(static_cast<bool>(second)) << errorOf(second.takeError());
+  EXPECT_TRUE((*second)->fromCache());
+  NpyArray w = NpyArray::zeros(DType::F32, {2, 3});
+  NpyArray h = NpyArray::zeros(DType::F32, {3, 3});
+  for (int i = 0; i < 3; ++i)
+    h.as<float>()[4 * i] = 1;
+  for (int i = 0; i < 6; ++i)
+    w.as<float>()[i] = float(i + 1);
+  for (auto *fn : {first->get(), second->get()}) {
+    auto out = fn->call({w, h});
+    ASSERT_TRUE(static_cast<bool>(out)) << errorOf(out.takeError());
+    ASSERT_EQ(out->size(), 3u);
+    EXPECT_EQ((*out)[2].as<float>()[1], 4.0f);
+  }
+  // The module is keyed before lowering, with the pipeline's options: other
+  // options (the portable kernels, another Cholesky block) are other code.
+  JitOptions portable = options;
+  portable.kernels = "portable";
+  auto third = compile("twice", portable);
+  ASSERT_TRUE(static_cast<bool>(third)) << errorOf(third.takeError());
+  EXPECT_FALSE((*third)->fromCache());
+  JitOptions block = options;
+  block.choleskyBlock = 64;
+  auto fourth = compile("twice", block);
+  ASSERT_TRUE(static_cast<bool>(fourth)) << errorOf(fourth.takeError());
+  EXPECT_FALSE((*fourth)->fromCache());
+  // A caller's pipeline is a function, not a text: its module is keyed once
+  // lowered, so it runs every time, and the same lowered code is a hit.
+  JitOptions custom = options;
+  int built = 0;
+  custom.pipeline = [&](OpPassManager &pm) {
+    ++built;
+    buildCPUPipeline(pm, CPUPipelineOptions());
+  };
+  auto fifth = compile("twice", custom);
+  ASSERT_TRUE(static_cast<bool>(fifth)) << errorOf(fifth.takeError());
+  EXPECT_FALSE((*fifth)->fromCache());
+  auto sixth = compile("twice", custom);
+  ASSERT_TRUE(static_cast<bool>(sixth)) << errorOf(sixth.takeError());
+  EXPECT_TRUE((*sixth)->fromCache());
+  EXPECT_EQ(built, 2);
+  llvm::sys::fs::remove_directories(dir);
+}
+
 TEST_F(JitTest, ResultsSharingABufferAreEachValid) {
   // The same tensor returned twice: each result owns valid data, and the
   // buffer behind them is released once (a second release would abort).

@@ -70,7 +70,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
+#include <link.h>
 #include <memory>
 #include <new>
 #include <sys/mman.h>
@@ -375,14 +377,21 @@ llvm::Error linkSharedLibrary(StringRef object, StringRef library) {
 }
 
 /// A cache entry is the shared library followed by a trailer: this magic,
-/// the library's size, its xxh3 hash and the 128-bit xxh3 digest of the key
-/// text it was compiled for (little-endian 64-bit words). The dynamic
+/// the library's size, its xxh3 hash, the 128-bit xxh3 digest of the key
+/// text it was compiled for and its flags (kEntry*; little-endian 64-bit
+/// words). The dynamic
 /// loader ignores bytes past what the ELF headers map; the trailer lets a
 /// load tell a complete entry of this key from one that a crash, a full
 /// disk or anything else cut short or damaged, or from another module's
 /// entry copied under this name, before dlopen maps it.
-constexpr char kEntryMagic[8] = {'G', 'P', 'T', 'Q', 'S', 'O', '0', '2'};
-constexpr size_t kTrailerBytes = 40;
+constexpr char kEntryMagic[8] = {'G', 'P', 'T', 'Q', 'S', 'O', '0', '3'};
+constexpr size_t kTrailerBytes = 48;
+/// The entry's flags (kEntry*): what a call of the code needs to know of
+/// its lowering, which a cache hit skips.
+/// Results come from libGPTQRuntime's allocator.
+constexpr uint64_t kEntryRuntimeAllocator = 1;
+/// Results are CUDA managed memory.
+constexpr uint64_t kEntryManagedResults = 2;
 /// No compiled module comes near this; a bigger "entry" is not one.
 constexpr uint64_t kMaxEntryBytes = uint64_t(1) << 32;
 
@@ -405,8 +414,10 @@ llvm::XXH128_hash_t keyDigest(StringRef keyText) {
 /// The cache entry at `path`, opened for dlopen when it is a regular file
 /// (not a link, a pipe or a device: anything else counts as no entry, and
 /// opening it never blocks), complete, undamaged and compiled for
-/// `digest`: its descriptor, which the caller closes, or -1.
-int openCompleteEntry(StringRef path, llvm::XXH128_hash_t digest) {
+/// `digest`: its descriptor, which the caller closes, and its flags
+/// (kEntry*) in `flags`; or -1.
+int openCompleteEntry(StringRef path, llvm::XXH128_hash_t digest,
+                      uint64_t &flags) {
   int fd = ::open(path.str().c_str(),
                   O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0)
@@ -432,6 +443,7 @@ int openCompleteEntry(StringRef path, llvm::XXH128_hash_t digest) {
         readWord(trailer + 24) == digest.low64 &&
         readWord(trailer + 32) == digest.high64 &&
         readWord(trailer + 16) == llvm::xxh3_64bits(bytes.take_front(size));
+    flags = complete ? readWord(trailer + 40) : 0;
   }
   if (!complete) {
     ::close(fd);
@@ -466,7 +478,7 @@ llvm::Expected<std::string> compiledObject(ExecutionEngine &engine) {
 }
 
 llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path,
-                            llvm::XXH128_hash_t digest) {
+                            llvm::XXH128_hash_t digest, uint64_t flags) {
   StringRef dir = llvm::sys::path::parent_path(path);
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return error("cannot create '" + dir + "': " + ec.message());
@@ -515,7 +527,77 @@ llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path,
   appendWord(entry, hash);
   appendWord(entry, digest.low64);
   appendWord(entry, digest.high64);
+  appendWord(entry, flags);
   return writeFileAtomically(path, entry);
+}
+
+/// Identifies this build of the compiler (the passes and the kernel library
+/// that lower modules) in cache keys: the GNU build ID of the executable or
+/// shared library that holds this code, or, when the linker wrote none, a
+/// digest of that file; empty when neither can be read (modules are then
+/// keyed once lowered).
+llvm::StringRef compilerBuildIdentity() {
+  static const std::string identity = [] {
+    struct Search {
+      uintptr_t address;
+      std::string buildId;
+      std::string file;
+    } search{reinterpret_cast<uintptr_t>(&compilerBuildIdentity), {}, {}};
+    dl_iterate_phdr(
+        [](dl_phdr_info *info, size_t, void *data) -> int {
+          auto *search = static_cast<Search *>(data);
+          bool holds = false;
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            const ElfW(Phdr) &segment = info->dlpi_phdr[i];
+            uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
+            if (segment.p_type == PT_LOAD && search->address >= begin &&
+                search->address < begin + segment.p_memsz)
+              holds = true;
+          }
+          if (!holds)
+            return 0;
+          search->file = info->dlpi_name && *info->dlpi_name
+                             ? info->dlpi_name
+                             : "/proc/self/exe";
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            const ElfW(Phdr) &segment = info->dlpi_phdr[i];
+            if (segment.p_type != PT_NOTE)
+              continue;
+            const char *note =
+                reinterpret_cast<const char *>(info->dlpi_addr +
+                                               segment.p_vaddr);
+            const char *end = note + segment.p_memsz;
+            while (note + sizeof(ElfW(Nhdr)) <= end) {
+              const auto *header = reinterpret_cast<const ElfW(Nhdr) *>(note);
+              const char *name = note + sizeof(ElfW(Nhdr));
+              const char *desc = name + llvm::alignTo(header->n_namesz, 4);
+              const char *next = desc + llvm::alignTo(header->n_descsz, 4);
+              if (next > end)
+                break;
+              if (header->n_type == NT_GNU_BUILD_ID &&
+                  header->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+                search->buildId = llvm::toHex(
+                    llvm::StringRef(desc, header->n_descsz), /*LowerCase=*/true);
+                return 1;
+              }
+              note = next;
+            }
+          }
+          return 1;
+        },
+        &search);
+    if (!search.buildId.empty())
+      return "build-id " + search.buildId;
+    auto file = llvm::MemoryBuffer::getFile(search.file, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+    if (search.file.empty() || !file)
+      return std::string();
+    llvm::XXH128_hash_t hash =
+        llvm::xxh3_128bits(llvm::arrayRefFromStringRef((*file)->getBuffer()));
+    return llvm::formatv("xxh3 {0:x-16}{1:x-16}", hash.high64, hash.low64)
+        .str();
+  }();
+  return identity;
 }
 
 /// Warns, once per process, that the cache cannot be written.
@@ -748,9 +830,11 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   if (options.hoistWeights && !isLLVMModule(*module))
     if (llvm::Error err = fn->hoistWeights(*module))
       return std::move(err);
-  if (!isLLVMModule(*module)) {
-    DiagnosticCollector diags(ctx);
-    PassManager pm(ctx);
+  // The pass manager that lowers the module; a cache hit keyed on the
+  // module before lowering never runs it.
+  bool lowered = isLLVMModule(*module);
+  PassManager pm(ctx);
+  if (!lowered) {
     if (options.pipeline) {
       options.pipeline(pm);
     } else if (cuda || options.device == "cuda-emulated") {
@@ -768,6 +852,122 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       pipelineOptions.byteDots = options.byteDots;
       buildCPUPipeline(pm, pipelineOptions);
     }
+  }
+
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder)
+    return tmBuilder.takeError();
+  // Position-independent, so that the same object can become a cached
+  // shared library.
+  tmBuilder->setRelocationModel(llvm::Reloc::PIC_);
+  // Code for another CPU than this one: that instruction set's generic CPU.
+  if (explicitIsa && !cpuNameForIsa(*isa).empty()) {
+    tmBuilder->setCPU(cpuNameForIsa(*isa).str());
+    tmBuilder->getFeatures() = llvm::SubtargetFeatures();
+    if (!cpuFeaturesForIsa(*isa).empty())
+      tmBuilder->addFeatures({cpuFeaturesForIsa(*isa).str()});
+  }
+
+  // The C interface of the entry, and the packed wrapper the
+  // ExecutionEngine (and the cached library) exports for it.
+  std::string cifaceName = "_mlir_ciface_" + fn->packed.name;
+  std::string packedName = "_mlir_" + cifaceName;
+  // The cache key: the entry, the module, the host CPU, the options that
+  // shape code generation and kCodeGeneration, which names what this file
+  // does to the module after lowering (change it with that). The module is
+  // keyed before lowering, with the pipeline's text and the identity of
+  // this build of the compiler (whose passes and kernel library lower it),
+  // so that a hit costs no lowering; with a caller's pipeline (a function,
+  // not a text) it is keyed once lowered.
+  static constexpr const char *kCodeGeneration =
+      "identical functions merged, codegen O3, only the entry's packed "
+      "wrapper, PIC, 512-bit vectors on AVX-512, static constructors as "
+      "gptq_module_init; linked "
+      "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
+      " " GPTQ_RUNTIME_LIBRARY " " GPTQ_UKERNEL_LIBRARY;
+  bool cached = !options.cacheDir.empty() && !options.object;
+  llvm::StringRef buildIdentity = compilerBuildIdentity();
+  bool keyBeforeLowering =
+      lowered || (!options.pipeline && !buildIdentity.empty());
+  llvm::SmallString<256> cachePath;
+  llvm::XXH128_hash_t digest{0, 0};
+  // Looks the module up in the cache as it is now: true when its code was
+  // loaded into `fn`.
+  auto loadCached = [&]() -> bool {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << LLVM_VERSION_STRING << "\n"
+       << kCodeGeneration << "\n"
+       << llvm::sys::getHostCPUName() << "\n"
+       << tmBuilder->getCPU() << "\n"
+       << tmBuilder->getFeatures().getString() << "\nO" << options.optLevel
+       << "\n"
+       << fn->packed.name << "\n"
+       << (cuda ? "cuda " GPTQ_CUDA_RUNTIME_LIBRARY "\n" : "");
+    OpPrintingFlags printing;
+    if (!lowered) {
+      os << "lowered by " << buildIdentity << " with ";
+      pm.printAsTextualPipeline(os);
+      os << "\n";
+      // With the locations, which the lowering writes into the messages of
+      // run-time checks ("model.mlir:24:5: forward: token id out of
+      // range").
+      printing.enableDebugInfo();
+    }
+    module->print(os, printing);
+    uint64_t key = llvm::xxh3_64bits(text);
+    digest = keyDigest(text);
+    // The entry's name in the file name is for people; the key decides.
+    std::string readable = fn->packed.name;
+    for (char &c : readable)
+      if (!llvm::isAlnum(c) && c != '_')
+        c = '_';
+    cachePath = options.cacheDir;
+    llvm::sys::path::append(
+        cachePath, llvm::formatv("{0:x-16}-{1}.so", key, readable).str());
+    // A damaged entry, another key's, or anything but a regular file counts
+    // as missing: it is compiled afresh and replaced.
+    uint64_t flags = 0;
+    int entryFd = openCompleteEntry(cachePath, digest, flags);
+    if (entryFd < 0)
+      return false;
+    // Loaded by its name (the loader shares libraries by name), then
+    // checked to be the file that was verified.
+    void *handle = dlopen(cachePath.c_str(), RTLD_NOW | RTLD_LOCAL);
+    struct stat checked, loaded;
+    bool same = ::fstat(entryFd, &checked) == 0 &&
+                ::stat(cachePath.c_str(), &loaded) == 0 &&
+                checked.st_dev == loaded.st_dev &&
+                checked.st_ino == loaded.st_ino;
+    ::close(entryFd);
+    if (handle && !same) {
+      dlclose(handle);
+      handle = nullptr;
+    }
+    if (!handle)
+      return false;
+    void *sym = dlsym(handle, packedName.c_str());
+    if (!sym) {
+      dlclose(handle);
+      return false;
+    }
+    if (void *init = dlsym(handle, kModuleInit))
+      reinterpret_cast<void (*)()>(init)();
+    fn->library = handle;
+    fn->packed.function = reinterpret_cast<void (*)(void **)>(sym);
+    fn->packed.runtimeAllocator = flags & kEntryRuntimeAllocator;
+    if (flags & kEntryManagedResults)
+      fn->packed.freeResult = gptq_cuda_free_managed;
+    fn->compileTime = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+    return true;
+  };
+  if (cached && keyBeforeLowering && loadCached())
+    return fn;
+
+  if (!lowered) {
+    DiagnosticCollector diags(ctx);
     if (failed(pm.run(*module)))
       return error("lowering to LLVM failed:\n" + diags.text);
     fn->markWeightsReadOnly(*module);
@@ -779,6 +979,9 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       module->lookupSymbol("_mlir_memref_to_llvm_aligned_alloc");
   if (module->lookupSymbol("mgpuMemAlloc"))
     fn->packed.freeResult = gptq_cuda_free_managed;
+  uint64_t entryFlags =
+      (fn->packed.runtimeAllocator ? kEntryRuntimeAllocator : 0) |
+      (fn->packed.freeResult ? kEntryManagedResults : 0);
 
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
@@ -804,90 +1007,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   if (untranslatable)
     return error("lowering left '" + untranslatable->getName().getStringRef() +
                  "', which does not translate to LLVM IR");
-
-  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!tmBuilder)
-    return tmBuilder.takeError();
-  // Position-independent, so that the same object can become a cached
-  // shared library.
-  tmBuilder->setRelocationModel(llvm::Reloc::PIC_);
-  // Code for another CPU than this one: that instruction set's generic CPU.
-  if (explicitIsa && !cpuNameForIsa(*isa).empty()) {
-    tmBuilder->setCPU(cpuNameForIsa(*isa).str());
-    tmBuilder->getFeatures() = llvm::SubtargetFeatures();
-    if (!cpuFeaturesForIsa(*isa).empty())
-      tmBuilder->addFeatures({cpuFeaturesForIsa(*isa).str()});
-  }
-
-  // The C interface of the entry, and the packed wrapper the
-  // ExecutionEngine (and the cached library) exports for it.
-  std::string cifaceName = "_mlir_ciface_" + fn->packed.name;
-  std::string packedName = "_mlir_" + cifaceName;
-  // The cache key: the entry, the lowered module, the host CPU, the options
-  // that shape code generation and kCodeGeneration, which names what this
-  // file does to the module after lowering (change it with that).
-  static constexpr const char *kCodeGeneration =
-      "identical functions merged, codegen O3, only the entry's packed "
-      "wrapper, PIC, 512-bit vectors on AVX-512, static constructors as "
-      "gptq_module_init; linked "
-      "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
-      " " GPTQ_RUNTIME_LIBRARY " " GPTQ_UKERNEL_LIBRARY;
-  llvm::SmallString<256> cachePath;
-  llvm::XXH128_hash_t digest{0, 0};
-  if (!options.cacheDir.empty() && !options.object) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << LLVM_VERSION_STRING << "\n"
-       << kCodeGeneration << "\n"
-       << llvm::sys::getHostCPUName() << "\n"
-       << tmBuilder->getCPU() << "\n"
-       << tmBuilder->getFeatures().getString() << "\nO" << options.optLevel
-       << "\n"
-       << fn->packed.name << "\n"
-       << (cuda ? "cuda " GPTQ_CUDA_RUNTIME_LIBRARY "\n" : "");
-    module->print(os);
-    uint64_t key = llvm::xxh3_64bits(text);
-    digest = keyDigest(text);
-    // The entry's name in the file name is for people; the key decides.
-    std::string readable = fn->packed.name;
-    for (char &c : readable)
-      if (!llvm::isAlnum(c) && c != '_')
-        c = '_';
-    cachePath = options.cacheDir;
-    llvm::sys::path::append(
-        cachePath, llvm::formatv("{0:x-16}-{1}.so", key, readable).str());
-    // A damaged entry, another key's, or anything but a regular file counts
-    // as missing: it is compiled afresh and replaced.
-    int entryFd = openCompleteEntry(cachePath, digest);
-    if (entryFd >= 0) {
-      // Loaded by its name (the loader shares libraries by name), then
-      // checked to be the file that was verified.
-      void *handle = dlopen(cachePath.c_str(), RTLD_NOW | RTLD_LOCAL);
-      struct stat checked, loaded;
-      bool same = ::fstat(entryFd, &checked) == 0 &&
-                  ::stat(cachePath.c_str(), &loaded) == 0 &&
-                  checked.st_dev == loaded.st_dev &&
-                  checked.st_ino == loaded.st_ino;
-      ::close(entryFd);
-      if (handle && !same) {
-        dlclose(handle);
-        handle = nullptr;
-      }
-      if (handle) {
-        if (void *sym = dlsym(handle, packedName.c_str())) {
-          if (void *init = dlsym(handle, kModuleInit))
-            reinterpret_cast<void (*)()>(init)();
-          fn->library = handle;
-          fn->packed.function = reinterpret_cast<void (*)(void **)>(sym);
-          fn->compileTime = std::chrono::duration<double>(
-                                std::chrono::steady_clock::now() - start)
-                                .count();
-          return fn;
-        }
-        dlclose(handle);
-      }
-    }
-  }
+  if (cached && !keyBeforeLowering && loadCached())
+    return fn;
   auto tm = tmBuilder->createTargetMachine();
   if (!tm)
     return tm.takeError();
@@ -953,7 +1074,8 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   }
   // Keep the object as a shared library for later runs.
   if (!cachePath.empty())
-    if (llvm::Error err = writeCacheEntry(*fn->engine, cachePath, digest))
+    if (llvm::Error err =
+            writeCacheEntry(*fn->engine, cachePath, digest, entryFlags))
       warnCacheUnwritable(options, std::move(err));
   fn->compileTime =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

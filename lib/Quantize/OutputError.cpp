@@ -66,7 +66,9 @@ double OutputError::compileSeconds() const {
   return function ? function->compileSeconds() : 0;
 }
 
-llvm::Error OutputError::compile() {
+llvm::Error OutputError::prepare() {
+  if (function)
+    return llvm::Error::success();
   // A context of its own, as LayerQuantizer's.
   context = makeToolContext();
   auto fn = CompiledFunction::compileSource(*context, kSource,
@@ -93,7 +95,7 @@ llvm::Expected<double> OutputError::compute(const NpyArray &weight,
   if (rows == 0 || cols == 0)
     return 0.0;
   if (!function)
-    if (llvm::Error err = compile())
+    if (llvm::Error err = prepare())
       return std::move(err);
   int64_t band =
       std::clamp<int64_t>(bandBytes / (cols * int64_t(sizeof(float))), 1, rows);

@@ -173,22 +173,35 @@ bool LayerQuantizer::fromCache() const {
   return function && function->fromCache();
 }
 
+llvm::Error LayerQuantizer::compilePacker() {
+  std::string source =
+      "func.func @pack(%c: tensor<?x?xi8>) -> tensor<?x?xi32> {\n"
+      "  %p = gptq.pack %c bits " +
+      std::to_string(bits) +
+      " : tensor<?x?xi8> -> tensor<?x?xi32>\n"
+      "  return %p : tensor<?x?xi32>\n"
+      "}\n";
+  return compileInto(packer, source, "gptq-pack", "pack");
+}
+
+llvm::Error LayerQuantizer::prepare(bool packing) {
+  if (!function)
+    if (llvm::Error err = compile())
+      return err;
+  if (packing && !packer)
+    if (llvm::Error err = compilePacker())
+      return err;
+  return llvm::Error::success();
+}
+
 llvm::Expected<NpyArray> LayerQuantizer::pack(const NpyArray &codes) {
   if ((codes.dtype != DType::U8 && codes.dtype != DType::I8) ||
       codes.shape.size() != 2)
     return error("codes to pack: expected uint8 rows x cols, found " +
                  codes.describe());
-  if (!packer) {
-    std::string source =
-        "func.func @pack(%c: tensor<?x?xi8>) -> tensor<?x?xi32> {\n"
-        "  %p = gptq.pack %c bits " +
-        std::to_string(bits) +
-        " : tensor<?x?xi8> -> tensor<?x?xi32>\n"
-        "  return %p : tensor<?x?xi32>\n"
-        "}\n";
-    if (llvm::Error err = compileInto(packer, source, "gptq-pack", "pack"))
+  if (!packer)
+    if (llvm::Error err = compilePacker())
       return std::move(err);
-  }
   auto out = packer->call({codes.borrowed()}, {"codes"});
   if (!out)
     return out.takeError();

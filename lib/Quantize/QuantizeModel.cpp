@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Execution/CompileJobs.h"
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Npy.h"
 #include "gptq/Execution/Npz.h"
@@ -264,8 +265,11 @@ struct QuantizeModelPass
   // Shared pointers: passes are copyable.
   std::vector<std::shared_ptr<CalibrationStage>> stages;
   llvm::DenseMap<Operation *, NpyArray> constantArrays;
-  std::map<std::string, std::shared_ptr<CompiledFunction>> compiledByText;
-  std::shared_ptr<MLIRContext> jitContext;
+  // The contexts the compiled stages were parsed into.
+  std::vector<std::shared_ptr<MLIRContext>> jitContexts;
+  // The stages' compiled functions (CalibrationStage points at them),
+  // which read their contexts' data: destroyed first.
+  std::vector<std::shared_ptr<CompiledFunction>> stageFunctions;
   JitOptions jitOptions;
   // layer-errors: the output errors of the quantized weights.
   std::shared_ptr<OutputError> outputErrors;
@@ -296,7 +300,9 @@ struct QuantizeModelPass
 
   /// The entry cut into calibration stages (cutCalibrationStages).
   LogicalResult cutStages();
-  LogicalResult compileStages();
+  /// Compiles the stages and what quantizing with `gptq` calls, side by
+  /// side (runCompileJobs).
+  LogicalResult compileAhead(LayerQuantizer &gptq);
   LogicalResult calibrate(LayerQuantizer &gptq, LayerQuantizer &rtn);
   MemoryBound estimateMemory(int64_t samples, int64_t batch, int64_t extent,
                              const llvm::DenseMap<Value, unsigned> &lastUse);
@@ -354,37 +360,61 @@ LogicalResult QuantizeModelPass::cutStages() {
   return success();
 }
 
-LogicalResult QuantizeModelPass::compileStages() {
-  jitContext = makeToolContext();
-  auto compile = [&](ModuleOp module, unsigned index,
-                     CompiledFunction *&into) -> LogicalResult {
+LogicalResult QuantizeModelPass::compileAhead(LayerQuantizer &gptq) {
+  // Each distinct stage function once: a model's layers repeat the same
+  // code with other weights, which are arguments.
+  std::vector<std::string> texts;
+  std::map<std::string, unsigned> jobOfText;
+  std::vector<std::pair<unsigned, unsigned>> jobOfStage;
+  auto textJob = [&](ModuleOp stageModule) -> unsigned {
     std::string text;
     llvm::raw_string_ostream os(text);
-    module.print(os);
-    auto &compiled = compiledByText[text];
-    if (!compiled) {
-      auto start = std::chrono::steady_clock::now();
-      auto fn = CompiledFunction::compileSource(
-          *jitContext, text, "calibration-stage", "stage", jitOptions);
-      if (!fn) {
-        fail(func.getLoc()) << "compiling calibration stage " << index + 1
-                            << ": " << llvm::toString(fn.takeError());
-        return failure();
-      }
-      compiled = std::move(*fn);
-      ++compiledCount;
-      compileSeconds += secondsSince(start);
-    }
-    into = compiled.get();
-    return success();
+    stageModule.print(os);
+    auto [it, inserted] = jobOfText.try_emplace(text, texts.size());
+    if (inserted)
+      texts.push_back(std::move(text));
+    return it->second;
   };
-  for (auto [index, stage] : llvm::enumerate(stages)) {
-    if (failed(compile(*stage->hessianModule, index, stage->hessians)))
-      return failure();
-    if (stage->outputModule &&
-        failed(compile(*stage->outputModule, index, stage->propagate)))
-      return failure();
+  for (auto &stage : stages)
+    jobOfStage.emplace_back(
+        textJob(*stage->hessianModule),
+        stage->outputModule ? textJob(*stage->outputModule) : ~0u);
+  std::vector<std::unique_ptr<CompiledFunction>> compiled(texts.size());
+  // The quantizer's code (the largest: first), the packing's and the
+  // output errors' too, which the first layer would otherwise compile after
+  // the first stage.
+  std::vector<CompileJob> jobs;
+  jobs.push_back([&](MLIRContext &) {
+    return gptq.prepare(/*packing=*/format == "packed");
+  });
+  if (layerErrors)
+    jobs.push_back([&](MLIRContext &) { return outputErrors->prepare(); });
+  for (unsigned i = 0; i < texts.size(); ++i)
+    jobs.push_back([&, i](MLIRContext &context) -> llvm::Error {
+      auto fn = CompiledFunction::compileSource(
+          context, texts[i], "calibration-stage", "stage", jitOptions);
+      if (!fn)
+        return fn.takeError();
+      compiled[i] = std::move(*fn);
+      return llvm::Error::success();
+    });
+
+  auto start = std::chrono::steady_clock::now();
+  llvm::Error err = runCompileJobs(jobs, jitContexts);
+  compileSeconds += secondsSince(start);
+  if (err) {
+    fail(func.getLoc()) << "compiling the calibration: "
+                        << llvm::toString(std::move(err));
+    return failure();
   }
+  compiledCount = texts.size();
+  for (auto [stage, job] : llvm::zip_equal(stages, jobOfStage)) {
+    stage->hessians = compiled[job.first].get();
+    if (job.second != ~0u)
+      stage->propagate = compiled[job.second].get();
+  }
+  for (auto &fn : compiled)
+    stageFunctions.push_back(std::move(fn));
   return success();
 }
 
@@ -637,7 +667,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     batchStart.push_back(s);
   }
 
-  if (failed(cutStages()) || failed(compileStages()))
+  if (failed(cutStages()) || failed(compileAhead(gptq)))
     return failure();
 
   log() << kPassName << ": calibrating on " << samples << " samples in "
@@ -1180,6 +1210,8 @@ void QuantizeModelPass::runOnOperation() {
   spilledData.reset();
   layerOfWeight.clear();
   stages.clear();
+  stageFunctions.clear();
+  jitContexts.clear();
   constantArrays.clear();
   compiledCount = 0;
   calibrateSeconds = compileSeconds = quantizeSeconds = 0;

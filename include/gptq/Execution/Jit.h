@@ -76,7 +76,9 @@ struct JitOptions {
   /// LLVM optimization level of the generated code.
   unsigned optLevel = 3;
   /// Where compiled code is kept between runs, as shared libraries named by
-  /// a hash of the lowered module and the host CPU; empty: no cache. The
+  /// a hash of the module before lowering, the pipeline's text, the
+  /// compiler's build and the host CPU (of the lowered module when
+  /// `pipeline` is set, which has no text); empty: no cache. The
   /// cache is best-effort: a damaged entry is compiled afresh and replaced,
   /// and a directory that cannot be written (missing permissions, a full
   /// disk) gives one warning per process and compiled code that is not kept.

@@ -43,12 +43,15 @@ public:
   /// compute().
   double compileSeconds() const;
 
+  /// Compiles (or loads from the cache) what compute() calls, ahead of its
+  /// first call: for a caller that compiles other code at the same time, on
+  /// other threads. Call it on any one thread, before compute().
+  llvm::Error prepare();
+
   /// Bytes of (W - Q) H (and of W - Q) computed at a time.
   static constexpr int64_t bandBytes = int64_t(32) << 20;
 
 private:
-  llvm::Error compile();
-
   JitOptions jit;
   std::unique_ptr<MLIRContext> context;
   std::unique_ptr<CompiledFunction> function;

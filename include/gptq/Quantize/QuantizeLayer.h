@@ -129,6 +129,12 @@ public:
   /// library's own packing, compiled on the first call.
   llvm::Expected<NpyArray> pack(const NpyArray &codes);
 
+  /// Compiles (or loads from the cache) what quantize() calls and, with
+  /// `packing`, what pack() calls, ahead of their first call: for a caller
+  /// that compiles other code at the same time, on other threads. Call it
+  /// on any one thread, before the quantizer's other calls.
+  llvm::Error prepare(bool packing);
+
   /// The configuration's percdamp, where escalation starts.
   double percdamp() const { return requestedPercdamp; }
   /// How many times the code was compiled (or loaded from the cache): 1
@@ -143,6 +149,7 @@ public:
 private:
   LayerQuantizer() = default;
   llvm::Error compile();
+  llvm::Error compilePacker();
   /// Compiles `source`'s function `entry` into `slot`, in the quantizer's
   /// own context.
   llvm::Error compileInto(std::unique_ptr<CompiledFunction> &slot,
