@@ -4,8 +4,8 @@
 // once for each instruction set and form, under the name
 // gptq_uk_matmul_<isa>_<dots|tables>. Its signature is the calling
 // convention of include/gptq/Codegen/CPU/UKernelAbi.h, which the build
-// checks: the operands as buffers (A and B with a unit inner stride, the rest
-// dense), an operand the variant lacks empty; the variant as a flags word
+// checks: the operands as buffers (A, B and C with a unit inner stride, C
+// possibly a block of a larger matrix; the rest dense), an operand the variant lacks empty; the variant as a flags word
 // (bits 0 to 4: transpose A, transpose B, C not read, only C's lower
 // triangle wanted, A lower triangular; bits 8 to 11 the packed weight's
 // width, 0 for none; bits 12 and 13 the half-precision weight's type,
@@ -13,10 +13,10 @@
 
 #batch = strided<[?, ?, 1], offset: ?>
 
-func.func @gptq_uk_matmul(%am: memref<?x?x?xf32, #batch>, %bm: memref<?x?x?xf32, #batch>, %cm: memref<?x?x?xf32>, %flags: i32, %qwm: memref<?x?xi32>, %qsm: memref<?x?xf32>, %qzm: memref<?x?xf32>, %qgm: memref<?xi32>, %bhm: memref<?x?xbf16>, %bfm: memref<?x?xf16>) {
+func.func @gptq_uk_matmul(%am: memref<?x?x?xf32, #batch>, %bm: memref<?x?x?xf32, #batch>, %cm: memref<?x?x?xf32, #batch>, %flags: i32, %qwm: memref<?x?xi32>, %qsm: memref<?x?xf32>, %qzm: memref<?x?xf32>, %qgm: memref<?xi32>, %bhm: memref<?x?xbf16>, %bfm: memref<?x?xf16>) {
   %a = bufferization.to_tensor %am restrict : memref<?x?x?xf32, #batch> to tensor<?x?x?xf32>
   %b = bufferization.to_tensor %bm restrict : memref<?x?x?xf32, #batch> to tensor<?x?x?xf32>
-  %c = bufferization.to_tensor %cm restrict writable : memref<?x?x?xf32> to tensor<?x?x?xf32>
+  %c = bufferization.to_tensor %cm restrict writable : memref<?x?x?xf32, #batch> to tensor<?x?x?xf32>
   %qw = bufferization.to_tensor %qwm restrict : memref<?x?xi32> to tensor<?x?xi32>
   %qs = bufferization.to_tensor %qsm restrict : memref<?x?xf32> to tensor<?x?xf32>
   %qz = bufferization.to_tensor %qzm restrict : memref<?x?xf32> to tensor<?x?xf32>
@@ -52,6 +52,6 @@ func.func @gptq_uk_matmul(%am: memref<?x?x?xf32, #batch>, %bm: memref<?x?x?xf32,
   %half = arith.extui %half32 : i32 to i64
 
   %r = func.call @__gptq_matmul(%a, %b, %c, %transA, %transB, %zeroC, %lowerC, %lowerA, %quant, %qw, %qs, %qz, %qg, %bits, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
-  bufferization.materialize_in_destination %r in restrict writable %cm : (tensor<?x?x?xf32>, memref<?x?x?xf32>) -> ()
+  bufferization.materialize_in_destination %r in restrict writable %cm : (tensor<?x?x?xf32>, memref<?x?x?xf32, #batch>) -> ()
   return
 }

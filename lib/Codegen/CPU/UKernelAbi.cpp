@@ -25,7 +25,7 @@ FunctionType gptq::ukernelMatmulType(MLIRContext *ctx) {
   Type types[kUKernelMatmulArguments] = {
       batch,
       batch,
-      MemRefType::get({dyn, dyn, dyn}, b.getF32Type()),
+      batch,
       b.getI32Type(),
       matrix(b.getI32Type()),
       matrix(b.getF32Type()),

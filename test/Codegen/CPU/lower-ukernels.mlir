@@ -11,7 +11,7 @@
 // to 11 the packed width, bits 12 and 13 the half-precision type (1 bf16,
 // 2 f16). Operands are cast to the convention's dynamic types; those the
 // variant lacks are empty buffers made at the function's entry.
-// CHECK: func.func private @gptq_uk_matmul_avx2_tables(memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, memref<?x?x?xf32>, i32, memref<?x?xi32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xi32>, memref<?x?xbf16>, memref<?x?xf16>)
+// CHECK: func.func private @gptq_uk_matmul_avx2_tables(memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, i32, memref<?x?xi32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xi32>, memref<?x?xbf16>, memref<?x?xf16>)
 // CHECK-NOT: func.func private @gptq_uk
 // CHECK-LABEL: func.func @variants
 // CHECK-SAME: (%[[A:.*]]: memref<1x8x64xf32>, %[[B:.*]]: memref<1x32x64xf32>, %[[C:.*]]: memref<1x8x32xf32>, %[[W:.*]]: memref<32x8xi32>, %[[S:.*]]: memref<32x2xf32>, %[[Z:.*]]: memref<32x2xf32>, %[[G:.*]]: memref<64xi32>, %[[H:.*]]: memref<32x64xbf16>, %[[F:.*]]: memref<32x64xf16>)
@@ -21,7 +21,7 @@
 // Float32 B, transposed, C not read: flags 6.
 // CHECK: %[[AC:.*]] = memref.cast %[[A]] : memref<1x8x64xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 // CHECK: %[[BC:.*]] = memref.cast %[[B]] : memref<1x32x64xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-// CHECK: %[[CC:.*]] = memref.cast %[[C]] : memref<1x8x32xf32> to memref<?x?x?xf32>
+// CHECK: %[[CC:.*]] = memref.cast %[[C]] : memref<1x8x32xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 // CHECK: %[[F6:.*]] = arith.constant 6 : i32
 // CHECK: call @gptq_uk_matmul_avx2_tables(%[[AC]], %[[BC]], %[[CC]], %[[F6]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 // A 4-bit packed weight: flags 6 + 4 << 8.
@@ -55,23 +55,28 @@ func.func @variants(%a: memref<1x8x64xf32>, %b: memref<1x32x64xf32>, %c: memref<
 
 // -----
 
-// A strided view the convention does not take (A with a non-unit inner
-// stride, C a column of a wider buffer) is copied into a new buffer; C's
-// copy goes back after the call; both are freed. The triangles and the
+// A strided view the convention does not take (A and C with a non-unit
+// inner stride) is copied into a new buffer; C's copy goes back after the
+// call; both are freed. A block of a larger C (unit inner stride, an
+// offset: a band of the Hessian) is passed as it is. The triangles and the
 // accumulation are flags too: transpose_lhs 1, lower_result 8, lower_lhs 16.
 // CHECK-LABEL: func.func @strided
-// CHECK-SAME: (%[[A:.*]]: memref<2x4x4xf32, strided<[32, 8, 2]>>, %[[B:.*]]: memref<2x4x4xf32>, %[[C:.*]]: memref<2x4x4xf32, strided<[64, 16, 1], offset: 3>>)
+// CHECK-SAME: (%[[A:.*]]: memref<2x4x4xf32, strided<[32, 8, 2]>>, %[[B:.*]]: memref<2x4x4xf32>, %[[C:.*]]: memref<2x4x4xf32, strided<[64, 16, 2], offset: 3>>, %[[D:.*]]: memref<2x4x4xf32, strided<[64, 16, 1], offset: 3>>)
 // CHECK: %[[ACOPY:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
 // CHECK: memref.copy %[[A]], %[[ACOPY]]
 // CHECK: %[[CCOPY:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
 // CHECK: memref.copy %[[C]], %[[CCOPY]]
 // CHECK: %[[FLAGS:.*]] = arith.constant 25 : i32
-// CHECK: call @gptq_uk_matmul_avx2_tables(%{{.*}}, %{{.*}}, %[[CCOPY]], %[[FLAGS]],
+// CHECK: call @gptq_uk_matmul_avx2_tables(%{{.*}}, %{{.*}}, %{{.*}}, %[[FLAGS]],
 // CHECK-NEXT: memref.dealloc %[[ACOPY]]
 // CHECK-NEXT: memref.copy %[[CCOPY]], %[[C]]
 // CHECK-NEXT: memref.dealloc %[[CCOPY]]
-func.func @strided(%a: memref<2x4x4xf32, strided<[32, 8, 2]>>, %b: memref<2x4x4xf32>, %c: memref<2x4x4xf32, strided<[64, 16, 1], offset: 3>>) {
-  gptq_ukernel.matmul ins(%a, %b : memref<2x4x4xf32, strided<[32, 8, 2]>>, memref<2x4x4xf32>) outs(%c : memref<2x4x4xf32, strided<[64, 16, 1], offset: 3>>) {transpose_lhs, lower_result, lower_lhs}
+// CHECK: %[[DC:.*]] = memref.cast %[[D]] : memref<2x4x4xf32, strided<[64, 16, 1], offset: 3>> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+// CHECK-NOT: memref.copy
+// CHECK: call @gptq_uk_matmul_avx2_tables(%{{.*}}, %{{.*}}, %[[DC]],
+func.func @strided(%a: memref<2x4x4xf32, strided<[32, 8, 2]>>, %b: memref<2x4x4xf32>, %c: memref<2x4x4xf32, strided<[64, 16, 2], offset: 3>>, %d: memref<2x4x4xf32, strided<[64, 16, 1], offset: 3>>) {
+  gptq_ukernel.matmul ins(%a, %b : memref<2x4x4xf32, strided<[32, 8, 2]>>, memref<2x4x4xf32>) outs(%c : memref<2x4x4xf32, strided<[64, 16, 2], offset: 3>>) {transpose_lhs, lower_result, lower_lhs}
+  gptq_ukernel.matmul ins(%b, %b : memref<2x4x4xf32>, memref<2x4x4xf32>) outs(%d : memref<2x4x4xf32, strided<[64, 16, 1], offset: 3>>) {transpose_lhs, lower_result}
   return
 }
 

@@ -30,8 +30,10 @@ func.func @tokens2(%x: tensor<?x?xf32>, %h: tensor<?x?xf32>, %n: i64) -> (tensor
 // factors in f64, the scaled inputs, and Y^T Y accumulated into the scaled H
 // by the kernel file's __gptq_add_gram: with the CPU kernels, the
 // microkernel library's matrix kernel (Y given as A transposed and as B,
-// accumulated; only the tiles that reach the lower triangle), then the
-// lower triangle copied to the upper one. The portable kernels use the
+// accumulated), in blocks of 512 tokens and bands of 512 rows of H: the
+// band left of its diagonal block (a full product, from the second band on)
+// and the diagonal block (only the tiles that reach the lower triangle),
+// each in place in H; then the lower triangle copied to the upper one. The portable kernels use the
 // library's matrix kernel file instead (the GPU maps it).
 // CHECK-LABEL: func.func private @__gptq_hessian_accumulate
 // CHECK: arith.divf %{{.*}}, %{{.*}} : f64
@@ -44,7 +46,18 @@ func.func @tokens2(%x: tensor<?x?xf32>, %h: tensor<?x?xf32>, %n: i64) -> (tensor
 // CHECK-SAME: (%[[H:.*]]: tensor<?x?xf32>, %[[YY:.*]]: tensor<?x?xf32>)
 // CHECK: %[[Y3:.*]] = tensor.expand_shape %[[YY]]
 // CHECK: %[[H3:.*]] = tensor.expand_shape %[[H]]
-// CHECK: %[[L3:.*]] = gptq_ukernel.matmul ins(%[[Y3]], %[[Y3]] : tensor<1x?x?xf32>, tensor<1x?x?xf32>) outs(%[[H3]] : tensor<1x?x?xf32>) {lower_result, transpose_lhs}
+// CHECK: %[[L3:.*]] = scf.for %[[T0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[H3]])
+// CHECK: %[[YS:.*]] = tensor.extract_slice %[[Y3]][0, %[[T0]], 0]
+// CHECK: scf.for %[[I0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A2:.*]] = %[[ACC]])
+// CHECK: %[[YI:.*]] = tensor.extract_slice %[[YS]][0, 0, %[[I0]]]
+// CHECK: %[[A3:.*]] = scf.if
+// CHECK: %[[YL:.*]] = tensor.extract_slice %[[YS]][0, 0, 0]
+// CHECK: %[[CL:.*]] = tensor.extract_slice %[[A2]][0, %[[I0]], 0]
+// CHECK: %[[UL:.*]] = gptq_ukernel.matmul ins(%[[YI]], %[[YL]] : tensor<1x?x?xf32>, tensor<1x?x?xf32>) outs(%[[CL]] : tensor<1x?x?xf32>) {transpose_lhs}
+// CHECK: tensor.insert_slice %[[UL]] into %[[A2]][0, %[[I0]], 0]
+// CHECK: %[[CD:.*]] = tensor.extract_slice %[[A3]][0, %[[I0]], %[[I0]]]
+// CHECK: %[[UD:.*]] = gptq_ukernel.matmul ins(%[[YI]], %[[YI]] : tensor<1x?x?xf32>, tensor<1x?x?xf32>) outs(%[[CD]] : tensor<1x?x?xf32>) {lower_result, transpose_lhs}
+// CHECK: tensor.insert_slice %[[UD]] into %[[A3]][0, %[[I0]], %[[I0]]]
 // CHECK: %[[L:.*]] = tensor.collapse_shape %[[L3]]
 // CHECK: %[[M:.*]] = call @__gptq_mirror_lower(%[[L]])
 // CHECK: return %[[M]]

@@ -48,14 +48,16 @@ def hessian(work):
     """Running accumulation over batches of different sizes equals the closed
     form 2/n * sum x x^T with n the number of samples, and is exactly
     symmetric (the kernel computes the lower triangle and copies it up):
-    24 columns (one diagonal block) and 200 (bands of 32 rows, panels of 64
-    columns, and a ragged last band)."""
+    24 columns (one diagonal block), 200 (bands of 32 rows, panels of 64
+    columns, and a ragged last band) and 1100 over 600 + 200 + 200 tokens
+    (the CPU form's blocks of 512 tokens and bands of 512 rows, each ragged
+    at its end)."""
     rng = np.random.default_rng(0)
     errors = []
-    for cols in (24, 200):
-        b1 = rng.standard_normal((3, 10, cols)).astype(np.float32)
-        b2 = rng.standard_normal((1, 10, cols)).astype(np.float32)
-        b3 = rng.standard_normal((10, cols)).astype(np.float32)  # one sample
+    for cols, tokens in ((24, 10), (200, 10), (1100, 200)):
+        b1 = rng.standard_normal((3, tokens, cols)).astype(np.float32)
+        b2 = rng.standard_normal((1, tokens, cols)).astype(np.float32)
+        b3 = rng.standard_normal((tokens, cols)).astype(np.float32)  # one sample
         h, n = gptq_run("hessian.mlir", "accumulate3", [b1, b2, b3], work)
         xs = np.concatenate([b1.reshape(-1, cols), b2.reshape(-1, cols), b3]).astype(np.float64)
         closed = 2.0 / 5 * xs.T @ xs

@@ -26,7 +26,7 @@ namespace gptq {
 enum UKernelMatmulArgument : unsigned {
   kUKernelMatmulLhs,    // A: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
   kUKernelMatmulRhs,    // B (float32), same type; empty for a weight
-  kUKernelMatmulInit,   // C: memref<?x?x?xf32>
+  kUKernelMatmulInit,   // C, same type (a block of a larger matrix)
   kUKernelMatmulFlags,  // i32, ukernelMatmulFlags
   kUKernelMatmulPacked, // packed words: memref<?x?xi32>
   kUKernelMatmulScales, // memref<?x?xf32>
