@@ -5,11 +5,12 @@
 // gptq_uk_matmul_<isa>_<dots|tables>. Its signature is the calling
 // convention of include/gptq/Codegen/CPU/UKernelAbi.h, which the build
 // checks: the operands as buffers (A, B and C with a unit inner stride, C
-// possibly a block of a larger matrix; the rest dense), an operand the variant lacks empty; the variant as a flags word
-// (bits 0 to 4: transpose A, transpose B, C not read, only C's lower
-// triangle wanted, A lower triangular; bits 8 to 11 the packed weight's
-// width, 0 for none; bits 12 and 13 the half-precision weight's type,
-// 1 bfloat16, 2 float16). The product is written into C in place.
+// possibly a block of a larger matrix; the rest dense), an operand the
+// variant lacks empty; the variant as a flags word (bits 0 to 4: transpose
+// A, transpose B, C not read, only C's lower triangle wanted, A lower
+// triangular; bits 8 to 11 the packed weight's width, 0 for none; bits 12
+// and 13 the half-precision weight's type, 1 bfloat16, 2 float16). The
+// product is written into C in place.
 
 #batch = strided<[?, ?, 1], offset: ?>
 
@@ -51,53 +52,7 @@ func.func @gptq_uk_matmul(%am: memref<?x?x?xf32, #batch>, %bm: memref<?x?x?xf32,
   %half32 = arith.andi %shiftedHalf, %three : i32
   %half = arith.extui %half32 : i32 to i64
 
-  // The variants models and calibration call most, each its own copy of
-  // the kernel with its flags as constants (gptq-specialize-constant-arguments
-  // and canonicalization drop what the variant does not do); the others
-  // take the flags as they come.
-  %t = arith.constant true
-  %f = arith.constant false
-  %flagsIndex = arith.index_castui %flags : i32 to index
-  %r = scf.index_switch %flagsIndex -> tensor<?x?x?xf32>
-  case 1 {
-    // transpose A (a band of a Hessian)
-    %bits1 = arith.constant 0 : i64
-    %half1 = arith.constant 0 : i64
-    %r1 = func.call @__gptq_matmul(%a, %b, %c, %t, %f, %f, %f, %f, %f, %qw, %qs, %qz, %qg, %bits1, %half1, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
-    scf.yield %r1 : tensor<?x?x?xf32>
-  }
-  case 4 {
-    // C not read
-    %bits4 = arith.constant 0 : i64
-    %half4 = arith.constant 0 : i64
-    %r4 = func.call @__gptq_matmul(%a, %b, %c, %f, %f, %t, %f, %f, %f, %qw, %qs, %qz, %qg, %bits4, %half4, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
-    scf.yield %r4 : tensor<?x?x?xf32>
-  }
-  case 6 {
-    // B transposed, C not read (a linear layer, Q K^T)
-    %bits6 = arith.constant 0 : i64
-    %half6 = arith.constant 0 : i64
-    %r6 = func.call @__gptq_matmul(%a, %b, %c, %f, %t, %t, %f, %f, %f, %qw, %qs, %qz, %qg, %bits6, %half6, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
-    scf.yield %r6 : tensor<?x?x?xf32>
-  }
-  case 9 {
-    // transpose A, lower triangle of C (a Hessian's diagonal block)
-    %bits9 = arith.constant 0 : i64
-    %half9 = arith.constant 0 : i64
-    %r9 = func.call @__gptq_matmul(%a, %b, %c, %t, %f, %f, %t, %f, %f, %qw, %qs, %qz, %qg, %bits9, %half9, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
-    scf.yield %r9 : tensor<?x?x?xf32>
-  }
-  case 1030 {
-    // 4-bit weight, C not read
-    %bits1030 = arith.constant 4 : i64
-    %half1030 = arith.constant 0 : i64
-    %r1030 = func.call @__gptq_matmul(%a, %b, %c, %f, %t, %t, %f, %f, %t, %qw, %qs, %qz, %qg, %bits1030, %half1030, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
-    scf.yield %r1030 : tensor<?x?x?xf32>
-  }
-  default {
-    %rg = func.call @__gptq_matmul(%a, %b, %c, %transA, %transB, %zeroC, %lowerC, %lowerA, %quant, %qw, %qs, %qz, %qg, %bits, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
-    scf.yield %rg : tensor<?x?x?xf32>
-  }
+  %r = func.call @__gptq_matmul(%a, %b, %c, %transA, %transB, %zeroC, %lowerC, %lowerA, %quant, %qw, %qs, %qz, %qg, %bits, %half, %bh, %bf) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>, i1, i1, i1, i1, i1, i1, tensor<?x?xi32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, i64, i64, tensor<?x?xbf16>, tensor<?x?xf16>) -> tensor<?x?x?xf32>
   bufferization.materialize_in_destination %r in restrict writable %cm : (tensor<?x?x?xf32>, memref<?x?x?xf32, #batch>) -> ()
   return
 }
