@@ -94,9 +94,8 @@ llvm::Expected<double> OutputError::compute(const NpyArray &weight,
   int64_t rows = weight.shape[0], cols = weight.shape[1];
   if (rows == 0 || cols == 0)
     return 0.0;
-  if (!function)
-    if (llvm::Error err = prepare())
-      return std::move(err);
+  if (llvm::Error err = prepare())
+    return std::move(err);
   int64_t band =
       std::clamp<int64_t>(bandBytes / (cols * int64_t(sizeof(float))), 1, rows);
   double total = 0;

@@ -379,7 +379,7 @@ LogicalResult QuantizeModelPass::compileAhead(LayerQuantizer &gptq) {
     jobOfStage.emplace_back(
         textJob(*stage->hessianModule),
         stage->outputModule ? textJob(*stage->outputModule) : ~0u);
-  std::vector<std::unique_ptr<CompiledFunction>> compiled(texts.size());
+  stageFunctions.assign(texts.size(), nullptr);
   // The quantizer's code (the largest: first), the packing's and the
   // output errors' too, which the first layer would otherwise compile after
   // the first stage.
@@ -395,7 +395,7 @@ LogicalResult QuantizeModelPass::compileAhead(LayerQuantizer &gptq) {
           context, texts[i], "calibration-stage", "stage", jitOptions);
       if (!fn)
         return fn.takeError();
-      compiled[i] = std::move(*fn);
+      stageFunctions[i] = std::move(*fn);
       return llvm::Error::success();
     });
 
@@ -409,12 +409,10 @@ LogicalResult QuantizeModelPass::compileAhead(LayerQuantizer &gptq) {
   }
   compiledCount = texts.size();
   for (auto [stage, job] : llvm::zip_equal(stages, jobOfStage)) {
-    stage->hessians = compiled[job.first].get();
+    stage->hessians = stageFunctions[job.first].get();
     if (job.second != ~0u)
-      stage->propagate = compiled[job.second].get();
+      stage->propagate = stageFunctions[job.second].get();
   }
-  for (auto &fn : compiled)
-    stageFunctions.push_back(std::move(fn));
   return success();
 }
 
