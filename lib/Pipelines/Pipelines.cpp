@@ -56,11 +56,19 @@ void addFront(OpPassManager &pm) {
 
 /// The gptq ops decomposed and lowered to the library with `kernels`,
 /// inlined, bufferized and deallocated; `forwardArgumentResults` for the
-/// CPU's matrix kernel, whose output is its argument's buffer.
+/// CPU's matrix kernel, whose output is its argument's buffer. With
+/// `layerUKernels`, the factorization and quantize-and-compensate are the
+/// prebuilt library's microkernels.
 void addLibraryAndBuffers(OpPassManager &pm, int64_t choleskyBlock,
                           StringRef kernels, StringRef cpuIsa,
-                          StringRef byteDots, bool forwardArgumentResults) {
+                          StringRef byteDots, bool forwardArgumentResults,
+                          bool layerUKernels) {
   pm.addPass(createGPTQDecomposeQuantizeLayer());
+  if (layerUKernels) {
+    GPTQLayerKernelsToUKernelOptions layer;
+    layer.choleskyBlock = choleskyBlock;
+    pm.addPass(createGPTQLayerKernelsToUKernel(layer));
+  }
   ConvertGPTQToLinalgOptions convert;
   convert.choleskyBlock = choleskyBlock;
   convert.kernels = kernels.str();
@@ -140,7 +148,8 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createGPTQMatmulToUKernel(kernel));
   addLibraryAndBuffers(pm, options.choleskyBlock, options.kernels,
                        options.cpuIsa, options.byteDots,
-                       /*forwardArgumentResults=*/true);
+                       /*forwardArgumentResults=*/true,
+                       /*layerUKernels=*/options.kernels == "cpu");
   // The microkernels as calls of the library built for the instruction set.
   GPTQLowerUKernelsOptions ukernels;
   ukernels.cpuIsa = options.cpuIsa;
@@ -262,7 +271,8 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   // kernels.
   addFront(pm);
   addLibraryAndBuffers(pm, options.choleskyBlock, "portable", "generic",
-                       "off", /*forwardArgumentResults=*/false);
+                       "off", /*forwardArgumentResults=*/false,
+                       /*layerUKernels=*/false);
 
   // The GPU schedule: every copy and every linalg op a parallel loop, each
   // outermost one tiled into blocks and threads, and a kernel.

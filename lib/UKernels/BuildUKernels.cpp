@@ -1,6 +1,7 @@
 //===- BuildUKernels.cpp - Compile the microkernel library at build time --===//
 //
-// gptq-build-ukernels compiles a microkernel's wrapper (Matmul.mlir) with
+// gptq-build-ukernels compiles a file of microkernel wrappers (Matmul.mlir,
+// LayerKernels.mlir) with
 // the kernels it calls through the CPU pipeline, for one instruction set and
 // form, into an object file: the build runs it once per variant and links
 // the objects into libGPTQUKernels.so and libGPTQAotUKernels.a. Code
@@ -16,6 +17,7 @@
 #include "gptq/Dialect/UKernel/IR/UKernel.h"
 #include "gptq/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -27,13 +29,16 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -97,22 +102,57 @@ int main(int argc, char **argv) {
   if (!module)
     return fail("cannot parse '" + source + "'");
 
-  // The wrapper has the calling convention's signature and takes the
-  // variant's name.
-  auto wrapper = module->lookupSymbol<func::FuncOp>("gptq_uk_matmul");
-  if (!wrapper)
-    return fail("'" + source + "' has no function @gptq_uk_matmul");
-  if (wrapper.getFunctionType() != ukernelMatmulType(&ctx))
-    return fail("@gptq_uk_matmul in '" + source +
-                "' does not have the signature of UKernelAbi.h");
-  std::string symbol = ukernelMatmulSymbol({*isa, byteDots});
-  wrapper.setSymName(symbol);
+  // Each wrapper has its kernel's signature in the calling convention and
+  // takes the variant's name; nothing else in the file is exported.
+  struct Kernel {
+    StringRef wrapper;
+    FunctionType type;
+    std::string symbol;
+  };
+  Kernel kernels[] = {
+      {"gptq_uk_matmul", ukernelMatmulType(&ctx),
+       ukernelMatmulSymbol({*isa, byteDots})},
+      {"gptq_uk_damped_cholesky", ukernelCholeskyType(&ctx),
+       ukernelSymbol("damped_cholesky", *isa)},
+      {"gptq_uk_quantize_blocks", ukernelQuantizeType(&ctx),
+       ukernelSymbol("quantize_blocks", *isa)}};
+  llvm::StringSet<> exported;
+  for (auto fn : llvm::make_early_inc_range(module->getOps<func::FuncOp>())) {
+    if (!fn.getSymName().starts_with("gptq_uk_"))
+      continue;
+    const Kernel *kernel = llvm::find_if(
+        kernels, [&](const Kernel &k) { return k.wrapper == fn.getSymName(); });
+    if (kernel == std::end(kernels))
+      return fail("@" + fn.getSymName() + " in '" + source +
+                  "' is not a microkernel of UKernelAbi.h");
+    if (fn.getFunctionType() != kernel->type)
+      return fail("@" + fn.getSymName() + " in '" + source +
+                  "' does not have the signature of UKernelAbi.h");
+    fn.setSymName(kernel->symbol);
+    // Library code: no model-level rewrite touches it (the kernels are
+    // inlined into it below).
+    fn->setAttr(kLibraryFunctionAttr, UnitAttr::get(&ctx));
+    exported.insert(kernel->symbol);
+  }
+  if (exported.empty())
+    return fail("'" + source + "' has no microkernel (@gptq_uk_*)");
 
   // The kernels the wrapper calls, in the forms of the variant.
   if (failed(addLibraryFunctions(*module, LibraryKernels::CPU,
                                  CpuKernelForms{*isa, byteDots})) ||
       failed(verify(*module)))
     return fail("the kernels of '" + source + "' do not link");
+
+  // The kernels inline into the wrappers first, so that the buffers the
+  // wrappers write their results into (materialize_in_destination) can
+  // replace the kernels' own result allocations (eliminate-empty-tensors):
+  // the results are computed in place, not copied.
+  PassManager inline_(&ctx);
+  inline_.addPass(createInlinerPass());
+  inline_.addPass(createCanonicalizerPass());
+  inline_.addPass(bufferization::createEmptyTensorEliminationPass());
+  if (failed(inline_.run(*module)))
+    return fail("inlining the kernels of '" + source + "' failed");
 
   PassManager pm(&ctx);
   CPUPipelineOptions options;
@@ -137,7 +177,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext llvmCtx;
   std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*module, llvmCtx, symbol);
+      translateModuleToLLVMIR(*module, llvmCtx, llvm::sys::path::stem(output));
   if (!llvmModule)
     return fail("translating '" + source + "' to LLVM IR failed");
 
@@ -162,9 +202,9 @@ int main(int argc, char **argv) {
   // Register tiles of 512-bit vectors stay whole (as the JIT keeps them).
   if (*isa >= CpuIsa::AVX512)
     keepWideVectors(*llvmModule);
-  // Only the variant's entry is exported.
+  // Only the variant's entries are exported.
   for (llvm::Function &f : *llvmModule)
-    if (!f.isDeclaration() && f.getName() != symbol)
+    if (!f.isDeclaration() && !exported.contains(f.getName()))
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
   auto optimize = makeOptimizingTransformer(3, /*sizeLevel=*/0, tm.get());
   if (llvm::Error err = optimize(llvmModule.get()))

@@ -17,6 +17,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
 namespace gptq {
@@ -52,6 +53,242 @@ Value abiOperand(OpBuilder &b, Location loc, Value value, MemRefType abi,
   return dense == abi ? copy : memref::CastOp::create(b, loc, abi, copy);
 }
 
+/// Rewrites the microkernel ops of a module into calls of the library:
+/// declares each symbol it calls, makes the empty buffers of operands a
+/// variant lacks, and converts operands to the calling convention.
+class UKernelCalls {
+public:
+  UKernelCalls(ModuleOp module) : module(module), symbols(module) {}
+
+  /// Declares `name` with the signature `abi`, or checks the declaration
+  /// there.
+  LogicalResult declare(StringRef name, FunctionType abi) {
+    if (Operation *existing = symbols.lookup(name)) {
+      auto fn = dyn_cast<func::FuncOp>(existing);
+      if (!fn || !fn.isDeclaration() || fn.getFunctionType() != abi)
+        return existing->emitError()
+               << "symbol '" << name
+               << "' is the microkernel library's; it must not be defined "
+                  "here";
+      return success();
+    }
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    auto decl = func::FuncOp::create(b, module.getLoc(), name, abi);
+    decl.setPrivate();
+    symbols.insert(decl);
+    return success();
+  }
+
+  /// Calls `name` (of signature `abi`) in place of `op`: `operands(i)` is
+  /// argument i, a buffer or a scalar; a null buffer is an empty one. The
+  /// buffers in `outs` are written by the call. Returns the call.
+  func::CallOp call(Operation *op, StringRef name, FunctionType abi,
+                    llvm::function_ref<Value(OpBuilder &, unsigned)> operands,
+                    ValueRange outs) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    SmallVector<std::pair<Value, Value>> copies;
+    SmallVector<Value> args;
+    for (unsigned i = 0; i < abi.getNumInputs(); ++i) {
+      Value value = operands(b, i);
+      auto type = dyn_cast<MemRefType>(abi.getInput(i));
+      if (!type)
+        args.push_back(value);
+      else if (!value)
+        args.push_back(empty(op, type));
+      else
+        args.push_back(abiOperand(b, loc, value, type, copies));
+    }
+    auto callOp = func::CallOp::create(b, loc, name, abi.getResults(), args);
+    // The destinations' copies go back; every copy is freed.
+    for (auto [copy, original] : copies) {
+      if (llvm::is_contained(outs, original))
+        memref::CopyOp::create(b, loc, copy, original);
+      memref::DeallocOp::create(b, loc, copy);
+    }
+    return callOp;
+  }
+
+private:
+  /// An empty buffer of `type` for an operand a variant lacks: one of each
+  /// type per isolated region (a function's body, or an outlined
+  /// region's), made at its entry (not in a loop's body).
+  Value empty(Operation *op, MemRefType type) {
+    Operation *fn = op->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+    Value &buffer = empties[{fn, type}];
+    if (buffer)
+      return buffer;
+    OpBuilder entry = OpBuilder::atBlockBegin(&fn->getRegion(0).front());
+    SmallVector<int64_t> shape(type.getRank(), 0);
+    if (type.getRank() == 3)
+      shape[0] = 1; // the matrix kernel slices batch 0 of a matrix stack
+    Value alloca = memref::AllocaOp::create(
+        entry, fn->getLoc(), MemRefType::get(shape, type.getElementType()));
+    buffer = memref::CastOp::create(entry, fn->getLoc(), type, alloca);
+    return buffer;
+  }
+
+  ModuleOp module;
+  SymbolTable symbols;
+  DenseMap<std::pair<Operation *, Type>, Value> empties;
+};
+
+Value i32Const(OpBuilder &b, Location loc, uint32_t v) {
+  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+}
+Value i64Const(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+}
+Value f32Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+LogicalResult lowerMatmul(UKernelCalls &calls, ukernel::MatmulOp op,
+                          StringRef name) {
+  FunctionType abi = ukernelMatmulType(op.getContext());
+  if (failed(calls.declare(name, abi)))
+    return failure();
+  unsigned halfKind = 0;
+  Value bf16, f16;
+  if (Value half = op.getHalf()) {
+    bool isBF16 = cast<MemRefType>(half.getType()).getElementType().isBF16();
+    halfKind = isBF16 ? kUKernelHalfBF16 : kUKernelHalfF16;
+    (isBF16 ? bf16 : f16) = half;
+  }
+  UKernelMatmulVariant variant;
+  variant.transposeLhs = op.getTransposeLhs();
+  variant.transposeRhs = op.getTransposeRhs();
+  variant.zeroInit = op.getZeroInit();
+  variant.lowerResult = op.getLowerResult();
+  variant.lowerLhs = op.getLowerLhs();
+  variant.bits = op.getBits().value_or(0);
+  variant.half = halfKind;
+  calls.call(
+      op, name, abi,
+      [&](OpBuilder &b, unsigned i) -> Value {
+        switch (i) {
+        case kUKernelMatmulLhs:
+          return op.getLhs();
+        case kUKernelMatmulRhs:
+          return op.getRhs();
+        case kUKernelMatmulInit:
+          return op.getInit();
+        case kUKernelMatmulFlags:
+          return i32Const(b, op.getLoc(), ukernelMatmulFlags(variant));
+        case kUKernelMatmulPacked:
+          return op.getPacked();
+        case kUKernelMatmulScales:
+          return op.getScales();
+        case kUKernelMatmulZeros:
+          return op.getZeros();
+        case kUKernelMatmulGroups:
+          return op.getGIdx();
+        case kUKernelMatmulBF16:
+          return bf16;
+        default:
+          return f16;
+        }
+      },
+      op.getInit());
+  op.erase();
+  return success();
+}
+
+LogicalResult lowerCholesky(UKernelCalls &calls, ukernel::DampedCholeskyOp op,
+                            CpuIsa isa) {
+  FunctionType abi = ukernelCholeskyType(op.getContext());
+  std::string name = ukernelSymbol("damped_cholesky", isa);
+  if (failed(calls.declare(name, abi)))
+    return failure();
+  Location loc = op.getLoc();
+  func::CallOp call = calls.call(
+      op, name, abi,
+      [&](OpBuilder &b, unsigned i) -> Value {
+        switch (i) {
+        case kUKernelCholeskyHessian:
+          return op.getHessian();
+        case kUKernelCholeskyPerm:
+          return op.getPerm();
+        case kUKernelCholeskyFactor:
+          return op.getInit();
+        case kUKernelCholeskyFlags:
+          return i32Const(b, loc, op.getPerm() ? 1 : 0);
+        case kUKernelCholeskyPercdamp:
+          return op.getPercdamp();
+        default:
+          return i64Const(b, loc, op.getBlock());
+        }
+      },
+      op.getInit());
+  op.getOk().replaceAllUsesWith(call.getResult(0));
+  op.erase();
+  return success();
+}
+
+LogicalResult lowerQuantizeBlocks(UKernelCalls &calls,
+                                  ukernel::QuantizeBlocksOp op, CpuIsa isa) {
+  FunctionType abi = ukernelQuantizeType(op.getContext());
+  std::string name = ukernelSymbol("quantize_blocks", isa);
+  if (failed(calls.declare(name, abi)))
+    return failure();
+  Location loc = op.getLoc();
+  ConfigAttr config = op.getConfig();
+  UKernelQuantizeVariant variant;
+  variant.fixedGrids = op.hasFixedGrids();
+  variant.sym = config.getSym();
+  variant.mse = config.getMse();
+  variant.permuted = static_cast<bool>(op.getPerm());
+  variant.masked = static_cast<bool>(op.getMaskHessian());
+  variant.permuteCodes = op.getPermuteCodes();
+  // As the reference: range(int(maxshrink * grid)), p = 1 - i / grid.
+  auto steps = static_cast<int64_t>(config.getMseMaxShrinkValue() *
+                                    static_cast<double>(config.getMseGrid()));
+  func::CallOp call = calls.call(
+      op, name, abi,
+      [&](OpBuilder &b, unsigned i) -> Value {
+        switch (i) {
+        case kUKernelQuantizeWeight:
+          return op.getWeight();
+        case kUKernelQuantizeFactor:
+          return op.getFactor();
+        case kUKernelQuantizeScalesIn:
+          return op.getScales();
+        case kUKernelQuantizeZerosIn:
+          return op.getZeros();
+        case kUKernelQuantizeGroupMap:
+          return op.getGroupMap();
+        case kUKernelQuantizePerm:
+          return op.getPerm();
+        case kUKernelQuantizeMask:
+          return op.getMaskHessian();
+        case kUKernelQuantizeCodes:
+        case kUKernelQuantizeScales:
+        case kUKernelQuantizeZeros:
+          return op.getInits()[i - kUKernelQuantizeCodes];
+        case kUKernelQuantizeFlags:
+          return i32Const(b, loc, ukernelQuantizeFlags(variant));
+        case kUKernelQuantizeGroupSize:
+          return i64Const(b, loc, std::max<int64_t>(config.getGroupSize(), 1));
+        case kUKernelQuantizeBlockSize:
+          return i64Const(b, loc, config.getBlockSize());
+        case kUKernelQuantizeMaxQ:
+          return f32Const(b, loc, static_cast<double>(config.getMaxQ()));
+        case kUKernelQuantizeNorm:
+          return f32Const(b, loc, config.getMseNormValue());
+        case kUKernelQuantizeSteps:
+          return i64Const(b, loc, steps);
+        default:
+          return arith::ConstantOp::create(
+              b, loc,
+              b.getF64FloatAttr(static_cast<double>(config.getMseGrid())));
+        }
+      },
+      op.getInits());
+  op.getLoss().replaceAllUsesWith(call.getResult(0));
+  op.erase();
+  return success();
+}
+
 struct GPTQLowerUKernelsPass
     : gptq::impl::GPTQLowerUKernelsBase<GPTQLowerUKernelsPass> {
   using Base::Base;
@@ -61,13 +298,13 @@ struct GPTQLowerUKernelsPass
         kernelFormsOfOptions(module, cpuIsa, byteDots);
     if (failed(forms))
       return signalPassFailure();
-    std::string name = ukernelMatmulSymbol(*forms);
-
-    SmallVector<ukernel::MatmulOp> kernels;
-    WalkResult walked = module.walk([&](ukernel::MatmulOp op) {
-      if (op.getNumResults() != 0) {
-        op.emitOpError("is still on tensors: bufferize before "
-                       "gptq-lower-ukernels");
+    SmallVector<Operation *> kernels;
+    WalkResult walked = module.walk([&](Operation *op) {
+      if (!isa<ukernel::UKernelDialect>(op->getDialect()))
+        return WalkResult::advance();
+      if (llvm::any_of(op->getResultTypes(), llvm::IsaPred<TensorType>)) {
+        op->emitOpError("is still on tensors: bufferize before "
+                        "gptq-lower-ukernels");
         return WalkResult::interrupt();
       }
       kernels.push_back(op);
@@ -77,90 +314,26 @@ struct GPTQLowerUKernelsPass
       return signalPassFailure();
     if (kernels.empty())
       return;
+    std::string matmul = ukernelMatmulSymbol(*forms);
 
-    MLIRContext *ctx = &getContext();
-    FunctionType abi = ukernelMatmulType(ctx);
-    SymbolTable symbols(module);
-    if (Operation *existing = symbols.lookup(name)) {
-      auto fn = dyn_cast<func::FuncOp>(existing);
-      if (!fn || !fn.isDeclaration() || fn.getFunctionType() != abi) {
-        existing->emitError()
-            << "symbol '" << name
-            << "' is the microkernel library's; it must not be defined here";
+    UKernelCalls calls(module);
+    for (Operation *op : kernels) {
+      LogicalResult lowered =
+          TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](ukernel::MatmulOp k) {
+                return lowerMatmul(calls, k, matmul);
+              })
+              .Case([&](ukernel::DampedCholeskyOp k) {
+                return lowerCholesky(calls, k, forms->isa);
+              })
+              .Case([&](ukernel::QuantizeBlocksOp k) {
+                return lowerQuantizeBlocks(calls, k, forms->isa);
+              })
+              .Default([](Operation *k) {
+                return k->emitOpError("has no microkernel in the library");
+              });
+      if (failed(lowered))
         return signalPassFailure();
-      }
-    } else {
-      OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-      auto decl = func::FuncOp::create(b, module.getLoc(), name, abi);
-      decl.setPrivate();
-    }
-
-    // Empty buffers stand for the operands a variant lacks: one of each
-    // type per function, made at its entry (not in a loop's body).
-    DenseMap<std::pair<Operation *, Type>, Value> empties;
-    for (ukernel::MatmulOp op : kernels) {
-      // The isolated region the op is in (a function's body, or an
-      // outlined region's): where its empty operands are made.
-      Operation *fn = op->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
-      auto empty = [&](unsigned index) -> Value {
-        auto type = cast<MemRefType>(abi.getInput(index));
-        Value &buffer = empties[{fn, type}];
-        if (buffer)
-          return buffer;
-        OpBuilder entry = OpBuilder::atBlockBegin(&fn->getRegion(0).front());
-        SmallVector<int64_t> shape(type.getRank(), 0);
-        if (type.getRank() == 3)
-          shape[0] = 1; // the kernel slices batch 0 of a matrix stack
-        Value alloca = memref::AllocaOp::create(
-            entry, fn->getLoc(), MemRefType::get(shape, type.getElementType()));
-        buffer = memref::CastOp::create(entry, fn->getLoc(), type, alloca);
-        return buffer;
-      };
-      OpBuilder b(op);
-      Location loc = op.getLoc();
-      SmallVector<std::pair<Value, Value>> copies;
-      auto operand = [&](Value value, unsigned index) -> Value {
-        if (!value)
-          return empty(index);
-        return abiOperand(b, loc, value, cast<MemRefType>(abi.getInput(index)),
-                          copies);
-      };
-      unsigned halfKind = 0;
-      Value bf16, f16;
-      if (Value half = op.getHalf()) {
-        bool isBF16 =
-            cast<MemRefType>(half.getType()).getElementType().isBF16();
-        halfKind = isBF16 ? kUKernelHalfBF16 : kUKernelHalfF16;
-        (isBF16 ? bf16 : f16) = half;
-      }
-      UKernelMatmulVariant variant;
-      variant.transposeLhs = op.getTransposeLhs();
-      variant.transposeRhs = op.getTransposeRhs();
-      variant.zeroInit = op.getZeroInit();
-      variant.lowerResult = op.getLowerResult();
-      variant.lowerLhs = op.getLowerLhs();
-      variant.bits = op.getBits().value_or(0);
-      variant.half = halfKind;
-      SmallVector<Value> args = {
-          operand(op.getLhs(), kUKernelMatmulLhs),
-          operand(op.getRhs(), kUKernelMatmulRhs),
-          operand(op.getInit(), kUKernelMatmulInit),
-          arith::ConstantOp::create(
-              b, loc, b.getI32IntegerAttr(ukernelMatmulFlags(variant))),
-          operand(op.getPacked(), kUKernelMatmulPacked),
-          operand(op.getScales(), kUKernelMatmulScales),
-          operand(op.getZeros(), kUKernelMatmulZeros),
-          operand(op.getGIdx(), kUKernelMatmulGroups),
-          operand(bf16, kUKernelMatmulBF16),
-          operand(f16, kUKernelMatmulF16)};
-      func::CallOp::create(b, loc, name, TypeRange{}, args);
-      // The destination's copy goes back; every copy is freed.
-      for (auto [copy, original] : copies) {
-        if (original == op.getInit())
-          memref::CopyOp::create(b, loc, copy, original);
-        memref::DeallocOp::create(b, loc, copy);
-      }
-      op.erase();
     }
   }
 };

@@ -1,6 +1,7 @@
 //===- ReassociateReductions.cpp - Reassociable linalg reductions ---------===//
 
 #include "gptq/Codegen/CPU/Passes.h"
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,6 +20,10 @@ namespace {
 struct GPTQReassociateReductionsPass
     : gptq::impl::GPTQReassociateReductionsBase<GPTQReassociateReductionsPass> {
   void runOnOperation() override {
+    // The library's kernels keep the reference's order (and minimum's
+    // signed zeros): only a module's own reductions are marked.
+    if (getOperation()->hasAttr(gptq::kLibraryFunctionAttr))
+      return;
     getOperation()->walk([](linalg::GenericOp op) {
       if (op.getNumReductionLoops() == 0)
         return;

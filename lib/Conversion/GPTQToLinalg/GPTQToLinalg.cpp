@@ -10,6 +10,7 @@
 #include "gptq/Conversion/Library.h"
 #include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Dialect/GPTQ/Transforms/DataMovementFolds.h"
 #include "gptq/Dialect/UKernel/IR/UKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -51,7 +52,7 @@ constexpr StringLiteral kPrefix = "__gptq_";
 /// function so marked as its own; any other function with a library name
 /// (a declaration or definition of the input, whatever its signature) is
 /// refused rather than called.
-constexpr StringLiteral kLibraryAttr = "gptq.library";
+constexpr StringLiteral kLibraryAttr = kLibraryFunctionAttr;
 
 /// The same tensor type with every dimension dynamic.
 Type dynamicType(Type type) {
@@ -266,20 +267,10 @@ struct LowerGrid : OpRewritePattern<GridOp> {
   }
 };
 
-/// What fuseDataMovement folds into a quantize_blocks call: the weights
-/// before a column permutation `perm` (and before masking the dead inputs
-/// of `maskHessian`), and codes returned in the column order before `perm`.
-struct QuantizeBlocksFolds {
-  Value perm;
-  Value maskHessian;
-  bool unpermuteCodes = false;
-};
-
-/// The call of __gptq_quantize_blocks for `op`, on `weight` (the op's
-/// weight, or the source of what `folds` describes).
+/// The call of __gptq_quantize_blocks for `op`, with what `folds` (if
+/// given) folds in.
 SmallVector<Value> callQuantizeBlocks(OpBuilder &b, QuantizeBlocksOp op,
-                                      Value weight,
-                                      const QuantizeBlocksFolds &folds) {
+                                      QuantizeBlocksFolds *folds) {
   Location loc = op.getLoc();
   ConfigAttr config = op.getConfig();
   bool fixed = static_cast<bool>(op.getScales());
@@ -290,8 +281,15 @@ SmallVector<Value> callQuantizeBlocks(OpBuilder &b, QuantizeBlocksOp op,
     zeros = scales;
     groupMap = emptyLike(b, loc, {0}, b.getI32Type());
   }
+  Value perm, maskHessian;
+  if (folds) {
+    if (folds->permute)
+      perm = folds->permute.getPerm();
+    if (folds->mask)
+      maskHessian = folds->mask.getHessian();
+  }
   SmallVector<Value> args = {
-      weight,
+      folds ? folds->weight : op.getWeight(),
       op.getFactor(),
       scales,
       zeros,
@@ -300,9 +298,10 @@ SmallVector<Value> callQuantizeBlocks(OpBuilder &b, QuantizeBlocksOp op,
       indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1)),
       indexConst(b, loc, config.getBlockSize())};
   llvm::append_range(args, gridArgs(b, loc, config));
-  appendOptional(b, loc, args, folds.perm, {0}, b.getI64Type());
-  appendOptional(b, loc, args, folds.maskHessian, {0, 0}, b.getF32Type());
-  args.push_back(boolConst(b, loc, folds.unpermuteCodes));
+  appendOptional(b, loc, args, perm, {0}, b.getI64Type());
+  appendOptional(b, loc, args, maskHessian, {0, 0}, b.getF32Type());
+  args.push_back(
+      boolConst(b, loc, folds && static_cast<bool>(folds->unpermute)));
   return callLibrary(b, loc, "quantize_blocks", args, op->getResultTypes());
 }
 
@@ -310,28 +309,21 @@ struct LowerQuantizeBlocks : OpRewritePattern<QuantizeBlocksOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(QuantizeBlocksOp op,
                                 PatternRewriter &b) const override {
-    b.replaceOp(op, callQuantizeBlocks(b, op, op.getWeight(), {}));
+    b.replaceOp(op, callQuantizeBlocks(b, op, nullptr));
     return success();
   }
 };
 
-/// Whether `op` permutes exactly `dims`, forwards or inverse as asked.
-bool permutes(PermuteOp op, ArrayRef<int64_t> dims, bool inverse) {
-  return op && op.getInverse() == inverse && op.getDims() == dims;
-}
-
 /// Folds the data movement around the two big consumers into passes they
-/// make anyway, before the op-by-op lowering: a symmetric gptq.permute of
-/// the Hessian into damped_cholesky's reversal pass, and the column
-/// permutation (and dead-input mask) of W and the inverse permutation of
-/// the codes into quantize_blocks' transposes. Each fold saves a pass over
-/// an n x n matrix and its buffer. Producers left without uses are erased.
+/// make anyway (DataMovementFolds.h), before the op-by-op lowering. Each
+/// fold saves a pass over an n x n matrix and its buffer. Producers left
+/// without uses are erased.
 void fuseDataMovement(ModuleOp module, int64_t block) {
   SmallVector<DampedCholeskyOp> chols;
   module.walk([&](DampedCholeskyOp op) { chols.push_back(op); });
   for (DampedCholeskyOp op : chols) {
-    auto permute = op.getHessian().getDefiningOp<PermuteOp>();
-    if (!permutes(permute, {0, 1}, /*inverse=*/false))
+    PermuteOp permute = findCholeskyPermutation(op);
+    if (!permute)
       continue;
     OpBuilder b(op);
     SmallVector<Value> results = callDampedCholesky(
@@ -345,44 +337,16 @@ void fuseDataMovement(ModuleOp module, int64_t block) {
   SmallVector<QuantizeBlocksOp> quantizes;
   module.walk([&](QuantizeBlocksOp op) { quantizes.push_back(op); });
   for (QuantizeBlocksOp op : quantizes) {
-    Value weight = op.getWeight();
-    auto permute = weight.getDefiningOp<PermuteOp>();
-    if (!permutes(permute, {1}, /*inverse=*/false))
-      permute = nullptr;
-    if (permute)
-      weight = permute.getSource();
-    auto mask = weight.getDefiningOp<MaskDeadInputsOp>();
-    if (mask)
-      weight = mask.getWeight();
-    // The codes' only use puts their columns back in the original order.
-    PermuteOp unpermute;
-    if (permute && op.getCodes().hasOneUse()) {
-      unpermute = dyn_cast<PermuteOp>(*op.getCodes().getUsers().begin());
-      if (!permutes(unpermute, {1}, /*inverse=*/true) ||
-          unpermute.getPerm() != permute.getPerm())
-        unpermute = nullptr;
-    }
-    if (!permute && !mask)
+    QuantizeBlocksFolds folds = findQuantizeBlocksFolds(op);
+    if (!folds.any())
       continue;
-
     OpBuilder b(op);
-    QuantizeBlocksFolds folds;
-    if (permute)
-      folds.perm = permute.getPerm();
-    if (mask)
-      folds.maskHessian = mask.getHessian();
-    folds.unpermuteCodes = static_cast<bool>(unpermute);
-    SmallVector<Value> results = callQuantizeBlocks(b, op, weight, folds);
-    if (unpermute) {
-      unpermute->replaceAllUsesWith(ValueRange{results[0]});
-      unpermute->erase();
-    }
+    SmallVector<Value> results = callQuantizeBlocks(b, op, &folds);
+    if (folds.unpermute)
+      folds.unpermute->replaceAllUsesWith(ValueRange{results[0]});
     op->replaceAllUsesWith(results);
     op->erase();
-    if (permute && permute->use_empty())
-      permute->erase();
-    if (mask && mask->use_empty())
-      mask->erase();
+    eraseFolded(folds);
   }
 }
 

@@ -184,3 +184,131 @@ func.func @packed_alone(%a: tensor<1x4x8xf32>, %w: tensor<4x1xi32>, %c: tensor<1
   %r = "gptq_ukernel.matmul"(%a, %w, %c) <{operandSegmentSizes = array<i32: 1, 0, 1, 0, 0, 0, 0, 1>, bits = 4 : i64, transpose_rhs}> : (tensor<1x4x8xf32>, tensor<4x1xi32>, tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
   return
 }
+
+// -----
+
+func.func @cholesky_mixed(%h: tensor<4x4xf32>, %d: f32, %e: memref<4x4xf32>) {
+  // expected-error @+1 {{expects all operands to be tensors or all to be buffers}}
+  %ok = gptq_ukernel.damped_cholesky ins(%h : tensor<4x4xf32>) percdamp(%d) outs(%e : memref<4x4xf32>) {block = 128 : i64} -> i1
+  return
+}
+
+// -----
+
+func.func @cholesky_no_factor(%h: tensor<4x4xf32>, %d: f32, %e: tensor<4x4xf32>) {
+  // expected-error @+1 {{on tensors returns its outs and a scalar}}
+  %ok = gptq_ukernel.damped_cholesky ins(%h : tensor<4x4xf32>) percdamp(%d) outs(%e : tensor<4x4xf32>) {block = 128 : i64} -> i1
+  return
+}
+
+// -----
+
+func.func @cholesky_buffer_factor(%h: memref<4x4xf32>, %d: f32, %e: memref<4x4xf32>) {
+  // expected-error @+1 {{on buffers returns only its scalar result}}
+  %u, %ok = gptq_ukernel.damped_cholesky ins(%h : memref<4x4xf32>) percdamp(%d) outs(%e : memref<4x4xf32>) {block = 128 : i64} -> tensor<4x4xf32>, i1
+  return
+}
+
+// -----
+
+func.func @cholesky_factor_type(%h: tensor<4x4xf32>, %d: f32, %e: tensor<4x4xf32>) {
+  // expected-error @+1 {{returns a factor of the type of outs}}
+  %u, %ok = gptq_ukernel.damped_cholesky ins(%h : tensor<4x4xf32>) percdamp(%d) outs(%e : tensor<4x4xf32>) {block = 128 : i64} -> tensor<?x?xf32>, i1
+  return
+}
+
+// -----
+
+func.func @cholesky_square(%h: tensor<4x5xf32>, %d: f32, %e: tensor<4x4xf32>) {
+  // expected-error @+1 {{the rows and columns of the Hessian differ: 4 and 5}}
+  %u, %ok = gptq_ukernel.damped_cholesky ins(%h : tensor<4x5xf32>) percdamp(%d) outs(%e : tensor<4x4xf32>) {block = 128 : i64} -> tensor<4x4xf32>, i1
+  return
+}
+
+// -----
+
+func.func @cholesky_outs_size(%h: tensor<4x4xf32>, %d: f32, %e: tensor<3x3xf32>) {
+  // expected-error @+1 {{the sizes of the Hessian and of outs differ: 4 and 3}}
+  %u, %ok = gptq_ukernel.damped_cholesky ins(%h : tensor<4x4xf32>) percdamp(%d) outs(%e : tensor<3x3xf32>) {block = 128 : i64} -> tensor<3x3xf32>, i1
+  return
+}
+
+// -----
+
+func.func @cholesky_perm(%h: tensor<4x4xf32>, %p: tensor<5xi64>, %d: f32, %e: tensor<4x4xf32>) {
+  // expected-error @+1 {{the sizes of the Hessian and of the permutation differ: 4 and 5}}
+  %u, %ok = gptq_ukernel.damped_cholesky ins(%h : tensor<4x4xf32>) permuted(%p : tensor<5xi64>) percdamp(%d) outs(%e : tensor<4x4xf32>) {block = 128 : i64} -> tensor<4x4xf32>, i1
+  return
+}
+
+// -----
+
+func.func @cholesky_block(%h: tensor<4x4xf32>, %d: f32, %e: tensor<4x4xf32>) {
+  // expected-error @+1 {{attribute 'block' failed to satisfy constraint}}
+  %u, %ok = gptq_ukernel.damped_cholesky ins(%h : tensor<4x4xf32>) percdamp(%d) outs(%e : tensor<4x4xf32>) {block = 0 : i64} -> tensor<4x4xf32>, i1
+  return
+}
+
+// -----
+
+func.func @quantize_outs(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{expects three outs: codes, scales and zeros}}
+  %q:3 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) outs(%c, %s : tensor<8x64xi8>, tensor<8x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<8x64xi8>, tensor<8x2xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_codes_type(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi32>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{expects codes (outs #0) of rank 2 and i8 elements, found 'tensor<8x64xi32>'}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) outs(%c, %s, %s : tensor<8x64xi32>, tensor<8x2xf32>, tensor<8x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<8x64xi32>, tensor<8x2xf32>, tensor<8x2xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_factor(%w: tensor<8x64xf32>, %u: tensor<32x32xf32>, %c: tensor<8x64xi8>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{the weight's columns and the factor's size differ: 64 and 32}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<32x32xf32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_groups(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x3xf32>) {
+  // expected-error @+1 {{the groups of the weight and of the scales differ: 2 and 3}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x3xf32>, tensor<8x3xf32>) {config = #gptq.config<group_size = 32>} -> tensor<8x64xi8>, tensor<8x3xf32>, tensor<8x3xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_per_row(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x1xf32>) {
+  // expected-error @+1 {{expects fixed grids for per-row grids (group_size -1)}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>) {config = #gptq.config<>} -> tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_map(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x1xf32>, %g: tensor<32xi32>) {
+  // expected-error @+1 {{the weight's columns and the group map's length differ: 64 and 32}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) grids(%s, %s, %g : tensor<8x1xf32>, tensor<8x1xf32>, tensor<32xi32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>) {config = #gptq.config<>} -> tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_permute_codes(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{has permute_codes without a permutation}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>) {config = #gptq.config<group_size = 32>, permute_codes} -> tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_mask(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x2xf32>, %h: tensor<32x32xf32>) {
+  // expected-error @+1 {{the weight's columns and the Hessian's size differ: 64 and 32}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) masked(%h : tensor<32x32xf32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>, f32
+  return
+}

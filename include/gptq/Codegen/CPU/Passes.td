@@ -63,7 +63,10 @@ def GPTQReassociateReductions
     The CPU pipeline runs it on the module's own ops (models: RMSNorm, the
     softmax's maximum and sum) before the gptq ops are lowered, so the code
     of the gptq ops, whose sums follow the reference's order, is not
-    touched.
+    touched; functions marked `gptq.library` (the library's kernels, and
+    the microkernel library's wrappers, into which `gptq-build-ukernels`
+    inlines them) are left alone too, so that a grid's `minimumf` keeps
+    ordering -0 below +0.
 
     ```mlir
     %s = arith.addf %acc, %x : f32
@@ -291,20 +294,65 @@ def GPTQMatmulToUKernel : Pass<"gptq-matmul-to-ukernel", "ModuleOp"> {
   ];
 }
 
+def GPTQLayerKernelsToUKernel
+    : Pass<"gptq-layer-kernels-to-ukernel", "ModuleOp"> {
+  let summary = "Make GPTQ's factorization and quantize-and-compensate the "
+                "CPU's microkernel ops";
+  let description = [{
+    The CPU schedule of a layer's quantization: each `gptq.damped_cholesky`
+    becomes a `gptq_ukernel.damped_cholesky` and each
+    `gptq.quantize_blocks` a `gptq_ukernel.quantize_blocks` (their
+    settings in the op's `config` and `block` attributes), which
+    `gptq-lower-ukernels` makes calls of the microkernel library once
+    buffers are placed: the kernels are compiled when the project is built,
+    not with each module, and the module that quantizes a layer keeps only
+    the small ops around them (grids, act-order, group index,
+    dequantization).
+
+    The data movement that `convert-gptq-to-linalg` folds into the
+    kernels' passes is folded the same way (`DataMovementFolds.h`): a
+    symmetric `gptq.permute` of the Hessian (`permuted`), the column
+    permutation and dead-input mask of `W` (`permuted`, `masked`) and the
+    inverse permutation of the codes (`permute_codes`). The results are
+    those of the library's kernels inlined in a module, bit for bit.
+
+    ```mlir
+    %u, %ok = gptq.damped_cholesky %h percdamp(%d) : ...
+    // becomes
+    %e = tensor.empty(%n, %n) : tensor<?x?xf32>
+    %u, %ok = gptq_ukernel.damped_cholesky ins(%h : tensor<?x?xf32>)
+        percdamp(%d) outs(%e : tensor<?x?xf32>) {block = 128 : i64}
+        -> tensor<?x?xf32>, i1
+    ```
+  }];
+  let options = [
+    Option<"choleskyBlock", "cholesky-block", "int64_t", /*default=*/"128",
+           "The factorization's block size (>= 1)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::gptq::ukernel::UKernelDialect"
+  ];
+}
+
 def GPTQLowerUKernels : Pass<"gptq-lower-ukernels", "ModuleOp"> {
   let summary = "Call the prebuilt microkernel library for the microkernel ops";
   let description = [{
-    Once buffers are placed, each `gptq_ukernel.matmul` on buffers becomes a
-    call of the microkernel library's `gptq_uk_matmul_<isa>_<tables|dots>`:
-    the matrix kernel compiled when the project was built, once for each
-    instruction set (`generic`, `avx2`, `avx512`, `avx512_vnni`) and each
-    form of its 4-bit decode step (table lookups or byte dot products), in
+    Once buffers are placed, each `gptq_ukernel` op on buffers becomes a
+    call of the microkernel library: `gptq_ukernel.matmul` of
+    `gptq_uk_matmul_<isa>_<tables|dots>`, `gptq_ukernel.damped_cholesky`
+    of `gptq_uk_damped_cholesky_<isa>` and `gptq_ukernel.quantize_blocks`
+    of `gptq_uk_quantize_blocks_<isa>`: kernels compiled when the project
+    was built, once for each instruction set (`generic`, `avx2`, `avx512`,
+    `avx512_vnni`) and, for the matrix kernel, each form of its 4-bit
+    decode step (table lookups or byte dot products), in
     `libGPTQUKernels.so` (and the static `libGPTQAotUKernels.a` that
-    `gptq-compile` links). The module keeps only the declaration: code that
-    calls it runs with that library loaded, as the JIT, the C API,
+    `gptq-compile` links). The module keeps only the declarations: code
+    that calls them runs with that library loaded, as the JIT, the C API,
     `gptq-run` and `gptq-compile`'s executables do.
 
     The call's arguments are the library's calling convention
+    (`include/gptq/Codegen/CPU/UKernelAbi.h`). The matrix kernel's
     (`lib/UKernels/Matmul.mlir`): the operands as buffers of dynamic
     shape (A and B with any strides but a unit inner one, the rest with the
     identity layout), then the variant's flags as one `i32` (bit 0
@@ -315,7 +363,11 @@ def GPTQLowerUKernels : Pass<"gptq-lower-ukernels", "ModuleOp"> {
     index, then the half-precision weight as bfloat16 or float16; an
     operand that the variant does not have is an empty buffer. An operand
     whose layout the convention does not take is copied into a new buffer
-    first (and back, for the destination).
+    first (and back, for the destination). The layer's kernels
+    (`lib/UKernels/LayerKernels.mlir`) take their operands and outs as
+    dense buffers, the variant as flags and the settings (group size,
+    block size, the grid's settings, the dampening) as scalars, and return
+    the scalar result (the factorization's success, the loss).
 
     ```mlir
     gptq_ukernel.matmul ins(%a, %b : memref<1x64x64xf32>, memref<1x172x64xf32>)

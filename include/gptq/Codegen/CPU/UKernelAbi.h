@@ -69,6 +69,68 @@ FunctionType ukernelMatmulType(MLIRContext *ctx);
 /// table lookups).
 std::string ukernelMatmulSymbol(const CpuKernelForms &forms);
 
+/// The arguments of the factorization microkernel
+/// (gptq_ukernel.damped_cholesky), in order; it returns i1, whether the
+/// damped Hessian was positive definite.
+enum UKernelCholeskyArgument : unsigned {
+  kUKernelCholeskyHessian,  // H: memref<?x?xf32>
+  kUKernelCholeskyPerm,     // the permutation: memref<?xi64>, empty for none
+  kUKernelCholeskyFactor,   // the factor (written): memref<?x?xf32>
+  kUKernelCholeskyFlags,    // i32: bit 0, H is permuted
+  kUKernelCholeskyPercdamp, // f32
+  kUKernelCholeskyBlock,    // i64, the block size
+  kUKernelCholeskyArguments
+};
+
+/// The signature of the factorization microkernel.
+FunctionType ukernelCholeskyType(MLIRContext *ctx);
+
+/// The arguments of the quantize-and-compensate microkernel
+/// (gptq_ukernel.quantize_blocks), in order; it returns f32, the loss.
+enum UKernelQuantizeArgument : unsigned {
+  kUKernelQuantizeWeight,    // W: memref<?x?xf32>
+  kUKernelQuantizeFactor,    // U: memref<?x?xf32>
+  kUKernelQuantizeScalesIn,  // fixed scales: memref<?x?xf32>, empty for none
+  kUKernelQuantizeZerosIn,   // fixed zeros: memref<?x?xf32>
+  kUKernelQuantizeGroupMap,  // each column's group: memref<?xi32>
+  kUKernelQuantizePerm,      // W's column permutation: memref<?xi64>
+  kUKernelQuantizeMask,      // the Hessian of the dead-input mask
+  kUKernelQuantizeCodes,     // written: memref<?x?xi8>
+  kUKernelQuantizeScales,    // written: memref<?x?xf32>
+  kUKernelQuantizeZeros,     // written: memref<?x?xf32>
+  kUKernelQuantizeFlags,     // i32, ukernelQuantizeFlags
+  kUKernelQuantizeGroupSize, // i64, columns per group (>= 1)
+  kUKernelQuantizeBlockSize, // i64
+  kUKernelQuantizeMaxQ,      // f32, 2^bits - 1
+  kUKernelQuantizeNorm,      // f32, the MSE search's norm
+  kUKernelQuantizeSteps,     // i64, the MSE search's shrink steps
+  kUKernelQuantizeGrid,      // f64, the MSE search's grid
+  kUKernelQuantizeArguments
+};
+
+/// The flags word of the quantize-and-compensate microkernel's variant.
+struct UKernelQuantizeVariant {
+  bool fixedGrids = false;
+  bool sym = false;
+  bool mse = false;
+  bool permuted = false;
+  bool masked = false;
+  bool permuteCodes = false;
+};
+
+/// Bits 0 to 5: fixed grids, symmetric, MSE search, W permuted, dead inputs
+/// masked, codes returned in W's column order.
+uint32_t ukernelQuantizeFlags(const UKernelQuantizeVariant &variant);
+
+/// The signature of the quantize-and-compensate microkernel.
+FunctionType ukernelQuantizeType(MLIRContext *ctx);
+
+/// The library's symbol of the microkernel `kernel` (`damped_cholesky`,
+/// `quantize_blocks`) built for `isa`: gptq_uk_<kernel>_<isa>, the name of
+/// cpuIsaName with '_' for '-'. (The matrix kernel, built in two forms too,
+/// is named by ukernelMatmulSymbol.)
+std::string ukernelSymbol(llvm::StringRef kernel, CpuIsa isa);
+
 } // namespace gptq
 } // namespace mlir
 

@@ -193,3 +193,273 @@ MatmulOp::bufferize(RewriterBase &rewriter,
   bufferization::replaceOpWithBufferizedValues(rewriter, *this, buffers.back());
   return success();
 }
+
+namespace {
+/// Fails at `op` unless its operands are all tensors or all buffers, and
+/// its results are `tensorResults` tensors then one `scalar` on tensors, the
+/// scalar alone on buffers.
+LogicalResult checkForm(Operation *op, Value init, unsigned tensorResults) {
+  bool tensors = isa<RankedTensorType>(init.getType());
+  for (Value operand : op->getOperands())
+    if (isa<ShapedType>(operand.getType()) &&
+        isa<RankedTensorType>(operand.getType()) != tensors)
+      return op->emitOpError("expects all operands to be tensors or all to be "
+                             "buffers");
+  unsigned expected = (tensors ? tensorResults : 0) + 1;
+  if (op->getNumResults() != expected)
+    return op->emitOpError()
+           << (tensors ? "on tensors returns its outs and a scalar"
+                       : "on buffers returns only its scalar result");
+  return success();
+}
+
+/// The memory effects of a kernel that reads every buffer operand but its
+/// outs and writes its outs.
+void readInsWriteOuts(
+    Operation *op, MutableOperandRange inits,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue;
+    bool init = llvm::any_of(
+        inits, [&](OpOperand &o) { return &o == &operand; });
+    effects.emplace_back(init ? static_cast<MemoryEffects::Effect *>(
+                                    MemoryEffects::Write::get())
+                              : MemoryEffects::Read::get(),
+                         &operand, SideEffects::DefaultResource::get());
+  }
+}
+
+/// The position of `operand` among `inits`, or -1.
+int initIndex(MutableOperandRange inits, OpOperand &operand) {
+  for (auto [i, o] : llvm::enumerate(inits))
+    if (&o == &operand)
+      return static_cast<int>(i);
+  return -1;
+}
+
+/// Bufferizes `op` (whose outs are `inits`) into the same op on buffers,
+/// whose only result is the scalar: the outs' buffers replace the tensor
+/// results, the new op's scalar the scalar.
+LogicalResult bufferizeKernel(Operation *op, MutableOperandRange inits,
+                              RewriterBase &rewriter,
+                              const bufferization::BufferizationOptions &options,
+                              bufferization::BufferizationState &state) {
+  SmallVector<Value> buffers;
+  for (Value operand : op->getOperands()) {
+    if (!isa<RankedTensorType>(operand.getType())) {
+      buffers.push_back(operand);
+      continue;
+    }
+    FailureOr<Value> buffer =
+        bufferization::getBuffer(rewriter, operand, options, state);
+    if (failed(buffer))
+      return failure();
+    buffers.push_back(*buffer);
+  }
+  SmallVector<Value> outs;
+  for (OpOperand &init : inits)
+    outs.push_back(buffers[init.getOperandNumber()]);
+  rewriter.setInsertionPoint(op);
+  OperationState bufferized(op->getLoc(), op->getName().getStringRef());
+  bufferized.addOperands(buffers);
+  bufferized.addTypes(op->getResults().back().getType());
+  bufferized.propertiesAttr = op->getPropertiesAsAttribute();
+  bufferized.addAttributes(llvm::to_vector(op->getDiscardableAttrs()));
+  Operation *made = rewriter.create(bufferized);
+  outs.push_back(made->getResult(0));
+  bufferization::replaceOpWithBufferizedValues(rewriter, op, outs);
+  return success();
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// DampedCholeskyOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DampedCholeskyOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkForm(op, getInit(), 1)))
+    return failure();
+  auto isF32 = [](Type t) { return t.isF32(); };
+  auto isI64 = [](Type t) { return t.isSignlessInteger(64); };
+  if (failed(checkOperand(op, getHessian(), "a Hessian", 2, isF32, "f32")) ||
+      failed(checkOperand(op, getInit(), "outs", 2, isF32, "f32")))
+    return failure();
+  if (getFactor() && getFactor().getType() != getInit().getType())
+    return emitOpError("returns a factor of the type of outs");
+  int64_t n = staticDim(getHessian(), 0);
+  if (failed(sameSize(op, n, staticDim(getHessian(), 1),
+                      "the rows and columns of the Hessian")) ||
+      failed(sameSize(op, n, staticDim(getInit(), 0),
+                      "the sizes of the Hessian and of outs")) ||
+      failed(sameSize(op, n, staticDim(getInit(), 1),
+                      "the sizes of the Hessian and of outs")))
+    return failure();
+  if (Value perm = getPerm())
+    if (failed(checkOperand(op, perm, "a permutation", 1, isI64, "i64")) ||
+        failed(sameSize(op, n, staticDim(perm, 0),
+                        "the sizes of the Hessian and of the permutation")))
+      return failure();
+  return success();
+}
+
+void DampedCholeskyOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  readInsWriteOuts(getOperation(), getInitMutable(), effects);
+}
+
+bool DampedCholeskyOp::bufferizesToMemoryRead(
+    OpOperand &operand, const bufferization::AnalysisState &) {
+  // The factor is formed in outs: its contents are not read.
+  return &operand != &getInitMutable();
+}
+
+bool DampedCholeskyOp::bufferizesToMemoryWrite(
+    OpOperand &operand, const bufferization::AnalysisState &) {
+  return &operand == &getInitMutable();
+}
+
+bufferization::AliasingValueList
+DampedCholeskyOp::getAliasingValues(OpOperand &operand,
+                                    const bufferization::AnalysisState &) {
+  if (&operand != &getInitMutable())
+    return {};
+  return {{getOperation()->getResult(0),
+           bufferization::BufferRelation::Equivalent}};
+}
+
+LogicalResult DampedCholeskyOp::bufferize(
+    RewriterBase &rewriter, const bufferization::BufferizationOptions &options,
+    bufferization::BufferizationState &state) {
+  return bufferizeKernel(getOperation(), getInitMutable(), rewriter, options,
+                         state);
+}
+
+//===----------------------------------------------------------------------===//
+// QuantizeBlocksOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizeBlocksOp::verify() {
+  Operation *op = getOperation();
+  if (getInits().size() != 3)
+    return emitOpError("expects three outs: codes, scales and zeros");
+  if (failed(checkForm(op, getInits()[0], 3)))
+    return failure();
+  auto isF32 = [](Type t) { return t.isF32(); };
+  auto isI8 = [](Type t) { return t.isSignlessInteger(8); };
+  auto isI32 = [](Type t) { return t.isSignlessInteger(32); };
+  auto isI64 = [](Type t) { return t.isSignlessInteger(64); };
+  Value codes = getInits()[0], scales = getInits()[1], zeros = getInits()[2];
+  if (failed(checkOperand(op, getWeight(), "a weight", 2, isF32, "f32")) ||
+      failed(checkOperand(op, getFactor(), "a factor", 2, isF32, "f32")) ||
+      failed(checkOperand(op, codes, "codes (outs #0)", 2, isI8, "i8")) ||
+      failed(checkOperand(op, scales, "scales (outs #1)", 2, isF32, "f32")) ||
+      failed(checkOperand(op, zeros, "zeros (outs #2)", 2, isF32, "f32")))
+    return failure();
+  for (auto [result, init] : llvm::zip(getResults(), getInits()))
+    if (result.getType() != init.getType())
+      return emitOpError("returns its outs' types");
+
+  int64_t rows = staticDim(getWeight(), 0), cols = staticDim(getWeight(), 1);
+  if (failed(sameSize(op, cols, staticDim(getFactor(), 0),
+                      "the weight's columns and the factor's size")) ||
+      failed(sameSize(op, cols, staticDim(getFactor(), 1),
+                      "the weight's columns and the factor's size")) ||
+      failed(sameSize(op, rows, staticDim(codes, 0),
+                      "the rows of the weight and of the codes")) ||
+      failed(sameSize(op, cols, staticDim(codes, 1),
+                      "the columns of the weight and of the codes")) ||
+      failed(sameSize(op, rows, staticDim(scales, 0),
+                      "the rows of the weight and of the scales")) ||
+      failed(sameSize(op, staticDim(scales, 0), staticDim(zeros, 0),
+                      "the rows of the scales and of the zeros")) ||
+      failed(sameSize(op, staticDim(scales, 1), staticDim(zeros, 1),
+                      "the groups of the scales and of the zeros")))
+    return failure();
+  // The groups of the outs: one per row for per-row grids, else one per
+  // group of columns.
+  int64_t groupSize = getConfig().getGroupSize();
+  if (groupSize > 0 && ShapedType::isStatic(cols))
+    if (failed(sameSize(op, std::max<int64_t>((cols + groupSize - 1) /
+                                                  groupSize,
+                                              1),
+                        staticDim(scales, 1),
+                        "the groups of the weight and of the scales")))
+      return failure();
+
+  bool grids = getScales() || getZeros() || getGroupMap();
+  if (grids && !(getScales() && getZeros() && getGroupMap()))
+    return emitOpError("expects fixed grids as scales, zeros and a group map "
+                       "together");
+  if (getScales()) {
+    if (failed(checkOperand(op, getScales(), "fixed scales", 2, isF32,
+                            "f32")) ||
+        failed(checkOperand(op, getZeros(), "fixed zeros", 2, isF32, "f32")) ||
+        failed(checkOperand(op, getGroupMap(), "a group map", 1, isI32,
+                            "i32")) ||
+        failed(sameSize(op, cols, staticDim(getGroupMap(), 0),
+                        "the weight's columns and the group map's length")))
+      return failure();
+    for (Value fixed : {getScales(), getZeros()})
+      if (failed(sameSize(op, staticDim(fixed, 0), staticDim(scales, 0),
+                          "the rows of the fixed and the returned grids")) ||
+          failed(sameSize(op, staticDim(fixed, 1), staticDim(scales, 1),
+                          "the groups of the fixed and the returned grids")))
+        return failure();
+  } else if (groupSize < 0) {
+    return emitOpError("expects fixed grids for per-row grids (group_size "
+                       "-1)");
+  }
+  if (Value perm = getPerm())
+    if (failed(checkOperand(op, perm, "a permutation", 1, isI64, "i64")) ||
+        failed(sameSize(op, cols, staticDim(perm, 0),
+                        "the weight's columns and the permutation's length")))
+      return failure();
+  if (getPermuteCodes() && !getPerm())
+    return emitOpError("has permute_codes without a permutation");
+  if (Value mask = getMaskHessian())
+    if (failed(checkOperand(op, mask, "a Hessian (masked)", 2, isF32,
+                            "f32")) ||
+        failed(sameSize(op, cols, staticDim(mask, 0),
+                        "the weight's columns and the Hessian's size")) ||
+        failed(sameSize(op, cols, staticDim(mask, 1),
+                        "the weight's columns and the Hessian's size")))
+      return failure();
+  return success();
+}
+
+void QuantizeBlocksOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  readInsWriteOuts(getOperation(), getInitsMutable(), effects);
+}
+
+bool QuantizeBlocksOp::bufferizesToMemoryRead(
+    OpOperand &operand, const bufferization::AnalysisState &) {
+  return initIndex(getInitsMutable(), operand) < 0;
+}
+
+bool QuantizeBlocksOp::bufferizesToMemoryWrite(
+    OpOperand &operand, const bufferization::AnalysisState &) {
+  return initIndex(getInitsMutable(), operand) >= 0;
+}
+
+bufferization::AliasingValueList
+QuantizeBlocksOp::getAliasingValues(OpOperand &operand,
+                                    const bufferization::AnalysisState &) {
+  int index = initIndex(getInitsMutable(), operand);
+  if (index < 0)
+    return {};
+  return {{getOperation()->getResult(index),
+           bufferization::BufferRelation::Equivalent}};
+}
+
+LogicalResult QuantizeBlocksOp::bufferize(
+    RewriterBase &rewriter, const bufferization::BufferizationOptions &options,
+    bufferization::BufferizationState &state) {
+  return bufferizeKernel(getOperation(), getInitsMutable(), rewriter, options,
+                         state);
+}

@@ -20,4 +20,15 @@
 #define GET_OP_CLASSES
 #include "gptq/Dialect/GPTQ/IR/GPTQOps.h.inc"
 
+namespace mlir {
+namespace gptq {
+/// The unit attribute of the functions of the gptq ops' implementation
+/// library (the `__gptq_*` kernels that convert-gptq-to-linalg adds, and
+/// the microkernel library's wrappers): code whose float operations follow
+/// the reference's order, which no model-level rewrite (such as
+/// gptq-reassociate-reductions) may change.
+constexpr llvm::StringLiteral kLibraryFunctionAttr = "gptq.library";
+} // namespace gptq
+} // namespace mlir
+
 #endif // GPTQ_DIALECT_GPTQ_IR_GPTQ_H

@@ -3,6 +3,8 @@
 #ifndef GPTQ_DIALECT_UKERNEL_IR_UKERNEL_H
 #define GPTQ_DIALECT_UKERNEL_IR_UKERNEL_H
 
+#include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

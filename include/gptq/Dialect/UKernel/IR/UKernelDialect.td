@@ -9,7 +9,8 @@ def UKernel_Dialect : Dialect {
   let name = "gptq_ukernel";
   let cppNamespace = "::mlir::gptq::ukernel";
   let dependentDialects = ["::mlir::func::FuncDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::gptq::GPTQDialect"];
   let summary = "The CPU schedule's microkernels as typed operations";
   let description = [{
     The CPU schedule (`lib/Codegen/CPU`) gives the contractions it does not

@@ -4,6 +4,7 @@
 #define GPTQ_DIALECT_UKERNEL_IR_UKERNELOPS_TD
 
 include "gptq/Dialect/UKernel/IR/UKernelDialect.td"
+include "gptq/Dialect/GPTQ/IR/GPTQAttrs.td"
 include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -91,6 +92,125 @@ def UKernel_MatmulOp : UKernel_Op<"matmul", [
     MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
     /// Whether the right operand is a packed quantized weight.
     bool hasPackedWeight() { return getPacked() != nullptr; }
+  }];
+  let hasVerifier = 1;
+}
+
+def UKernel_DampedCholeskyOp : UKernel_Op<"damped_cholesky", [
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "getAliasingValues", "bufferize"]>]> {
+  let summary = "The CPU factorization microkernel: GPTQ's damped inverse "
+                "Cholesky factor";
+  let description = [{
+    `gptq.damped_cholesky` on the CPU: the upper factor `U` with
+    `U^T U = (H + d I)^-1`, `d = percdamp * mean(diag(H))` (dead inputs
+    counted as 1), into `outs` (`n x n` float32; its contents are not
+    read), and whether `H + d I` was positive definite. With
+    `permuted(%perm)` the kernel factors `P H P^T` for the permutation
+    `%perm` (`result[i, j] = H[perm[i], perm[j]]`) without forming it.
+    `block` is the factorization's block size (`cholesky-block` of the
+    lowering).
+
+    The library's kernel (`__gptq_damped_cholesky`) compiled once per
+    instruction set: the results are those of the kernel inlined in a
+    module, bit for bit. On tensors the op returns the factor and the
+    flag; on buffers it writes `outs` and returns the flag.
+    `gptq-layer-kernels-to-ukernel` makes it; `gptq-lower-ukernels` calls
+    the library.
+
+    ```mlir
+    %u, %ok = gptq_ukernel.damped_cholesky ins(%h : tensor<?x?xf32>)
+        percdamp(%d) outs(%init : tensor<?x?xf32>) {block = 128 : i64}
+        -> tensor<?x?xf32>, i1
+    ```
+  }];
+  let arguments = (ins
+      UKernel_Shaped:$hessian,
+      Optional<UKernel_Shaped>:$perm,
+      F32:$percdamp,
+      UKernel_Shaped:$init,
+      ConfinedAttr<I64Attr, [IntMinValue<1>]>:$block);
+  let results = (outs Optional<AnyRankedTensor>:$factor, I1:$ok);
+  let assemblyFormat = [{
+    `ins` `(` $hessian `:` type($hessian) `)`
+    (`permuted` `(` $perm^ `:` type($perm) `)`)?
+    `percdamp` `(` $percdamp `)`
+    `outs` `(` $init `:` type($init) `)`
+    attr-dict `->` type(results)
+  }];
+  let extraClassDeclaration = [{
+    MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
+  }];
+  let hasVerifier = 1;
+}
+
+def UKernel_QuantizeBlocksOp : UKernel_Op<"quantize_blocks", [
+    AttrSizedOperandSegments,
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "getAliasingValues", "bufferize"]>]> {
+  let summary = "The CPU quantize-and-compensate microkernel";
+  let description = [{
+    `gptq.quantize_blocks` on the CPU: GPTQ's blocked column loop over the
+    weight `W` (`rows x cols` float32) with the factor `U` of
+    `gptq_ukernel.damped_cholesky`, under the grid settings of `config`
+    (bits, group size, block size, symmetric, MSE search), into `outs`:
+    the codes (`rows x cols` i8), scales and zeros (`rows x groups`
+    float32); it returns the reference's summed loss. Its operands:
+
+    - `grids(%scales, %zeros, %map)`: fixed grids (per-row or static
+      groups) and each column's group, which the kernel uses instead of
+      computing each group's grid as the loop reaches it; they are
+      copied to the `outs` grids;
+    - `permuted(%perm)`: `W` is given before the column permutation
+      `%perm`, which the kernel applies while it transposes `W`; with
+      `permute_codes` the codes come back in `W`'s column order;
+    - `masked(%hessian)`: the columns of dead inputs (`H[i, i] == 0`) are
+      zeroed as the kernel reads `W`.
+
+    The library's kernel (`__gptq_quantize_blocks`) compiled once per
+    instruction set: the results are those of the kernel inlined in a
+    module, bit for bit. On tensors the op returns the three `outs` and
+    the loss; on buffers it writes them and returns the loss.
+
+    ```mlir
+    %c, %s, %z, %loss = gptq_ukernel.quantize_blocks
+        ins(%w, %u : tensor<?x?xf32>, tensor<?x?xf32>)
+        outs(%c0, %s0, %z0 : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>)
+        {config = #gptq.config<group_size = 128>}
+        -> tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32
+    ```
+  }];
+  let arguments = (ins
+      UKernel_Shaped:$weight,
+      UKernel_Shaped:$factor,
+      Optional<UKernel_Shaped>:$scales,
+      Optional<UKernel_Shaped>:$zeros,
+      Optional<UKernel_Shaped>:$group_map,
+      Optional<UKernel_Shaped>:$perm,
+      Optional<UKernel_Shaped>:$mask_hessian,
+      Variadic<UKernel_Shaped>:$inits,
+      GPTQ_ConfigAttr:$config,
+      UnitAttr:$permute_codes);
+  let results = (outs Variadic<AnyRankedTensor>:$results, F32:$loss);
+  let assemblyFormat = [{
+    `ins` `(` $weight `,` $factor `:` type($weight) `,` type($factor) `)`
+    (`grids` `(` $scales^ `,` $zeros `,` $group_map `:` type($scales) `,`
+      type($zeros) `,` type($group_map) `)`)?
+    (`permuted` `(` $perm^ `:` type($perm) `)`)?
+    (`masked` `(` $mask_hessian^ `:` type($mask_hessian) `)`)?
+    `outs` `(` $inits `:` type($inits) `)`
+    attr-dict `->` type(results)
+  }];
+  let extraClassDeclaration = [{
+    MutableOperandRange getDpsInitsMutable() { return getInitsMutable(); }
+    /// Whether the grids are given (per-row or static groups).
+    bool hasFixedGrids() { return getScales() != nullptr; }
   }];
   let hasVerifier = 1;
 }
