@@ -80,3 +80,43 @@ func.func @strided(%a: memref<2x4x4xf32, strided<[32, 8, 2]>>, %b: memref<2x4x4x
   return
 }
 
+
+// -----
+
+// The layer's microkernels: calls of the instruction set's build, declared
+// once each, with the variant as flags (the factorization's bit 0: H
+// permuted; quantize-and-compensate's bits 0 fixed grids, 1 sym, 2 mse, 3
+// W permuted, 4 masked, 5 codes unpermuted), the settings as scalars
+// (group size, block size, maxq, the MSE search's norm, steps and grid),
+// the operands a variant lacks as empty buffers; the scalar results
+// replace the ops'.
+// CHECK-DAG: func.func private @gptq_uk_damped_cholesky_avx2(memref<?x?xf32>, memref<?xi64>, memref<?x?xf32>, i32, f32, i64) -> i1
+// CHECK-DAG: func.func private @gptq_uk_quantize_blocks_avx2(memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, memref<?xi32>, memref<?xi64>, memref<?x?xf32>, memref<?x?xi8>, memref<?x?xf32>, memref<?x?xf32>, i32, i64, i64, f32, f32, i64, f64) -> f32
+// CHECK-LABEL: func.func @layer
+// CHECK-SAME: (%[[H:.*]]: memref<64x64xf32>, %[[P:.*]]: memref<64xi64>, %[[D:.*]]: f32,
+// CHECK: %[[NOMAP:.*]] = memref.cast %{{.*}} : memref<0xi32> to memref<?xi32>
+// CHECK: %[[NOGRID:.*]] = memref.cast %{{.*}} : memref<0x0xf32> to memref<?x?xf32>
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK: %[[B32:.*]] = arith.constant 32 : i64
+// CHECK: %[[OK:.*]] = call @gptq_uk_damped_cholesky_avx2(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[D]], %[[B32]])
+// CHECK: %[[F62:.*]] = arith.constant 62 : i32
+// CHECK: %[[GS:.*]] = arith.constant 32 : i64
+// CHECK: %[[BS:.*]] = arith.constant 128 : i64
+// CHECK: %[[MAXQ:.*]] = arith.constant 7.000000e+00 : f32
+// CHECK: %[[NORM:.*]] = arith.constant 2.400000e+00 : f32
+// CHECK: %[[STEPS:.*]] = arith.constant 80 : i64
+// CHECK: %[[GRID:.*]] = arith.constant 1.000000e+02 : f64
+// CHECK: %[[L1:.*]] = call @gptq_uk_quantize_blocks_avx2(%{{.*}}, %{{.*}}, %[[NOGRID]], %[[NOGRID]], %[[NOMAP]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[F62]], %[[GS]], %[[BS]], %[[MAXQ]], %[[NORM]], %[[STEPS]], %[[GRID]])
+// Per-row grids: fixed (flags 1), one column per group, 4 bits.
+// CHECK: %[[F1:.*]] = arith.constant 1 : i32
+// CHECK: %[[GS1:.*]] = arith.constant 1 : i64
+// CHECK: arith.constant 1.500000e+01 : f32
+// CHECK: %[[L2:.*]] = call @gptq_uk_quantize_blocks_avx2({{.*}}, %[[F1]], %[[GS1]],
+// CHECK: return %[[OK]], %[[L1]], %[[L2]]
+// CHECK-NOT: gptq_ukernel.
+func.func @layer(%h: memref<64x64xf32>, %p: memref<64xi64>, %d: f32, %u: memref<64x64xf32>, %w: memref<8x64xf32>, %c: memref<8x64xi8>, %s: memref<8x2xf32>, %z: memref<8x2xf32>, %s1: memref<8x1xf32>, %map: memref<64xi32>) -> (i1, f32, f32) {
+  %ok = gptq_ukernel.damped_cholesky ins(%h : memref<64x64xf32>) permuted(%p : memref<64xi64>) percdamp(%d) outs(%u : memref<64x64xf32>) {block = 32 : i64} -> i1
+  %l1 = gptq_ukernel.quantize_blocks ins(%w, %u : memref<8x64xf32>, memref<64x64xf32>) permuted(%p : memref<64xi64>) masked(%h : memref<64x64xf32>) outs(%c, %s, %z : memref<8x64xi8>, memref<8x2xf32>, memref<8x2xf32>) {config = #gptq.config<bits = 3, group_size = 32, sym = true, mse = true>, permute_codes} -> f32
+  %l2 = gptq_ukernel.quantize_blocks ins(%w, %u : memref<8x64xf32>, memref<64x64xf32>) grids(%s1, %s1, %map : memref<8x1xf32>, memref<8x1xf32>, memref<64xi32>) outs(%c, %s1, %s1 : memref<8x64xi8>, memref<8x1xf32>, memref<8x1xf32>) {config = #gptq.config<>} -> f32
+  return %ok, %l1, %l2 : i1, f32, f32
+}
