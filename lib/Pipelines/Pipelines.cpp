@@ -75,10 +75,9 @@ void addLibraryAndBuffers(OpPassManager &pm, int64_t choleskyBlock,
   convert.cpuIsa = cpuIsa.str();
   convert.byteDots = byteDots.str();
   pm.addPass(createConvertGPTQToLinalg(convert));
+  // Every library call is inlined: the flags and sizes it passes as
+  // constants fold the variants it does not ask for away.
   pm.addPass(createInlinerPass());
-  // The kernels' variants that no call asks for (the flags and sizes they
-  // take as constants) fold away before anything lowers them.
-  pm.addPass(createGPTQSpecializeConstantArguments());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createCSEPass());

@@ -19,8 +19,8 @@ func.func @gptq_uk_damped_cholesky(%hm: memref<?x?xf32>, %pm: memref<?xi64>, %fm
   %fPerm = arith.andi %flags, %one : i32
   %useperm = arith.cmpi ne, %fPerm, %zero : i32
   %nb = arith.index_cast %block : i64 to index
-  // The flag as a constant in each branch: the kernel is specialized on it
-  // (gptq-specialize-constant-arguments), so that no branch on it is left
+  // The flag as a constant in each branch: the kernel, inlined into each,
+  // is specialized on it by canonicalization, so that no branch on it is left
   // whose two sides bufferize to buffers of different layouts.
   %true = arith.constant true
   %false = arith.constant false
@@ -74,7 +74,7 @@ func.func @gptq_uk_quantize_blocks(%wm: memref<?x?xf32>, %um: memref<?x?xf32>, %
   // The variants gptq.quantize_layer makes (dead inputs masked; grids
   // computed or fixed; act-order's permutation of W and of the codes, or
   // none) with their flags as constants, each a copy of the kernel
-  // specialized on them (gptq-specialize-constant-arguments), so that no
+  // specialized on them (inlined, then folded), so that no
   // branch on them is left whose two sides bufferize to buffers of
   // different layouts (which would make every later access to W strided
   // and the lazy batch update several times slower); any other variant

@@ -197,44 +197,4 @@ def GPTQHoistDeallocs : Pass<"gptq-hoist-deallocs"> {
   }];
 }
 
-def GPTQSpecializeConstantArguments
-    : Pass<"gptq-specialize-constant-arguments", "ModuleOp"> {
-  let summary = "Give private functions the integer constants their calls "
-                "pass";
-  let description = [{
-    The library's kernels take their variants as flags and sizes: whether
-    an operand is transposed, whether the weight is quantized and at how
-    many bits, whether it is stored in float16 or bfloat16. A module calls
-    them with constants, so most of each kernel is code for variants that
-    the module never asks for, and every compile lowered and generated
-    machine code for all of it.
-
-    For each `func.call` of a private `func.func` with a body that passes
-    integer, index or `i1` constants (`arith.constant`) for some arguments,
-    this pass makes the callee's body use those constants: in place for
-    the constants that every call of the function passes alike, and in a
-    copy per pattern of the other constants (named after the function,
-    made unique), which the calls with that pattern then call. Signatures
-    do not change; the arguments stay, unused. Canonicalization then folds
-    the branches the constants decide, and `symbol-dce` drops what no call
-    reaches. Functions referenced other than by calls are left alone, and
-    so are float constants, so that no floating-point operation is
-    evaluated at compile time instead of by the code the pipeline
-    generates: the values computed are the same.
-
-    ```mlir
-    %f = arith.constant false
-    %r = func.call @k(%x, %f) : (f32, i1) -> f32
-    ...
-    func.func private @k(%x: f32, %quant: i1) -> f32 {
-      %r = scf.if %quant -> f32 { ... } else { ... }
-    // becomes, when every call passes false:
-    func.func private @k(%x: f32, %quant: i1) -> f32 {
-      %false = arith.constant false
-      %r = scf.if %false -> f32 { ... } else { ... }
-    ```
-  }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
-}
-
 #endif // GPTQ_CODEGEN_COMMON_PASSES_TD
