@@ -14,9 +14,11 @@ def UKernel_Dialect : Dialect {
   let summary = "The CPU schedule's microkernels as typed operations";
   let description = [{
     The CPU schedule (`lib/Codegen/CPU`) gives the contractions it does not
-    leave to generic loops to hand-written microkernels. Each microkernel is
-    an op of this dialect whose variant (transposes, triangles, the stored
-    type of a weight, its bit width) is in attributes that the op verifies.
+    leave to generic loops, and GPTQ's factorization and
+    quantize-and-compensate, to hand-written microkernels. Each microkernel
+    is an op of this dialect whose variant (transposes, triangles, the
+    stored type of a weight, its bit width; the layer's `#gptq.config`) is
+    in attributes that the op verifies.
     The ops take tensors or buffers in destination-passing style: they
     bufferize in place into their `outs` operand. Once buffers are placed,
     `gptq-lower-ukernels` makes each a call of the microkernel library,
