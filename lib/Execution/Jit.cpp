@@ -752,6 +752,112 @@ void eraseUnusedPackedWrappers(llvm::Module &m, llvm::StringRef keep) {
   for (llvm::Function *f : unused)
     f->eraseFromParent();
 }
+
+/// What this file does to a module after lowering, part of every cache key
+/// (change it with that).
+constexpr const char *kCodeGeneration =
+    "identical functions merged, codegen O3, only the entry's packed "
+    "wrapper, PIC, 512-bit vectors on AVX-512, static constructors as "
+    "gptq_module_init; linked "
+    "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
+    " " GPTQ_RUNTIME_LIBRARY " " GPTQ_UKERNEL_LIBRARY;
+
+/// The text the cache key hashes: the entry, the module, the host CPU, the
+/// options that shape code generation, kCodeGeneration and `cudaRuntime`
+/// (the library GPU code links, empty for the CPU). A module not yet
+/// `lowered` is keyed before lowering, with the pipeline `pm`'s text, the
+/// identity of this build of the compiler (whose passes and kernel library
+/// lower it) and its locations (which the lowering writes into run-time
+/// checks' messages), so that a hit costs no lowering; a module lowered by
+/// a caller's pipeline (a function, not a text) is keyed as it is.
+std::string cacheKeyText(ModuleOp module, PassManager &pm, bool lowered,
+                         StringRef buildIdentity,
+                         const llvm::orc::JITTargetMachineBuilder &tm,
+                         unsigned optLevel, StringRef entry,
+                         StringRef cudaRuntime) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << LLVM_VERSION_STRING << "\n"
+     << kCodeGeneration << "\n"
+     << llvm::sys::getHostCPUName() << "\n"
+     << tm.getCPU() << "\n"
+     << tm.getFeatures().getString() << "\nO" << optLevel << "\n"
+     << entry << "\n";
+  if (!cudaRuntime.empty())
+    os << "cuda " << cudaRuntime << "\n";
+  OpPrintingFlags printing;
+  if (!lowered) {
+    os << "lowered by " << buildIdentity << " with ";
+    pm.printAsTextualPipeline(os);
+    os << "\n";
+    // With the locations ("model.mlir:24:5: forward: token id out of
+    // range").
+    printing.enableDebugInfo();
+  }
+  module->print(os, printing);
+  return text;
+}
+
+/// Where the entry of key text `text` lies in `dir`: the key's hash, then
+/// `entry` for people (the key decides).
+llvm::SmallString<256> cacheEntryPath(StringRef dir, StringRef text,
+                                      StringRef entry) {
+  std::string readable = entry.str();
+  for (char &c : readable)
+    if (!llvm::isAlnum(c) && c != '_')
+      c = '_';
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(
+      path,
+      llvm::formatv("{0:x-16}-{1}.so", llvm::xxh3_64bits(text), readable)
+          .str());
+  return path;
+}
+
+/// Code loaded from a cache entry.
+struct CachedCode {
+  void *library;
+  void (*function)(void **);
+  uint64_t flags;
+};
+
+/// The code of the complete cache entry at `path` whose key has `digest`,
+/// its packed entry `packedName` looked up and its module initializer run;
+/// nothing when there is none (a damaged entry, another key's, or anything
+/// but a regular file counts as missing: it is compiled afresh and
+/// replaced).
+std::optional<CachedCode> loadCacheEntry(StringRef path,
+                                         llvm::XXH128_hash_t digest,
+                                         const std::string &packedName) {
+  std::string file = path.str();
+  uint64_t flags = 0;
+  int entryFd = openCompleteEntry(file, digest, flags);
+  if (entryFd < 0)
+    return std::nullopt;
+  // Loaded by its name (the loader shares libraries by name), then checked
+  // to be the file that was verified.
+  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  struct stat checked, loaded;
+  bool same = ::fstat(entryFd, &checked) == 0 &&
+              ::stat(file.c_str(), &loaded) == 0 &&
+              checked.st_dev == loaded.st_dev &&
+              checked.st_ino == loaded.st_ino;
+  ::close(entryFd);
+  if (handle && !same) {
+    dlclose(handle);
+    handle = nullptr;
+  }
+  if (!handle)
+    return std::nullopt;
+  void *sym = dlsym(handle, packedName.c_str());
+  if (!sym) {
+    dlclose(handle);
+    return std::nullopt;
+  }
+  if (void *init = dlsym(handle, kModuleInit))
+    reinterpret_cast<void (*)()>(init)();
+  return CachedCode{handle, reinterpret_cast<void (*)(void **)>(sym), flags};
+}
 } // namespace
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
@@ -872,19 +978,6 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // ExecutionEngine (and the cached library) exports for it.
   std::string cifaceName = "_mlir_ciface_" + fn->packed.name;
   std::string packedName = "_mlir_" + cifaceName;
-  // The cache key: the entry, the module, the host CPU, the options that
-  // shape code generation and kCodeGeneration, which names what this file
-  // does to the module after lowering (change it with that). The module is
-  // keyed before lowering, with the pipeline's text and the identity of
-  // this build of the compiler (whose passes and kernel library lower it),
-  // so that a hit costs no lowering; with a caller's pipeline (a function,
-  // not a text) it is keyed once lowered.
-  static constexpr const char *kCodeGeneration =
-      "identical functions merged, codegen O3, only the entry's packed "
-      "wrapper, PIC, 512-bit vectors on AVX-512, static constructors as "
-      "gptq_module_init; linked "
-      "with " GPTQ_C_RUNNER_UTILS " " GPTQ_OPENMP_RUNTIME
-      " " GPTQ_RUNTIME_LIBRARY " " GPTQ_UKERNEL_LIBRARY;
   bool cached = !options.cacheDir.empty() && !options.object;
   llvm::StringRef buildIdentity = compilerBuildIdentity();
   bool keyBeforeLowering =
@@ -894,69 +987,19 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // Looks the module up in the cache as it is now: true when its code was
   // loaded into `fn`.
   auto loadCached = [&]() -> bool {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << LLVM_VERSION_STRING << "\n"
-       << kCodeGeneration << "\n"
-       << llvm::sys::getHostCPUName() << "\n"
-       << tmBuilder->getCPU() << "\n"
-       << tmBuilder->getFeatures().getString() << "\nO" << options.optLevel
-       << "\n"
-       << fn->packed.name << "\n"
-       << (cuda ? "cuda " GPTQ_CUDA_RUNTIME_LIBRARY "\n" : "");
-    OpPrintingFlags printing;
-    if (!lowered) {
-      os << "lowered by " << buildIdentity << " with ";
-      pm.printAsTextualPipeline(os);
-      os << "\n";
-      // With the locations, which the lowering writes into the messages of
-      // run-time checks ("model.mlir:24:5: forward: token id out of
-      // range").
-      printing.enableDebugInfo();
-    }
-    module->print(os, printing);
-    uint64_t key = llvm::xxh3_64bits(text);
+    std::string text = cacheKeyText(
+        *module, pm, lowered, buildIdentity, *tmBuilder, options.optLevel,
+        fn->packed.name, cuda ? GPTQ_CUDA_RUNTIME_LIBRARY : "");
     digest = keyDigest(text);
-    // The entry's name in the file name is for people; the key decides.
-    std::string readable = fn->packed.name;
-    for (char &c : readable)
-      if (!llvm::isAlnum(c) && c != '_')
-        c = '_';
-    cachePath = options.cacheDir;
-    llvm::sys::path::append(
-        cachePath, llvm::formatv("{0:x-16}-{1}.so", key, readable).str());
-    // A damaged entry, another key's, or anything but a regular file counts
-    // as missing: it is compiled afresh and replaced.
-    uint64_t flags = 0;
-    int entryFd = openCompleteEntry(cachePath, digest, flags);
-    if (entryFd < 0)
+    cachePath = cacheEntryPath(options.cacheDir, text, fn->packed.name);
+    std::optional<CachedCode> code =
+        loadCacheEntry(cachePath, digest, packedName);
+    if (!code)
       return false;
-    // Loaded by its name (the loader shares libraries by name), then
-    // checked to be the file that was verified.
-    void *handle = dlopen(cachePath.c_str(), RTLD_NOW | RTLD_LOCAL);
-    struct stat checked, loaded;
-    bool same = ::fstat(entryFd, &checked) == 0 &&
-                ::stat(cachePath.c_str(), &loaded) == 0 &&
-                checked.st_dev == loaded.st_dev &&
-                checked.st_ino == loaded.st_ino;
-    ::close(entryFd);
-    if (handle && !same) {
-      dlclose(handle);
-      handle = nullptr;
-    }
-    if (!handle)
-      return false;
-    void *sym = dlsym(handle, packedName.c_str());
-    if (!sym) {
-      dlclose(handle);
-      return false;
-    }
-    if (void *init = dlsym(handle, kModuleInit))
-      reinterpret_cast<void (*)()>(init)();
-    fn->library = handle;
-    fn->packed.function = reinterpret_cast<void (*)(void **)>(sym);
-    fn->packed.runtimeAllocator = flags & kEntryRuntimeAllocator;
-    if (flags & kEntryManagedResults)
+    fn->library = code->library;
+    fn->packed.function = code->function;
+    fn->packed.runtimeAllocator = code->flags & kEntryRuntimeAllocator;
+    if (code->flags & kEntryManagedResults)
       fn->packed.freeResult = gptq_cuda_free_managed;
     fn->compileTime = std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - start)
