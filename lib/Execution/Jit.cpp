@@ -531,6 +531,46 @@ llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path,
   return writeFileAtomically(path, entry);
 }
 
+/// Whether a loadable segment of the object `info` describes holds
+/// `address`.
+bool holdsAddress(const dl_phdr_info *info, uintptr_t address) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr) &segment = info->dlpi_phdr[i];
+    uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
+    if (segment.p_type == PT_LOAD && address >= begin &&
+        address < begin + segment.p_memsz)
+      return true;
+  }
+  return false;
+}
+
+/// The GNU build ID of the object `info` describes, in hex; empty when it
+/// has none.
+std::string gnuBuildId(const dl_phdr_info *info) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr) &segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_NOTE)
+      continue;
+    const char *note =
+        reinterpret_cast<const char *>(info->dlpi_addr + segment.p_vaddr);
+    const char *end = note + segment.p_memsz;
+    while (note + sizeof(ElfW(Nhdr)) <= end) {
+      const auto *header = reinterpret_cast<const ElfW(Nhdr) *>(note);
+      const char *name = note + sizeof(ElfW(Nhdr));
+      const char *desc = name + llvm::alignTo(header->n_namesz, 4);
+      const char *next = desc + llvm::alignTo(header->n_descsz, 4);
+      if (next > end)
+        break;
+      if (header->n_type == NT_GNU_BUILD_ID && header->n_namesz == 4 &&
+          std::memcmp(name, "GNU", 4) == 0)
+        return llvm::toHex(llvm::StringRef(desc, header->n_descsz),
+                           /*LowerCase=*/true);
+      note = next;
+    }
+  }
+  return std::string();
+}
+
 /// Identifies this build of the compiler (the passes and the kernel library
 /// that lower modules) in cache keys: the GNU build ID of the executable or
 /// shared library that holds this code, or, when the linker wrote none, a
@@ -538,6 +578,8 @@ llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path,
 /// keyed once lowered).
 llvm::StringRef compilerBuildIdentity() {
   static const std::string identity = [] {
+    // The loaded object that holds this function (the library with the
+    // passes and the embedded kernels, or the tool linked statically).
     struct Search {
       uintptr_t address;
       std::string buildId;
@@ -546,48 +588,18 @@ llvm::StringRef compilerBuildIdentity() {
     dl_iterate_phdr(
         [](dl_phdr_info *info, size_t, void *data) -> int {
           auto *search = static_cast<Search *>(data);
-          bool holds = false;
-          for (int i = 0; i < info->dlpi_phnum; ++i) {
-            const ElfW(Phdr) &segment = info->dlpi_phdr[i];
-            uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
-            if (segment.p_type == PT_LOAD && search->address >= begin &&
-                search->address < begin + segment.p_memsz)
-              holds = true;
-          }
-          if (!holds)
+          if (!holdsAddress(info, search->address))
             return 0;
           search->file = info->dlpi_name && *info->dlpi_name
                              ? info->dlpi_name
                              : "/proc/self/exe";
-          for (int i = 0; i < info->dlpi_phnum; ++i) {
-            const ElfW(Phdr) &segment = info->dlpi_phdr[i];
-            if (segment.p_type != PT_NOTE)
-              continue;
-            const char *note =
-                reinterpret_cast<const char *>(info->dlpi_addr +
-                                               segment.p_vaddr);
-            const char *end = note + segment.p_memsz;
-            while (note + sizeof(ElfW(Nhdr)) <= end) {
-              const auto *header = reinterpret_cast<const ElfW(Nhdr) *>(note);
-              const char *name = note + sizeof(ElfW(Nhdr));
-              const char *desc = name + llvm::alignTo(header->n_namesz, 4);
-              const char *next = desc + llvm::alignTo(header->n_descsz, 4);
-              if (next > end)
-                break;
-              if (header->n_type == NT_GNU_BUILD_ID &&
-                  header->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
-                search->buildId = llvm::toHex(
-                    llvm::StringRef(desc, header->n_descsz), /*LowerCase=*/true);
-                return 1;
-              }
-              note = next;
-            }
-          }
+          search->buildId = gnuBuildId(info);
           return 1;
         },
         &search);
     if (!search.buildId.empty())
       return "build-id " + search.buildId;
+    // Without a build ID: a digest of the object's file.
     auto file = llvm::MemoryBuffer::getFile(search.file, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
     if (search.file.empty() || !file)
