@@ -56,15 +56,14 @@ void addFront(OpPassManager &pm) {
 
 /// The gptq ops decomposed and lowered to the library with `kernels`,
 /// inlined, bufferized and deallocated; `forwardArgumentResults` for the
-/// CPU's matrix kernel, whose output is its argument's buffer. With
-/// `layerUKernels`, the factorization and quantize-and-compensate are the
-/// prebuilt library's microkernels.
+/// CPU's matrix kernel, whose output is its argument's buffer. With the CPU
+/// kernels, the factorization and quantize-and-compensate are the prebuilt
+/// library's microkernels.
 void addLibraryAndBuffers(OpPassManager &pm, int64_t choleskyBlock,
                           StringRef kernels, StringRef cpuIsa,
-                          StringRef byteDots, bool forwardArgumentResults,
-                          bool layerUKernels) {
+                          StringRef byteDots, bool forwardArgumentResults) {
   pm.addPass(createGPTQDecomposeQuantizeLayer());
-  if (layerUKernels) {
+  if (kernels == "cpu") {
     GPTQLayerKernelsToUKernelOptions layer;
     layer.choleskyBlock = choleskyBlock;
     pm.addPass(createGPTQLayerKernelsToUKernel(layer));
@@ -147,8 +146,7 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createGPTQMatmulToUKernel(kernel));
   addLibraryAndBuffers(pm, options.choleskyBlock, options.kernels,
                        options.cpuIsa, options.byteDots,
-                       /*forwardArgumentResults=*/true,
-                       /*layerUKernels=*/options.kernels == "cpu");
+                       /*forwardArgumentResults=*/true);
   // The microkernels as calls of the library built for the instruction set.
   GPTQLowerUKernelsOptions ukernels;
   ukernels.cpuIsa = options.cpuIsa;
@@ -270,8 +268,7 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   // kernels.
   addFront(pm);
   addLibraryAndBuffers(pm, options.choleskyBlock, "portable", "generic",
-                       "off", /*forwardArgumentResults=*/false,
-                       /*layerUKernels=*/false);
+                       "off", /*forwardArgumentResults=*/false);
 
   // The GPU schedule: every copy and every linalg op a parallel loop, each
   // outermost one tiled into blocks and threads, and a kernel.

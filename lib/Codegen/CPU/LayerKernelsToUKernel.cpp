@@ -58,10 +58,7 @@ void lowerCholesky(DampedCholeskyOp op, int64_t block) {
   auto kernel = ukernel::DampedCholeskyOp::create(
       b, loc, TypeRange{type, b.getI1Type()}, hessian, perm, op.getPercdamp(),
       init, b.getI64IntegerAttr(block));
-  op->replaceAllUsesWith(kernel->getResults());
-  op->erase();
-  if (permute && permute->use_empty())
-    permute->erase();
+  replaceFoldedCholesky(op, kernel->getResults(), permute);
 }
 
 void lowerQuantizeBlocks(QuantizeBlocksOp op) {
@@ -89,19 +86,14 @@ void lowerQuantizeBlocks(QuantizeBlocksOp op) {
   };
   Value scales = emptyOf(b, loc, op.getOutScales().getType(), groups);
   Value zeros = emptyOf(b, loc, op.getOutZeros().getType(), groups);
-  Value perm = folds.permute ? folds.permute.getPerm() : Value();
-  Value mask = folds.mask ? folds.mask.getHessian() : Value();
-  SmallVector<Type> types = {codes.getType(), scales.getType(),
-                             zeros.getType(), b.getF32Type()};
+  SmallVector<Type> types = {codes.getType(), scales.getType(), zeros.getType(),
+                             b.getF32Type()};
   auto kernel = ukernel::QuantizeBlocksOp::create(
       b, loc, types, weight, op.getFactor(), op.getScales(), op.getZeros(),
-      op.getGroupMap(), perm, mask, ValueRange{codes, scales, zeros}, config,
+      op.getGroupMap(), folds.perm(), folds.maskHessian(),
+      ValueRange{codes, scales, zeros}, config,
       folds.unpermute ? b.getUnitAttr() : UnitAttr());
-  if (folds.unpermute)
-    folds.unpermute->replaceAllUsesWith(ValueRange{kernel->getResult(0)});
-  op->replaceAllUsesWith(kernel->getResults());
-  op->erase();
-  eraseFolded(folds);
+  replaceFoldedQuantizeBlocks(op, kernel->getResults(), folds);
 }
 
 struct GPTQLayerKernelsToUKernelPass

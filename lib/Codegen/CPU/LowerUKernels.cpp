@@ -60,6 +60,23 @@ class UKernelCalls {
 public:
   UKernelCalls(ModuleOp module) : module(module), symbols(module) {}
 
+  /// Replaces `op` by a call of `name`, of signature `abi` (declared once):
+  /// `operands(i)` is argument i, a buffer or a scalar; a null buffer is an
+  /// empty one. The buffers in `outs` are written by the call; its results
+  /// (the op's scalar result, if any) replace the op's.
+  LogicalResult
+  replace(Operation *op, StringRef name, FunctionType abi,
+          llvm::function_ref<Value(OpBuilder &, unsigned)> operands,
+          ValueRange outs) {
+    if (failed(declare(name, abi)))
+      return failure();
+    func::CallOp callOp = call(op, name, abi, operands, outs);
+    op->replaceAllUsesWith(callOp.getResults());
+    op->erase();
+    return success();
+  }
+
+private:
   /// Declares `name` with the signature `abi`, or checks the declaration
   /// there.
   LogicalResult declare(StringRef name, FunctionType abi) {
@@ -79,9 +96,7 @@ public:
     return success();
   }
 
-  /// Calls `name` (of signature `abi`) in place of `op`: `operands(i)` is
-  /// argument i, a buffer or a scalar; a null buffer is an empty one. The
-  /// buffers in `outs` are written by the call. Returns the call.
+  /// The call of replace(), before `op`.
   func::CallOp call(Operation *op, StringRef name, FunctionType abi,
                     llvm::function_ref<Value(OpBuilder &, unsigned)> operands,
                     ValueRange outs) {
@@ -109,7 +124,6 @@ public:
     return callOp;
   }
 
-private:
   /// An empty buffer of `type` for an operand a variant lacks: one of each
   /// type per isolated region (a function's body, or an outlined
   /// region's), made at its entry (not in a loop's body).
@@ -145,9 +159,6 @@ Value f32Const(OpBuilder &b, Location loc, double v) {
 
 LogicalResult lowerMatmul(UKernelCalls &calls, ukernel::MatmulOp op,
                           StringRef name) {
-  FunctionType abi = ukernelMatmulType(op.getContext());
-  if (failed(calls.declare(name, abi)))
-    return failure();
   unsigned halfKind = 0;
   Value bf16, f16;
   if (Value half = op.getHalf()) {
@@ -163,8 +174,8 @@ LogicalResult lowerMatmul(UKernelCalls &calls, ukernel::MatmulOp op,
   variant.lowerLhs = op.getLowerLhs();
   variant.bits = op.getBits().value_or(0);
   variant.half = halfKind;
-  calls.call(
-      op, name, abi,
+  return calls.replace(
+      op, name, ukernelMatmulType(op.getContext()),
       [&](OpBuilder &b, unsigned i) -> Value {
         switch (i) {
         case kUKernelMatmulLhs:
@@ -190,19 +201,14 @@ LogicalResult lowerMatmul(UKernelCalls &calls, ukernel::MatmulOp op,
         }
       },
       op.getInit());
-  op.erase();
-  return success();
 }
 
 LogicalResult lowerCholesky(UKernelCalls &calls, ukernel::DampedCholeskyOp op,
                             CpuIsa isa) {
-  FunctionType abi = ukernelCholeskyType(op.getContext());
-  std::string name = ukernelSymbol("damped_cholesky", isa);
-  if (failed(calls.declare(name, abi)))
-    return failure();
   Location loc = op.getLoc();
-  func::CallOp call = calls.call(
-      op, name, abi,
+  return calls.replace(
+      op, ukernelSymbol("damped_cholesky", isa),
+      ukernelCholeskyType(op.getContext()),
       [&](OpBuilder &b, unsigned i) -> Value {
         switch (i) {
         case kUKernelCholeskyHessian:
@@ -220,17 +226,10 @@ LogicalResult lowerCholesky(UKernelCalls &calls, ukernel::DampedCholeskyOp op,
         }
       },
       op.getInit());
-  op.getOk().replaceAllUsesWith(call.getResult(0));
-  op.erase();
-  return success();
 }
 
 LogicalResult lowerQuantizeBlocks(UKernelCalls &calls,
                                   ukernel::QuantizeBlocksOp op, CpuIsa isa) {
-  FunctionType abi = ukernelQuantizeType(op.getContext());
-  std::string name = ukernelSymbol("quantize_blocks", isa);
-  if (failed(calls.declare(name, abi)))
-    return failure();
   Location loc = op.getLoc();
   ConfigAttr config = op.getConfig();
   UKernelQuantizeVariant variant;
@@ -240,11 +239,9 @@ LogicalResult lowerQuantizeBlocks(UKernelCalls &calls,
   variant.permuted = static_cast<bool>(op.getPerm());
   variant.masked = static_cast<bool>(op.getMaskHessian());
   variant.permuteCodes = op.getPermuteCodes();
-  // As the reference: range(int(maxshrink * grid)), p = 1 - i / grid.
-  auto steps = static_cast<int64_t>(config.getMseMaxShrinkValue() *
-                                    static_cast<double>(config.getMseGrid()));
-  func::CallOp call = calls.call(
-      op, name, abi,
+  return calls.replace(
+      op, ukernelSymbol("quantize_blocks", isa),
+      ukernelQuantizeType(op.getContext()),
       [&](OpBuilder &b, unsigned i) -> Value {
         switch (i) {
         case kUKernelQuantizeWeight:
@@ -276,7 +273,7 @@ LogicalResult lowerQuantizeBlocks(UKernelCalls &calls,
         case kUKernelQuantizeNorm:
           return f32Const(b, loc, config.getMseNormValue());
         case kUKernelQuantizeSteps:
-          return i64Const(b, loc, steps);
+          return i64Const(b, loc, config.getMseSteps());
         default:
           return arith::ConstantOp::create(
               b, loc,
@@ -284,9 +281,6 @@ LogicalResult lowerQuantizeBlocks(UKernelCalls &calls,
         }
       },
       op.getInits());
-  op.getLoss().replaceAllUsesWith(call.getResult(0));
-  op.erase();
-  return success();
 }
 
 struct GPTQLowerUKernelsPass

@@ -48,11 +48,10 @@ using namespace mlir::gptq;
 
 namespace {
 constexpr StringLiteral kPrefix = "__gptq_";
-/// The unit attribute on the functions this pass adds: a later run takes a
-/// function so marked as its own; any other function with a library name
-/// (a declaration or definition of the input, whatever its signature) is
-/// refused rather than called.
-constexpr StringLiteral kLibraryAttr = kLibraryFunctionAttr;
+// The functions this pass adds carry kLibraryFunctionAttr: a later run
+// takes a function so marked as its own; any other function with a library
+// name (a declaration or definition of the input, whatever its signature)
+// is refused rather than called.
 
 /// The same tensor type with every dimension dynamic.
 Type dynamicType(Type type) {
@@ -104,15 +103,12 @@ Value boolConst(OpBuilder &b, Location loc, bool v) {
 /// The grid settings of a config, in the order the library takes them:
 /// maxq, sym, mse, norm, steps, grid.
 SmallVector<Value> gridArgs(OpBuilder &b, Location loc, ConfigAttr config) {
-  // As the reference: range(int(maxshrink * grid)), p = 1 - i / grid.
-  auto steps = static_cast<int64_t>(config.getMseMaxShrinkValue() *
-                                    static_cast<double>(config.getMseGrid()));
   return {
       f32Const(b, loc, static_cast<double>(config.getMaxQ())),
       boolConst(b, loc, config.getSym()),
       boolConst(b, loc, config.getMse()),
       f32Const(b, loc, config.getMseNormValue()),
-      indexConst(b, loc, steps),
+      indexConst(b, loc, config.getMseSteps()),
       arith::ConstantOp::create(
           b, loc, b.getF64FloatAttr(static_cast<double>(config.getMseGrid())))};
 }
@@ -267,10 +263,10 @@ struct LowerGrid : OpRewritePattern<GridOp> {
   }
 };
 
-/// The call of __gptq_quantize_blocks for `op`, with what `folds` (if
-/// given) folds in.
+/// The call of __gptq_quantize_blocks for `op`, with what `folds` folds
+/// in.
 SmallVector<Value> callQuantizeBlocks(OpBuilder &b, QuantizeBlocksOp op,
-                                      QuantizeBlocksFolds *folds) {
+                                      const QuantizeBlocksFolds &folds) {
   Location loc = op.getLoc();
   ConfigAttr config = op.getConfig();
   bool fixed = static_cast<bool>(op.getScales());
@@ -281,15 +277,8 @@ SmallVector<Value> callQuantizeBlocks(OpBuilder &b, QuantizeBlocksOp op,
     zeros = scales;
     groupMap = emptyLike(b, loc, {0}, b.getI32Type());
   }
-  Value perm, maskHessian;
-  if (folds) {
-    if (folds->permute)
-      perm = folds->permute.getPerm();
-    if (folds->mask)
-      maskHessian = folds->mask.getHessian();
-  }
   SmallVector<Value> args = {
-      folds ? folds->weight : op.getWeight(),
+      folds.weight,
       op.getFactor(),
       scales,
       zeros,
@@ -298,10 +287,9 @@ SmallVector<Value> callQuantizeBlocks(OpBuilder &b, QuantizeBlocksOp op,
       indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1)),
       indexConst(b, loc, config.getBlockSize())};
   llvm::append_range(args, gridArgs(b, loc, config));
-  appendOptional(b, loc, args, perm, {0}, b.getI64Type());
-  appendOptional(b, loc, args, maskHessian, {0, 0}, b.getF32Type());
-  args.push_back(
-      boolConst(b, loc, folds && static_cast<bool>(folds->unpermute)));
+  appendOptional(b, loc, args, folds.perm(), {0}, b.getI64Type());
+  appendOptional(b, loc, args, folds.maskHessian(), {0, 0}, b.getF32Type());
+  args.push_back(boolConst(b, loc, static_cast<bool>(folds.unpermute)));
   return callLibrary(b, loc, "quantize_blocks", args, op->getResultTypes());
 }
 
@@ -309,7 +297,8 @@ struct LowerQuantizeBlocks : OpRewritePattern<QuantizeBlocksOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(QuantizeBlocksOp op,
                                 PatternRewriter &b) const override {
-    b.replaceOp(op, callQuantizeBlocks(b, op, nullptr));
+    b.replaceOp(op,
+                callQuantizeBlocks(b, op, QuantizeBlocksFolds{op.getWeight()}));
     return success();
   }
 };
@@ -326,12 +315,10 @@ void fuseDataMovement(ModuleOp module, int64_t block) {
     if (!permute)
       continue;
     OpBuilder b(op);
-    SmallVector<Value> results = callDampedCholesky(
-        b, op, block, permute.getSource(), permute.getPerm());
-    op->replaceAllUsesWith(results);
-    op->erase();
-    if (permute->use_empty())
-      permute->erase();
+    replaceFoldedCholesky(op,
+                          callDampedCholesky(b, op, block, permute.getSource(),
+                                             permute.getPerm()),
+                          permute);
   }
 
   SmallVector<QuantizeBlocksOp> quantizes;
@@ -341,12 +328,7 @@ void fuseDataMovement(ModuleOp module, int64_t block) {
     if (!folds.any())
       continue;
     OpBuilder b(op);
-    SmallVector<Value> results = callQuantizeBlocks(b, op, &folds);
-    if (folds.unpermute)
-      folds.unpermute->replaceAllUsesWith(ValueRange{results[0]});
-    op->replaceAllUsesWith(results);
-    op->erase();
-    eraseFolded(folds);
+    replaceFoldedQuantizeBlocks(op, callQuantizeBlocks(b, op, folds), folds);
   }
 }
 
@@ -578,7 +560,7 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
       // A previous run of the pass added it; anything else is a clash.
       auto prior = dyn_cast<func::FuncOp>(existing);
       if (prior && prior.isPrivate() && !prior.isDeclaration() &&
-          prior->hasAttr(kLibraryAttr) &&
+          prior->hasAttr(kLibraryFunctionAttr) &&
           prior.getFunctionType() == fn.getFunctionType())
         continue;
       return existing->emitError()
@@ -588,7 +570,7 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
     auto copy = cast<func::FuncOp>(b.clone(*fn));
     copy.setSymName(name);
     copy.setPrivate();
-    copy->setAttr(kLibraryAttr, b.getUnitAttr());
+    copy->setAttr(kLibraryFunctionAttr, b.getUnitAttr());
     moduleTable.insert(copy);
     collect(copy);
   }
@@ -599,7 +581,7 @@ LogicalResult gptq::selectKernelForms(ModuleOp module, CpuIsa isa) {
   SmallVector<StringRef> suffixes = targetFormSuffixes(isa);
   SmallVector<func::FuncOp> steps;
   for (auto f : module.getOps<func::FuncOp>())
-    if (f->hasAttr(kLibraryAttr) && !f.isDeclaration())
+    if (f->hasAttr(kLibraryFunctionAttr) && !f.isDeclaration())
       steps.push_back(f);
   if (suffixes.empty() || steps.empty())
     return success();
@@ -625,7 +607,7 @@ LogicalResult gptq::selectKernelForms(ModuleOp module, CpuIsa isa) {
       }
       auto copy = cast<func::FuncOp>(b.clone(*fn));
       copy.setPrivate();
-      copy->setAttr(kLibraryAttr, b.getUnitAttr());
+      copy->setAttr(kLibraryFunctionAttr, b.getUnitAttr());
       moduleTable.insert(copy);
       return failed(addCallees(copy)) ? WalkResult::interrupt()
                                       : WalkResult::advance();

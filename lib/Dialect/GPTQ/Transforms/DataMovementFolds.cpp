@@ -39,11 +39,25 @@ QuantizeBlocksFolds gptq::findQuantizeBlocksFolds(QuantizeBlocksOp op) {
   return folds;
 }
 
-void gptq::eraseFolded(QuantizeBlocksFolds folds) {
-  if (folds.unpermute && folds.unpermute->use_empty())
-    folds.unpermute->erase();
-  if (folds.permute && folds.permute->use_empty())
-    folds.permute->erase();
-  if (folds.mask && folds.mask->use_empty())
-    folds.mask->erase();
+void gptq::replaceFoldedCholesky(DampedCholeskyOp op, ValueRange results,
+                                 PermuteOp permute) {
+  op->replaceAllUsesWith(results);
+  op->erase();
+  if (permute && permute->use_empty())
+    permute->erase();
+}
+
+void gptq::replaceFoldedQuantizeBlocks(QuantizeBlocksOp op, ValueRange results,
+                                       const QuantizeBlocksFolds &folds) {
+  QuantizeBlocksFolds f = folds;
+  if (f.unpermute) {
+    f.unpermute->replaceAllUsesWith(ValueRange{results[0]});
+    f.unpermute->erase();
+  }
+  op->replaceAllUsesWith(results);
+  op->erase();
+  if (f.permute && f.permute->use_empty())
+    f.permute->erase();
+  if (f.mask && f.mask->use_empty())
+    f.mask->erase();
 }

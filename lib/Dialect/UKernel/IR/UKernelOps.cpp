@@ -216,33 +216,34 @@ LogicalResult checkForm(Operation *op, Value init, unsigned tensorResults) {
 /// The memory effects of a kernel that reads every buffer operand but its
 /// outs and writes its outs.
 void readInsWriteOuts(
-    Operation *op, MutableOperandRange inits,
+    DestinationStyleOpInterface op,
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
   for (OpOperand &operand : op->getOpOperands()) {
     if (!isa<MemRefType>(operand.get().getType()))
       continue;
-    bool init = llvm::any_of(
-        inits, [&](OpOperand &o) { return &o == &operand; });
-    effects.emplace_back(init ? static_cast<MemoryEffects::Effect *>(
-                                    MemoryEffects::Write::get())
-                              : MemoryEffects::Read::get(),
+    effects.emplace_back(op.isDpsInit(&operand)
+                             ? static_cast<MemoryEffects::Effect *>(
+                                   MemoryEffects::Write::get())
+                             : MemoryEffects::Read::get(),
                          &operand, SideEffects::DefaultResource::get());
   }
 }
 
-/// The position of `operand` among `inits`, or -1.
-int initIndex(MutableOperandRange inits, OpOperand &operand) {
-  for (auto [i, o] : llvm::enumerate(inits))
-    if (&o == &operand)
-      return static_cast<int>(i);
-  return -1;
+/// The result an out bufferizes into (the one tied to it), for any other
+/// operand none.
+bufferization::AliasingValueList tiedResult(DestinationStyleOpInterface op,
+                                            OpOperand &operand) {
+  if (!op.isDpsInit(&operand))
+    return {};
+  return {{op.getTiedOpResult(&operand),
+           bufferization::BufferRelation::Equivalent}};
 }
 
-/// Bufferizes `op` (whose outs are `inits`) into the same op on buffers,
-/// whose only result is the scalar: the outs' buffers replace the tensor
-/// results, the new op's scalar the scalar.
-LogicalResult bufferizeKernel(Operation *op, MutableOperandRange inits,
+/// Bufferizes `op` into the same op on buffers, whose only result is the
+/// scalar: the outs' buffers replace the tensor results, the new op's
+/// scalar the scalar.
+LogicalResult bufferizeKernel(DestinationStyleOpInterface op,
                               RewriterBase &rewriter,
                               const bufferization::BufferizationOptions &options,
                               bufferization::BufferizationState &state) {
@@ -259,7 +260,7 @@ LogicalResult bufferizeKernel(Operation *op, MutableOperandRange inits,
     buffers.push_back(*buffer);
   }
   SmallVector<Value> outs;
-  for (OpOperand &init : inits)
+  for (OpOperand &init : op.getDpsInitsMutable())
     outs.push_back(buffers[init.getOperandNumber()]);
   rewriter.setInsertionPoint(op);
   OperationState bufferized(op->getLoc(), op->getName().getStringRef());
@@ -308,34 +309,30 @@ LogicalResult DampedCholeskyOp::verify() {
 void DampedCholeskyOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  readInsWriteOuts(getOperation(), getInitMutable(), effects);
+  readInsWriteOuts(*this, effects);
 }
 
 bool DampedCholeskyOp::bufferizesToMemoryRead(
     OpOperand &operand, const bufferization::AnalysisState &) {
   // The factor is formed in outs: its contents are not read.
-  return &operand != &getInitMutable();
+  return !isDpsInit(&operand);
 }
 
 bool DampedCholeskyOp::bufferizesToMemoryWrite(
     OpOperand &operand, const bufferization::AnalysisState &) {
-  return &operand == &getInitMutable();
+  return isDpsInit(&operand);
 }
 
 bufferization::AliasingValueList
 DampedCholeskyOp::getAliasingValues(OpOperand &operand,
                                     const bufferization::AnalysisState &) {
-  if (&operand != &getInitMutable())
-    return {};
-  return {{getOperation()->getResult(0),
-           bufferization::BufferRelation::Equivalent}};
+  return tiedResult(*this, operand);
 }
 
 LogicalResult DampedCholeskyOp::bufferize(
     RewriterBase &rewriter, const bufferization::BufferizationOptions &options,
     bufferization::BufferizationState &state) {
-  return bufferizeKernel(getOperation(), getInitMutable(), rewriter, options,
-                         state);
+  return bufferizeKernel(*this, rewriter, options, state);
 }
 
 //===----------------------------------------------------------------------===//
@@ -434,32 +431,27 @@ LogicalResult QuantizeBlocksOp::verify() {
 void QuantizeBlocksOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  readInsWriteOuts(getOperation(), getInitsMutable(), effects);
+  readInsWriteOuts(*this, effects);
 }
 
 bool QuantizeBlocksOp::bufferizesToMemoryRead(
     OpOperand &operand, const bufferization::AnalysisState &) {
-  return initIndex(getInitsMutable(), operand) < 0;
+  return !isDpsInit(&operand);
 }
 
 bool QuantizeBlocksOp::bufferizesToMemoryWrite(
     OpOperand &operand, const bufferization::AnalysisState &) {
-  return initIndex(getInitsMutable(), operand) >= 0;
+  return isDpsInit(&operand);
 }
 
 bufferization::AliasingValueList
 QuantizeBlocksOp::getAliasingValues(OpOperand &operand,
                                     const bufferization::AnalysisState &) {
-  int index = initIndex(getInitsMutable(), operand);
-  if (index < 0)
-    return {};
-  return {{getOperation()->getResult(index),
-           bufferization::BufferRelation::Equivalent}};
+  return tiedResult(*this, operand);
 }
 
 LogicalResult QuantizeBlocksOp::bufferize(
     RewriterBase &rewriter, const bufferization::BufferizationOptions &options,
     bufferization::BufferizationState &state) {
-  return bufferizeKernel(getOperation(), getInitsMutable(), rewriter, options,
-                         state);
+  return bufferizeKernel(*this, rewriter, options, state);
 }

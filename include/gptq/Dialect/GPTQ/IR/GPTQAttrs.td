@@ -59,6 +59,12 @@ def GPTQ_ConfigAttr : AttrDef<GPTQ_Dialect, "Config"> {
     double getMseMaxShrinkValue() const {
       return getMseMaxShrink().convertToDouble();
     }
+    /// Shrink steps of the MSE grid search, as the reference's
+    /// range(int(maxshrink * grid)) (step i tries p = 1 - i / grid).
+    int64_t getMseSteps() const {
+      return static_cast<int64_t>(getMseMaxShrinkValue() *
+                                  static_cast<double>(getMseGrid()));
+    }
     /// Number of (row, group) grids per row for `cols` input columns.
     int64_t getNumGroups(int64_t cols) const {
       // Rounded up without overflow, whatever the sizes.

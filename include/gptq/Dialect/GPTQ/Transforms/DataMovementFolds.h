@@ -23,7 +23,14 @@ namespace gptq {
 /// null otherwise.
 PermuteOp findCholeskyPermutation(DampedCholeskyOp op);
 
-/// What a gptq.quantize_blocks folds in.
+/// Replaces the damped_cholesky `op` by `results`, those of a kernel that
+/// factors the source of `permute` (when not null) with its permutation;
+/// `permute` goes when nothing else uses it.
+void replaceFoldedCholesky(DampedCholeskyOp op, ValueRange results,
+                           PermuteOp permute);
+
+/// What a gptq.quantize_blocks folds in (nothing but the op's own weight
+/// when built as `QuantizeBlocksFolds{op.getWeight()}`).
 struct QuantizeBlocksFolds {
   /// The weight the kernel reads: the op's, or the source of the folded
   /// permutation and mask.
@@ -36,14 +43,26 @@ struct QuantizeBlocksFolds {
   PermuteOp unpermute;
   /// Whether anything folds.
   bool any() const { return permute || mask; }
+  /// The permutation the kernel applies to W's columns, or null.
+  Value perm() const {
+    PermuteOp p = permute;
+    return p ? p.getPerm() : Value();
+  }
+  /// The Hessian whose dead inputs the kernel masks in W, or null.
+  Value maskHessian() const {
+    MaskDeadInputsOp m = mask;
+    return m ? m.getHessian() : Value();
+  }
 };
 
 /// The folds of `op`.
 QuantizeBlocksFolds findQuantizeBlocksFolds(QuantizeBlocksOp op);
 
-/// Erases the folded ops left without uses once `op`'s replacement uses
-/// their sources (the unpermutation's uses must have been replaced).
-void eraseFolded(QuantizeBlocksFolds folds);
+/// Replaces the quantize_blocks `op` by `results` (codes, scales, zeros,
+/// loss) of a kernel that folds `folds` in: the codes also replace the
+/// folded unpermutation's result; the folded ops left without uses go.
+void replaceFoldedQuantizeBlocks(QuantizeBlocksOp op, ValueRange results,
+                                 const QuantizeBlocksFolds &folds);
 
 } // namespace gptq
 } // namespace mlir
