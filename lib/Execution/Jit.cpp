@@ -810,9 +810,10 @@ std::string cacheKeyText(ModuleOp module, PassManager &pm, bool lowered,
   return text;
 }
 
-/// Where the entry of key text `text` lies in `dir`: the key's hash, then
-/// `entry` for people (the key decides).
-llvm::SmallString<256> cacheEntryPath(StringRef dir, StringRef text,
+/// Where the entry of the key with `digest` lies in `dir`: part of the
+/// digest, then `entry` for people (the trailer's whole digest decides).
+llvm::SmallString<256> cacheEntryPath(StringRef dir,
+                                      llvm::XXH128_hash_t digest,
                                       StringRef entry) {
   std::string readable = entry.str();
   for (char &c : readable)
@@ -821,8 +822,7 @@ llvm::SmallString<256> cacheEntryPath(StringRef dir, StringRef text,
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(
       path,
-      llvm::formatv("{0:x-16}-{1}.so", llvm::xxh3_64bits(text), readable)
-          .str());
+      llvm::formatv("{0:x-16}-{1}.so", digest.high64, readable).str());
   return path;
 }
 
@@ -1003,7 +1003,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
         *module, pm, lowered, buildIdentity, *tmBuilder, options.optLevel,
         fn->packed.name, cuda ? GPTQ_CUDA_RUNTIME_LIBRARY : "");
     digest = keyDigest(text);
-    cachePath = cacheEntryPath(options.cacheDir, text, fn->packed.name);
+    cachePath = cacheEntryPath(options.cacheDir, digest, fn->packed.name);
     std::optional<CachedCode> code =
         loadCacheEntry(cachePath, digest, packedName);
     if (!code)
