@@ -312,3 +312,133 @@ func.func @quantize_mask(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor
   %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) masked(%h : tensor<32x32xf32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>, f32
   return
 }
+
+// -----
+
+func.func @cholesky_hessian_type(%h: tensor<4x4xf16>, %d: f32, %e: tensor<4x4xf32>) {
+  // expected-error @+1 {{expects a Hessian of rank 2 and f32 elements, found 'tensor<4x4xf16>'}}
+  %u, %ok = gptq_ukernel.damped_cholesky ins(%h : tensor<4x4xf16>) percdamp(%d) outs(%e : tensor<4x4xf32>) {block = 128 : i64} -> tensor<4x4xf32>, i1
+  return
+}
+
+// -----
+
+func.func @quantize_scales_type(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x2xf16>, %z: tensor<8x2xf32>) {
+  // expected-error @+1 {{expects scales (outs #1) of rank 2 and f32 elements, found 'tensor<8x2xf16>'}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) outs(%c, %s, %z : tensor<8x64xi8>, tensor<8x2xf16>, tensor<8x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<8x64xi8>, tensor<8x2xf16>, tensor<8x2xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_zeros_type(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x2xf32>, %z: tensor<8x2xf16>) {
+  // expected-error @+1 {{expects zeros (outs #2) of rank 2 and f32 elements, found 'tensor<8x2xf16>'}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) outs(%c, %s, %z : tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf16>) {config = #gptq.config<group_size = 32>} -> tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf16>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_result_types(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{returns its outs' types}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<?x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_code_rows(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<4x64xi8>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{the rows of the weight and of the codes differ: 8 and 4}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) outs(%c, %s, %s : tensor<4x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<4x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_code_columns(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x32xi8>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{the columns of the weight and of the codes differ: 64 and 32}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) outs(%c, %s, %s : tensor<8x32xi8>, tensor<8x2xf32>, tensor<8x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<8x32xi8>, tensor<8x2xf32>, tensor<8x2xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_scale_rows(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<4x2xf32>) {
+  // expected-error @+1 {{the rows of the weight and of the scales differ: 8 and 4}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<4x2xf32>, tensor<4x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<8x64xi8>, tensor<4x2xf32>, tensor<4x2xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_zero_rows(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x2xf32>, %z: tensor<4x2xf32>) {
+  // expected-error @+1 {{the rows of the scales and of the zeros differ: 8 and 4}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) outs(%c, %s, %z : tensor<8x64xi8>, tensor<8x2xf32>, tensor<4x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<8x64xi8>, tensor<8x2xf32>, tensor<4x2xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_fixed_scales_type(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x1xf32>, %h: tensor<8x1xf16>, %g: tensor<64xi32>) {
+  // expected-error @+1 {{expects fixed scales of rank 2 and f32 elements, found 'tensor<8x1xf16>'}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) grids(%h, %s, %g : tensor<8x1xf16>, tensor<8x1xf32>, tensor<64xi32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>) {config = #gptq.config<>} -> tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_fixed_zeros_type(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x1xf32>, %h: tensor<8x1xf16>, %g: tensor<64xi32>) {
+  // expected-error @+1 {{expects fixed zeros of rank 2 and f32 elements, found 'tensor<8x1xf16>'}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) grids(%s, %h, %g : tensor<8x1xf32>, tensor<8x1xf16>, tensor<64xi32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>) {config = #gptq.config<>} -> tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_group_map_type(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x1xf32>, %g: tensor<64xi64>) {
+  // expected-error @+1 {{expects a group map of rank 1 and i32 elements, found 'tensor<64xi64>'}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) grids(%s, %s, %g : tensor<8x1xf32>, tensor<8x1xf32>, tensor<64xi64>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>) {config = #gptq.config<>} -> tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_fixed_rows(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x1xf32>, %f: tensor<4x1xf32>, %g: tensor<64xi32>) {
+  // expected-error @+1 {{the rows of the fixed and the returned grids differ: 4 and 8}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) grids(%f, %f, %g : tensor<4x1xf32>, tensor<4x1xf32>, tensor<64xi32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>) {config = #gptq.config<>} -> tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_fixed_groups(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x1xf32>, %f: tensor<8x2xf32>, %g: tensor<64xi32>) {
+  // expected-error @+1 {{the groups of the fixed and the returned grids differ: 2 and 1}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) grids(%f, %f, %g : tensor<8x2xf32>, tensor<8x2xf32>, tensor<64xi32>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>) {config = #gptq.config<>} -> tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_perm_length(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x2xf32>, %p: tensor<32xi64>) {
+  // expected-error @+1 {{the weight's columns and the permutation's length differ: 64 and 32}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) permuted(%p : tensor<32xi64>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>, f32
+  return
+}
+
+// -----
+
+func.func @quantize_mask_type(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x2xf32>, %h: tensor<64x64xf16>) {
+  // expected-error @+1 {{expects a Hessian (masked) of rank 2 and f32 elements, found 'tensor<64x64xf16>'}}
+  %q:4 = gptq_ukernel.quantize_blocks ins(%w, %u : tensor<8x64xf32>, tensor<64x64xf32>) masked(%h : tensor<64x64xf16>) outs(%c, %s, %s : tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>) {config = #gptq.config<group_size = 32>} -> tensor<8x64xi8>, tensor<8x2xf32>, tensor<8x2xf32>, f32
+  return
+}
+
+// -----
+
+// Fixed grids come whole: the custom syntax cannot say otherwise, the
+// generic form can.
+func.func @quantize_partial_grids(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x1xf32>) {
+  // expected-error @+1 {{expects fixed grids as scales, zeros and a group map together}}
+  %q:4 = "gptq_ukernel.quantize_blocks"(%w, %u, %s, %c, %s, %s) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 3>}> : (tensor<8x64xf32>, tensor<64x64xf32>, tensor<8x1xf32>, tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>) -> (tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>, f32)
+  return
+}
