@@ -130,8 +130,9 @@ def GPTQExpandStridedCopies : Pass<"gptq-expand-strided-copies"> {
 
 def GPTQForwardArgumentResults
     : Pass<"gptq-forward-argument-results", "ModuleOp"> {
-  let summary = "Drop a private function's results that return an argument's "
-                "buffer; callers read the argument they passed";
+  let summary = "Make a private function's results that return an "
+                "argument's buffer, or a buffer it allocates, arguments that "
+                "callers provide";
   let description = [{
     Run after bufferization, before buffer deallocation. A kernel that is
     called rather than inlined (the matrix kernel, `__gptq_matmul`) writes
@@ -145,6 +146,18 @@ def GPTQForwardArgumentResults
     `func.call`, and each call's result becomes the call's own operand
     (cast back to the result's type where the types differ). Public
     functions keep their signatures.
+
+    A result that is a buffer the function allocates (`memref.alloc` in its
+    entry block, returned directly or through `memref.cast`) with sizes
+    computed from its arguments alone becomes a trailing argument instead:
+    each caller allocates the buffer before the call (computing the sizes
+    from its operands) and reads it after. A model's outlined layer
+    (`gptq-outline-repeated-layers`) returns its output this way; as a call
+    result of unknown origin, the deallocation pipeline could not tell the
+    buffer from the function's other buffers, and freed them all at the
+    function's end behind a run-time alias check, so that every layer's
+    output lived until the model returned. Allocated by the caller, it is
+    freed after its last use.
 
     ```mlir
     func.func private @kernel(%a: memref<?xf32>, %out: memref<?xf32>) -> memref<?xf32> {
