@@ -35,10 +35,13 @@ namespace {
 using namespace mlir::gptq;
 
 /// The target-independent front of both pipelines: entry points with C
-/// interfaces, upstream quant ops lowered, elementwise ops as linalg, the
-/// run-time checks, and the contractions' normal form.
-void addFront(OpPassManager &pm) {
+/// interfaces, with `outlineLayers` repeated layers as one function each,
+/// upstream quant ops lowered, elementwise ops as linalg, the run-time
+/// checks, and the contractions' normal form.
+void addFront(OpPassManager &pm, bool outlineLayers) {
   pm.addPass(createGPTQExportEntryPoints());
+  if (outlineLayers)
+    pm.addPass(createGPTQOutlineRepeatedLayers());
   // Weights in upstream quant types (gptq-to-quant-types) dequantize in
   // linalg; the storage casts left between constants and the arithmetic
   // fold away in the first canonicalization.
@@ -137,7 +140,7 @@ void addHostToLLVM(
 
 void gptq::buildCPUPipeline(OpPassManager &pm,
                             const CPUPipelineOptions &options) {
-  addFront(pm);
+  addFront(pm, options.outlineLayers);
   // The CPU schedule of the contractions: the matrix kernel.
   pm.addNestedPass<func::FuncOp>(createGPTQReassociateReductions());
   GPTQMatmulToUKernelOptions kernel;
@@ -266,7 +269,7 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   }
   // The target-independent stages of the CPU pipeline, with the portable
   // kernels.
-  addFront(pm);
+  addFront(pm, /*outlineLayers=*/false);
   addLibraryAndBuffers(pm, options.choleskyBlock, "portable", "generic",
                        "off", /*forwardArgumentResults=*/false);
 

@@ -158,6 +158,9 @@ int main(int argc, char **argv) {
   CPUPipelineOptions options;
   options.cpuIsa = cpuIsaName(*isa).str();
   options.byteDots = byteDots ? "on" : "off";
+  // The kernels have no layers: any repeated stretch of their ops stays
+  // inline.
+  options.outlineLayers = false;
   buildCPUPipeline(pm, options);
   if (failed(pm.run(*module)))
     return fail("lowering '" + source + "' for " + isaName + " failed");

@@ -36,6 +36,13 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
           "packing instead of forming each float32 copy first (false: form "
           "it, as arith.extf alone lowers)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> outlineLayers{
+      *this, "outline-layers",
+      llvm::cl::desc(
+          "Outline each function's repeated layers into one function "
+          "called once per layer (gptq-outline-repeated-layers), so that a "
+          "layer's code is compiled once (false: every layer inline)"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> kernels{
       *this, "kernels",
       llvm::cl::desc("Kernels of the gptq ops' lowering: cpu (the CPU "

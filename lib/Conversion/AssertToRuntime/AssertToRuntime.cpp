@@ -14,6 +14,7 @@
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -30,15 +31,42 @@ namespace {
 constexpr StringLiteral kFailedFn = "gptq_runtime_check_failed";
 constexpr StringLiteral kMessagePrefix = "__gptq_check_message_";
 
-/// "file:line:col: " for the innermost file location of `loc` (the callee of
-/// a call-site location: an inlined assert names its own line), else "".
-std::string where(Location loc) {
+/// "file:line:col" of the first file location within `loc`, else "".
+std::string firstFileLocation(Location loc) {
   std::string text;
   loc->walk([&](Location inner) {
     if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      text = llvm::formatv("{0}:{1}:{2}: ", file.getFilename().getValue(),
+      text = llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
                            file.getLine(), file.getColumn())
                  .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text;
+}
+
+/// "file:line:col: " for the innermost file location of `loc` (the callee of
+/// a call-site location: an inlined assert names its own line); for a fused
+/// location of ops in several places (an op of a repeated layer, outlined
+/// once), "one of A, B, ...: "; else "".
+std::string where(Location loc) {
+  std::string text;
+  loc->walk([&](Location inner) {
+    if (auto fused = dyn_cast<FusedLoc>(inner)) {
+      SmallVector<std::string> places;
+      for (Location part : fused.getLocations()) {
+        std::string place = firstFileLocation(part);
+        if (!place.empty() && !llvm::is_contained(places, place))
+          places.push_back(place);
+      }
+      if (places.size() < 2)
+        return WalkResult::advance();
+      text = "one of " + llvm::join(places, ", ") + ": ";
+      return WalkResult::interrupt();
+    }
+    if (isa<FileLineColLoc>(inner)) {
+      text = firstFileLocation(inner) + ": ";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

@@ -29,6 +29,62 @@ def GPTQExportEntryPoints : Pass<"gptq-export-entry-points", "ModuleOp"> {
   }];
 }
 
+def GPTQOutlineRepeatedLayers
+    : Pass<"gptq-outline-repeated-layers", "ModuleOp"> {
+  let summary = "Outline the repeated layers of a function into one function";
+  let description = [{
+    A model's layers repeat the same ops on other weights: a function's body
+    inlines each of them, so lowering and LLVM's code generation do a layer's
+    work once per layer. This pass finds, in the body of each function with
+    one block, the longest run of consecutive segments of ops that are
+    equivalent (the same ops, attributes and types, nested ops included;
+    values computed inside a segment read where the first segment reads its
+    own, and each value from outside the first segment matched to one value
+    from outside the other), and replaces every segment by a call of one new
+    private function, `@<function>_layer`, made from the first segment.
+    Constants of the body are moved to its start and are not part of the
+    segments: one that every segment reads in the same place is copied into
+    the callee; other values from outside (the layer's input, its weights,
+    dynamic sizes) are the callee's arguments, and the values that ops after
+    a segment read are its results. The calls carry `no_inline`, so that the
+    inliner of the lowering leaves them.
+
+    Only runs of at least two segments of at least `min-ops` ops (constants
+    not counted) are outlined, those that save the most ops first; a body
+    without one is left as it is. The CPU pipeline runs this pass after
+    `gptq-export-entry-points`; the results are those of the body as it
+    was, since each call runs the same ops in the same order.
+
+    ```mlir
+    func.func @forward(%x: tensor<4xf32>, %w0: tensor<4xf32>, %w1: tensor<4xf32>) -> tensor<4xf32> {
+      %a = arith.mulf %x, %w0 : tensor<4xf32>
+      %b = math.tanh %a : tensor<4xf32>
+      %c = arith.mulf %b, %w1 : tensor<4xf32>
+      %d = math.tanh %c : tensor<4xf32>
+      return %d : tensor<4xf32>
+    }
+    // becomes, with min-ops=2
+    func.func @forward(%x: tensor<4xf32>, %w0: tensor<4xf32>, %w1: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = call @forward_layer(%x, %w0) {no_inline} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      %1 = call @forward_layer(%0, %w1) {no_inline} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      return %1 : tensor<4xf32>
+    }
+    func.func private @forward_layer(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = arith.mulf %arg0, %arg1 : tensor<4xf32>
+      %1 = math.tanh %0 : tensor<4xf32>
+      return %1 : tensor<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"minOps", "min-ops", "unsigned", /*default=*/"16",
+           "The fewest ops (constants not counted) of a segment worth "
+           "outlining">
+  ];
+}
+
 def GPTQNormalizeContractions
     : Pass<"gptq-normalize-contractions", "func::FuncOp"> {
   let summary = "Rewrite float32 contractions as linalg.batch_matmul";
