@@ -159,14 +159,13 @@ def GPTQAssertToRuntime : Pass<"gptq-assert-to-runtime", "ModuleOp"> {
     `message` is the assert's message prefixed with its source location
     (`file:line:col: `, taken from the innermost file location, so that an
     inlined assert names its own line; for a fused location of ops in
-    several places, as an op of a layer that
-    `gptq-outline-repeated-layers` outlined once for all layers,
-    `one of file:line:col, file:line:col, ...: `). Upstream's lowering prints the
-    message and aborts the process; the runtime instead returns the failure
-    to the caller that ran the code through `gptq_runtime_call_checked` (the
-    JIT turns it into an error, so `gptq-run` reports it, exits with status
-    1 and writes no results), and elsewhere prints
-    `<program>: error: <message>` and exits with status 1.
+    several places, as an op of a layer that `gptq-outline-repeated-layers`
+    outlined once for all layers, `one of file:line:col, file:line:col,
+    ...: `). Upstream's lowering prints the message and aborts the process;
+    the runtime instead returns the failure to the caller that ran the code
+    through `gptq_runtime_call_checked` (the JIT turns it into an error, so
+    `gptq-run` reports it, exits with status 1 and writes no results), and
+    elsewhere prints `<program>: error: <message>` and exits with status 1.
 
     An assert nested in an OpenMP region passes `fatal = 1`: leaving a
     parallel region by a jump would leave the OpenMP runtime inconsistent,

@@ -54,11 +54,10 @@ DictionaryAttr attributesOtherThanOffsets(Operation *op) {
   if (!isTensorSlice(op))
     return attrs;
   NamedAttrList list(attrs);
-  list.erase(isa<tensor::ExtractSliceOp>(op)
-                 ? tensor::ExtractSliceOp::getStaticOffsetsAttrName(
-                       op->getName())
-                 : tensor::InsertSliceOp::getStaticOffsetsAttrName(
-                       op->getName()));
+  list.erase(
+      isa<tensor::ExtractSliceOp>(op)
+          ? tensor::ExtractSliceOp::getStaticOffsetsAttrName(op->getName())
+          : tensor::InsertSliceOp::getStaticOffsetsAttrName(op->getName()));
   return list.getDictionary(op->getContext());
 }
 
@@ -66,10 +65,10 @@ DictionaryAttr attributesOtherThanOffsets(Operation *op) {
 /// slice's static offsets), types and nested ops, not which values they
 /// read.
 llvm::hash_code shapeHash(Operation *op) {
-  llvm::hash_code hash = llvm::hash_combine(
-      op->getName().getAsOpaquePointer(),
-      attributesOtherThanOffsets(op).getAsOpaquePointer(),
-      op->getNumOperands(), op->getNumRegions());
+  llvm::hash_code hash =
+      llvm::hash_combine(op->getName().getAsOpaquePointer(),
+                         attributesOtherThanOffsets(op).getAsOpaquePointer(),
+                         op->getNumOperands(), op->getNumRegions());
   for (Type type : op->getResultTypes())
     hash = llvm::hash_combine(hash, type.getAsOpaquePointer());
   for (Value operand : op->getOperands())
@@ -206,12 +205,17 @@ struct Run {
 
 /// Stretches of the op hashes that repeat with a period of at least
 /// `minOps`, as (start, period, repeats), those that would save the most
-/// ops first.
+/// ops first. Each period costs a pass over the hashes: in a body of more
+/// ops than a model's layers make (an unrolled loop), periods stop where
+/// the passes would reach about 10^8 comparisons.
 SmallVector<std::tuple<size_t, size_t, size_t>>
 periodicStretches(ArrayRef<llvm::hash_code> hashes, size_t minOps) {
   SmallVector<std::tuple<size_t, size_t, size_t>> found;
   size_t n = hashes.size();
-  for (size_t period = std::max<size_t>(minOps, 1); 2 * period <= n;
+  constexpr size_t kComparisons = 100'000'000;
+  size_t maxPeriod =
+      std::min(n / 2, std::max(kComparisons / std::max<size_t>(n, 1), minOps));
+  for (size_t period = std::max<size_t>(minOps, 1); period <= maxPeriod;
        ++period) {
     size_t i = 0;
     while (i + period < n) {
@@ -284,8 +288,7 @@ private:
       run.count = 1;
       for (size_t i = base + 1; i < repeats; ++i) {
         SegmentMatch match;
-        if (!match.ops(segment(start, period, base),
-                       segment(start, period, i)))
+        if (!match.ops(segment(start, period, base), segment(start, period, i)))
           break;
         run.matches.push_back(std::move(match));
         ++run.count;
@@ -319,8 +322,7 @@ private:
       op->walk<WalkOrder::PreOrder>([&](Operation *nested) {
         for (Value v : nested->getOperands()) {
           Operation *def = v.getDefiningOp();
-          Operation *owner =
-              def ? def : v.getParentBlock()->getParentOp();
+          Operation *owner = def ? def : v.getParentBlock()->getParentOp();
           Operation *top = body.findAncestorOpInBlock(*owner);
           if ((!top || !members[0].contains(top)) && seen.insert(v).second)
             outside.push_back(v);
@@ -369,8 +371,7 @@ private:
     std::set<std::pair<unsigned, unsigned>> varyingSet;
     for (const SegmentMatch &match : run.matches)
       for (const auto &entry : match.offsets())
-        varyingSet.emplace(order.lookup(entry.first.first),
-                           entry.first.second);
+        varyingSet.emplace(order.lookup(entry.first.first), entry.first.second);
     SmallVector<std::pair<Operation *, unsigned>> varying;
     for (auto [position, dim] : varyingSet)
       for (const SegmentMatch &match : run.matches)
@@ -420,9 +421,9 @@ private:
     for (auto [index, r] : results)
       resultTypes.push_back(base[index]->getResult(r).getType());
     OpBuilder b(ctx);
-    auto callee =
-        func::FuncOp::create(b, func.getLoc(), (func.getSymName() + "_layer").str(),
-                             FunctionType::get(ctx, argTypes, resultTypes));
+    auto callee = func::FuncOp::create(
+        b, func.getLoc(), (func.getSymName() + "_layer").str(),
+        FunctionType::get(ctx, argTypes, resultTypes));
     callee.setPrivate();
     symbols.insert(callee, std::next(Block::iterator(func)));
     Block *entry = callee.addEntryBlock();
@@ -463,8 +464,8 @@ private:
       Operation *replacement;
       if (auto extract = dyn_cast<tensor::ExtractSliceOp>(clone))
         replacement = tensor::ExtractSliceOp::create(
-            b, clone->getLoc(), extract.getType(), extract.getSource(),
-            offsets, extract.getMixedSizes(), extract.getMixedStrides());
+            b, clone->getLoc(), extract.getType(), extract.getSource(), offsets,
+            extract.getMixedSizes(), extract.getMixedStrides());
       else {
         auto insert = cast<tensor::InsertSliceOp>(clone);
         replacement = tensor::InsertSliceOp::create(
@@ -489,8 +490,8 @@ private:
         }
       b.setInsertionPoint(seg.front());
       for (const std::vector<int64_t> &values : offsetArgValues)
-        args.push_back(
-            arith::ConstantIndexOp::create(b, seg.front()->getLoc(), values[i]));
+        args.push_back(arith::ConstantIndexOp::create(b, seg.front()->getLoc(),
+                                                      values[i]));
       auto call = func::CallOp::create(b, seg.front()->getLoc(), callee, args);
       call.setNoInline(true);
       for (auto [result, position] :
@@ -518,8 +519,7 @@ private:
 };
 
 struct GPTQOutlineRepeatedLayersPass
-    : gptq::impl::GPTQOutlineRepeatedLayersBase<
-          GPTQOutlineRepeatedLayersPass> {
+    : gptq::impl::GPTQOutlineRepeatedLayersBase<GPTQOutlineRepeatedLayersPass> {
   using Base::Base;
 
   void runOnOperation() override {
