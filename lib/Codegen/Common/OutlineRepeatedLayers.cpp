@@ -116,6 +116,11 @@ private:
     if (!isTensorSlice(a) ||
         attributesOtherThanOffsets(a) != attributesOtherThanOffsets(b))
       return false;
+    // The callee's offset argument must be visible where the slice is.
+    for (Operation *p = a->getParentOp(); p && !isa<func::FuncOp>(p);
+         p = p->getParentOp())
+      if (p->hasTrait<OpTrait::IsIsolatedFromAbove>())
+        return false;
     ArrayRef<int64_t> x =
         cast<OffsetSizeAndStrideOpInterface>(a).getStaticOffsets();
     ArrayRef<int64_t> y =
