@@ -30,11 +30,16 @@ using namespace mlir;
 
 namespace {
 
-/// The argument that `value` is (through memref.cast), or null.
-BlockArgument argumentOf(Value value, func::FuncOp func) {
+/// `value` before any memref.cast.
+Value withoutCasts(Value value) {
   while (auto cast = value.getDefiningOp<memref::CastOp>())
     value = cast.getSource();
-  auto arg = dyn_cast<BlockArgument>(value);
+  return value;
+}
+
+/// The argument that `value` is (through memref.cast), or null.
+BlockArgument argumentOf(Value value, func::FuncOp func) {
+  auto arg = dyn_cast<BlockArgument>(withoutCasts(value));
   if (!arg || arg.getOwner() != &func.getBody().front())
     return nullptr;
   return arg;
@@ -60,9 +65,7 @@ bool fromArguments(Value value, func::FuncOp func, unsigned depth = 0) {
 /// The buffer `value` is (through memref.cast) when the function allocates
 /// it in its entry block with sizes from its arguments, else null.
 memref::AllocOp allocationOf(Value value, func::FuncOp func) {
-  while (auto cast = value.getDefiningOp<memref::CastOp>())
-    value = cast.getSource();
-  auto alloc = value.getDefiningOp<memref::AllocOp>();
+  auto alloc = withoutCasts(value).getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != &func.getBody().front() ||
       !alloc.getSymbolOperands().empty() ||
       !llvm::all_of(alloc.getDynamicSizes(),

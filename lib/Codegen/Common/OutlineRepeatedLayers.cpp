@@ -200,12 +200,12 @@ private:
 };
 
 /// Segments [start + i * period, start + (i + 1) * period) of the body's
-/// ops, i < count, each equivalent to the first.
+/// ops, i < count(), each equivalent to the first.
 struct Run {
   size_t start = 0;
   size_t period = 0;
-  size_t count = 0;
-  std::vector<SegmentMatch> matches; // of segments 1, ..., count - 1
+  std::vector<SegmentMatch> matches; // of segments 1, ..., count() - 1
+  size_t count() const { return matches.size() + 1; }
 };
 
 /// Stretches of the op hashes that repeat with a period of at least
@@ -247,11 +247,11 @@ periodicStretches(ArrayRef<llvm::hash_code> hashes, size_t minOps) {
 class Outliner {
 public:
   Outliner(func::FuncOp func, SymbolTable &symbols, size_t minOps)
-      : func(func), symbols(symbols), minOps(minOps) {}
+      : func(func), body(func.getBody().front()), symbols(symbols),
+        minOps(minOps) {}
 
   /// Outlines the best run of repeated segments; false if none.
   bool run() {
-    Block &body = func.getBody().front();
     for (Operation &op : body.without_terminator())
       if (!isBodyConstant(op))
         ops.push_back(&op);
@@ -266,8 +266,7 @@ public:
     for (auto [start, period, repeats] : periodicStretches(hashes, minOps)) {
       if (tries++ == kTries)
         break;
-      std::optional<Run> run = verify(start, period, repeats);
-      if (run) {
+      if (std::optional<Run> run = verify(start, period, repeats)) {
         outline(*run);
         return true;
       }
@@ -276,8 +275,39 @@ public:
   }
 
 private:
+  /// A slice's static offset (the base's slice op, the dimension) that
+  /// differs between segments.
+  using Offset = std::pair<Operation *, unsigned>;
+
+  /// What the callee takes and returns, computed before any segment is
+  /// replaced.
+  struct Interface {
+    /// What the base reads from outside, in order of first use, and
+    /// whether each is a constant copied into the callee (every segment
+    /// reads an equal one) rather than an argument.
+    SmallVector<Value> outside;
+    SmallVector<bool> copied;
+    /// (op index in the segment, result number) of each value that
+    /// something after its segment reads, in any segment.
+    SmallVector<std::pair<unsigned, unsigned>> results;
+    /// The slice offsets that differ, in the order of the base's ops; the
+    /// index argument each takes; each index argument's value per segment.
+    SmallVector<Offset> varying;
+    SmallVector<unsigned> offsetArg;
+    SmallVector<std::vector<int64_t>> offsetArgValues;
+  };
+
   ArrayRef<Operation *> segment(size_t start, size_t period, size_t i) const {
     return ArrayRef<Operation *>(ops).slice(start + i * period, period);
+  }
+  ArrayRef<Operation *> segment(const Run &run, size_t i) const {
+    return segment(run.start, run.period, i);
+  }
+
+  /// The op of the body that holds `op` is outside segment `i`.
+  bool outsideSegment(Operation *op, size_t i) const {
+    Operation *top = body.findAncestorOpInBlock(*op);
+    return !top || !members[i].contains(top);
   }
 
   /// The longest run of segments equivalent to their first within the
@@ -285,27 +315,24 @@ private:
   std::optional<Run> verify(size_t start, size_t period, size_t repeats) {
     std::optional<Run> best;
     for (size_t base = 0; base + 1 < repeats; ++base) {
-      if (best && repeats - base <= best->count)
+      if (best && repeats - base <= best->count())
         break;
       Run run;
       run.start = start + base * period;
       run.period = period;
-      run.count = 1;
       for (size_t i = base + 1; i < repeats; ++i) {
         SegmentMatch match;
         if (!match.ops(segment(start, period, base), segment(start, period, i)))
           break;
         run.matches.push_back(std::move(match));
-        ++run.count;
       }
-      if (run.count >= 2 && (!best || run.count > best->count))
+      if (run.count() >= 2 && (!best || run.count() > best->count()))
         best = std::move(run);
     }
     return best;
   }
 
-  void outline(Run &run) {
-    Block &body = func.getBody().front();
+  void outline(const Run &run) {
     // Constants first, so that they dominate every call.
     SmallVector<Operation *> constants;
     for (Operation &op : body.without_terminator())
@@ -314,116 +341,108 @@ private:
     for (Operation *op : llvm::reverse(constants))
       op->moveBefore(&body, body.begin());
 
-    SmallVector<llvm::DenseSet<Operation *>> members(run.count);
-    for (size_t i = 0; i < run.count; ++i)
-      for (Operation *op : segment(run.start, run.period, i))
-        members[i].insert(op);
-    ArrayRef<Operation *> base = segment(run.start, run.period, 0);
+    members.assign(run.count(), {});
+    for (size_t i = 0; i < run.count(); ++i)
+      members[i].insert(segment(run, i).begin(), segment(run, i).end());
+    Interface interface;
+    findOutside(run, interface);
+    findResults(run, interface);
+    findVaryingOffsets(run, interface);
+    func::FuncOp callee = createCallee(run, interface);
+    replaceSegments(run, interface, callee);
+    // Constants that only the segments read are the callee's now.
+    for (Operation *op : constants)
+      if (op->use_empty())
+        op->erase();
+  }
 
-    // What the base reads from outside, in order of first use.
-    SmallVector<Value> outside;
+  /// Segment `i`'s value where the base reads `v` from outside.
+  Value valueIn(const Run &run, size_t i, Value v) const {
+    return i == 0 ? v : run.matches[i - 1].outsideValue(v);
+  }
+
+  void findOutside(const Run &run, Interface &interface) const {
     llvm::DenseSet<Value> seen;
-    for (Operation *op : base)
+    for (Operation *op : segment(run, 0))
       op->walk<WalkOrder::PreOrder>([&](Operation *nested) {
         for (Value v : nested->getOperands()) {
           Operation *def = v.getDefiningOp();
           Operation *owner = def ? def : v.getParentBlock()->getParentOp();
-          Operation *top = body.findAncestorOpInBlock(*owner);
-          if ((!top || !members[0].contains(top)) && seen.insert(v).second)
-            outside.push_back(v);
+          if (outsideSegment(owner, 0) && seen.insert(v).second)
+            interface.outside.push_back(v);
         }
       });
-    // A constant that every segment reads in the same place is copied into
-    // the callee; other outside values are its arguments.
-    auto valueIn = [&](size_t i, Value v) {
-      return i == 0 ? v : run.matches[i - 1].outsideValue(v);
-    };
-    SmallVector<bool> copied;
-    for (Value v : outside) {
+    for (Value v : interface.outside) {
       Operation *def = v.getDefiningOp();
       bool same = def && def->getBlock() == &body && isBodyConstant(*def);
-      for (size_t i = 1; same && i < run.count; ++i) {
-        Operation *other = valueIn(i, v).getDefiningOp();
+      for (size_t i = 1; same && i < run.count(); ++i) {
+        Operation *other = valueIn(run, i, v).getDefiningOp();
         same = other && other->getName() == def->getName() &&
                other->getAttrDictionary() == def->getAttrDictionary() &&
                other->getResultTypes() == def->getResultTypes();
       }
-      copied.push_back(same);
+      interface.copied.push_back(same);
     }
-    // Results: each value of a segment that something after it reads, in
-    // any segment.
-    SmallVector<std::pair<unsigned, unsigned>> results;
-    for (auto [index, op] : llvm::enumerate(base))
+  }
+
+  void findResults(const Run &run, Interface &interface) const {
+    for (auto [index, op] : llvm::enumerate(segment(run, 0)))
       for (unsigned r = 0; r < op->getNumResults(); ++r)
-        for (size_t i = 0; i < run.count; ++i) {
-          Value v = segment(run.start, run.period, i)[index]->getResult(r);
-          bool escapes = llvm::any_of(v.getUses(), [&](OpOperand &use) {
-            Operation *top = body.findAncestorOpInBlock(*use.getOwner());
-            return !top || !members[i].contains(top);
-          });
-          if (escapes) {
-            results.emplace_back(index, r);
+        for (size_t i = 0; i < run.count(); ++i) {
+          Value v = segment(run, i)[index]->getResult(r);
+          if (llvm::any_of(v.getUses(), [&](OpOperand &use) {
+                return outsideSegment(use.getOwner(), i);
+              })) {
+            interface.results.emplace_back(index, r);
             break;
           }
         }
+  }
 
-    // Static offsets of slices that differ between segments, in the order
-    // of the base's ops: arguments of the callee.
+  void findVaryingOffsets(const Run &run, Interface &interface) const {
     llvm::DenseMap<Operation *, unsigned> order;
-    for (Operation *op : base)
+    for (Operation *op : segment(run, 0))
       op->walk<WalkOrder::PreOrder>(
           [&](Operation *nested) { order.try_emplace(nested, order.size()); });
-    std::set<std::pair<unsigned, unsigned>> varyingSet;
+    std::set<Offset> keys;
     for (const SegmentMatch &match : run.matches)
       for (const auto &entry : match.offsets())
-        varyingSet.emplace(order.lookup(entry.first.first), entry.first.second);
-    SmallVector<std::pair<Operation *, unsigned>> varying;
-    for (auto [position, dim] : varyingSet)
-      for (const SegmentMatch &match : run.matches)
-        if (auto it = llvm::find_if(match.offsets(),
-                                    [&](const auto &entry) {
-                                      return order.lookup(entry.first.first) ==
-                                                 position &&
-                                             entry.first.second == dim;
-                                    });
-            it != match.offsets().end()) {
-          varying.push_back(it->first);
-          break;
-        }
-    auto offsetIn = [&](size_t i, std::pair<Operation *, unsigned> slice) {
-      int64_t own = cast<OffsetSizeAndStrideOpInterface>(slice.first)
-                        .getStaticOffsets()[slice.second];
-      if (i == 0)
-        return own;
-      auto it = run.matches[i - 1].offsets().find(slice);
-      return it == run.matches[i - 1].offsets().end() ? own : it->second;
-    };
-
+        keys.insert(entry.first);
+    interface.varying.assign(keys.begin(), keys.end());
+    llvm::sort(interface.varying, [&](Offset a, Offset b) {
+      return std::make_pair(order.lookup(a.first), a.second) <
+             std::make_pair(order.lookup(b.first), b.second);
+    });
     // One argument per distinct sequence of offsets over the segments (a
     // layer's index, wherever its slices use it).
-    // (Computed before any segment's ops are erased.)
-    std::map<std::vector<int64_t>, unsigned> offsetArgOf;
-    SmallVector<unsigned> offsetArg;
-    SmallVector<std::vector<int64_t>> offsetArgValues;
-    for (auto slice : varying) {
-      std::vector<int64_t> values;
-      for (size_t i = 0; i < run.count; ++i)
-        values.push_back(offsetIn(i, slice));
+    std::map<std::vector<int64_t>, unsigned> argOf;
+    for (Offset slice : interface.varying) {
+      int64_t own = cast<OffsetSizeAndStrideOpInterface>(slice.first)
+                        .getStaticOffsets()[slice.second];
+      std::vector<int64_t> values = {own};
+      for (const SegmentMatch &match : run.matches)
+        values.push_back(
+            match.offsets().count(slice) ? match.offsets().at(slice) : own);
       auto [it, inserted] =
-          offsetArgOf.try_emplace(values, offsetArgValues.size());
+          argOf.try_emplace(values, interface.offsetArgValues.size());
       if (inserted)
-        offsetArgValues.push_back(values);
-      offsetArg.push_back(it->second);
+        interface.offsetArgValues.push_back(values);
+      interface.offsetArg.push_back(it->second);
     }
+  }
 
-    // The callee: the base segment's ops.
+  /// The callee: the base segment's ops, each located at its ops in every
+  /// segment (a diagnostic or a failed run-time check names all of them).
+  func::FuncOp createCallee(const Run &run, const Interface &interface) {
     MLIRContext *ctx = func.getContext();
+    ArrayRef<Operation *> base = segment(run, 0);
     SmallVector<Type> argTypes, resultTypes;
-    for (auto [v, copy] : llvm::zip_equal(outside, copied))
+    for (auto [v, copy] : llvm::zip_equal(interface.outside, interface.copied))
       if (!copy)
         argTypes.push_back(v.getType());
-    argTypes.append(offsetArgValues.size(), IndexType::get(ctx));
-    for (auto [index, r] : results)
+    unsigned firstOffsetArg = argTypes.size();
+    argTypes.append(interface.offsetArgValues.size(), IndexType::get(ctx));
+    for (auto [index, r] : interface.results)
       resultTypes.push_back(base[index]->getResult(r).getType());
     OpBuilder b(ctx);
     auto callee = func::FuncOp::create(
@@ -435,37 +454,36 @@ private:
     b.setInsertionPointToStart(entry);
     IRMapping map;
     unsigned arg = 0;
-    for (auto [v, copy] : llvm::zip_equal(outside, copied))
+    for (auto [v, copy] : llvm::zip_equal(interface.outside, interface.copied))
       map.map(v, copy ? Value(b.clone(*v.getDefiningOp())->getResult(0))
                       : Value(entry->getArgument(arg++)));
     for (auto [index, op] : llvm::enumerate(base)) {
       Operation *clone = b.clone(*op, map);
-      // Each op of the callee is located at its ops in every segment: a
-      // diagnostic or a failed run-time check names all of them.
-      SmallVector<SmallVector<Operation *>> nested(run.count);
-      for (size_t i = 0; i < run.count; ++i)
-        segment(run.start, run.period, i)[index]->walk<WalkOrder::PreOrder>(
+      SmallVector<SmallVector<Operation *>> nested(run.count());
+      for (size_t i = 0; i < run.count(); ++i)
+        segment(run, i)[index]->walk<WalkOrder::PreOrder>(
             [&](Operation *o) { nested[i].push_back(o); });
       size_t position = 0;
       clone->walk<WalkOrder::PreOrder>([&](Operation *o) {
         SmallVector<Location> locs;
-        for (size_t i = 0; i < run.count; ++i)
+        for (size_t i = 0; i < run.count(); ++i)
           locs.push_back(nested[i][position]->getLoc());
         o->setLoc(FusedLoc::get(ctx, locs));
         ++position;
       });
     }
     SmallVector<Value> returned;
-    for (auto [index, r] : results)
+    for (auto [index, r] : interface.results)
       returned.push_back(map.lookup(base[index]->getResult(r)));
     func::ReturnOp::create(b, func.getLoc(), returned);
     // The callee's slices take the varying offsets from its arguments.
-    for (auto [k, slice] : llvm::enumerate(varying)) {
+    for (auto [slice, k] :
+         llvm::zip_equal(interface.varying, interface.offsetArg)) {
       Operation *clone = map.lookup(slice.first);
       b.setInsertionPoint(clone);
-      auto view = cast<OffsetSizeAndStrideOpInterface>(clone);
-      SmallVector<OpFoldResult> offsets = view.getMixedOffsets();
-      offsets[slice.second] = entry->getArgument(arg + offsetArg[k]);
+      SmallVector<OpFoldResult> offsets =
+          cast<OffsetSizeAndStrideOpInterface>(clone).getMixedOffsets();
+      offsets[slice.second] = entry->getArgument(firstOffsetArg + k);
       Operation *replacement;
       if (auto extract = dyn_cast<tensor::ExtractSliceOp>(clone))
         replacement = tensor::ExtractSliceOp::create(
@@ -481,46 +499,51 @@ private:
       map.map(slice.first, replacement);
       clone->erase();
     }
+    return callee;
+  }
 
-    // Each segment becomes a call. A segment may read what an earlier one
-    // computed: that value is now the earlier call's result.
+  /// Each segment becomes a call. A segment may read what an earlier one
+  /// computed: that value is now the earlier call's result.
+  void replaceSegments(const Run &run, const Interface &interface,
+                       func::FuncOp callee) {
+    OpBuilder b(func.getContext());
     llvm::DenseMap<Value, Value> replaced;
-    for (size_t i = 0; i < run.count; ++i) {
-      ArrayRef<Operation *> seg = segment(run.start, run.period, i);
+    for (size_t i = 0; i < run.count(); ++i) {
+      ArrayRef<Operation *> seg = segment(run, i);
       SmallVector<Value> args;
-      for (auto [v, copy] : llvm::zip_equal(outside, copied))
+      for (auto [v, copy] :
+           llvm::zip_equal(interface.outside, interface.copied))
         if (!copy) {
-          Value value = valueIn(i, v);
+          Value value = valueIn(run, i, v);
           args.push_back(replaced.lookup_or(value, value));
         }
       b.setInsertionPoint(seg.front());
-      for (const std::vector<int64_t> &values : offsetArgValues)
+      for (const std::vector<int64_t> &values : interface.offsetArgValues)
         args.push_back(arith::ConstantIndexOp::create(b, seg.front()->getLoc(),
                                                       values[i]));
       auto call = func::CallOp::create(b, seg.front()->getLoc(), callee, args);
       call.setNoInline(true);
       for (auto [result, position] :
-           llvm::zip_equal(call.getResults(), results)) {
+           llvm::zip_equal(call.getResults(), interface.results)) {
         Value v = seg[position.first]->getResult(position.second);
         replaced[v] = result;
         v.replaceUsesWithIf(result, [&](OpOperand &use) {
-          Operation *top = body.findAncestorOpInBlock(*use.getOwner());
-          return !top || !members[i].contains(top);
+          return outsideSegment(use.getOwner(), i);
         });
       }
       for (Operation *op : llvm::reverse(seg))
         op->erase();
     }
-    // Constants that only the segments read are the callee's now.
-    for (Operation *op : constants)
-      if (op->use_empty())
-        op->erase();
   }
 
   func::FuncOp func;
+  Block &body;
   SymbolTable &symbols;
   size_t minOps;
+  /// The body's ops but its constants and terminator.
   SmallVector<Operation *> ops;
+  /// The ops of each segment of the run being outlined.
+  SmallVector<llvm::DenseSet<Operation *>> members;
 };
 
 struct GPTQOutlineRepeatedLayersPass

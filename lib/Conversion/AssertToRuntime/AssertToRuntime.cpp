@@ -31,14 +31,19 @@ namespace {
 constexpr StringLiteral kFailedFn = "gptq_runtime_check_failed";
 constexpr StringLiteral kMessagePrefix = "__gptq_check_message_";
 
+/// "file:line:col".
+std::string place(FileLineColLoc file) {
+  return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
+                       file.getLine(), file.getColumn())
+      .str();
+}
+
 /// "file:line:col" of the first file location within `loc`, else "".
 std::string firstFileLocation(Location loc) {
   std::string text;
   loc->walk([&](Location inner) {
     if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      text = llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
-                           file.getLine(), file.getColumn())
-                 .str();
+      text = place(file);
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -56,17 +61,17 @@ std::string where(Location loc) {
     if (auto fused = dyn_cast<FusedLoc>(inner)) {
       SmallVector<std::string> places;
       for (Location part : fused.getLocations()) {
-        std::string place = firstFileLocation(part);
-        if (!place.empty() && !llvm::is_contained(places, place))
-          places.push_back(place);
+        std::string at = firstFileLocation(part);
+        if (!at.empty() && !llvm::is_contained(places, at))
+          places.push_back(at);
       }
       if (places.size() < 2)
         return WalkResult::advance();
       text = "one of " + llvm::join(places, ", ") + ": ";
       return WalkResult::interrupt();
     }
-    if (isa<FileLineColLoc>(inner)) {
-      text = firstFileLocation(inner) + ": ";
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      text = place(file) + ": ";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
