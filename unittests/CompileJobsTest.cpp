@@ -5,6 +5,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <atomic>
 #include <set>
@@ -84,5 +86,88 @@ TEST(CompileJobsTest, EveryJobRunsAndTheFirstErrorIsReported) {
   contexts.clear();
   EXPECT_FALSE(static_cast<bool>(runCompileJobs({}, contexts)));
   EXPECT_TRUE(contexts.empty());
+}
+/// A module whose function @f adds `i` through a private @helper of its
+/// own (the same name in every source), padded by `pad` unused constants so
+/// that the sources differ in size.
+std::string helperSource(int i, int pad) {
+  std::string source = "func.func private @helper(%x: tensor<2xf32>) -> "
+                       "tensor<2xf32> {\n"
+                       "  %c = arith.constant dense<" +
+                       std::to_string(i) +
+                       ".0> : tensor<2xf32>\n"
+                       "  %y = arith.addf %x, %c : tensor<2xf32>\n"
+                       "  return %y : tensor<2xf32>\n"
+                       "}\n"
+                       "func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n";
+  for (int k = 0; k < pad; ++k)
+    source += "  %p" + std::to_string(k) + " = arith.constant " +
+              std::to_string(k) + " : i32\n";
+  return source + "  %y = func.call @helper(%x) : (tensor<2xf32>) -> "
+                  "tensor<2xf32>\n"
+                  "  return %y : tensor<2xf32>\n"
+                  "}\n";
+}
+
+size_t cachedLibraries(llvm::StringRef dir) {
+  size_t count = 0;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    count += llvm::sys::path::extension(it->path()) == ".so";
+  return count;
+}
+
+TEST(CompileJobsTest, GroupedJobsCompileTheSourcesInFewerModules) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gptq-grouped", dir));
+  JitOptions options;
+  options.cacheDir = std::string(dir);
+  std::vector<std::string> sources;
+  for (int i = 0; i < 5; ++i)
+    sources.push_back(helperSource(i, 3 * i));
+  for (bool again : {false, true}) {
+    std::vector<std::shared_ptr<CompiledFunction>> functions;
+    std::vector<CompileJob> jobs = groupedCompileJobs(
+        sources, "grouped", "f", options, /*groups=*/2, functions);
+    ASSERT_EQ(jobs.size(), 2u);
+    std::vector<std::shared_ptr<MLIRContext>> contexts;
+    llvm::Error err = runCompileJobs(jobs, contexts, /*threads=*/2);
+    ASSERT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
+    // Each function calls its own source's helper, though all are named
+    // alike; two modules, two cache entries, which a second run loads.
+    ASSERT_EQ(functions.size(), 5u);
+    for (int i = 0; i < 5; ++i) {
+      NpyArray x = NpyArray::zeros(DType::F32, {2});
+      x.as<float>()[1] = 10;
+      auto out = functions[i]->call({x});
+      ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+      EXPECT_EQ((*out)[0].as<float>()[0], float(i)) << i;
+      EXPECT_EQ((*out)[0].as<float>()[1], float(10 + i)) << i;
+      EXPECT_EQ(functions[i]->fromCache(), again) << i;
+    }
+    EXPECT_EQ(cachedLibraries(dir), 2u);
+  }
+  // More groups than sources: one each; none: one for all.
+  std::vector<std::shared_ptr<CompiledFunction>> functions;
+  EXPECT_EQ(
+      groupedCompileJobs(sources, "grouped", "f", options, 9, functions).size(),
+      5u);
+  EXPECT_EQ(
+      groupedCompileJobs(sources, "grouped", "f", options, 0, functions).size(),
+      1u);
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(CompileJobsTest, AGroupedSourceThatDoesNotParseIsAnInternalError) {
+  std::vector<std::string> sources = {helperSource(1, 0), "func.func @f("};
+  std::vector<std::shared_ptr<CompiledFunction>> functions;
+  std::vector<CompileJob> jobs =
+      groupedCompileJobs(sources, "grouped", "f", JitOptions(), 1, functions);
+  std::vector<std::shared_ptr<MLIRContext>> contexts;
+  llvm::Error err = runCompileJobs(jobs, contexts, /*threads=*/1);
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "internal error: the generated module 'grouped' does not parse");
 }
 } // namespace

@@ -287,6 +287,75 @@ TEST_F(JitTest, RejectsBadArguments) {
             "argument #1: expected float32 [?, ?], found float32 [9]");
 }
 
+TEST_F(JitTest, SeveralEntriesShareOneModulesCode) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gptq-jit-entries", dir));
+  JitOptions options;
+  options.cacheDir = std::string(dir);
+  auto compileBoth = [&]() {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(kModule, ParserConfig(context.get()));
+    return CompiledFunction::compileEntries(std::move(module),
+                                            {"twice", "unpack"}, options);
+  };
+  NpyArray w = NpyArray::zeros(DType::F32, {2, 3});
+  NpyArray h = NpyArray::zeros(DType::F32, {3, 3});
+  for (int i = 0; i < 3; ++i)
+    h.as<float>()[4 * i] = 1;
+  for (int i = 0; i < 6; ++i)
+    w.as<float>()[i] = float(i + 1);
+  NpyArray packed = NpyArray::zeros(DType::I32, {1, 1});
+  packed.as<int32_t>()[0] = 0x21;
+  NpyArray columns = NpyArray::zeros(DType::I64, {});
+  *columns.as<int64_t>() = 2;
+  for (bool again : {false, true}) {
+    auto fns = compileBoth();
+    ASSERT_TRUE(static_cast<bool>(fns)) << errorOf(fns.takeError());
+    ASSERT_EQ(fns->size(), 2u);
+    EXPECT_EQ((*fns)[0]->results().size(), 3u);
+    EXPECT_EQ((*fns)[1]->results()[0].describe(), "int8 [1, ?]");
+    auto twice = (*fns)[0]->call({w, h});
+    ASSERT_TRUE(static_cast<bool>(twice)) << errorOf(twice.takeError());
+    EXPECT_EQ((*twice)[2].as<float>()[1], 4.0f);
+    auto codes = (*fns)[1]->call({packed, columns});
+    ASSERT_TRUE(static_cast<bool>(codes)) << errorOf(codes.takeError());
+    EXPECT_EQ((*codes)[0].as<int8_t>()[0], 1);
+    EXPECT_EQ((*codes)[0].as<int8_t>()[1], 2);
+    for (auto &fn : *fns)
+      EXPECT_EQ(fn->fromCache(), again);
+    // One cache entry for both.
+    size_t entries = 0;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+         it.increment(ec))
+      ++entries;
+    EXPECT_EQ(entries, 1u);
+  }
+  llvm::sys::fs::remove_directories(dir);
+
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(kModule, ParserConfig(context.get()));
+  auto same =
+      CompiledFunction::compileEntries(module->clone(), {"mask", "mask"}, {});
+  ASSERT_FALSE(static_cast<bool>(same));
+  EXPECT_EQ(errorOf(same.takeError()), "entry 'mask' given twice");
+  auto none = CompiledFunction::compileEntries(module->clone(), {}, {});
+  ASSERT_FALSE(static_cast<bool>(none));
+  EXPECT_EQ(errorOf(none.takeError()), "no entry to compile");
+  auto hidden =
+      CompiledFunction::compileEntries(module->clone(), {"mask", "hidden"}, {});
+  ASSERT_FALSE(static_cast<bool>(hidden));
+  EXPECT_EQ(errorOf(hidden.takeError()), "entry function 'hidden' is private");
+  std::string object;
+  JitOptions ahead;
+  ahead.object = &object;
+  auto objects = CompiledFunction::compileEntries(module->clone(),
+                                                  {"mask", "twice"}, ahead);
+  ASSERT_FALSE(static_cast<bool>(objects));
+  EXPECT_EQ(errorOf(objects.takeError()),
+            "an object file holds the code of one entry, not 2");
+}
+
 TEST_F(JitTest, RejectsBadEntries) {
   auto missing = compile("nope");
   ASSERT_FALSE(static_cast<bool>(missing));

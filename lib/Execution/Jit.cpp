@@ -683,10 +683,12 @@ JitOptions mlir::gptq::jitOptionsFromCommandLine(llvm::StringRef toolName) {
   return options;
 }
 
-CompiledFunction::~CompiledFunction() {
+CompiledCode::~CompiledCode() {
   if (library)
     dlclose(library);
 }
+
+CompiledFunction::~CompiledFunction() = default;
 
 namespace {
 /// The exported function that runs a compiled module's static constructors.
@@ -746,16 +748,18 @@ bool exportModuleInitializer(llvm::Module &m) {
 }
 
 /// Removes the packed wrappers (`_mlir_<name>`, taking `void **`) that the
-/// ExecutionEngine writes for every function of the module, but `keep`:
-/// only the entry's is ever called. Each other one would be optimized and
-/// code-generated for nothing, and the wrapper of an entry that takes its
+/// ExecutionEngine writes for every function of the module, but those in
+/// `keep`: only the entries' are ever called. Each other one would be optimized
+/// and code-generated for nothing, and the wrapper of an entry that takes its
 /// weights as arguments (hundreds of memref descriptors, unpacked in one
 /// block) costs seconds of instruction selection.
-void eraseUnusedPackedWrappers(llvm::Module &m, llvm::StringRef keep) {
+void eraseUnusedPackedWrappers(llvm::Module &m,
+                               llvm::ArrayRef<std::string> keep) {
   std::vector<llvm::Function *> unused;
   for (llvm::Function &f : m) {
     llvm::StringRef name = f.getName();
-    if (f.isDeclaration() || name == keep || !name.consume_front("_mlir_"))
+    if (f.isDeclaration() || llvm::is_contained(keep, name) ||
+        !name.consume_front("_mlir_"))
       continue;
     llvm::Function *wrapped = m.getFunction(name);
     if (wrapped && !wrapped->isDeclaration() && f.use_empty())
@@ -829,18 +833,18 @@ llvm::SmallString<256> cacheEntryPath(StringRef dir,
 /// Code loaded from a cache entry.
 struct CachedCode {
   void *library;
-  void (*function)(void **);
+  std::vector<void (*)(void **)> functions;
   uint64_t flags;
 };
 
 /// The code of the complete cache entry at `path` whose key has `digest`,
-/// its packed entry `packedName` looked up and its module initializer run;
-/// nothing when there is none (a damaged entry, another key's, or anything
-/// but a regular file counts as missing: it is compiled afresh and
+/// its packed entries `packedNames` looked up and its module initializer
+/// run; nothing when there is none (a damaged entry, another key's, or
+/// anything but a regular file counts as missing: it is compiled afresh and
 /// replaced).
-std::optional<CachedCode> loadCacheEntry(StringRef path,
-                                         llvm::XXH128_hash_t digest,
-                                         const std::string &packedName) {
+std::optional<CachedCode>
+loadCacheEntry(StringRef path, llvm::XXH128_hash_t digest,
+               llvm::ArrayRef<std::string> packedNames) {
   std::string file = path.str();
   uint64_t flags = 0;
   int entryFd = openCompleteEntry(file, digest, flags);
@@ -861,14 +865,18 @@ std::optional<CachedCode> loadCacheEntry(StringRef path,
   }
   if (!handle)
     return std::nullopt;
-  void *sym = dlsym(handle, packedName.c_str());
-  if (!sym) {
-    dlclose(handle);
-    return std::nullopt;
+  CachedCode code{handle, {}, flags};
+  for (const std::string &name : packedNames) {
+    void *sym = dlsym(handle, name.c_str());
+    if (!sym) {
+      dlclose(handle);
+      return std::nullopt;
+    }
+    code.functions.push_back(reinterpret_cast<void (*)(void **)>(sym));
   }
   if (void *init = dlsym(handle, kModuleInit))
     reinterpret_cast<void (*)()>(init)();
-  return CachedCode{handle, reinterpret_cast<void (*)(void **)>(sym), flags};
+  return code;
 }
 } // namespace
 
@@ -888,16 +896,38 @@ CompiledFunction::compileSource(MLIRContext &context, llvm::StringRef source,
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
                           const JitOptions &options) {
+  auto fns = compileEntries(std::move(module), {entry.str()}, options);
+  if (!fns)
+    return fns.takeError();
+  return std::move((*fns)[0]);
+}
+
+llvm::Expected<std::vector<std::unique_ptr<CompiledFunction>>>
+CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
+                                 llvm::ArrayRef<std::string> entries,
+                                 const JitOptions &options) {
   auto start = std::chrono::steady_clock::now();
   MLIRContext *ctx = module->getContext();
-  std::unique_ptr<CompiledFunction> fn(new CompiledFunction());
-  fn->packed.name = entry.str();
-
-  auto signature = entrySignature(*module, entry);
-  if (!signature)
-    return signature.takeError();
-  fn->packed.inputs = std::move(signature->inputs);
-  fn->packed.results = std::move(signature->results);
+  if (entries.empty())
+    return error("no entry to compile");
+  if (options.object && entries.size() != 1)
+    return error("an object file holds the code of one entry, not " +
+                 llvm::Twine(entries.size()));
+  std::vector<std::unique_ptr<CompiledFunction>> fns;
+  auto code = std::make_shared<CompiledCode>();
+  for (const std::string &entry : entries) {
+    if (llvm::any_of(fns, [&](auto &fn) { return fn->packed.name == entry; }))
+      return error("entry '" + entry + "' given twice");
+    std::unique_ptr<CompiledFunction> fn(new CompiledFunction());
+    fn->packed.name = entry;
+    fn->code = code;
+    auto signature = entrySignature(*module, entry);
+    if (!signature)
+      return signature.takeError();
+    fn->packed.inputs = std::move(signature->inputs);
+    fn->packed.results = std::move(signature->results);
+    fns.push_back(std::move(fn));
+  }
   // gptq-export-entry-points (the pipeline's first pass) adds the C
   // interface to public functions and makes their tensor arguments
   // read-only, so calls need not copy the caller's arrays.
@@ -931,12 +961,12 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       return error(llvm::Twine("--device cuda: no usable GPU: ") + text);
     chip = text;
   }
-  // Only what the entry reaches is compiled: the module's other entries
+  // Only what the entries reach is compiled: the module's other entries
   // (an imported model's prefill and decode beside its forward) become
   // private and go, with whatever only they read.
   if (!isLLVMModule(*module)) {
     for (auto func : module->getOps<func::FuncOp>())
-      if (func.getSymName() != entry && func.isPublic())
+      if (!llvm::is_contained(entries, func.getSymName()) && func.isPublic())
         func.setPrivate();
     PassManager dce(ctx);
     dce.addPass(createSymbolDCEPass());
@@ -946,8 +976,9 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   if (llvm::Error err = checkTypeSizes(*module))
     return std::move(err);
   if (options.hoistWeights && !isLLVMModule(*module))
-    if (llvm::Error err = fn->hoistWeights(*module))
-      return std::move(err);
+    for (auto &fn : fns)
+      if (llvm::Error err = fn->hoistWeights(*module))
+        return std::move(err);
   // The pass manager that lowers the module; a cache hit keyed on the
   // module before lowering never runs it.
   bool lowered = isLLVMModule(*module);
@@ -986,57 +1017,72 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
       tmBuilder->addFeatures({cpuFeaturesForIsa(*isa).str()});
   }
 
-  // The C interface of the entry, and the packed wrapper the
+  // The C interface of each entry, and the packed wrapper the
   // ExecutionEngine (and the cached library) exports for it.
-  std::string cifaceName = "_mlir_ciface_" + fn->packed.name;
-  std::string packedName = "_mlir_" + cifaceName;
+  std::vector<std::string> cifaceNames, packedNames;
+  for (const std::string &entry : entries) {
+    cifaceNames.push_back("_mlir_ciface_" + entry);
+    packedNames.push_back("_mlir_" + cifaceNames.back());
+  }
   bool cached = !options.cacheDir.empty() && !options.object;
   llvm::StringRef buildIdentity = compilerBuildIdentity();
   bool keyBeforeLowering =
       lowered || (!options.pipeline && !buildIdentity.empty());
   llvm::SmallString<256> cachePath;
   llvm::XXH128_hash_t digest{0, 0};
+  // Sets each function's compile time, when its code is ready.
+  auto finish = [&]() {
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    for (auto &fn : fns)
+      fn->compileTime = seconds;
+    return std::move(fns);
+  };
   // Looks the module up in the cache as it is now: true when its code was
-  // loaded into `fn`.
+  // loaded into `fns`.
   auto loadCached = [&]() -> bool {
     std::string text = cacheKeyText(
         *module, pm, lowered, buildIdentity, *tmBuilder, options.optLevel,
-        fn->packed.name, cuda ? GPTQ_CUDA_RUNTIME_LIBRARY : "");
+        llvm::join(entries, ","), cuda ? GPTQ_CUDA_RUNTIME_LIBRARY : "");
     digest = keyDigest(text);
-    cachePath = cacheEntryPath(options.cacheDir, digest, fn->packed.name);
-    std::optional<CachedCode> code =
-        loadCacheEntry(cachePath, digest, packedName);
-    if (!code)
+    cachePath = cacheEntryPath(options.cacheDir, digest, entries.front());
+    std::optional<CachedCode> cachedCode =
+        loadCacheEntry(cachePath, digest, packedNames);
+    if (!cachedCode)
       return false;
-    fn->library = code->library;
-    fn->packed.function = code->function;
-    fn->packed.runtimeAllocator = code->flags & kEntryRuntimeAllocator;
-    if (code->flags & kEntryManagedResults)
-      fn->packed.freeResult = gptq_cuda_free_managed;
-    fn->compileTime = std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+    code->library = cachedCode->library;
+    for (auto [fn, function] : llvm::zip_equal(fns, cachedCode->functions)) {
+      fn->packed.function = function;
+      fn->packed.runtimeAllocator = cachedCode->flags & kEntryRuntimeAllocator;
+      if (cachedCode->flags & kEntryManagedResults)
+        fn->packed.freeResult = gptq_cuda_free_managed;
+    }
     return true;
   };
   if (cached && keyBeforeLowering && loadCached())
-    return fn;
+    return finish();
 
   if (!lowered) {
     DiagnosticCollector diags(ctx);
     if (failed(pm.run(*module)))
       return error("lowering to LLVM failed:\n" + diags.text);
-    fn->markWeightsReadOnly(*module);
+    for (auto &fn : fns)
+      fn->markWeightsReadOnly(*module);
   }
 
   // Results are released with the allocator that made them.
-  fn->packed.runtimeAllocator =
+  bool runtimeAllocator =
       module->lookupSymbol("_mlir_memref_to_llvm_alloc") ||
       module->lookupSymbol("_mlir_memref_to_llvm_aligned_alloc");
-  if (module->lookupSymbol("mgpuMemAlloc"))
-    fn->packed.freeResult = gptq_cuda_free_managed;
-  uint64_t entryFlags =
-      (fn->packed.runtimeAllocator ? kEntryRuntimeAllocator : 0) |
-      (fn->packed.freeResult ? kEntryManagedResults : 0);
+  bool managedResults = module->lookupSymbol("mgpuMemAlloc");
+  for (auto &fn : fns) {
+    fn->packed.runtimeAllocator = runtimeAllocator;
+    if (managedResults)
+      fn->packed.freeResult = gptq_cuda_free_managed;
+  }
+  uint64_t entryFlags = (runtimeAllocator ? kEntryRuntimeAllocator : 0) |
+                        (managedResults ? kEntryManagedResults : 0);
 
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
@@ -1063,7 +1109,7 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
     return error("lowering left '" + untranslatable->getName().getStringRef() +
                  "', which does not translate to LLVM IR");
   if (cached && !keyBeforeLowering && loadCached())
-    return fn;
+    return finish();
   auto tm = tmBuilder->createTargetMachine();
   if (!tm)
     return tm.takeError();
@@ -1076,9 +1122,9 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   bool avx512 = features.contains("+avx512f");
   auto hasInit = std::make_shared<bool>(false);
   auto transformer = [optimize, avx512, hasInit,
-                      packedName](llvm::Module *m) -> llvm::Error {
+                      packedNames](llvm::Module *m) -> llvm::Error {
     *hasInit = exportModuleInitializer(*m) || *hasInit;
-    eraseUnusedPackedWrappers(*m, packedName);
+    eraseUnusedPackedWrappers(*m, packedNames);
     // A model's layers repeat the same loops, each outlined by the OpenMP
     // translation into a function of its own: identical ones become one
     // before they are optimized and code-generated, once.
@@ -1105,24 +1151,26 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
   if (!engine)
     return engine.takeError();
-  fn->engine = std::move(*engine);
-  // Looking the entry up materializes it: code generation happens here, not
-  // in the first call.
-  auto packed = fn->engine->lookupPacked(cifaceName);
-  if (!packed)
-    return packed.takeError();
-  fn->packed.function = *packed;
+  code->engine = std::move(*engine);
+  // Looking an entry up materializes the module: code generation happens
+  // here, not in the first call.
+  for (auto [fn, cifaceName] : llvm::zip_equal(fns, cifaceNames)) {
+    auto packed = code->engine->lookupPacked(cifaceName);
+    if (!packed)
+      return packed.takeError();
+    fn->packed.function = *packed;
+  }
   // Registers the kernels of compiled GPU code (no driver call: modules load
   // at their first launch).
   if (*hasInit) {
-    auto init = fn->engine->lookup(kModuleInit);
+    auto init = code->engine->lookup(kModuleInit);
     if (!init)
       return init.takeError();
     reinterpret_cast<void (*)()> (*init)();
   }
 
   if (options.object) {
-    auto object = compiledObject(*fn->engine);
+    auto object = compiledObject(*code->engine);
     if (!object)
       return object.takeError();
     *options.object = std::move(*object);
@@ -1130,12 +1178,9 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
   // Keep the object as a shared library for later runs.
   if (!cachePath.empty())
     if (llvm::Error err =
-            writeCacheEntry(*fn->engine, cachePath, digest, entryFlags))
+            writeCacheEntry(*code->engine, cachePath, digest, entryFlags))
       warnCacheUnwritable(options, std::move(err));
-  fn->compileTime =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  return fn;
+  return finish();
 }
 
 llvm::Error CompiledFunction::hoistWeights(ModuleOp module) {

@@ -50,6 +50,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Parallel.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -379,25 +380,18 @@ LogicalResult QuantizeModelPass::compileAhead(LayerQuantizer &gptq) {
     jobOfStage.emplace_back(
         textJob(*stage->hessianModule),
         stage->outputModule ? textJob(*stage->outputModule) : ~0u);
-  stageFunctions.assign(texts.size(), nullptr);
-  // The quantizer's code (the largest: first), the packing's and the
-  // output errors' too, which the first layer would otherwise compile after
-  // the first stage.
-  std::vector<CompileJob> jobs;
+  // The stage functions in one module per thread (a module of its own
+  // each would pay each time for what a module costs whatever its size),
+  // then the quantizer's code, the packing's and the output errors' too,
+  // which the first layer would otherwise compile after the first stage.
+  unsigned threads = llvm::hardware_concurrency().compute_thread_count();
+  std::vector<CompileJob> jobs = groupedCompileJobs(
+      texts, "calibration-stage", "stage", jitOptions, threads, stageFunctions);
   jobs.push_back([&](MLIRContext &) {
     return gptq.prepare(/*packing=*/format == "packed");
   });
   if (layerErrors)
     jobs.push_back([&](MLIRContext &) { return outputErrors->prepare(); });
-  for (unsigned i = 0; i < texts.size(); ++i)
-    jobs.push_back([&, i](MLIRContext &context) -> llvm::Error {
-      auto fn = CompiledFunction::compileSource(
-          context, texts[i], "calibration-stage", "stage", jitOptions);
-      if (!fn)
-        return fn.takeError();
-      stageFunctions[i] = std::move(*fn);
-      return llvm::Error::success();
-    });
 
   auto start = std::chrono::steady_clock::now();
   llvm::Error err = runCompileJobs(jobs, jitContexts);

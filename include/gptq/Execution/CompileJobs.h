@@ -14,14 +14,19 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace mlir {
 namespace gptq {
+
+class CompiledFunction;
+struct JitOptions;
 
 /// A compilation: parses what it compiles into the context it is given (one
 /// the thread running it owns), or into one of its own.
@@ -36,6 +41,23 @@ using CompileJob = std::function<llvm::Error(MLIRContext &)>;
 llvm::Error runCompileJobs(llvm::ArrayRef<CompileJob> jobs,
                            std::vector<std::shared_ptr<MLIRContext>> &contexts,
                            unsigned threads = 0);
+
+/// Jobs that compile the function `entry` of each of `sources` (MLIR text
+/// that the caller generated, a module each, named `bufferName` in
+/// messages) in at most `groups` modules rather than one each: the sources
+/// are dealt out largest first, each to the group with the least text so
+/// far, and the sources of a group are parsed into one module, every symbol
+/// of the i-th source renamed `<name>_<i>` so that the sources' symbols
+/// stay apart, and compiled with CompiledFunction::compileEntries. So what
+/// each module costs whatever its size is paid once per group, and the
+/// groups still compile side by side. The i-th job's function goes to
+/// `functions[i]` (resized to the sources); keep `sources` until the jobs
+/// have run.
+std::vector<CompileJob>
+groupedCompileJobs(llvm::ArrayRef<std::string> sources,
+                   llvm::StringRef bufferName, llvm::StringRef entry,
+                   const JitOptions &options, unsigned groups,
+                   std::vector<std::shared_ptr<CompiledFunction>> &functions);
 
 } // namespace gptq
 } // namespace mlir

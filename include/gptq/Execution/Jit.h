@@ -180,6 +180,14 @@ llvm::Expected<EntrySignature> entrySignature(ModuleOp module,
 /// reject one of them for its types.
 std::vector<std::string> entryNames(ModuleOp module);
 
+/// The code of one compiled module, which the functions compiled from it
+/// share: the JIT's engine, or the cached library it was loaded from.
+struct CompiledCode {
+  ~CompiledCode();
+  std::unique_ptr<ExecutionEngine> engine;
+  void *library = nullptr;
+};
+
 /// A function of an MLIR module, compiled for the host CPU.
 class CompiledFunction {
 public:
@@ -206,6 +214,15 @@ public:
   static llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
           const JitOptions &options = {});
+  /// Compiles several `entries` of `module` as compile() compiles one, in
+  /// one lowering, one LLVM module and one cache entry: the functions, one
+  /// per entry in their order, share the code. What a module costs whatever
+  /// its size (the pass pipelines' setup, the JIT's, linking the cached
+  /// library) is paid once for all. Not with options.object.
+  static llvm::Expected<std::vector<std::unique_ptr<CompiledFunction>>>
+  compileEntries(OwningOpRef<ModuleOp> module,
+                 llvm::ArrayRef<std::string> entries,
+                 const JitOptions &options = {});
 
   /// Parses `source`, MLIR text that the caller generated (named
   /// `bufferName` in messages), in `context` and compiles its function
@@ -229,10 +246,11 @@ public:
        const std::vector<std::string> &names = {},
        bool writeMemRefsInPlace = false) const;
 
-  /// Seconds spent lowering and compiling (or loading cached code).
+  /// Seconds spent lowering and compiling (or loading cached code): with
+  /// compileEntries, those of all the entries together.
   double compileSeconds() const { return compileTime; }
   /// Whether the code came from the cache.
-  bool fromCache() const { return library != nullptr; }
+  bool fromCache() const { return code && code->library != nullptr; }
 
   /// How many weights became hidden arguments.
   size_t numHoistedWeights() const { return weights.size(); }
@@ -253,8 +271,7 @@ private:
   std::vector<Weight> weights;
   /// The weights as every call passes them, after the caller's arguments.
   std::vector<EntryWeight> hiddenWeights;
-  std::unique_ptr<ExecutionEngine> engine;
-  void *library = nullptr;
+  std::shared_ptr<CompiledCode> code;
   PackedEntry packed;
   double compileTime = 0;
 };
