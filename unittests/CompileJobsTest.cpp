@@ -146,6 +146,7 @@ TEST(CompileJobsTest, GroupedJobsCompileTheSourcesInFewerModules) {
       EXPECT_EQ((*out)[0].as<float>()[1], float(10 + i)) << i;
       EXPECT_EQ(functions[i]->fromCache(), again) << i;
     }
+    waitForCacheWrites();
     EXPECT_EQ(cachedLibraries(dir), 2u);
   }
   // More groups than sources: one each; none: one for all.
@@ -156,6 +157,7 @@ TEST(CompileJobsTest, GroupedJobsCompileTheSourcesInFewerModules) {
   EXPECT_EQ(
       groupedCompileJobs(sources, "grouped", "f", options, 0, functions).size(),
       1u);
+  waitForCacheWrites();
   llvm::sys::fs::remove_directories(dir);
 }
 

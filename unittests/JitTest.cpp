@@ -141,6 +141,7 @@ TEST_F(JitTest, OnlyTheEntrysPackedWrapperIsCompiled) {
   options.cacheDir = std::string(dir);
   auto fn = compile("mask", options);
   ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
+  waitForCacheWrites();
   std::error_code ec;
   std::string library;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
@@ -156,6 +157,7 @@ TEST_F(JitTest, OnlyTheEntrysPackedWrapperIsCompiled) {
   // function, the entry's own among them.
   EXPECT_EQ(dlsym(handle, "_mlir_mask"), nullptr);
   dlclose(handle);
+  waitForCacheWrites();
   llvm::sys::fs::remove_directories(dir);
 }
 
@@ -211,6 +213,7 @@ TEST_F(JitTest, TheCacheKeysTheModuleWithItsPipeline) {
   ASSERT_TRUE(static_cast<bool>(sixth)) << errorOf(sixth.takeError());
   EXPECT_TRUE((*sixth)->fromCache());
   EXPECT_EQ(built, 2);
+  waitForCacheWrites();
   llvm::sys::fs::remove_directories(dir);
 }
 
@@ -324,6 +327,7 @@ TEST_F(JitTest, SeveralEntriesShareOneModulesCode) {
     for (auto &fn : *fns)
       EXPECT_EQ(fn->fromCache(), again);
     // One cache entry for both.
+    waitForCacheWrites();
     size_t entries = 0;
     std::error_code ec;
     for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
@@ -331,6 +335,7 @@ TEST_F(JitTest, SeveralEntriesShareOneModulesCode) {
       ++entries;
     EXPECT_EQ(entries, 1u);
   }
+  waitForCacheWrites();
   llvm::sys::fs::remove_directories(dir);
 
   OwningOpRef<ModuleOp> module =
@@ -479,6 +484,7 @@ TEST_F(JitWeightsTest, OtherWeightsReuseTheCachedCode) {
   ASSERT_TRUE(static_cast<bool>(fourth)) << errorOf(fourth.takeError());
   EXPECT_FALSE((*fourth)->fromCache());
   expectResults(**fourth, -2.0f);
+  waitForCacheWrites();
   llvm::sys::fs::remove_directories(dir);
 }
 } // namespace

@@ -72,8 +72,11 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <future>
 #include <link.h>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -452,10 +455,7 @@ int openCompleteEntry(StringRef path, llvm::XXH128_hash_t digest,
   return fd;
 }
 
-/// Keeps the compiled object of `engine` as the cache entry `path`: the
-/// object is linked into a shared library in the cache directory, and the
-/// library with its trailer is renamed into place, so concurrent runs never
-/// see half an entry. Temporary files are removed whatever happens.
+/// The compiled object of `engine`.
 llvm::Expected<std::string> compiledObject(ExecutionEngine &engine) {
   // The engine writes its object only to a named file, and fails hard when
   // that write fails: an in-memory file receives it, so that a full disk
@@ -477,7 +477,11 @@ llvm::Expected<std::string> compiledObject(ExecutionEngine &engine) {
   return object;
 }
 
-llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path,
+/// Keeps `object`, a module's compiled object, as the cache entry `path`:
+/// the object is linked into a shared library in the cache directory, and
+/// the library with its trailer is renamed into place, so concurrent runs
+/// never see half an entry. Temporary files are removed whatever happens.
+llvm::Error writeCacheEntry(const std::string &object, StringRef path,
                             llvm::XXH128_hash_t digest, uint64_t flags) {
   StringRef dir = llvm::sys::path::parent_path(path);
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
@@ -490,10 +494,6 @@ llvm::Error writeCacheEntry(ExecutionEngine &engine, StringRef path,
   if (::lstat(name.c_str(), &status) == 0 && !S_ISREG(status.st_mode) &&
       !S_ISDIR(status.st_mode) && ::unlink(name.c_str()) != 0)
     return error("cannot replace '" + path + "', which is not a regular file");
-  auto compiled = compiledObject(engine);
-  if (!compiled)
-    return compiled.takeError();
-  std::string object = std::move(*compiled);
 
   std::string tag = "." + std::to_string(::getpid()) + ".tmp";
   std::string objectPath = (path + tag + ".o").str();
@@ -622,7 +622,72 @@ void warnCacheUnwritable(const JitOptions &options, llvm::Error err) {
       << "compiled code is not cached (" << options.cacheDir << "): " << message
       << "; running without the cache\n";
 }
+
+/// The cache entries this process is writing, by path: a lookup of one
+/// waits for its write rather than compiling the module again.
+struct PendingEntries {
+  std::mutex mutex;
+  std::map<std::string, std::shared_future<void>> writes;
+};
+
+PendingEntries &pendingEntries() {
+  static PendingEntries pending;
+  return pending;
+}
+
+/// Writes the cache entry `path` of `object` (writeCacheEntry) on a thread
+/// of its own: the code is ready before its library is linked, and the
+/// link runs beside what the caller does next. A write that fails warns as
+/// a synchronous one would.
+std::shared_future<void>
+writeCacheEntryInBackground(std::string object, std::string path,
+                            llvm::XXH128_hash_t digest, uint64_t flags,
+                            const JitOptions &options) {
+  std::shared_future<void> write =
+      std::async(std::launch::async, [object = std::move(object), path, digest,
+                                      flags, toolName = options.toolName,
+                                      cacheDir = options.cacheDir] {
+        if (llvm::Error err = writeCacheEntry(object, path, digest, flags)) {
+          JitOptions where;
+          where.toolName = toolName;
+          where.cacheDir = cacheDir;
+          warnCacheUnwritable(where, std::move(err));
+        }
+      }).share();
+  PendingEntries &pending = pendingEntries();
+  std::lock_guard<std::mutex> lock(pending.mutex);
+  pending.writes[path] = write;
+  return write;
+}
+
+/// Waits for this process's write of the cache entry `path`, if any.
+void waitForCacheEntry(const std::string &path) {
+  std::shared_future<void> write;
+  {
+    PendingEntries &pending = pendingEntries();
+    std::lock_guard<std::mutex> lock(pending.mutex);
+    auto it = pending.writes.find(path);
+    if (it == pending.writes.end())
+      return;
+    write = it->second;
+    pending.writes.erase(it);
+  }
+  write.wait();
+}
 } // namespace
+
+void mlir::gptq::waitForCacheWrites() {
+  std::map<std::string, std::shared_future<void>> writes;
+  {
+    PendingEntries &pending = pendingEntries();
+    std::lock_guard<std::mutex> lock(pending.mutex);
+    writes.swap(pending.writes);
+  }
+  for (auto &entry : writes)
+    entry.second.wait();
+}
+
+namespace {} // namespace
 
 namespace {
 /// The command-line options shared by the tools that compile. They exist
@@ -684,6 +749,8 @@ JitOptions mlir::gptq::jitOptionsFromCommandLine(llvm::StringRef toolName) {
 }
 
 CompiledCode::~CompiledCode() {
+  if (write.valid())
+    write.wait();
   if (library)
     dlclose(library);
 }
@@ -1047,6 +1114,7 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
         llvm::join(entries, ","), cuda ? GPTQ_CUDA_RUNTIME_LIBRARY : "");
     digest = keyDigest(text);
     cachePath = cacheEntryPath(options.cacheDir, digest, entries.front());
+    waitForCacheEntry(cachePath.str().str());
     std::optional<CachedCode> cachedCode =
         loadCacheEntry(cachePath, digest, packedNames);
     if (!cachedCode)
@@ -1175,11 +1243,17 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
       return object.takeError();
     *options.object = std::move(*object);
   }
-  // Keep the object as a shared library for later runs.
-  if (!cachePath.empty())
-    if (llvm::Error err =
-            writeCacheEntry(*code->engine, cachePath, digest, entryFlags))
-      warnCacheUnwritable(options, std::move(err));
+  // Keep the object as a shared library for later runs, linked while the
+  // caller goes on (CompiledCode waits for it).
+  if (!cachePath.empty()) {
+    auto object = compiledObject(*code->engine);
+    if (!object)
+      warnCacheUnwritable(options, object.takeError());
+    else
+      code->write =
+          writeCacheEntryInBackground(std::move(*object), cachePath.str().str(),
+                                      digest, entryFlags, options);
+  }
   return finish();
 }
 

@@ -25,6 +25,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -118,6 +119,12 @@ JitOptions jitOptionsFromCommandLine(llvm::StringRef toolName);
 /// GPTQ_MLIR_CACHE_DIR is "off".
 std::string defaultCacheDir();
 
+/// Waits until the cache entries this process began to write are written:
+/// compiling returns once the code is ready, and the entry's library is
+/// linked on a thread of its own beside what the caller does next (the
+/// compiled code waits for it before it goes).
+void waitForCacheWrites();
+
 /// Stack size of the thread on which the tools parse and lower user input
 /// (MLIR's parser recurses once per level of nesting).
 constexpr unsigned kToolStackBytes = 1u << 30;
@@ -186,6 +193,9 @@ struct CompiledCode {
   ~CompiledCode();
   std::unique_ptr<ExecutionEngine> engine;
   void *library = nullptr;
+  /// The write of its cache entry, which runs beside the caller's work and
+  /// is waited for before the code goes.
+  std::shared_future<void> write;
 };
 
 /// A function of an MLIR module, compiled for the host CPU.
