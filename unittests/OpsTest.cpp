@@ -203,8 +203,10 @@ TEST_F(OpsTest, BuildersCreateVerifiedOps) {
 
   auto layer = QuantizeLayerOp::create(b, loc, i(8, {4, 16}), f32({4, 1}),
                                        f32({4, 1}), i(32, {16}), b.getF32Type(),
-                                       b.getI1Type(), w, h, p, config);
-  auto grid = GridOp::create(b, loc, f32({4, 1}), f32({4, 1}), w, config);
+                                       b.getI1Type(), w, h, p,
+                                       /*bits=*/Value(), config);
+  auto grid = GridOp::create(b, loc, f32({4, 1}), f32({4, 1}), w,
+                             /*bits=*/Value(), config);
   auto perm = ActOrderOp::create(b, loc, i(64, {16}), h);
   auto permuted = PermuteOp::create(b, loc, f32({4, 16}), w, perm,
                                     b.getDenseI64ArrayAttr({1}),
@@ -223,7 +225,8 @@ TEST_F(OpsTest, BuildersCreateVerifiedOps) {
       ConfigAttr::get(&context, int64_t{4}, int64_t{8}, false, false, false,
                       llvm::APFloat(0.01), int64_t{128}, false,
                       llvm::APFloat(2.4), int64_t{100}, llvm::APFloat(0.8));
-  GridOp::create(b, loc, f32({4, 3}), f32({4, 3}), w, grouped);
+  GridOp::create(b, loc, f32({4, 3}), f32({4, 3}), w, /*bits=*/Value(),
+                 grouped);
   EXPECT_EQ(verifyError(*module), "'gptq.grid' op expected scales columns "
                                   "(one per group) to be 2, found 3");
 }

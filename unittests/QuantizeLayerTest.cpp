@@ -4,11 +4,13 @@
 #include "gptq/Quantize/QuantizeLayer.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <tuple>
@@ -261,6 +263,46 @@ TEST(LayerQuantizerOptionsTest, EscalationOptionsAreChecked) {
   EXPECT_EQ((*q)->percdamp(), 0.01);
   EXPECT_EQ((*q)->compilations(), 0u);
   EXPECT_FALSE((*q)->fromCache());
+}
+/// The width is an argument of the compiled code: quantizers of other
+/// widths load the first one's code from the cache, each quantizing at its
+/// own width; another group size is other code.
+TEST(LayerQuantizerCacheTest, OneCompiledCodeServesEveryWidth) {
+  MLIRContext context;
+  context.loadDialect<GPTQDialect>();
+  ConfigAttr defaults = ConfigAttr::getDefault(&context);
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gptq-widths", dir));
+  LayerQuantizerOptions options;
+  options.jit.cacheDir = std::string(dir);
+  struct Case {
+    int64_t bits, groupSize;
+    bool cached;
+  };
+  for (Case c : {Case{3, 8, false}, Case{2, 8, true}, Case{8, 8, true},
+                 Case{3, 16, false}}) {
+    ConfigAttr config =
+        ConfigAttr::get(&context, c.bits, c.groupSize, false, true, false,
+                        defaults.getPercdamp(), defaults.getBlockSize(), false,
+                        defaults.getMseNorm(), defaults.getMseGrid(),
+                        defaults.getMseMaxShrink());
+    auto q = LayerQuantizer::create(config, options);
+    ASSERT_TRUE(static_cast<bool>(q)) << errorOf(q.takeError());
+    auto r = (*q)->quantize(randomWeight(6, 32, 5), randomHessian(32, 6),
+                            {"w", "h"});
+    ASSERT_TRUE(static_cast<bool>(r)) << errorOf(r.takeError());
+    SCOPED_TRACE(testing::Message()
+                 << c.bits << " bits, groups of " << c.groupSize);
+    EXPECT_EQ((*q)->fromCache(), c.cached);
+    expectConsistent(*r, 6, 32, c.bits);
+    EXPECT_EQ(r->scales.shape[1], 32 / c.groupSize);
+    // The width's whole range is used: some code is its largest.
+    const uint8_t *codes = r->codes.as<uint8_t>();
+    EXPECT_EQ(*std::max_element(codes, codes + r->codes.numElements()),
+              (1 << c.bits) - 1);
+  }
+  waitForCacheWrites();
+  llvm::sys::fs::remove_directories(dir);
 }
 } // namespace
 

@@ -152,8 +152,17 @@ LayerQuantizer::create(ConfigAttr config,
           checkEscalationOptions(config.getPercdampValue(), options))
     return std::move(err);
   std::unique_ptr<LayerQuantizer> quantizer(new LayerQuantizer());
+  // The width is an argument of the compiled code: one compiled quantizer
+  // serves the configurations that differ only in it.
+  ConfigAttr compiled = ConfigAttr::get(
+      config.getContext(),
+      ConfigAttr::getDefault(config.getContext()).getBits(),
+      config.getGroupSize(), config.getSym(), config.getActOrder(),
+      config.getStaticGroups(), config.getPercdamp(), config.getBlockSize(),
+      config.getMse(), config.getMseNorm(), config.getMseGrid(),
+      config.getMseMaxShrink());
   llvm::raw_string_ostream os(quantizer->configText);
-  Attribute(config).print(os);
+  Attribute(compiled).print(os);
   quantizer->requestedPercdamp = config.getPercdampValue();
   quantizer->bits = config.getBits();
   quantizer->groupSize = config.getGroupSize();
@@ -223,15 +232,17 @@ llvm::Error LayerQuantizer::compileInto(std::unique_ptr<CompiledFunction> &slot,
 }
 
 llvm::Error LayerQuantizer::compile() {
-  // The dampening is an argument, so escalating it reuses the compiled code.
+  // The dampening is an argument, so escalating it reuses the compiled code;
+  // the width too, so other widths do.
   std::string source =
       "func.func @quantize(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>, "
-      "%p: tensor<f32>) -> (tensor<?x?xi8>, tensor<?x?xf32>, "
-      "tensor<?x?xf32>, tensor<?xi32>, tensor<?x?xf32>, tensor<f32>, "
-      "tensor<i1>) {\n"
+      "%p: tensor<f32>, %b: tensor<i64>) -> (tensor<?x?xi8>, "
+      "tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, tensor<?x?xf32>, "
+      "tensor<f32>, tensor<i1>) {\n"
       "  %damp = tensor.extract %p[] : tensor<f32>\n"
+      "  %bits = tensor.extract %b[] : tensor<i64>\n"
       "  %c, %s, %z, %g, %loss, %ok = gptq.quantize_layer %w, %h "
-      "percdamp(%damp) {config = " +
+      "percdamp(%damp) bits(%bits) {config = " +
       configText +
       "} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, "
       "tensor<?x?xf32>, tensor<?xi32>\n"
@@ -268,8 +279,10 @@ llvm::Expected<LayerResult> LayerQuantizer::quantize(NpyArray weight,
   args.push_back(std::move(weight));
   args.push_back(std::move(hessian));
   args.push_back(NpyArray::zeros(DType::F32, {}));
+  args.push_back(NpyArray::zeros(DType::I64, {}));
+  *args[3].as<int64_t>() = bits;
   const std::vector<std::string> argNames = {names.weight, names.hessian,
-                                             "percdamp"};
+                                             "percdamp", "bits"};
   while (true) {
     ++result.attempts;
     *args[2].as<float>() = static_cast<float>(damp);
@@ -417,9 +430,10 @@ LayerQuantizer::roundToNearest(const NpyArray &weight,
   if (mse) {
     if (!grids) {
       std::string source =
-          "func.func @grid(%w: tensor<?x?xf32>) -> (tensor<?x?xf32>, "
-          "tensor<?x?xf32>) {\n"
-          "  %s, %z = gptq.grid %w {config = " +
+          "func.func @grid(%w: tensor<?x?xf32>, %b: tensor<i64>) -> "
+          "(tensor<?x?xf32>, tensor<?x?xf32>) {\n"
+          "  %bits = tensor.extract %b[] : tensor<i64>\n"
+          "  %s, %z = gptq.grid %w bits(%bits) {config = " +
           configText +
           "} : tensor<?x?xf32> -> tensor<?x?xf32>\n"
           "  return %s, %z : tensor<?x?xf32>, tensor<?x?xf32>\n"
@@ -429,7 +443,9 @@ LayerQuantizer::roundToNearest(const NpyArray &weight,
       // The compilation is not the rounding's time.
       start = std::chrono::steady_clock::now();
     }
-    auto out = grids->call({weight.borrowed()}, {name});
+    NpyArray width = NpyArray::zeros(DType::I64, {});
+    *width.as<int64_t>() = bits;
+    auto out = grids->call({weight.borrowed(), width}, {name, "bits"});
     if (!out)
       return out.takeError();
     scales = std::move((*out)[0]);

@@ -134,6 +134,23 @@ func.func @quantize_layer(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>) -> (tensor<?
 
 // -----
 
+// A run-time width lies in [2, 8].
+// CHECK-LABEL: func.func @run_time_bits
+// CHECK-SAME: %[[B:[^:]*]]: i64)
+// CHECK-DAG: %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK-DAG: %[[EIGHT:.*]] = arith.constant 8 : i64
+// CHECK: %[[GE:.*]] = arith.cmpi sge, %[[B]], %[[TWO]] : i64
+// CHECK: %[[LE:.*]] = arith.cmpi sle, %[[B]], %[[EIGHT]] : i64
+// CHECK: %[[IN:.*]] = arith.andi %[[GE]], %[[LE]] : i1
+// CHECK: cf.assert %[[IN]], "gptq.grid: expected bits in [2, 8]"
+// CHECK-NEXT: gptq.grid %{{.*}} bits(%[[B]])
+func.func @run_time_bits(%w: tensor<8x16xf32>, %b: i64) -> tensor<8x1xf32> {
+  %s, %z = gptq.grid %w bits(%b) {config = #gptq.config<>} : tensor<8x16xf32> -> tensor<8x1xf32>
+  return %s : tensor<8x1xf32>
+}
+
+// -----
+
 // Static scales columns against the groups of dynamic weight columns.
 // CHECK-LABEL: func.func @grid
 // CHECK-SAME: (%[[W:.*]]: tensor<8x?xf32>)

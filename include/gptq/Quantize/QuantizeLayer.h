@@ -2,7 +2,9 @@
 //
 // The per-layer procedure that gptq-quantize-layer and the model-level passes
 // share: checks of the weight and Hessian, a module around
-// gptq.quantize_layer compiled once per configuration, dampening escalation
+// gptq.quantize_layer compiled once per configuration (the width and the
+// dampening are arguments of the code, so configurations that differ only
+// in those share it), dampening escalation
 // when the Hessian is not positive definite, and the checkpoint arrays. It
 // neither prints nor writes files: errors are llvm::Error, warnings go to a
 // callback.
@@ -157,6 +159,8 @@ private:
                           llvm::StringRef entry);
 
   std::unique_ptr<MLIRContext> context;
+  /// The configuration the code is compiled with: this one at the default
+  /// width, which the calls pass instead (the ops' `bits` operand).
   std::string configText;
   int64_t bits = 0, groupSize = -1;
   bool sym = false, mse = false;

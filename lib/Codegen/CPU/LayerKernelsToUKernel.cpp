@@ -90,7 +90,7 @@ void lowerQuantizeBlocks(QuantizeBlocksOp op) {
                              b.getF32Type()};
   auto kernel = ukernel::QuantizeBlocksOp::create(
       b, loc, types, weight, op.getFactor(), op.getScales(), op.getZeros(),
-      op.getGroupMap(), folds.perm(), folds.maskHessian(),
+      op.getGroupMap(), folds.perm(), folds.maskHessian(), op.getBits(),
       ValueRange{codes, scales, zeros}, config,
       folds.unpermute ? b.getUnitAttr() : UnitAttr());
   replaceFoldedQuantizeBlocks(op, kernel->getResults(), folds);

@@ -269,7 +269,7 @@ LogicalResult lowerQuantizeBlocks(UKernelCalls &calls,
         case kUKernelQuantizeBlockSize:
           return i64Const(b, loc, config.getBlockSize());
         case kUKernelQuantizeMaxQ:
-          return f32Const(b, loc, static_cast<double>(config.getMaxQ()));
+          return buildMaxQ(b, loc, config, op.getBits());
         case kUKernelQuantizeNorm:
           return f32Const(b, loc, config.getMseNormValue());
         case kUKernelQuantizeSteps:

@@ -101,10 +101,11 @@ Value boolConst(OpBuilder &b, Location loc, bool v) {
 }
 
 /// The grid settings of a config, in the order the library takes them:
-/// maxq, sym, mse, norm, steps, grid.
-SmallVector<Value> gridArgs(OpBuilder &b, Location loc, ConfigAttr config) {
+/// maxq (of `bits` when given), sym, mse, norm, steps, grid.
+SmallVector<Value> gridArgs(OpBuilder &b, Location loc, ConfigAttr config,
+                            Value bits) {
   return {
-      f32Const(b, loc, static_cast<double>(config.getMaxQ())),
+      buildMaxQ(b, loc, config, bits),
       boolConst(b, loc, config.getSym()),
       boolConst(b, loc, config.getMse()),
       f32Const(b, loc, config.getMseNormValue()),
@@ -257,7 +258,7 @@ struct LowerGrid : OpRewritePattern<GridOp> {
     Location loc = op.getLoc();
     SmallVector<Value> args = {
         op.getWeight(), groupColumns(b, loc, op.getConfig(), op.getWeight())};
-    llvm::append_range(args, gridArgs(b, loc, op.getConfig()));
+    llvm::append_range(args, gridArgs(b, loc, op.getConfig(), op.getBits()));
     b.replaceOp(op, callLibrary(b, loc, "grid", args, op->getResultTypes()));
     return success();
   }
@@ -286,7 +287,7 @@ SmallVector<Value> callQuantizeBlocks(OpBuilder &b, QuantizeBlocksOp op,
       boolConst(b, loc, fixed),
       indexConst(b, loc, std::max<int64_t>(config.getGroupSize(), 1)),
       indexConst(b, loc, config.getBlockSize())};
-  llvm::append_range(args, gridArgs(b, loc, config));
+  llvm::append_range(args, gridArgs(b, loc, config, op.getBits()));
   appendOptional(b, loc, args, folds.perm(), {0}, b.getI64Type());
   appendOptional(b, loc, args, folds.maskHessian(), {0, 0}, b.getF32Type());
   args.push_back(boolConst(b, loc, static_cast<bool>(folds.unpermute)));

@@ -169,6 +169,20 @@ public:
   Value constant(int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   }
+  /// A run-time width, when given, lies in [2, 8].
+  void bits(Value bits) {
+    if (!bits)
+      return;
+    auto within = [&](arith::CmpIPredicate predicate, int64_t bound) {
+      return arith::CmpIOp::create(
+          b, loc, predicate, bits,
+          arith::ConstantIntOp::create(b, loc, b.getI64Type(), bound));
+    };
+    Value atLeast = within(arith::CmpIPredicate::sge, 2);
+    Value atMost = within(arith::CmpIPredicate::sle, 8);
+    check(arith::AndIOp::create(b, loc, atLeast, atMost),
+          "expected bits in [2, 8]");
+  }
   Value boolConstant(bool v) {
     return arith::ConstantOp::create(b, loc, b.getBoolAttr(v));
   }
@@ -263,9 +277,11 @@ void insertChecks(Operation *op) {
     c.equal(c.size(mask.getWeight(), 1), c.size(mask.getHessian(), 0),
             "the weight columns to equal the hessian size");
   } else if (auto grid = dyn_cast<GridOp>(op)) {
+    c.bits(grid.getBits());
     checkGridResult(c, grid.getScales(), "scales", grid.getWeight(),
                     grid.getConfig());
   } else if (auto blocks = dyn_cast<QuantizeBlocksOp>(op)) {
+    c.bits(blocks.getBits());
     Value w = blocks.getWeight();
     checkLayer(c, w, blocks.getFactor(), "factor", blocks.getCodes());
     if (blocks.getScales())
@@ -344,6 +360,7 @@ void insertChecks(Operation *op) {
     c.equal(c.resultSize(unpack.getCodes(), 1), cols,
             "codes columns to equal the column count");
   } else if (auto layer = dyn_cast<QuantizeLayerOp>(op)) {
+    c.bits(layer.getBits());
     Value w = layer.getWeight();
     checkLayer(c, w, layer.getHessian(), "hessian", layer.getCodes());
     checkGridResult(c, layer.getScales(), "scales", w, layer.getConfig());

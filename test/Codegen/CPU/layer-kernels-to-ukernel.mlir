@@ -43,4 +43,14 @@ func.func @per_row(%w: tensor<8x64xf32>, %h: tensor<64x64xf32>) -> (tensor<8x64x
   return %c, %s, %z, %g, %loss, %ok : tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>, tensor<64xi32>, f32, i1
 }
 
+// A run-time width goes to the grids and to the kernel.
+// CHECK-LABEL: func.func @run_time_bits
+// CHECK-SAME: (%{{.*}}: tensor<8x64xf32>, %{{.*}}: tensor<64x64xf32>, %[[B:.*]]: i64)
+// CHECK: gptq.grid %{{.*}} bits(%[[B]]) {config = #gptq.config<sym = true>}
+// CHECK: gptq_ukernel.quantize_blocks ins({{.*}}) grids({{.*}}) masked({{.*}}) bits(%[[B]]) outs({{.*}}) {config = #gptq.config<sym = true>}
+func.func @run_time_bits(%w: tensor<8x64xf32>, %h: tensor<64x64xf32>, %b: i64) -> (tensor<8x64xi8>, tensor<8x1xf32>) {
+  %c, %s, %z, %g, %loss, %ok = gptq.quantize_layer %w, %h bits(%b) {config = #gptq.config<sym = true>} : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xi8>, tensor<8x1xf32>, tensor<64xi32>
+  return %c, %s : tensor<8x64xi8>, tensor<8x1xf32>
+}
+
 // BLOCK: error: cholesky-block must be >= 1, found 0

@@ -120,3 +120,18 @@ func.func @layer(%h: memref<64x64xf32>, %p: memref<64xi64>, %d: f32, %u: memref<
   %l2 = gptq_ukernel.quantize_blocks ins(%w, %u : memref<8x64xf32>, memref<64x64xf32>) grids(%s1, %s1, %map : memref<8x1xf32>, memref<8x1xf32>, memref<64xi32>) outs(%c, %s1, %s1 : memref<8x64xi8>, memref<8x1xf32>, memref<8x1xf32>) {config = #gptq.config<>} -> f32
   return %ok, %l1, %l2 : i1, f32, f32
 }
+
+// -----
+
+// A run-time width: the kernel's maxq is 2^bits - 1, computed.
+// CHECK-LABEL: func.func @run_time_bits
+// CHECK-SAME: %[[B:[^:]*]]: i64)
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK: %[[CODES:.*]] = arith.shli %[[ONE]], %[[B]] : i64
+// CHECK: %[[TOP:.*]] = arith.subi %[[CODES]], %[[ONE]] : i64
+// CHECK: %[[MAXQ:.*]] = arith.sitofp %[[TOP]] : i64 to f32
+// CHECK: call @gptq_uk_quantize_blocks_avx2({{.*}}, %[[MAXQ]], %{{.*}}, %{{.*}}, %{{.*}})
+func.func @run_time_bits(%w: memref<8x64xf32>, %u: memref<64x64xf32>, %c: memref<8x64xi8>, %s: memref<8x2xf32>, %b: i64) -> f32 {
+  %l = gptq_ukernel.quantize_blocks ins(%w, %u : memref<8x64xf32>, memref<64x64xf32>) bits(%b) outs(%c, %s, %s : memref<8x64xi8>, memref<8x2xf32>, memref<8x2xf32>) {config = #gptq.config<group_size = 32>} -> f32
+  return %l : f32
+}

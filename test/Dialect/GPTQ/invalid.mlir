@@ -347,7 +347,7 @@ func.func @quantize_blocks_codes_columns(%w: tensor<4x8xf32>, %u: tensor<8x8xf32
 
 func.func @quantize_blocks_partial_grid(%w: tensor<4x8xf32>, %u: tensor<8x8xf32>, %s: tensor<4x1xf32>) {
   // expected-error @below {{'gptq.quantize_blocks' op expected scales, zeros and group map together}}
-  %c, %s1, %z1, %l = "gptq.quantize_blocks"(%w, %u, %s) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x1xf32>) -> (tensor<4x8xi8>, tensor<4x1xf32>, tensor<4x1xf32>, f32)
+  %c, %s1, %z1, %l = "gptq.quantize_blocks"(%w, %u, %s) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x1xf32>) -> (tensor<4x8xi8>, tensor<4x1xf32>, tensor<4x1xf32>, f32)
   return
 }
 
@@ -355,7 +355,7 @@ func.func @quantize_blocks_partial_grid(%w: tensor<4x8xf32>, %u: tensor<8x8xf32>
 
 func.func @quantize_blocks_no_group_map(%w: tensor<4x8xf32>, %u: tensor<8x8xf32>, %s: tensor<4x1xf32>) {
   // expected-error @below {{'gptq.quantize_blocks' op expected scales, zeros and group map together}}
-  %c, %s1, %z1, %l = "gptq.quantize_blocks"(%w, %u, %s, %s) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>) -> (tensor<4x8xi8>, tensor<4x1xf32>, tensor<4x1xf32>, f32)
+  %c, %s1, %z1, %l = "gptq.quantize_blocks"(%w, %u, %s, %s) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>) -> (tensor<4x8xi8>, tensor<4x1xf32>, tensor<4x1xf32>, f32)
   return
 }
 
@@ -363,7 +363,7 @@ func.func @quantize_blocks_no_group_map(%w: tensor<4x8xf32>, %u: tensor<8x8xf32>
 
 func.func @quantize_blocks_bad_segments(%w: tensor<4x8xf32>, %u: tensor<8x8xf32>) {
   // expected-error @below {{'gptq.quantize_blocks' op operand count (2) does not match with the total size (3) specified in attribute 'operandSegmentSizes'}}
-  %c, %s1, %z1, %l = "gptq.quantize_blocks"(%w, %u) <{config = #gptq.config<group_size = 4>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>) -> (tensor<4x8xi8>, tensor<4x2xf32>, tensor<4x2xf32>, f32)
+  %c, %s1, %z1, %l = "gptq.quantize_blocks"(%w, %u) <{config = #gptq.config<group_size = 4>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>) -> (tensor<4x8xi8>, tensor<4x2xf32>, tensor<4x2xf32>, f32)
   return
 }
 
@@ -719,7 +719,7 @@ func.func @quantize_layer_bf16_hessian(%w: tensor<4x8xf32>, %h: tensor<8x8xbf16>
 
 func.func @quantize_layer_percdamp_f64(%w: tensor<4x8xf32>, %h: tensor<8x8xf32>, %p: f64) {
   // expected-error @below {{operand #2 must be 32-bit float, but got 'f64'}}
-  %c, %s, %z, %g, %l, %ok = "gptq.quantize_layer"(%w, %h, %p) <{config = #gptq.config<>}> : (tensor<4x8xf32>, tensor<8x8xf32>, f64) -> (tensor<4x8xi8>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<8xi32>, f32, i1)
+  %c, %s, %z, %g, %l, %ok = "gptq.quantize_layer"(%w, %h, %p) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 1, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>, f64) -> (tensor<4x8xi8>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<8xi32>, f32, i1)
   return
 }
 
@@ -781,7 +781,7 @@ func.func @mask_result_type(%w: tensor<2x4xf32>, %h: tensor<4x4xf32>) {
 
 func.func @quantize_blocks_grid_types(%w: tensor<4x8xf32>, %u: tensor<8x8xf32>) {
   // expected-error @below {{'gptq.quantize_blocks' op failed to verify that all of {outScales, outZeros} have same type}}
-  %c, %s1, %z1, %l = "gptq.quantize_blocks"(%w, %u) <{config = #gptq.config<group_size = 4>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>) -> (tensor<4x8xi8>, tensor<4x2xf32>, tensor<4x?xf32>, f32)
+  %c, %s1, %z1, %l = "gptq.quantize_blocks"(%w, %u) <{config = #gptq.config<group_size = 4>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>) -> (tensor<4x8xi8>, tensor<4x2xf32>, tensor<4x?xf32>, f32)
   return
 }
 
@@ -789,7 +789,7 @@ func.func @quantize_blocks_grid_types(%w: tensor<4x8xf32>, %u: tensor<8x8xf32>) 
 
 func.func @quantize_layer_grid_types(%w: tensor<4x8xf32>, %h: tensor<8x8xf32>) {
   // expected-error @below {{'gptq.quantize_layer' op failed to verify that all of {scales, zeros} have same type}}
-  %c, %s, %z, %g, %l, %ok = "gptq.quantize_layer"(%w, %h) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>) -> (tensor<4x8xi8>, tensor<4x1xf32>, tensor<?x1xf32>, tensor<8xi32>, f32, i1)
+  %c, %s, %z, %g, %l, %ok = "gptq.quantize_layer"(%w, %h) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (tensor<4x8xf32>, tensor<8x8xf32>) -> (tensor<4x8xi8>, tensor<4x1xf32>, tensor<?x1xf32>, tensor<8xi32>, f32, i1)
   return
 }
 

@@ -120,7 +120,7 @@ func.func @grid(%w: tensor<16x172xf32>, %wd: tensor<?x?xf32>) -> (tensor<16x1xf3
 // CHECK: gptq.quantize_blocks %[[WD]], %[[UD]] {config = #gptq.config<group_size = 128, block_size = 32>} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, tensor<?x?xf32>
 // CHECK: return %[[C]], %[[S]], %[[Z]], %[[L]],
 // GENERIC-LABEL: sym_name = "quantize_blocks_dynamic_groups"
-// GENERIC: "gptq.quantize_blocks"(%{{.*}}, %{{.*}}) <{config = #gptq.config<group_size = 32>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>}> : (tensor<16x64xf32>, tensor<64x64xf32>) -> (tensor<16x64xi8>, tensor<16x2xf32>, tensor<16x2xf32>, f32)
+// GENERIC: "gptq.quantize_blocks"(%{{.*}}, %{{.*}}) <{config = #gptq.config<group_size = 32>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0>}> : (tensor<16x64xf32>, tensor<64x64xf32>) -> (tensor<16x64xi8>, tensor<16x2xf32>, tensor<16x2xf32>, f32)
 func.func @quantize_blocks_dynamic_groups(%w: tensor<16x64xf32>, %u: tensor<64x64xf32>, %wd: tensor<?x?xf32>, %ud: tensor<?x?xf32>) -> (tensor<16x64xi8>, tensor<16x2xf32>, tensor<16x2xf32>, f32, tensor<?x?xi8>) {
   %c, %s, %z, %l = gptq.quantize_blocks %w, %u {config = #gptq.config<group_size = 32>} : tensor<16x64xf32>, tensor<64x64xf32> -> tensor<16x64xi8>, tensor<16x2xf32>
   %cd, %sd, %zd, %ld = gptq.quantize_blocks %wd, %ud {config = #gptq.config<group_size = 128, block_size = 32>} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, tensor<?x?xf32>
@@ -135,7 +135,7 @@ func.func @quantize_blocks_dynamic_groups(%w: tensor<16x64xf32>, %u: tensor<64x6
 // CHECK: gptq.quantize_blocks %[[W]], %[[U]] grid(%[[S]], %[[Z]], %[[G]] : tensor<16x1xf32>, tensor<16x1xf32>, tensor<64xi32>) {config = #gptq.config<>} : tensor<16x64xf32>, tensor<64x64xf32> -> tensor<16x64xi8>, tensor<16x1xf32>
 // CHECK: gptq.quantize_blocks %[[W]], %[[U]] grid(%[[SD]], %[[SD]], %[[GD]] : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>) {config = #gptq.config<group_size = 16, act_order = true, static_groups = true>} : tensor<16x64xf32>, tensor<64x64xf32> -> tensor<16x64xi8>, tensor<?x?xf32>
 // GENERIC-LABEL: sym_name = "quantize_blocks_fixed_grid"
-// GENERIC: "gptq.quantize_blocks"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}>
+// GENERIC: "gptq.quantize_blocks"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>}>
 func.func @quantize_blocks_fixed_grid(%w: tensor<16x64xf32>, %u: tensor<64x64xf32>, %s: tensor<16x1xf32>, %z: tensor<16x1xf32>, %g: tensor<64xi32>, %sd: tensor<?x?xf32>, %gd: tensor<?xi32>) -> (tensor<16x64xi8>, tensor<16x1xf32>, tensor<?x?xf32>, f32) {
   %c, %s1, %z1, %l = gptq.quantize_blocks %w, %u grid(%s, %z, %g : tensor<16x1xf32>, tensor<16x1xf32>, tensor<64xi32>) {config = #gptq.config<>} : tensor<16x64xf32>, tensor<64x64xf32> -> tensor<16x64xi8>, tensor<16x1xf32>
   %c2, %s2, %z2, %l2 = gptq.quantize_blocks %w, %u grid(%sd, %sd, %gd : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>) {config = #gptq.config<group_size = 16, act_order = true, static_groups = true>} : tensor<16x64xf32>, tensor<64x64xf32> -> tensor<16x64xi8>, tensor<?x?xf32>
@@ -228,8 +228,8 @@ func.func @unpack(%p: tensor<16x8xi32>, %pd: tensor<?x?xi32>, %n: index) -> (ten
 // CHECK: gptq.quantize_layer %[[W]], %[[H]] percdamp(%[[P]]) {config = #gptq.config<>} : tensor<16x64xf32>, tensor<64x64xf32> -> tensor<16x64xi8>, tensor<16x1xf32>, tensor<64xi32>
 // CHECK: return %[[C]], %[[S]], %[[Z]], %[[G]], %[[L]], %[[OK]],
 // GENERIC-LABEL: sym_name = "quantize_layer"
-// GENERIC: "gptq.quantize_layer"(%{{.*}}, %{{.*}}) <{config = #gptq.config<group_size = 32, act_order = true>}> : (tensor<16x64xf32>, tensor<64x64xf32>) -> (tensor<16x64xi8>, tensor<16x2xf32>, tensor<16x2xf32>, tensor<64xi32>, f32, i1)
-// GENERIC: "gptq.quantize_layer"(%{{.*}}, %{{.*}}, %{{.*}}) <{config = #gptq.config<>}> : (tensor<16x64xf32>, tensor<64x64xf32>, f32)
+// GENERIC: "gptq.quantize_layer"(%{{.*}}, %{{.*}}) <{config = #gptq.config<group_size = 32, act_order = true>, operandSegmentSizes = array<i32: 1, 1, 0, 0>}> : (tensor<16x64xf32>, tensor<64x64xf32>) -> (tensor<16x64xi8>, tensor<16x2xf32>, tensor<16x2xf32>, tensor<64xi32>, f32, i1)
+// GENERIC: "gptq.quantize_layer"(%{{.*}}, %{{.*}}, %{{.*}}) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 1, 0>}> : (tensor<16x64xf32>, tensor<64x64xf32>, f32)
 func.func @quantize_layer(%w: tensor<16x64xf32>, %h: tensor<64x64xf32>, %p: f32) -> (tensor<16x64xi8>, tensor<16x2xf32>, tensor<16x2xf32>, tensor<64xi32>, f32, i1, tensor<16x1xf32>) {
   %c, %s, %z, %g, %l, %ok = gptq.quantize_layer %w, %h {config = #gptq.config<group_size = 32, act_order = true>} : tensor<16x64xf32>, tensor<64x64xf32> -> tensor<16x64xi8>, tensor<16x2xf32>, tensor<64xi32>
   %c2, %s2, %z2, %g2, %l2, %ok2 = gptq.quantize_layer %w, %h percdamp(%p) {config = #gptq.config<>} : tensor<16x64xf32>, tensor<64x64xf32> -> tensor<16x64xi8>, tensor<16x1xf32>, tensor<64xi32>
@@ -245,4 +245,26 @@ func.func @quantize_layer_dynamic(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>, %p: 
   %c, %s, %z, %g, %l, %ok = gptq.quantize_layer %w, %h percdamp(%p) {config = #gptq.config<bits = 3, group_size = 128, sym = true, act_order = true, static_groups = true, percdamp = 0.05, block_size = 64, mse = true>} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xi32>
   %c2, %s2, %z2, %g2, %l2, %ok2 = gptq.quantize_layer %ws, %h {config = #gptq.config<group_size = 8>} : tensor<?x24xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, tensor<?x3xf32>, tensor<24xi32>
   return %c, %s2 : tensor<?x?xi8>, tensor<?x3xf32>
+}
+
+// -----
+
+// The width as a run-time value (`bits`), which replaces the config's.
+// CHECK-LABEL: func.func @run_time_bits
+// CHECK-SAME: (%[[W:.+]]: tensor<?x?xf32>, %[[H:.+]]: tensor<?x?xf32>, %[[U:.+]]: tensor<?x?xf32>, %[[P:.+]]: f32, %[[B:.+]]: i64)
+// CHECK: gptq.quantize_layer %[[W]], %[[H]] percdamp(%[[P]]) bits(%[[B]]) {config = #gptq.config<group_size = 32>}
+// CHECK: gptq.quantize_layer %[[W]], %[[H]] bits(%[[B]]) {config = #gptq.config<>}
+// CHECK: gptq.grid %[[W]] bits(%[[B]]) {config = #gptq.config<>} : tensor<?x?xf32> -> tensor<?x?xf32>
+// CHECK: gptq.quantize_blocks %[[W]], %[[U]] bits(%[[B]]) {config = #gptq.config<group_size = 32>}
+// CHECK: gptq.quantize_blocks %[[W]], %[[U]] grid(%{{.*}}, %{{.*}}, %{{.*}} : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>) bits(%[[B]]) {config = #gptq.config<>}
+// GENERIC-LABEL: sym_name = "run_time_bits"
+// GENERIC: "gptq.quantize_layer"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{config = #gptq.config<group_size = 32>, operandSegmentSizes = array<i32: 1, 1, 1, 1>}>
+// GENERIC: "gptq.quantize_layer"(%{{.*}}, %{{.*}}, %{{.*}}) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 0, 1>}>
+func.func @run_time_bits(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>, %u: tensor<?x?xf32>, %p: f32, %b: i64) -> (tensor<?x?xi8>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xi8>) {
+  %c, %s, %z, %g, %l, %ok = gptq.quantize_layer %w, %h percdamp(%p) bits(%b) {config = #gptq.config<group_size = 32>} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xi32>
+  %c2, %s2, %z2, %g2, %l2, %ok2 = gptq.quantize_layer %w, %h bits(%b) {config = #gptq.config<>} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xi32>
+  %gs, %gz = gptq.grid %w bits(%b) {config = #gptq.config<>} : tensor<?x?xf32> -> tensor<?x?xf32>
+  %c3, %s3, %z3, %l3 = gptq.quantize_blocks %w, %u bits(%b) {config = #gptq.config<group_size = 32>} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, tensor<?x?xf32>
+  %c4, %s4, %z4, %l4 = gptq.quantize_blocks %w, %u grid(%gs, %gz, %g2 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>) bits(%b) {config = #gptq.config<>} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, tensor<?x?xf32>
+  return %c, %c2, %gs, %c3, %c4 : tensor<?x?xi8>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xi8>
 }

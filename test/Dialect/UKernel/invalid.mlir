@@ -439,6 +439,6 @@ func.func @quantize_mask_type(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: t
 // generic form can.
 func.func @quantize_partial_grids(%w: tensor<8x64xf32>, %u: tensor<64x64xf32>, %c: tensor<8x64xi8>, %s: tensor<8x1xf32>) {
   // expected-error @+1 {{expects fixed grids as scales, zeros and a group map together}}
-  %q:4 = "gptq_ukernel.quantize_blocks"(%w, %u, %s, %c, %s, %s) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 3>}> : (tensor<8x64xf32>, tensor<64x64xf32>, tensor<8x1xf32>, tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>) -> (tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>, f32)
+  %q:4 = "gptq_ukernel.quantize_blocks"(%w, %u, %s, %c, %s, %s) <{config = #gptq.config<>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 3>}> : (tensor<8x64xf32>, tensor<64x64xf32>, tensor<8x1xf32>, tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>) -> (tensor<8x64xi8>, tensor<8x1xf32>, tensor<8x1xf32>, f32)
   return
 }

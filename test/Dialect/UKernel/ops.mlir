@@ -42,6 +42,14 @@ func.func @layer_tensors(%h: tensor<?x?xf32>, %d: f32, %e: tensor<?x?xf32>, %p: 
   return %u, %ok, %u2, %ok2, %q#3, %r#3 : tensor<?x?xf32>, i1, tensor<?x?xf32>, i1, f32, f32
 }
 
+// A run-time width.
+// CHECK-LABEL: func.func @run_time_bits
+// CHECK: gptq_ukernel.quantize_blocks ins(%{{.*}}, %{{.*}} : memref<8x64xf32>, memref<?x?xf32>) bits(%{{.*}}) outs(%{{.*}}, %{{.*}}, %{{.*}} : memref<8x64xi8>, memref<8x2xf32>, memref<8x2xf32>) {config = #gptq.config<group_size = 32>} -> f32
+func.func @run_time_bits(%w: memref<8x64xf32>, %u: memref<?x?xf32>, %c: memref<8x64xi8>, %g: memref<8x2xf32>, %b: i64) -> f32 {
+  %loss = gptq_ukernel.quantize_blocks ins(%w, %u : memref<8x64xf32>, memref<?x?xf32>) bits(%b) outs(%c, %g, %g : memref<8x64xi8>, memref<8x2xf32>, memref<8x2xf32>) {config = #gptq.config<group_size = 32>} -> f32
+  return %loss : f32
+}
+
 // CHECK-LABEL: func.func @layer_buffers
 // CHECK: %{{.*}} = gptq_ukernel.damped_cholesky ins(%{{.*}} : memref<?x?xf32>) percdamp(%{{.*}}) outs(%{{.*}} : memref<?x?xf32>) {block = 128 : i64} -> i1
 // CHECK: %{{.*}} = gptq_ukernel.quantize_blocks ins(%{{.*}}, %{{.*}} : memref<8x64xf32>, memref<?x?xf32>) outs(%{{.*}}, %{{.*}}, %{{.*}} : memref<8x64xi8>, memref<8x2xf32>, memref<8x2xf32>) {config = #gptq.config<group_size = 32>} -> f32

@@ -458,3 +458,14 @@ DequantizeOp::generateResultTileValue(OpBuilder &b, unsigned,
                                       ArrayRef<OpFoldResult> sizes) {
   return getTiledImplementation(b, offsets, sizes);
 }
+
+Value mlir::gptq::buildMaxQ(OpBuilder &b, Location loc, ConfigAttr config,
+                            Value bits) {
+  if (!bits)
+    return arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(static_cast<double>(config.getMaxQ())));
+  Value one = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 1);
+  Value codes = arith::ShLIOp::create(b, loc, one, bits);
+  Value maxq = arith::SubIOp::create(b, loc, codes, one);
+  return arith::SIToFPOp::create(b, loc, b.getF32Type(), maxq);
+}

@@ -42,16 +42,16 @@ struct DecomposeQuantizeLayer : OpRewritePattern<QuantizeLayerOp> {
     // Per-row grids come from the weights before dead inputs are zeroed.
     Value scales, zeros;
     if (perRow) {
-      auto grid =
-          GridOp::create(rewriter, loc, gridType, gridType, weight, config);
+      auto grid = GridOp::create(rewriter, loc, gridType, gridType, weight,
+                                 op.getBits(), config);
       scales = grid.getScales();
       zeros = grid.getZeros();
     }
     Value masked =
         MaskDeadInputsOp::create(rewriter, loc, weightType, weight, hessian);
     if (config.getStaticGroups()) {
-      auto grid =
-          GridOp::create(rewriter, loc, gridType, gridType, masked, config);
+      auto grid = GridOp::create(rewriter, loc, gridType, gridType, masked,
+                                 op.getBits(), config);
       scales = grid.getScales();
       zeros = grid.getZeros();
     }
@@ -89,7 +89,8 @@ struct DecomposeQuantizeLayer : OpRewritePattern<QuantizeLayerOp> {
     Type codesType = op.getCodes().getType();
     auto blocks = QuantizeBlocksOp::create(
         rewriter, loc, codesType, gridType, gridType, rewriter.getF32Type(),
-        ordered, chol.getFactor(), scales, zeros, groupMap, config);
+        ordered, chol.getFactor(), scales, zeros, groupMap, op.getBits(),
+        config);
 
     Value codes = blocks.getCodes();
     if (perm)

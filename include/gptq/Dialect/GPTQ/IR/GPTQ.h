@@ -4,6 +4,7 @@
 #define GPTQ_DIALECT_GPTQ_IR_GPTQ_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
@@ -28,6 +29,11 @@ namespace gptq {
 /// the reference's order, which no model-level rewrite (such as
 /// gptq-reassociate-reductions) may change.
 constexpr llvm::StringLiteral kLibraryFunctionAttr = "gptq.library";
+
+/// The largest integer code, 2^bits - 1, as the f32 value the grid kernels
+/// take: of `bits` (an i64 value, an op's run-time width) when given, else
+/// of `config`'s width, as a constant.
+Value buildMaxQ(OpBuilder &b, Location loc, ConfigAttr config, Value bits);
 } // namespace gptq
 } // namespace mlir
 

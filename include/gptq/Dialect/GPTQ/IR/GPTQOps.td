@@ -162,17 +162,20 @@ def GPTQ_GridOp : GPTQ_Op<"grid",
     of `group_size` columns in the given column order (the last one may be
     short), or one group per row when `group_size` is -1. Returns `scales`
     and integer-valued `zeros`, `rows x groups`. Bits, symmetry and the MSE
-    search come from `config`.
+    search come from `config`; `bits`, when given, replaces its width (2 to
+    8, checked when the code runs).
 
     ```mlir
     %s, %z = gptq.grid %w {config = #gptq.config<group_size = 128>}
         : tensor<?x?xf32> -> tensor<?x?xf32>
     ```
   }];
-  let arguments = (ins GPTQ_F32Matrix:$weight, GPTQ_ConfigAttr:$config);
+  let arguments = (ins GPTQ_F32Matrix:$weight, Optional<I64>:$bits,
+                   GPTQ_ConfigAttr:$config);
   let results = (outs GPTQ_F32Matrix:$scales, GPTQ_F32Matrix:$zeros);
   let assemblyFormat = [{
-    $weight attr-dict `:` type($weight) `->` type($scales)
+    $weight (`bits` `(` $bits^ `)`)? attr-dict `:` type($weight) `->`
+    type($scales)
   }];
   let hasVerifier = 1;
 }
@@ -196,6 +199,9 @@ def GPTQ_QuantizeBlocksOp : GPTQ_Op<"quantize_blocks",
     %group_map)` the grids are fixed: column `c` uses grid
     `group_map[c]` of the given `rows x groups` scales and zeros.
 
+    `bits`, when given, replaces the config's width (2 to 8, checked when
+    the code runs).
+
     Returns the integer codes in the given column order, the grids used
     (`rows x groups`) and the reference's summed loss.
 
@@ -209,13 +215,14 @@ def GPTQ_QuantizeBlocksOp : GPTQ_Op<"quantize_blocks",
                    Optional<GPTQ_F32Matrix>:$scales,
                    Optional<GPTQ_F32Matrix>:$zeros,
                    Optional<GPTQ_GroupIndex>:$groupMap,
-                   GPTQ_ConfigAttr:$config);
+                   Optional<I64>:$bits, GPTQ_ConfigAttr:$config);
   let results = (outs GPTQ_CodeMatrix:$codes, GPTQ_F32Matrix:$outScales,
                  GPTQ_F32Matrix:$outZeros, F32:$loss);
   let assemblyFormat = [{
     $weight `,` $factor
     (`grid` `(` $scales^ `,` $zeros `,` $groupMap `:` type($scales) `,`
        type($zeros) `,` type($groupMap) `)`)?
+    (`bits` `(` $bits^ `)`)?
     attr-dict `:` type($weight) `,` type($factor) `->`
     type($codes) `,` type($outScales)
   }];
@@ -320,14 +327,16 @@ def GPTQ_UnpackOp : GPTQ_Op<"unpack", [Pure, DeclareOpInterfaceMethods<ReifyRank
 }
 
 def GPTQ_QuantizeLayerOp : GPTQ_Op<"quantize_layer",
-    [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>, AllTypesMatch<["scales", "zeros"]>]> {
+    [Pure, AttrSizedOperandSegments, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>, AllTypesMatch<["scales", "zeros"]>]> {
   let summary = "GPTQ of one linear layer, from weights and Hessian";
   let description = [{
     The whole reference procedure for one layer: grids, dead inputs,
     act-order, damped Cholesky, blocked quantize-and-compensate, and the
     checkpoint layout of the result. `weight` is `rows x cols` (output x
     input features), `hessian` is `cols x cols`. `percdamp`, when given,
-    replaces the config's dampening (to escalate it without recompiling).
+    replaces the config's dampening (to escalate it without recompiling);
+    `bits`, when given, replaces the config's width (2 to 8, checked when
+    the code runs), so that one compiled function quantizes at every width.
 
     Returns the unsigned codes in original column order, per (row, group)
     `scales` and `zeros`, `g_idx`, the summed loss, and whether the
@@ -342,12 +351,14 @@ def GPTQ_QuantizeLayerOp : GPTQ_Op<"quantize_layer",
     ```
   }];
   let arguments = (ins GPTQ_F32Matrix:$weight, GPTQ_F32Matrix:$hessian,
-                   Optional<F32>:$percdamp, GPTQ_ConfigAttr:$config);
+                   Optional<F32>:$percdamp, Optional<I64>:$bits,
+                   GPTQ_ConfigAttr:$config);
   let results = (outs GPTQ_CodeMatrix:$codes, GPTQ_F32Matrix:$scales,
                  GPTQ_F32Matrix:$zeros, GPTQ_GroupIndex:$gIdx, F32:$loss,
                  I1:$ok);
   let assemblyFormat = [{
-    $weight `,` $hessian (`percdamp` `(` $percdamp^ `)`)? attr-dict
+    $weight `,` $hessian (`percdamp` `(` $percdamp^ `)`)?
+    (`bits` `(` $bits^ `)`)? attr-dict
     `:` type($weight) `,` type($hessian) `->` type($codes) `,` type($scales)
     `,` type($gIdx)
   }];

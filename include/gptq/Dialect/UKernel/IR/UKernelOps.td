@@ -171,7 +171,8 @@ def UKernel_QuantizeBlocksOp : UKernel_Op<"quantize_blocks", [
       `%perm`, which the kernel applies while it transposes `W`; with
       `permute_codes` the codes come back in `W`'s column order;
     - `masked(%hessian)`: the columns of dead inputs (`H[i, i] == 0`) are
-      zeroed as the kernel reads `W`.
+      zeroed as the kernel reads `W`;
+    - `bits(%b)`: the width (i64, 2 to 8) in place of the config's.
 
     The library's kernel (`__gptq_quantize_blocks`) compiled once per
     instruction set: the results are those of the kernel inlined in a
@@ -194,6 +195,7 @@ def UKernel_QuantizeBlocksOp : UKernel_Op<"quantize_blocks", [
       Optional<UKernel_Shaped>:$group_map,
       Optional<UKernel_Shaped>:$perm,
       Optional<UKernel_Shaped>:$mask_hessian,
+      Optional<I64>:$bits,
       Variadic<UKernel_Shaped>:$inits,
       GPTQ_ConfigAttr:$config,
       UnitAttr:$permute_codes);
@@ -204,6 +206,7 @@ def UKernel_QuantizeBlocksOp : UKernel_Op<"quantize_blocks", [
       type($zeros) `,` type($group_map) `)`)?
     (`permuted` `(` $perm^ `:` type($perm) `)`)?
     (`masked` `(` $mask_hessian^ `:` type($mask_hessian) `)`)?
+    (`bits` `(` $bits^ `)`)?
     `outs` `(` $inits `:` type($inits) `)`
     attr-dict `->` type(results)
   }];
