@@ -12,6 +12,8 @@
 #include "llvm/Support/Path.h"
 
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -288,6 +290,34 @@ TEST_F(JitTest, RejectsBadArguments) {
   ASSERT_FALSE(static_cast<bool>(rank));
   EXPECT_EQ(errorOf(rank.takeError()),
             "argument #1: expected float32 [?, ?], found float32 [9]");
+}
+
+TEST_F(JitTest, AProcessForkedWhileTheCacheIsWrittenDoesNotWaitForIt) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gptq-jit-fork", dir));
+  JitOptions options;
+  options.cacheDir = std::string(dir);
+  auto fn = compile("mask", options);
+  ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
+  // Forked as the entry's library is linked: the child has no writing
+  // thread, and waits for none (a hang would end at the alarm).
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::alarm(30);
+    waitForCacheWrites();
+    fn->reset();
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  // The parent's thread writes the entry.
+  waitForCacheWrites();
+  auto again = compile("mask", options);
+  ASSERT_TRUE(static_cast<bool>(again)) << errorOf(again.takeError());
+  EXPECT_TRUE((*again)->fromCache());
+  llvm::sys::fs::remove_directories(dir);
 }
 
 TEST_F(JitTest, SeveralEntriesShareOneModulesCode) {

@@ -67,12 +67,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
-#include <future>
 #include <link.h>
 #include <map>
 #include <memory>
@@ -80,6 +80,7 @@
 #include <new>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace mlir;
@@ -623,11 +624,32 @@ void warnCacheUnwritable(const JitOptions &options, llvm::Error err) {
       << "; running without the cache\n";
 }
 
-/// The cache entries this process is writing, by path: a lookup of one
-/// waits for its write rather than compiling the module again.
-struct PendingEntries {
+} // namespace
+
+/// A cache entry being written on a thread of its own.
+struct mlir::gptq::CacheWrite {
+  /// Returns once the entry is written (or failed to be); at once in a
+  /// process forked meanwhile, which has no writing thread (its parent
+  /// finishes the entry).
+  void wait();
   std::mutex mutex;
-  std::map<std::string, std::shared_future<void>> writes;
+  std::condition_variable written;
+  bool done = false;
+  /// The process whose thread writes it.
+  pid_t writer = 0;
+};
+
+namespace {
+/// The cache entries this process is writing, by path: a lookup of one
+/// waits for its write rather than compiling the module again, and the
+/// process waits for all before it ends.
+struct PendingEntries {
+  ~PendingEntries() {
+    for (auto &entry : writes)
+      entry.second->wait();
+  }
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<CacheWrite>> writes;
 };
 
 PendingEntries &pendingEntries() {
@@ -639,30 +661,37 @@ PendingEntries &pendingEntries() {
 /// of its own: the code is ready before its library is linked, and the
 /// link runs beside what the caller does next. A write that fails warns as
 /// a synchronous one would.
-std::shared_future<void>
+std::shared_ptr<CacheWrite>
 writeCacheEntryInBackground(std::string object, std::string path,
                             llvm::XXH128_hash_t digest, uint64_t flags,
                             const JitOptions &options) {
-  std::shared_future<void> write =
-      std::async(std::launch::async, [object = std::move(object), path, digest,
-                                      flags, toolName = options.toolName,
-                                      cacheDir = options.cacheDir] {
-        if (llvm::Error err = writeCacheEntry(object, path, digest, flags)) {
-          JitOptions where;
-          where.toolName = toolName;
-          where.cacheDir = cacheDir;
-          warnCacheUnwritable(where, std::move(err));
-        }
-      }).share();
-  PendingEntries &pending = pendingEntries();
-  std::lock_guard<std::mutex> lock(pending.mutex);
-  pending.writes[path] = write;
+  auto write = std::make_shared<CacheWrite>();
+  write->writer = ::getpid();
+  {
+    PendingEntries &pending = pendingEntries();
+    std::lock_guard<std::mutex> lock(pending.mutex);
+    pending.writes[path] = write;
+  }
+  std::thread([write, object = std::move(object), path, digest, flags,
+               toolName = options.toolName, cacheDir = options.cacheDir] {
+    if (llvm::Error err = writeCacheEntry(object, path, digest, flags)) {
+      JitOptions where;
+      where.toolName = toolName;
+      where.cacheDir = cacheDir;
+      warnCacheUnwritable(where, std::move(err));
+    }
+    {
+      std::lock_guard<std::mutex> lock(write->mutex);
+      write->done = true;
+    }
+    write->written.notify_all();
+  }).detach();
   return write;
 }
 
 /// Waits for this process's write of the cache entry `path`, if any.
 void waitForCacheEntry(const std::string &path) {
-  std::shared_future<void> write;
+  std::shared_ptr<CacheWrite> write;
   {
     PendingEntries &pending = pendingEntries();
     std::lock_guard<std::mutex> lock(pending.mutex);
@@ -672,22 +701,29 @@ void waitForCacheEntry(const std::string &path) {
     write = it->second;
     pending.writes.erase(it);
   }
-  write.wait();
+  write->wait();
 }
 } // namespace
 
+void CacheWrite::wait() {
+  // A process forked while the entry was written has no writing thread:
+  // its parent finishes the entry.
+  if (::getpid() != writer)
+    return;
+  std::unique_lock<std::mutex> lock(mutex);
+  written.wait(lock, [&] { return done; });
+}
+
 void mlir::gptq::waitForCacheWrites() {
-  std::map<std::string, std::shared_future<void>> writes;
+  std::map<std::string, std::shared_ptr<CacheWrite>> writes;
   {
     PendingEntries &pending = pendingEntries();
     std::lock_guard<std::mutex> lock(pending.mutex);
     writes.swap(pending.writes);
   }
   for (auto &entry : writes)
-    entry.second.wait();
+    entry.second->wait();
 }
-
-namespace {} // namespace
 
 namespace {
 /// The command-line options shared by the tools that compile. They exist
@@ -749,8 +785,8 @@ JitOptions mlir::gptq::jitOptionsFromCommandLine(llvm::StringRef toolName) {
 }
 
 CompiledCode::~CompiledCode() {
-  if (write.valid())
-    write.wait();
+  if (write)
+    write->wait();
   if (library)
     dlclose(library);
 }

@@ -25,7 +25,6 @@
 
 #include <cstdlib>
 #include <functional>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -187,6 +186,9 @@ llvm::Expected<EntrySignature> entrySignature(ModuleOp module,
 /// reject one of them for its types.
 std::vector<std::string> entryNames(ModuleOp module);
 
+/// A cache entry being written on a thread of its own (Jit.cpp).
+struct CacheWrite;
+
 /// The code of one compiled module, which the functions compiled from it
 /// share: the JIT's engine, or the cached library it was loaded from.
 struct CompiledCode {
@@ -195,7 +197,7 @@ struct CompiledCode {
   void *library = nullptr;
   /// The write of its cache entry, which runs beside the caller's work and
   /// is waited for before the code goes.
-  std::shared_future<void> write;
+  std::shared_ptr<CacheWrite> write;
 };
 
 /// A function of an MLIR module, compiled for the host CPU.
