@@ -49,6 +49,12 @@ struct StageCutter {
   std::vector<std::shared_ptr<CalibrationStage>> stages;
   std::vector<int64_t> stageOf;
   llvm::DenseMap<Value, bool> dataCarrying;
+  /// The ops between each layer's weight source and its contraction (the
+  /// casts, transposes and broadcasts that gptq-list-linears sees through):
+  /// like constants, they belong to no stage and are made again in each
+  /// stage that reads them, from the weight itself, so that a stage's
+  /// second function computes its layers from their quantized weights.
+  llvm::DenseSet<Operation *> weightChain;
 
   InFlightDiagnostic fail(Location loc) {
     return emitError(loc) << passName << ": ";
@@ -188,14 +194,15 @@ LogicalResult StageCutter::materialize(CalibrationStage &stage, unsigned index,
     return success();
   }
   auto cloneWithOperands = [&]() -> LogicalResult {
-    for (Value operand : def->getOperands())
+    for (Value operand : usedValues(def))
       if (failed(materialize(stage, index, operand, b)))
         return failure();
     b.clone(*def, stage.map);
     return success();
   };
   if (def->hasTrait<OpTrait::ConstantLike>() ||
-      isa<ml_program::GlobalLoadConstOp>(def) || isConstantDerived(def))
+      isa<ml_program::GlobalLoadConstOp>(def) || isConstantDerived(def) ||
+      weightChain.contains(def))
     return cloneWithOperands();
   auto it = opIndex.find(def);
   if (it == opIndex.end())
@@ -266,6 +273,19 @@ LogicalResult StageCutter::build() {
   Block &body = func.getBody().front();
   for (auto [i, op] : llvm::enumerate(body.without_terminator()))
     opIndex[&op] = i;
+  // torch-mlir writes a weight as constant -> linalg.transpose ->
+  // broadcasting linalg.generic -> contraction, right before the
+  // contraction: left where it is, the chain would fall in the previous
+  // stage and its result (the float weight) cross into the layer's stage as
+  // an activation.
+  for (const LinearLayer *layer : layers) {
+    if (!layerOfWeight.contains(layer->weightSource))
+      continue;
+    for (Operation *op = layer->weightOperand.getDefiningOp();
+         op && op != layer->weightSource && op->getNumOperands() > 0;
+         op = op->getOperand(0).getDefiningOp())
+      weightChain.insert(op);
+  }
   for (auto &[key, members] : groups) {
     auto stage = std::make_shared<CalibrationStage>();
     stage->layers = members;
@@ -324,9 +344,10 @@ LogicalResult StageCutter::build() {
       unsigned at = opIndex.lookup(&op);
       if (at < begin || at > stage.end)
         continue;
-      // Constants are made where they are used.
+      // Constants, and the chains that lead a weight to its contraction,
+      // are made where they are used.
       if (op.hasTrait<OpTrait::ConstantLike>() || isStageArgument(&op) ||
-          isConstantDerived(&op))
+          isConstantDerived(&op) || weightChain.contains(&op))
         continue;
       for (Value v : usedValues(&op))
         if (failed(materialize(stage, index, v, b))) {

@@ -93,7 +93,11 @@ struct CalibrationStages {
 /// `layerOfWeight` maps each layer's weight constant to its index: a
 /// stage's second function reads that weight as an argument (the quantized
 /// one). Large float constants become arguments too, so that stages that
-/// differ only in their weights print alike. Errors (an entry that cannot
+/// differ only in their weights print alike. The ops between a layer's
+/// weight and its contraction (the casts, transposes and broadcasts that
+/// the analysis sees through) belong to no stage: like constants, they are
+/// made again in each stage that reads them, so that no weight crosses
+/// between stages as an activation. Errors (an entry that cannot
 /// be cut so) are emitted at the op, after "`passName`: ".
 FailureOr<CalibrationStages>
 cutCalibrationStages(ModuleOp module, func::FuncOp func,
