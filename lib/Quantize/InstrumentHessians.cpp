@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Quantize/EntryFunction.h"
 #include "gptq/Quantize/LinearLayers.h"
 #include "gptq/Quantize/Passes.h"
 
@@ -48,13 +49,13 @@ struct InstrumentHessiansPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto func = module.lookupSymbol<func::FuncOp>(entry);
-    if (!func) {
-      fail(module.getLoc())
-          << "no function '@" << entry
-          << "' in the module (set the entry with entry=NAME)";
+    auto entryFunc = findEntryFunction(module, entry);
+    if (!entryFunc) {
+      fail(module.getLoc()) << llvm::toString(entryFunc.takeError());
       return;
     }
+    func::FuncOp func = *entryFunc;
+    StringRef entry = func.getSymName();
     if (func.isExternal()) {
       fail(func.getLoc()) << "'@" << entry
                           << "' is a declaration, expected a function with a "

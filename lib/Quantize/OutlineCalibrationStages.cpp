@@ -8,6 +8,7 @@
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Quantize/CalibrationStages.h"
+#include "gptq/Quantize/EntryFunction.h"
 #include "gptq/Quantize/LinearLayers.h"
 #include "gptq/Quantize/Passes.h"
 
@@ -49,11 +50,17 @@ struct OutlineCalibrationStagesPass
                             << "': expected layers, blocks or none";
       return;
     }
-    auto func = module.lookupSymbol<func::FuncOp>(entry);
-    if (!func || func.isExternal()) {
-      fail(module.getLoc())
-          << "no function '@" << entry
-          << "' with a body in the module (set it with entry=NAME)";
+    auto entryFunc = findEntryFunction(module, entry);
+    if (!entryFunc) {
+      fail(module.getLoc()) << llvm::toString(entryFunc.takeError());
+      return;
+    }
+    func::FuncOp func = *entryFunc;
+    StringRef entry = func.getSymName();
+    if (func.isExternal()) {
+      fail(func.getLoc()) << "'@" << entry
+                          << "' is a declaration, expected a function with a "
+                             "body";
       return;
     }
     auto filter = LayerNameFilter::create(include, exclude);

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gptq/Quantize/QuantizeModel.h"
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Execution/CompileJobs.h"
 #include "gptq/Execution/Jit.h"
@@ -24,11 +25,11 @@
 #include "gptq/Quantize/ActivationStore.h"
 #include "gptq/Quantize/ApplyQuantized.h"
 #include "gptq/Quantize/CalibrationStages.h"
+#include "gptq/Quantize/EntryFunction.h"
 #include "gptq/Quantize/LinearLayers.h"
 #include "gptq/Quantize/MemoryEstimate.h"
 #include "gptq/Quantize/OutputError.h"
 #include "gptq/Quantize/Passes.h"
-#include "gptq/Quantize/QuantizeModel.h"
 #include "gptq/Quantize/QuantTypes.h"
 #include "gptq/Quantize/QuantizeLayer.h"
 #include "gptq/Runtime/Allocator.h"
@@ -576,7 +577,8 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   // sample along dimension 0.
   FunctionType type = func.getFunctionType();
   if (type.getNumInputs() != 1) {
-    fail(func.getLoc()) << "'@" << entry << "' takes " << type.getNumInputs()
+    fail(func.getLoc()) << "'@" << func.getSymName() << "' takes "
+                        << type.getNumInputs()
                         << " arguments; calibration takes one .npy for the "
                            "entry's only argument";
     return failure();
@@ -585,7 +587,8 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   std::optional<DType> want =
       argType ? dtypeOfElementType(argType.getElementType()) : std::nullopt;
   if (!want) {
-    fail(func.getLoc()) << "'@" << entry << "' takes " << type.getInput(0)
+    fail(func.getLoc()) << "'@" << func.getSymName() << "' takes "
+                        << type.getInput(0)
                         << "; calibration needs a ranked tensor of a numeric "
                            "type";
     return failure();
@@ -597,8 +600,8 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
         argType.isDynamicDim(d) || argType.getDimSize(d) == data->shape[d];
   if (!shapeOk || data->shape.empty() || data->shape[0] == 0) {
     fail(loc) << calibrationName() << ": found " << data->describe()
-              << ", expected " << dtypeName(*want) << " samples of '@" << entry
-              << "''s argument " << type.getInput(0)
+              << ", expected " << dtypeName(*want) << " samples of '@"
+              << func.getSymName() << "''s argument " << type.getInput(0)
               << " along dimension 0 (at least one sample)";
     return failure();
   }
@@ -612,8 +615,8 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
       return failure();
     }
   if (!argType.isDynamicDim(0) && argType.getDimSize(0) != calibrationBatch) {
-    fail(func.getLoc()) << "'@" << entry << "' takes a static batch of "
-                        << argType.getDimSize(0)
+    fail(func.getLoc()) << "'@" << func.getSymName()
+                        << "' takes a static batch of " << argType.getDimSize(0)
                         << "; set calibration-batch=" << argType.getDimSize(0);
     return failure();
   }
@@ -1289,10 +1292,16 @@ void QuantizeModelPass::runOnOperation() {
   }
 
   // The entry and its layers.
-  func = module.lookupSymbol<func::FuncOp>(entry);
-  if (!func || func.isExternal()) {
-    fail(loc) << "no function '@" << entry
-              << "' with a body in the module (set it with entry=NAME)";
+  auto entryFunc = findEntryFunction(module, entry);
+  if (!entryFunc) {
+    fail(loc) << llvm::toString(entryFunc.takeError());
+    return;
+  }
+  func = *entryFunc;
+  if (func.isExternal()) {
+    fail(func.getLoc()) << "'@" << func.getSymName()
+                        << "' is a declaration, expected a function with a "
+                           "body";
     return;
   }
   auto filter = LayerNameFilter::create(include, exclude);
@@ -1373,12 +1382,12 @@ void QuantizeModelPass::runOnOperation() {
   if (states.empty()) {
     if (found)
       fail(func.getLoc()) << "none of the " << found << " linear layers of '@"
-                          << entry << "' is selected (include='" << include
-                          << "', exclude='" << exclude
+                          << func.getSymName() << "' is selected (include='"
+                          << include << "', exclude='" << exclude
                           << "', classifier=" << (classifier ? "true" : "false")
                           << ")";
     else
-      fail(func.getLoc()) << "no linear layer in '@" << entry
+      fail(func.getLoc()) << "no linear layer in '@" << func.getSymName()
                           << "': no linalg contraction of an activation with "
                              "a constant 2-D float weight";
     return;
@@ -1420,9 +1429,9 @@ void QuantizeModelPass::runOnOperation() {
       state.uncalibrated = uncalibratedReason(func, layer);
   }
 
-  log() << kPassName << ": quantizing " << states.size()
-               << " linear layer" << (states.size() == 1 ? "" : "s") << " of '@"
-               << entry << "' with " << method << ", " << config << "\n";
+  log() << kPassName << ": quantizing " << states.size() << " linear layer"
+        << (states.size() == 1 ? "" : "s") << " of '@" << func.getSymName()
+        << "' with " << method << ", " << config << "\n";
 
   if (method == "rtn") {
     for (unsigned i = 0; i < states.size(); ++i)
@@ -1519,7 +1528,7 @@ void QuantizeModelPass::runOnOperation() {
   // The report: what report= writes as JSON and a pipeline gets as a
   // struct (io.report), made once.
   QuantizeModelReport summary;
-  summary.entry = entry;
+  summary.entry = func.getSymName().str();
   for (const LayerState &state : states) {
     const LinearLayer &layer = *state.layer;
     const LayerResult &r = *state.result;
@@ -1598,7 +1607,7 @@ void QuantizeModelPass::runOnOperation() {
           {"propagation_forward_seconds", seconds.second}});
     }
     llvm::json::Object doc{
-        {"entry", std::string(entry)},
+        {"entry", func.getSymName().str()},
         {"stages", std::move(stagesJson)},
         {"config", std::move(config_json)},
         {"layers", std::move(layersJson)},

@@ -3,7 +3,7 @@
 
 // No entry function.
 // RUN: not gptq-opt %s --split-input-file --gptq-instrument-hessians="entry=missing" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: error: gptq-instrument-hessians: no function '@missing' in the module (set the entry with entry=NAME)
+// MISSING: error: gptq-instrument-hessians: no function '@missing' in the module (functions with a body: @forward; set the entry with entry=NAME)
 
 // Selection: a pattern that is not a regular expression, or one that
 // leaves no layer.

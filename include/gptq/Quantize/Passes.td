@@ -113,8 +113,9 @@ def GPTQInstrumentHessians : Pass<"gptq-instrument-hessians", "ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
-           "The function to instrument">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "The function to instrument (default: @forward, else the only "
+           "public function with a body)">,
     Option<"include", "include", "std::string", /*default=*/"\"\"",
            "Instrument only the layers whose name matches this regular "
            "expression (anywhere in the name; anchor it with ^ and $)">,
@@ -162,8 +163,9 @@ def GPTQOutlineCalibrationStages
     ```
   }];
   let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
-           "The function to cut">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "The function to cut (default: @forward, else the only public "
+           "function with a body)">,
     Option<"include", "include", "std::string", /*default=*/"\"\"",
            "Only the layers whose name matches this regular expression "
            "(anywhere in the name; anchor it with ^ and $)">,
@@ -186,8 +188,10 @@ def GPTQOutlineCalibrationStages
 def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
   let summary = "GPTQ of every linear layer of a model, calibrated in the compiler";
   let description = [{
-    Quantizes the linear layers of the entry function (`entry`, default
-    `forward`; the layers of `gptq-list-linears`) and rewrites each weight
+    Quantizes the linear layers of the entry function (`entry`; by
+    default `forward`, or the module's only public function with a body,
+    as torch-mlir's `@torch_jit` or JAX's `@main`; the layers of
+    `gptq-list-linears`) and rewrites each weight
     to packed integer codes that `gptq.unpack` and `gptq.dequantize` turn
     back into the float weight the contraction reads.
 
@@ -360,9 +364,10 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     Option<"dumpStages", "dump-stages", "std::string", /*default=*/"\"\"",
            "Write the calibration functions (two per stage) to this MLIR "
            "file">,
-    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
            "The function whose layers are quantized and that calibration "
-           "runs (default forward)">,
+           "runs (default: @forward, else the only public function with a "
+           "body, as torch-mlir's @torch_jit or JAX's @main)">,
     Option<"calibrationBatch", "calibration-batch", "int64_t",
            /*default=*/"16", "Calibration samples per call of a stage (default 16)">,
     Option<"activationMemory", "activation-memory", "std::string",
