@@ -620,6 +620,18 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
                         << "; set calibration-batch=" << argType.getDimSize(0);
     return failure();
   }
+  // A static batch takes whole batches only: samples left over would be
+  // calibrated on by no one, while the report counted them.
+  if (int64_t batch = argType.getDimSize(0);
+      !argType.isDynamicDim(0) && data->shape[0] % batch) {
+    fail(loc) << calibrationName() << ": " << data->shape[0]
+              << " samples do not fill '@" << func.getSymName()
+              << "''s static batches of " << batch << " ("
+              << data->shape[0] % batch
+              << " would be left out): give a multiple of " << batch
+              << " samples, or a function of a dynamic batch";
+    return failure();
+  }
 
   // Batches along dimension 0.
   // Token ids against the model's vocabulary and context, when the module
@@ -653,8 +665,6 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
   std::vector<int64_t> batchStart;
   for (int64_t s = 0; s < samples; s += calibrationBatch) {
     int64_t n = std::min<int64_t>(calibrationBatch, samples - s);
-    if (!argType.isDynamicDim(0) && n != calibrationBatch)
-      break;
     std::vector<int64_t> shape = data->shape;
     shape[0] = n;
     batches.push_back(view(data->dtype, std::move(shape),
