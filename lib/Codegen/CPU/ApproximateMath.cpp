@@ -1,4 +1,4 @@
-//===- ApproximateMath.cpp - Vectorizable math.exp ------------------------===//
+//===- ApproximateMath.cpp - Vectorizable exp, erf and erfc ---------------===//
 
 #include "gptq/Codegen/CPU/Passes.h"
 
@@ -24,7 +24,9 @@ struct GPTQApproximateMathPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      return name == math::ExpOp::getOperationName();
+      return name == math::ExpOp::getOperationName() ||
+             name == math::ErfOp::getOperationName() ||
+             name == math::ErfcOp::getOperationName();
     });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
