@@ -633,13 +633,25 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     return failure();
   }
 
-  // Batches along dimension 0.
-  // Token ids against the model's vocabulary and context, when the module
-  // states them (the importers' gptq.model): before anything runs.
-  if (auto model = module->getAttrOfType<DictionaryAttr>("gptq.model");
-      model && (data->dtype == DType::I32 || data->dtype == DType::I64)) {
-    auto vocab = model.getAs<IntegerAttr>("vocab_size");
-    auto seqLen = model.getAs<IntegerAttr>("seq_len");
+  // Token ids against the vocabulary (vocab=, else the importers'
+  // gptq.model) and the model's context: before anything runs.
+  auto model = module->getAttrOfType<DictionaryAttr>("gptq.model");
+  if (vocab < 0) {
+    fail(loc) << "vocab=" << static_cast<int64_t>(vocab)
+              << ": expected a positive vocabulary size (0: the module's)";
+    return failure();
+  }
+  if ((model || vocab > 0) &&
+      (data->dtype == DType::I32 || data->dtype == DType::I64)) {
+    int64_t bound = vocab;
+    std::string range = "the range [0, vocab = " + std::to_string(bound) + ")";
+    if (bound == 0)
+      if (auto size = model.getAs<IntegerAttr>("vocab_size")) {
+        bound = size.getInt();
+        range =
+            "the model's range [0, vocab_size = " + std::to_string(bound) + ")";
+      }
+    auto seqLen = model ? model.getAs<IntegerAttr>("seq_len") : IntegerAttr();
     if (seqLen && data->shape.size() == 2 && data->shape[1] > seqLen.getInt()) {
       fail(loc) << calibrationName() << ": windows of "
                 << data->shape[1] << " tokens are longer than the model's "
@@ -647,15 +659,13 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
       return failure();
     }
     int64_t cols = data->shape.size() >= 2 ? data->shape.back() : 1;
-    for (int64_t i = 0, n = data->numElements(); vocab && i < n; ++i) {
+    for (int64_t i = 0, n = data->numElements(); bound > 0 && i < n; ++i) {
       int64_t id = data->dtype == DType::I32 ? data->as<int32_t>()[i]
                                              : data->as<int64_t>()[i];
-      if (id >= 0 && id < vocab.getInt())
+      if (id >= 0 && id < bound)
         continue;
-      fail(loc) << calibrationName() << ": token id " << id
-                << " at [" << i / cols << ", " << i % cols
-                << "] is out of the model's range [0, vocab_size = "
-                << vocab.getInt() << ")";
+      fail(loc) << calibrationName() << ": token id " << id << " at ["
+                << i / cols << ", " << i % cols << "] is out of " << range;
       return failure();
     }
   }

@@ -298,7 +298,8 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     Errors stop the pass with a diagnostic naming the layer or file: no
     linear layer, calibration data whose dtype or shape does not fit the
     entry's argument (or that the model's own checks reject, such as token
-    ids out of range), non-finite calibration activations, a Hessian that
+    ids out of range: out of `[0, vocab)`, or of the `vocab_size` of the
+    module's `gptq.model`), non-finite calibration activations, a Hessian that
     stays singular after escalation. Nothing is written then.
 
     **Files.** `report=`, `dump-hessians=` and `dump-stages=` must not name
@@ -370,6 +371,10 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "body, as torch-mlir's @torch_jit or JAX's @main)">,
     Option<"calibrationBatch", "calibration-batch", "int64_t",
            /*default=*/"16", "Calibration samples per call of a stage (default 16)">,
+    Option<"vocab", "vocab", "int64_t", /*default=*/"0",
+           "Token ids of integer calibration samples lie in [0, vocab) "
+           "(default: the module's gptq.model vocab_size, as our importers "
+           "write it; a module from another frontend has none)">,
     Option<"activationMemory", "activation-memory", "std::string",
            /*default=*/"\"25%\"",
            "Calibration activations kept in memory at most: bytes (with K, M, "
