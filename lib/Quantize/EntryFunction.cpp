@@ -8,13 +8,15 @@ using namespace mlir;
 using namespace mlir::gptq;
 
 namespace {
-llvm::Error error(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-} // namespace
-
-llvm::Expected<func::FuncOp> mlir::gptq::findEntryFunction(ModuleOp module,
-                                                           StringRef entry) {
+/// The function as findEntryFunction finds it, a declaration included, or
+/// the reason there is none.
+FailureOr<func::FuncOp>
+lookUpEntry(ModuleOp module, StringRef entry,
+            llvm::function_ref<InFlightDiagnostic(Location)> fail) {
+  auto error = [&](const llvm::Twine &message) {
+    fail(module.getLoc()) << message;
+    return failure();
+  };
   std::vector<func::FuncOp> bodies, publicBodies;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
@@ -54,4 +56,18 @@ llvm::Expected<func::FuncOp> mlir::gptq::findEntryFunction(ModuleOp module,
                llvm::Twine(publicBodies.size()) +
                " public functions with a body and no @forward (" +
                list(publicBodies) + "): set the entry with entry=NAME");
+}
+} // namespace
+
+FailureOr<func::FuncOp> mlir::gptq::findEntryFunction(
+    ModuleOp module, StringRef entry,
+    llvm::function_ref<InFlightDiagnostic(Location)> fail) {
+  FailureOr<func::FuncOp> func = lookUpEntry(module, entry, fail);
+  if (succeeded(func) && func->isExternal()) {
+    fail(func->getLoc()) << "'@" << func->getSymName()
+                         << "' is a declaration, expected a function with a "
+                            "body";
+    return failure();
+  }
+  return func;
 }

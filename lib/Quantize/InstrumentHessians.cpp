@@ -49,19 +49,12 @@ struct InstrumentHessiansPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto entryFunc = findEntryFunction(module, entry);
-    if (!entryFunc) {
-      fail(module.getLoc()) << llvm::toString(entryFunc.takeError());
+    FailureOr<func::FuncOp> entryFunc = findEntryFunction(
+        module, entry, [&](Location loc) { return fail(loc); });
+    if (failed(entryFunc))
       return;
-    }
     func::FuncOp func = *entryFunc;
     StringRef entry = func.getSymName();
-    if (func.isExternal()) {
-      fail(func.getLoc()) << "'@" << entry
-                          << "' is a declaration, expected a function with a "
-                             "body";
-      return;
-    }
     if (!func.getBody().hasOneBlock()) {
       fail(func.getLoc()) << "'@" << entry
                           << "' has more than one block, expected one";

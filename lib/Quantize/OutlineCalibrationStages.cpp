@@ -50,19 +50,12 @@ struct OutlineCalibrationStagesPass
                             << "': expected layers, blocks or none";
       return;
     }
-    auto entryFunc = findEntryFunction(module, entry);
-    if (!entryFunc) {
-      fail(module.getLoc()) << llvm::toString(entryFunc.takeError());
+    FailureOr<func::FuncOp> entryFunc = findEntryFunction(
+        module, entry, [&](Location loc) { return fail(loc); });
+    if (failed(entryFunc))
       return;
-    }
     func::FuncOp func = *entryFunc;
     StringRef entry = func.getSymName();
-    if (func.isExternal()) {
-      fail(func.getLoc()) << "'@" << entry
-                          << "' is a declaration, expected a function with a "
-                             "body";
-      return;
-    }
     auto filter = LayerNameFilter::create(include, exclude);
     if (!filter) {
       fail(module.getLoc()) << llvm::toString(filter.takeError());

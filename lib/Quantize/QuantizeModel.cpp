@@ -1312,18 +1312,11 @@ void QuantizeModelPass::runOnOperation() {
   }
 
   // The entry and its layers.
-  auto entryFunc = findEntryFunction(module, entry);
-  if (!entryFunc) {
-    fail(loc) << llvm::toString(entryFunc.takeError());
+  FailureOr<func::FuncOp> entryFunc =
+      findEntryFunction(module, entry, [&](Location at) { return fail(at); });
+  if (failed(entryFunc))
     return;
-  }
   func = *entryFunc;
-  if (func.isExternal()) {
-    fail(func.getLoc()) << "'@" << func.getSymName()
-                        << "' is a declaration, expected a function with a "
-                           "body";
-    return;
-  }
   auto filter = LayerNameFilter::create(include, exclude);
   if (!filter) {
     fail(loc) << llvm::toString(filter.takeError());

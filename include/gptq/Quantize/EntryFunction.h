@@ -13,19 +13,22 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/Support/Error.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace mlir {
 namespace gptq {
 
-/// The entry function of `module`: the function named `entry` when that is
-/// not empty (with a body or not: the caller says what it needs); else
-/// @forward, the name our importers write, when it has a body; else the
-/// only public function with a body; else a declared @forward, when there
-/// is no public function with a body. The error names the functions with a
-/// body that there are, and that `entry=NAME` chooses one.
-llvm::Expected<func::FuncOp> findEntryFunction(ModuleOp module,
-                                               llvm::StringRef entry);
+/// The entry function of `module`, with a body: the function named `entry`
+/// when that is not empty; else @forward, the name our importers write,
+/// when it has a body; else the only public function with a body; else a
+/// declared @forward, when there is no public function with a body. What
+/// is wrong goes to `fail` (at the module when there is no such function,
+/// naming the functions with a body and `entry=NAME`; at the function when
+/// it is a declaration), and the result is failure.
+FailureOr<func::FuncOp>
+findEntryFunction(ModuleOp module, llvm::StringRef entry,
+                  llvm::function_ref<InFlightDiagnostic(Location)> fail);
 
 } // namespace gptq
 } // namespace mlir
