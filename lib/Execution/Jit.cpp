@@ -613,14 +613,16 @@ llvm::StringRef compilerBuildIdentity() {
   return identity;
 }
 
-/// Warns, once per process, that the cache cannot be written.
-void warnCacheUnwritable(const JitOptions &options, llvm::Error err) {
+/// Warns, once per process, that the cache `cacheDir` cannot be written
+/// (the warning prefixed by `toolName`).
+void warnCacheUnwritable(StringRef toolName, StringRef cacheDir,
+                         llvm::Error err) {
   static std::atomic<bool> warned{false};
   std::string message = llvm::toString(std::move(err));
   if (warned.exchange(true))
     return;
-  llvm::WithColor::warning(llvm::errs(), options.toolName)
-      << "compiled code is not cached (" << options.cacheDir << "): " << message
+  llvm::WithColor::warning(llvm::errs(), toolName)
+      << "compiled code is not cached (" << cacheDir << "): " << message
       << "; running without the cache\n";
 }
 
@@ -674,12 +676,8 @@ writeCacheEntryInBackground(std::string object, std::string path,
   }
   std::thread([write, object = std::move(object), path, digest, flags,
                toolName = options.toolName, cacheDir = options.cacheDir] {
-    if (llvm::Error err = writeCacheEntry(object, path, digest, flags)) {
-      JitOptions where;
-      where.toolName = toolName;
-      where.cacheDir = cacheDir;
-      warnCacheUnwritable(where, std::move(err));
-    }
+    if (llvm::Error err = writeCacheEntry(object, path, digest, flags))
+      warnCacheUnwritable(toolName, cacheDir, std::move(err));
     {
       std::lock_guard<std::mutex> lock(write->mutex);
       write->done = true;
@@ -1133,6 +1131,15 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
       lowered || (!options.pipeline && !buildIdentity.empty());
   llvm::SmallString<256> cachePath;
   llvm::XXH128_hash_t digest{0, 0};
+  // Records in each function how its results are released, from the
+  // entry flags (kEntry*) of its lowering or of the cache entry.
+  auto releaseResultsAs = [&](uint64_t flags) {
+    for (auto &fn : fns) {
+      fn->packed.runtimeAllocator = flags & kEntryRuntimeAllocator;
+      if (flags & kEntryManagedResults)
+        fn->packed.freeResult = gptq_cuda_free_managed;
+    }
+  };
   // Sets each function's compile time, when its code is ready.
   auto finish = [&]() {
     double seconds =
@@ -1156,12 +1163,9 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
     if (!cachedCode)
       return false;
     code->library = cachedCode->library;
-    for (auto [fn, function] : llvm::zip_equal(fns, cachedCode->functions)) {
+    for (auto [fn, function] : llvm::zip_equal(fns, cachedCode->functions))
       fn->packed.function = function;
-      fn->packed.runtimeAllocator = cachedCode->flags & kEntryRuntimeAllocator;
-      if (cachedCode->flags & kEntryManagedResults)
-        fn->packed.freeResult = gptq_cuda_free_managed;
-    }
+    releaseResultsAs(cachedCode->flags);
     return true;
   };
   if (cached && keyBeforeLowering && loadCached())
@@ -1176,17 +1180,13 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
   }
 
   // Results are released with the allocator that made them.
-  bool runtimeAllocator =
-      module->lookupSymbol("_mlir_memref_to_llvm_alloc") ||
-      module->lookupSymbol("_mlir_memref_to_llvm_aligned_alloc");
-  bool managedResults = module->lookupSymbol("mgpuMemAlloc");
-  for (auto &fn : fns) {
-    fn->packed.runtimeAllocator = runtimeAllocator;
-    if (managedResults)
-      fn->packed.freeResult = gptq_cuda_free_managed;
-  }
-  uint64_t entryFlags = (runtimeAllocator ? kEntryRuntimeAllocator : 0) |
-                        (managedResults ? kEntryManagedResults : 0);
+  uint64_t entryFlags =
+      (module->lookupSymbol("_mlir_memref_to_llvm_alloc") ||
+               module->lookupSymbol("_mlir_memref_to_llvm_aligned_alloc")
+           ? kEntryRuntimeAllocator
+           : 0) |
+      (module->lookupSymbol("mgpuMemAlloc") ? kEntryManagedResults : 0);
+  releaseResultsAs(entryFlags);
 
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
@@ -1284,7 +1284,8 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
   if (!cachePath.empty()) {
     auto object = compiledObject(*code->engine);
     if (!object)
-      warnCacheUnwritable(options, object.takeError());
+      warnCacheUnwritable(options.toolName, options.cacheDir,
+                          object.takeError());
     else
       code->write =
           writeCacheEntryInBackground(std::move(*object), cachePath.str().str(),
