@@ -44,6 +44,31 @@ func.func private @hidden(%w: tensor<2xf32>) -> tensor<2xf32> {
 }
 )mlir";
 
+/// A cache folder of a test's own, removed at its end once this process
+/// has written its entries (they are linked in the background).
+struct TempCache {
+  explicit TempCache(llvm::StringRef prefix) {
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory(prefix, dir));
+    options.cacheDir = std::string(dir);
+  }
+  ~TempCache() {
+    waitForCacheWrites();
+    llvm::sys::fs::remove_directories(dir);
+  }
+  /// The folder's files, once written.
+  std::vector<std::string> files() const {
+    waitForCacheWrites();
+    std::vector<std::string> paths;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+         it.increment(ec))
+      paths.push_back(it->path());
+    return paths;
+  }
+  llvm::SmallString<128> dir;
+  JitOptions options;
+};
+
 class JitTest : public ::testing::Test {
 protected:
   JitTest() {
@@ -136,20 +161,14 @@ TEST_F(JitTest, LowersWithTheCallersPipeline) {
 }
 
 TEST_F(JitTest, OnlyTheEntrysPackedWrapperIsCompiled) {
-  llvm::SmallString<128> dir;
-  ASSERT_FALSE(
-      llvm::sys::fs::createUniqueDirectory("gptq-jit-wrappers", dir));
-  JitOptions options;
-  options.cacheDir = std::string(dir);
+  TempCache cache("gptq-jit-wrappers");
+  JitOptions options = cache.options;
   auto fn = compile("mask", options);
   ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
-  waitForCacheWrites();
-  std::error_code ec;
   std::string library;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec))
-    if (llvm::sys::path::extension(it->path()) == ".so")
-      library = it->path();
+  for (const std::string &path : cache.files())
+    if (llvm::sys::path::extension(path) == ".so")
+      library = path;
   ASSERT_FALSE(library.empty());
   void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(handle, nullptr) << dlerror();
@@ -159,15 +178,11 @@ TEST_F(JitTest, OnlyTheEntrysPackedWrapperIsCompiled) {
   // function, the entry's own among them.
   EXPECT_EQ(dlsym(handle, "_mlir_mask"), nullptr);
   dlclose(handle);
-  waitForCacheWrites();
-  llvm::sys::fs::remove_directories(dir);
 }
 
 TEST_F(JitTest, TheCacheKeysTheModuleWithItsPipeline) {
-  llvm::SmallString<128> dir;
-  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gptq-jit-keys", dir));
-  JitOptions options;
-  options.cacheDir = std::string(dir);
+  TempCache cache("gptq-jit-keys");
+  JitOptions options = cache.options;
   auto first = compile("twice", options);
   ASSERT_TRUE(static_cast<bool>(first)) << errorOf(first.takeError());
   EXPECT_FALSE((*first)->fromCache());
@@ -215,8 +230,6 @@ TEST_F(JitTest, TheCacheKeysTheModuleWithItsPipeline) {
   ASSERT_TRUE(static_cast<bool>(sixth)) << errorOf(sixth.takeError());
   EXPECT_TRUE((*sixth)->fromCache());
   EXPECT_EQ(built, 2);
-  waitForCacheWrites();
-  llvm::sys::fs::remove_directories(dir);
 }
 
 TEST_F(JitTest, ResultsSharingABufferAreEachValid) {
@@ -293,10 +306,8 @@ TEST_F(JitTest, RejectsBadArguments) {
 }
 
 TEST_F(JitTest, AProcessForkedWhileTheCacheIsWrittenDoesNotWaitForIt) {
-  llvm::SmallString<128> dir;
-  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gptq-jit-fork", dir));
-  JitOptions options;
-  options.cacheDir = std::string(dir);
+  TempCache cache("gptq-jit-fork");
+  JitOptions options = cache.options;
   auto fn = compile("mask", options);
   ASSERT_TRUE(static_cast<bool>(fn)) << errorOf(fn.takeError());
   // Forked as the entry's library is linked: the child has no writing
@@ -317,14 +328,11 @@ TEST_F(JitTest, AProcessForkedWhileTheCacheIsWrittenDoesNotWaitForIt) {
   auto again = compile("mask", options);
   ASSERT_TRUE(static_cast<bool>(again)) << errorOf(again.takeError());
   EXPECT_TRUE((*again)->fromCache());
-  llvm::sys::fs::remove_directories(dir);
 }
 
 TEST_F(JitTest, SeveralEntriesShareOneModulesCode) {
-  llvm::SmallString<128> dir;
-  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gptq-jit-entries", dir));
-  JitOptions options;
-  options.cacheDir = std::string(dir);
+  TempCache cache("gptq-jit-entries");
+  JitOptions options = cache.options;
   auto compileBoth = [&]() {
     OwningOpRef<ModuleOp> module =
         parseSourceString<ModuleOp>(kModule, ParserConfig(context.get()));
@@ -357,16 +365,8 @@ TEST_F(JitTest, SeveralEntriesShareOneModulesCode) {
     for (auto &fn : *fns)
       EXPECT_EQ(fn->fromCache(), again);
     // One cache entry for both.
-    waitForCacheWrites();
-    size_t entries = 0;
-    std::error_code ec;
-    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-         it.increment(ec))
-      ++entries;
-    EXPECT_EQ(entries, 1u);
+    EXPECT_EQ(cache.files().size(), 1u);
   }
-  waitForCacheWrites();
-  llvm::sys::fs::remove_directories(dir);
 
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(kModule, ParserConfig(context.get()));
@@ -492,10 +492,8 @@ TEST_F(JitWeightsTest, WeightsBecomeArgumentsPassedInPlace) {
 }
 
 TEST_F(JitWeightsTest, OtherWeightsReuseTheCachedCode) {
-  llvm::SmallString<128> dir;
-  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gptq-jit-weights", dir));
-  JitOptions options;
-  options.cacheDir = std::string(dir);
+  TempCache cache("gptq-jit-weights");
+  JitOptions options = cache.options;
   auto first = compileWeights(0.5f, options);
   ASSERT_TRUE(static_cast<bool>(first)) << errorOf(first.takeError());
   EXPECT_FALSE((*first)->fromCache());
@@ -514,7 +512,5 @@ TEST_F(JitWeightsTest, OtherWeightsReuseTheCachedCode) {
   ASSERT_TRUE(static_cast<bool>(fourth)) << errorOf(fourth.takeError());
   EXPECT_FALSE((*fourth)->fromCache());
   expectResults(**fourth, -2.0f);
-  waitForCacheWrites();
-  llvm::sys::fs::remove_directories(dir);
 }
 } // namespace
