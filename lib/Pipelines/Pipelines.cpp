@@ -298,6 +298,9 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
     // The launches on the host's cores, lowered as the CPU pipeline lowers
     // its loops.
     pm.addPass(createGPTQLaunchesToCPU());
+    // Math functions that the CPU cannot take from LLVM (erf, ...), as the
+    // CPU pipeline computes them; real kernels use libdevice's.
+    pm.addPass(createGPTQApproximateMath());
     addControlFlowAndViews(pm);
     addHostToLLVM(pm, FinalizeMemRefToLLVMConversionPassOptions(),
                   createConvertOpenMPToLLVMPass());

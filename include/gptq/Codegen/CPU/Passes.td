@@ -78,27 +78,6 @@ def GPTQReassociateReductions
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
-def GPTQApproximateMath : Pass<"gptq-approximate-math"> {
-  let summary = "Polynomial approximations of math.exp, erf and erfc that vectorize";
-  let description = [{
-    Replaces float32 `math.exp` (scalar or vector) with upstream's
-    polynomial approximation in `arith` ops (range reduction to
-    `[-ln 2 / 2, ln 2 / 2]` and a polynomial, exact to a few ulp), which
-    LLVM vectorizes with the loop around it. The libm call it replaces runs
-    one element at a time; softmax over attention scores and SiLU call it
-    once per element.
-
-    `math.erf` and `math.erfc` (the exact GELU of GPT-2, BERT and
-    `torch.nn.GELU()`) get upstream's rational approximations the same
-    way: LLVM IR has no instruction for them, and a libm call would tie
-    the code to the C library (and break IREE on the lowered form).
-  }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-    "::mlir::vector::VectorDialect"
-  ];
-}
-
 def GPTQSerializeLoneIterations : Pass<"gptq-serialize-lone-iterations"> {
   let summary = "Run OpenMP parallel loops of one iteration without a team";
   let description = [{

@@ -266,4 +266,42 @@ def GPTQHoistDeallocs : Pass<"gptq-hoist-deallocs"> {
   }];
 }
 
+def GPTQApproximateMath : Pass<"gptq-approximate-math"> {
+  let summary = "Math functions as arithmetic where LLVM has no instruction "
+                "for them or the C library's call would not vectorize";
+  let description = [{
+    Rewrites the `math` ops that the C library would otherwise compute one
+    element at a time, or that LLVM IR cannot express at all, into `arith`
+    (and `math` ops LLVM has instructions for), scalar or vector:
+
+    - `math.exp`, `math.tanh`, `math.erf`, `math.erfc`, `math.log1p`,
+      `math.expm1` and `math.cbrt` of float32 become upstream's polynomial
+      approximations (a few ulp; `cbrt` 18): LLVM vectorizes them with the
+      loop around them. Softmax and SiLU call `exp` once per element, GELU
+      `tanh` or `erf` (the exact GELU of GPT-2, BERT and
+      `torch.nn.GELU()`); LLVM IR has no instruction for `erf`, `erfc` or
+      `cbrt`, and computes `log1p` and `expm1` as `log(1 + x)` and
+      `exp(x) - 1`, which lose all precision near zero.
+    - `math.asinh`, `math.acosh` and `math.atanh` become `log1p` of
+      arguments that do not cancel (`asinh(x) = log1p(|x| + x^2 / (1 +
+      sqrt(1 + x^2)))` with the sign of x, `acosh(1 + t) = log1p(t +
+      sqrt(2 t + t^2))`, `atanh(x) = log1p(2 |x| / (1 - |x|)) / 2` with the
+      sign of x), and `log(2 |x|)` beyond 4096 for the first two.
+    - Any of these on float16 or bfloat16 is computed in float32 and
+      rounded back.
+
+    Other math ops (`sin`, `cos`, `log`, `exp2`, `powf`, `fpowi`, `rsqrt`,
+    ...) are left to the LLVM conversion: instructions or intrinsics that
+    become the C library's functions on the CPU (whose range reduction
+    keeps rotary embeddings of long sequences exact). The CPU pipeline runs
+    this pass on its loops before the LLVM conversion, and so does the GPU
+    pipeline when it emulates kernels on the CPU; real GPU kernels take
+    every math op from CUDA's libdevice instead.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // GPTQ_CODEGEN_COMMON_PASSES_TD
