@@ -563,8 +563,7 @@ std::vector<const LinearLayer *> mlir::gptq::selectQuantizedLayers(
     ++found;
     if (!filter.selects(layer.name))
       continue;
-    bool outsideBlocks = linears.blocksFromNames() && !layer.block;
-    if ((layer.sharedWeight || outsideBlocks) && !classifier)
+    if ((layer.sharedWeight || layer.classifier) && !classifier)
       continue;
     selected.push_back(&layer);
   }

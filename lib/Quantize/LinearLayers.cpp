@@ -9,7 +9,9 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -206,10 +208,104 @@ std::optional<LinearLayer> mlir::gptq::matchLinearLayer(Operation *op) {
 
 namespace {
 
-std::optional<StringRef> locationName(Location loc) {
-  if (auto name = loc->findInstanceOf<NameLoc>())
-    return name.getName().getValue();
-  return std::nullopt;
+/// A layer name from a frontend's location name: an ONNX node path
+/// (`/layers.0/attention/wq/MatMul`, as torch-mlir's ONNX importer names
+/// ops) becomes its scope (`layers.0.attention.wq`); names a frontend
+/// generates without meaning (ONNX's `onnx::MatMul_301` initializers, JAX's
+/// `jit(<lambda>)` scopes, a bare op type) are none.
+std::optional<std::string> layerName(StringRef name) {
+  if (name.empty() || name.contains("::") || name.starts_with("jit("))
+    return std::nullopt;
+  if (!name.starts_with("/"))
+    return name.str();
+  SmallVector<StringRef> parts;
+  name.split(parts, '/', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  // The last part is the node's op type (MatMul, Gemm, MatMul_1).
+  if (parts.size() < 2)
+    return std::nullopt;
+  parts.pop_back();
+  return llvm::join(parts, ".");
+}
+
+std::optional<std::string> locationName(Location loc) {
+  std::optional<std::string> found;
+  // The first name that is one: a FusedLoc may hold several.
+  loc->walk([&](Location inner) {
+    if (auto name = dyn_cast<NameLoc>(inner))
+      found = layerName(name.getName().getValue());
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found;
+}
+
+/// Whether `value` is computed from constants only (a bias broadcast from a
+/// constant, a table made at compile time): no argument, no op with
+/// regions other than linalg's, reaches it. Memoized in `known`.
+bool isConstantDerived(Value value, llvm::DenseMap<Value, bool> &known,
+                       unsigned depth = 0) {
+  if (!isa<TensorType, VectorType, FloatType>(value.getType()))
+    return true;
+  auto it = known.find(value);
+  if (it != known.end())
+    return it->second;
+  Operation *producer = value.getDefiningOp();
+  bool derived =
+      producer && depth < 32 &&
+      (producer->getNumRegions() == 0 || isa<linalg::LinalgOp>(producer)) &&
+      llvm::all_of(producer->getOperands(), [&](Value operand) {
+        return isConstantDerived(operand, known, depth + 1);
+      });
+  known[value] = derived;
+  return derived;
+}
+
+/// The one input of `op` that is not computed from constants, when `op`
+/// carries a value to the function's results unchanged in substance:
+/// reshapes, transposes, casts, a bias or a scale added, a soft cap; not
+/// an op that combines it with other values (a residual sum).
+Value carriedInput(Operation *op, llvm::DenseMap<Value, bool> &known) {
+  if (!op || (op->getNumRegions() > 0 && !isa<linalg::LinalgOp>(op)))
+    return {};
+  SmallVector<Value> inputs;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    for (OpOperand *input : linalgOp.getDpsInputOperands())
+      inputs.push_back(input->get());
+  else
+    inputs.assign(op->operand_begin(), op->operand_end());
+  Value carried;
+  for (Value input : inputs) {
+    if (isConstantDerived(input, known))
+      continue;
+    if (carried)
+      return {};
+    carried = input;
+  }
+  return carried;
+}
+
+/// The layers whose results a function returns as they are, or through
+/// ops with one carried input: its output classifiers.
+llvm::DenseSet<Operation *> outputLayers(Operation *root,
+                                         ArrayRef<LinearLayer> layers) {
+  llvm::DenseSet<Operation *> contractions, found;
+  for (const LinearLayer &layer : layers)
+    contractions.insert(layer.op);
+  llvm::DenseMap<Value, bool> known;
+  root->walk([&](Operation *op) {
+    if (!op->hasTrait<OpTrait::ReturnLike>() ||
+        !isa<FunctionOpInterface>(op->getParentOp()))
+      return;
+    for (Value result : op->getOperands()) {
+      Operation *producer = result.getDefiningOp();
+      while (producer && !contractions.contains(producer)) {
+        Value next = carriedInput(producer, known);
+        producer = next ? next.getDefiningOp() : nullptr;
+      }
+      if (producer)
+        found.insert(producer);
+    }
+  });
+  return found;
 }
 
 /// The `<i>` of a `layers.<i>.` component of `name`.
@@ -276,17 +372,17 @@ LinearLayers::LinearLayers(Operation *root) {
   llvm::DenseMap<Operation *, llvm::StringSet<>> taken;
   for (auto [index, layer] : llvm::enumerate(layers)) {
     layer.sharedWeight = hasOtherUses(layer);
-    std::optional<StringRef> weightName =
+    std::optional<std::string> weightName =
         locationName(layer.weightSource->getLoc());
     if (!weightName && layer.weightGlobal)
       weightName = locationName(layer.weightGlobal->getLoc());
-    std::optional<StringRef> opName = locationName(layer.op->getLoc());
+    std::optional<std::string> opName = locationName(layer.op->getLoc());
     if (weightName && !layer.sharedWeight)
-      layer.name = weightName->str();
+      layer.name = *weightName;
     else if (opName)
-      layer.name = opName->str();
+      layer.name = *opName;
     else if (weightName)
-      layer.name = weightName->str();
+      layer.name = *weightName;
     else if (layer.weightGlobal)
       layer.name = cast<SymbolOpInterface>(layer.weightGlobal).getName().str();
     if (layer.name.empty()) {
@@ -307,6 +403,16 @@ LinearLayers::LinearLayers(Operation *root) {
     if (!namedBlocks)
       layer.block = d;
   }
+  // The output classifier: outside the named blocks, or, without them, a
+  // layer after others whose result the function returns (a lone layer is
+  // the model, not its classifier).
+  llvm::DenseSet<Operation *> outputs;
+  if (!namedBlocks)
+    outputs = outputLayers(root, layers);
+  for (LinearLayer &layer : layers)
+    layer.classifier = namedBlocks
+                           ? !layer.block.has_value()
+                           : layer.depth > 0 && outputs.contains(layer.op);
 }
 
 size_t LinearLayers::getNumBlocks() const {

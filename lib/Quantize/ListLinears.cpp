@@ -95,6 +95,8 @@ struct ListLinearsPass
       os << " (stored in x out)";
     if (layer.sharedWeight)
       os << " (also used elsewhere)";
+    if (layer.classifier)
+      os << " (output classifier)";
     // Through the location, not the op: the op would be printed with it.
     emitRemark(layer.op->getLoc(), text);
   }

@@ -84,7 +84,9 @@ def lower_onnx(model_proto: bytes, checkpoint: Llama2cCheckpoint) -> str:
         raise GPTQError(f"torch-mlir failed: {error}") from error
     with context:
         module.attributes[MODEL_ATTRIBUTE] = ir.Attribute.parse(model_attribute(checkpoint.config))
-    return module.get_asm(large_elements_limit=None, enable_debug_info=False)
+    # With locations: torch-mlir names each op after its ONNX node
+    # (`/layers.0/attention/wq/MatMul`), which gives the layers their names.
+    return module.get_asm(large_elements_limit=None, enable_debug_info=True)
 
 
 def import_llama2c_via_torch(

@@ -6,6 +6,7 @@ weights stay in its checkpoint, and for prefill and decode with the KV
 caches as tensor arguments and results. Skips without the IREE packages
 (scripts/test-deps.sh installs them)."""
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -144,3 +145,99 @@ def test_hugging_face_import_with_weights_in_its_checkpoint(gptq_opt, checkpoint
     assert not (tmp_path / "upstream.safetensors").exists()
     expected = Model(imported).logits(tokens)
     assert _relative(expected, _host(_iree(_forward_only(gptq_opt, upstream))["forward"](tokens))) <= 1e-5
+
+
+def _gelu_mlp(approximate: str) -> str:
+    """A two-layer MLP as a frontend writes it (weights as constants, in x
+    out), with torch.nn.GELU's exact form (math.erf) or its tanh form."""
+    rng = np.random.default_rng(11)
+    w1 = rng.standard_normal((16, 32)).astype(np.float32) / 4
+    b1 = rng.standard_normal(32).astype(np.float32) / 10
+    w2 = rng.standard_normal((32, 8)).astype(np.float32) / 6
+
+    def dense(a: np.ndarray) -> str:
+        return "dense<" + np.array2string(a, separator=", ", threshold=10**9, floatmode="unique").replace("\n", "") + ">"
+
+    if approximate == "none":
+        gelu = """
+    %c = arith.constant 0.707106769 : f32
+    %s = arith.mulf %v, %c : f32
+    %e = math.erf %s : f32"""
+    else:
+        gelu = """
+    %k = arith.constant 0.797884583 : f32
+    %c = arith.constant 0.044715 : f32
+    %v2 = arith.mulf %v, %v : f32
+    %v3 = arith.mulf %v2, %v : f32
+    %cv3 = arith.mulf %c, %v3 : f32
+    %in = arith.addf %v, %cv3 : f32
+    %s = arith.mulf %k, %in : f32
+    %e = math.tanh %s : f32"""
+    return f"""
+#rows = affine_map<(i, j) -> (i, j)>
+#bias = affine_map<(i, j) -> (j)>
+func.func @main(%x: tensor<?x16xf32>) -> tensor<?x8xf32> {{
+  %w1 = arith.constant {dense(w1)} : tensor<16x32xf32>
+  %b1 = arith.constant {dense(b1)} : tensor<32xf32>
+  %w2 = arith.constant {dense(w2)} : tensor<32x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x16xf32>
+  %e1 = tensor.empty(%n) : tensor<?x32xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<?x16xf32>, tensor<16x32xf32>) outs(%f1 : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %g = linalg.generic {{indexing_maps = [#rows, #bias, #rows], iterator_types = ["parallel", "parallel"]}}
+      ins(%h, %b1 : tensor<?x32xf32>, tensor<32xf32>) outs(%e1 : tensor<?x32xf32>) {{
+  ^bb0(%hv: f32, %bv: f32, %o: f32):
+    %v = arith.addf %hv, %bv : f32
+    %one = arith.constant 1.0 : f32
+    %half = arith.constant 0.5 : f32{gelu}
+    %p = arith.addf %e, %one : f32
+    %hv2 = arith.mulf %v, %half : f32
+    %y = arith.mulf %hv2, %p : f32
+    linalg.yield %y : f32
+  }} -> tensor<?x32xf32>
+  %e2 = tensor.empty(%n) : tensor<?x8xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %out = linalg.matmul ins(%g, %w2 : tensor<?x32xf32>, tensor<32x8xf32>) outs(%f2 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %out : tensor<?x8xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_mlp_quantized_runs_in_gptq_run_and_iree(gptq_opt, gptq_run, tmp_path, approximate):
+    """An MLP with the exact GELU (math.erf) or the tanh GELU quantizes to
+    4 bits (its first layer: the second, whose result the function returns,
+    stays float as the output classifier), runs in gptq-run, and IREE runs
+    the upstream form of the quantized module within 1e-5 of it."""
+    model = tmp_path / "mlp.mlir"
+    model.write_text(_gelu_mlp(approximate))
+    rng = np.random.default_rng(12)
+    np.save(tmp_path / "calib.npy", rng.standard_normal((64, 16)).astype(np.float32))
+    x = rng.standard_normal((5, 16)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    quantized = tmp_path / "mlp.q.mlir"
+    result = subprocess.run(
+        [str(gptq_opt), str(model), f"--gptq-quantize-model=bits=4 calibration={tmp_path / 'calib.npy'} report={tmp_path / 'report.json'}",
+         "-o", str(quantized)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [layer["name"] for layer in report["layers"]] == ["linear.0"]
+    outputs = {}
+    for name, module in (("float", model), ("quantized", quantized)):
+        run = subprocess.run(
+            [str(gptq_run), str(module), "--input", str(tmp_path / "x.npy"), "--output-dir", str(tmp_path / name)],
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 0, run.stderr
+        outputs[name] = np.load(tmp_path / name / "0.npy")
+    # Quantized, not the float model, and close to it.
+    assert 1e-3 < _relative(outputs["float"], outputs["quantized"]) < 0.3
+    upstream = _upstream(gptq_opt, quantized, tmp_path / "mlp.upstream.mlir")
+    theirs = _host(_iree(upstream).main(x))
+    assert _relative(outputs["quantized"], theirs) < 1e-5

@@ -56,7 +56,11 @@ def test_import_torch_parses_with_llvm22(torch_mlir_module, mlir_opt, gptq_run):
     ckpt, _, output = torch_mlir_module
     result = subprocess.run([mlir_opt, str(output), "-o", "/dev/null"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "func.func @forward(%arg0: tensor<?x?xi32>)" in output.read_text()
+    text = output.read_text()
+    # Printed with torch-mlir's locations: the argument named after the
+    # ONNX input, the layers after their nodes.
+    assert 'func.func @forward(%arg0: tensor<?x?xi32> loc("tokens"))' in text
+    assert 'loc("/layers.0/attention/wq/MatMul")' in text
     assert read_model_attributes(output)["vocab_size"] == ckpt.config.vocab_size
 
 

@@ -103,7 +103,7 @@ module {
     %v = arith.constant dense_resource<out_proj> : tensor<3x2xf32>
     %e = tensor.empty() : tensor<2x3x2xf32>
     %vb = linalg.broadcast ins(%v : tensor<3x2xf32>) outs(%e : tensor<2x3x2xf32>) dimensions = [0]
-    // expected-remark-re @+1 {{linear layer 'linear.1' at loc({{.*}}list-linears-torch-mlir.mlir":{{[0-9]+}}:{{[0-9]+}}): 2 x 3, block 1, op linalg.batch_matmul, input %expanded (tensor.expand_shape), weight arith.constant (stored in x out){{$}}}}
+    // expected-remark-re @+1 {{linear layer 'linear.1' at loc({{.*}}list-linears-torch-mlir.mlir":{{[0-9]+}}:{{[0-9]+}}): 2 x 3, block 1, op linalg.batch_matmul, input %expanded (tensor.expand_shape), weight arith.constant (stored in x out) (output classifier){{$}}}}
     %z = linalg.batch_matmul ins(%y2, %vb : tensor<2x?x3xf32>, tensor<2x3x2xf32>) outs(%acc2 : tensor<2x?x2xf32>) -> tensor<2x?x2xf32>
     return %z : tensor<2x?x2xf32>
   }

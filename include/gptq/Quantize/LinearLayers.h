@@ -56,6 +56,13 @@ struct LinearLayer {
   /// True when the weight's source has uses other than this layer (a weight
   /// tied to an embedding, say).
   bool sharedWeight = false;
+  /// True for the model's output classifier, which the model passes leave
+  /// float unless asked (as the reference quantizes only the transformer
+  /// blocks): a layer in no block when blocks come from `layers.<i>.`
+  /// names; without such names, a layer after other layers (depth above 0)
+  /// whose result the function returns as it is or through ops that
+  /// combine it with no other value (reshapes, casts, a bias, a soft cap).
+  bool classifier = false;
   /// The layer's name; `generatedName` when it is `linear.<index>`.
   std::string name;
   bool generatedName = false;
@@ -71,7 +78,10 @@ struct LinearLayer {
 /// Finds the linear layers under an operation (usually the module), in
 /// program order. Names: the weight's NameLoc when the weight feeds only this
 /// layer; else the contraction's NameLoc; else the weight's NameLoc or the
-/// global's symbol name; else `linear.<index>`. A repeated name gets a
+/// global's symbol name; else `linear.<index>`. An ONNX node path
+/// (`/layers.0/attention/wq/MatMul`) names its scope (`layers.0.attention.wq`);
+/// generated names (`onnx::MatMul_301`, JAX's `jit(...)`) are no names. A
+/// repeated name gets a
 /// `#<n>` suffix. Blocks: the `<i>` of a `layers.<i>.` component of the
 /// name when any layer has one (then layers without it belong to no block);
 /// otherwise, for every layer, the number of linear layers on the longest

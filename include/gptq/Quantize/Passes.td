@@ -31,7 +31,11 @@ def GPTQListLinears : Pass<"gptq-list-linears", "ModuleOp"> {
     this layer, else the contraction's location name, else the global's
     symbol name, else `linear.<index>` (program order) followed by the
     contraction's location; a name repeated within a function gets a
-    `#<n>` suffix (functions name the weights they share alike). Its block is the `<i>` of a `layers.<i>.` name
+    `#<n>` suffix (functions name the weights they share alike). An ONNX
+    node path, as torch-mlir's ONNX importer names each op
+    (`/layers.0/attention/wq/MatMul`), gives its scope
+    (`layers.0.attention.wq`); names a frontend generates (`onnx::MatMul_301`
+    initializers, JAX's `jit(...)` scopes) are passed over. Its block is the `<i>` of a `layers.<i>.` name
     component when any layer of the module has one (layers without it are
     in no block); otherwise it is the number of linear layers on the longest
     data-flow path to the layer's activation.
@@ -39,9 +43,13 @@ def GPTQListLinears : Pass<"gptq-list-linears", "ModuleOp"> {
     Each remark gives the name, the out x in shape (the nn.Linear layout),
     the block, the op, the value that feeds the layer (numbered as
     `gptq-opt` prints the module) and the weight's source, marked
-    `(stored in x out)` when the contraction reads it transposed and
+    `(stored in x out)` when the contraction reads it transposed,
     `(also used elsewhere)` when other ops read it too (a classifier tied
-    to the embeddings).
+    to the embeddings) and `(output classifier)` for the layer the model
+    passes leave float by default: one in no block when blocks come from
+    names; otherwise a layer after others whose result the function returns
+    as it is, or through ops that combine it with no other value (a
+    reshape, a bias, a soft cap; a residual sum does combine).
 
     ```mlir
     func.func @f(%x: tensor<?x64xf32>, %acc: tensor<?x64xf32>) -> tensor<?x64xf32> {
@@ -174,7 +182,8 @@ def GPTQOutlineCalibrationStages
            "expression">,
     Option<"classifier", "classifier", "bool", /*default=*/"false",
            "Also the output classifier (layers outside the layers.<i>. "
-           "blocks, and layers whose weight other ops read)">,
+           "blocks, or without such names the last layer whose result the "
+           "function returns; and layers whose weight other ops read)">,
     Option<"sequential", "sequential", "std::string",
            /*default=*/"\"layers\"",
            "How layers are grouped into stages: layers (default), blocks "
@@ -258,9 +267,13 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     select layers by name. As in the reference, which quantizes only the
     layers of the transformer blocks, the output classifier stays float
     unless `classifier=true`: a layer outside the `layers.<i>.` blocks when
-    the model's layers are named that way, or a layer whose weight other
-    ops also read (a classifier tied to the token embeddings, whose
-    embedding lookup then keeps the float table).
+    the model's layers are named that way; in a module without such names
+    (torch-mlir's or JAX's), a layer after other layers whose result the
+    function returns, directly or through ops that combine it with no other
+    value (an MLP's last layer too); or a layer whose weight other ops also
+    read (a classifier tied to the token embeddings, whose embedding lookup
+    then keeps the float table). `gptq-list-linears` marks it
+    `(output classifier)`.
 
     **Rewrite.** Each quantized weight becomes `dense_resource` constants
     named after the layer: `<name>.qweight` (the codes of each output row
@@ -387,8 +400,9 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "kernel per layer); false skips both">,
     Option<"classifier", "classifier", "bool", /*default=*/"false",
            "Also quantize the output classifier (layers outside the "
-           "layers.<i>. blocks, and layers whose weight other ops read, such "
-           "as a classifier tied to the embeddings)">,
+           "layers.<i>. blocks, or without such names the last layer whose "
+           "result the function returns; and layers whose weight other ops "
+           "read, such as a classifier tied to the embeddings)">,
     Option<"dampStep", "damp-step", "double", /*default=*/"0.01",
            "Added to percdamp for each retry when a Hessian is not positive "
            "definite (default 0.01)">,
