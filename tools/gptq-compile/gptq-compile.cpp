@@ -45,10 +45,12 @@ static cl::OptionCategory category("gptq-compile options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<input.mlir>"),
                                       cl::cat(category));
-static cl::opt<std::string> entry("entry",
-                                  cl::desc("Function to compile (default: "
-                                           "main)"),
-                                  cl::init("main"), cl::cat(category));
+static cl::opt<std::string>
+    entry("entry",
+          cl::desc("Function to compile (default: main, or the module's only "
+                   "entry function when it has no main: torch-mlir's "
+                   "@torch_jit, an importer's @forward)"),
+          cl::init("main"), cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::Required,
                                        cl::desc("The executable to write"),
                                        cl::value_desc("file"),
@@ -233,6 +235,10 @@ static int run(int argc, char **argv) {
   if (!parsed)
     return fail(llvm::toString(parsed.takeError()));
   OwningOpRef<ModuleOp> module = std::move(*parsed);
+  // Without --entry, a module that has no @main calls its only entry.
+  if (!entry.getNumOccurrences() && !module->lookupSymbol("main"))
+    if (std::vector<std::string> names = entryNames(*module); names.size() == 1)
+      entry = names.front();
   if (llvm::Error err = loadParameters(*module, inputFile))
     return fail(llvm::toString(std::move(err)));
 

@@ -28,9 +28,12 @@ static cl::OptionCategory category("gptq-run options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<input.mlir>"),
                                       cl::cat(category));
-static cl::opt<std::string> entry("entry",
-                                  cl::desc("Function to call (default: main)"),
-                                  cl::init("main"), cl::cat(category));
+static cl::opt<std::string>
+    entry("entry",
+          cl::desc("Function to call (default: main, or the module's only "
+                   "entry function when it has no main: torch-mlir's "
+                   "@torch_jit, an importer's @forward)"),
+          cl::init("main"), cl::cat(category));
 static cl::list<std::string>
     inputs("input",
            cl::desc("A .npy file for the next argument (repeat in order)"),
@@ -142,6 +145,10 @@ static int run(int argc, char **argv) {
   if (!parsed)
     return fail(llvm::toString(parsed.takeError()));
   OwningOpRef<ModuleOp> module = std::move(*parsed);
+  // Without --entry, a module that has no @main calls its only entry.
+  if (!entry.getNumOccurrences() && !module->lookupSymbol("main"))
+    if (std::vector<std::string> names = entryNames(*module); names.size() == 1)
+      entry = names.front();
 
   if (describe) {
     auto text =
