@@ -24,6 +24,7 @@
 #include "gptq/Execution/Scratch.h"
 #include "gptq/Quantize/ActivationStore.h"
 #include "gptq/Quantize/ApplyQuantized.h"
+#include "gptq/Quantize/ArgumentParameters.h"
 #include "gptq/Quantize/CalibrationStages.h"
 #include "gptq/Quantize/EntryFunction.h"
 #include "gptq/Quantize/LinearLayers.h"
@@ -1384,6 +1385,23 @@ void QuantizeModelPass::runOnOperation() {
       return;
     }
   }
+  // Weights that are arguments: constants of the archive's values for the
+  // pass, the arguments put back (unread) after the rewrite.
+  std::optional<BoundArguments> boundArguments;
+  if (!parameters.empty()) {
+    if (llvm::Error err = files.addInput(parameters, "parameters=")) {
+      fail(loc) << llvm::toString(std::move(err));
+      return;
+    }
+    FailureOr<BoundArguments> bound = bindArgumentParameters(
+        func, parameters, [&](Location at) { return fail(at); });
+    if (failed(bound))
+      return;
+    boundArguments = std::move(*bound);
+    log() << kPassName << ": parameters=" << parameters << " binds "
+          << boundArguments->arguments.size() << " of the arguments of '@"
+          << func.getSymName() << "'\n";
+  }
   LinearLayers linears(module);
   size_t found = 0;
   for (const LinearLayer *layer :
@@ -1531,6 +1549,10 @@ void QuantizeModelPass::runOnOperation() {
   auto rewriteStart = std::chrono::steady_clock::now();
   if (failed(rewrite(config))) {
     signalPassFailure();
+    return;
+  }
+  if (boundArguments && failed(restoreBoundArguments(func, *boundArguments))) {
+    fail(func.getLoc()) << "cannot put the arguments parameters= bound back";
     return;
   }
   double rewriteSeconds = secondsSince(rewriteStart);
@@ -1712,17 +1734,17 @@ void QuantizeModelPass::runOnOperation() {
     *io.report = summary;
   }
 
-  log() << kPassName << ": " << states.size() << " layers in "
-               << llvm::formatv("{0:F1}", total) << " s (calibration "
-               << llvm::formatv("{0:F1}", calibrateSeconds) << " s, compile "
-               << llvm::formatv("{0:F1}", compileSeconds) << " s, quantize "
-               << llvm::formatv("{0:F1}", quantizeSeconds) << " s); weights "
-               << floatBytes << " -> " << quantBytes << " bytes ("
-               << llvm::formatv("{0:F2}", double(floatBytes) /
-                                              std::max<int64_t>(quantBytes, 1))
-               << "x smaller); peak resident memory "
-               << llvm::formatv("{0:F0}", peakResidentBytes() / 1048576.0)
-               << " MiB";
+  log() << kPassName << ": " << states.size()
+        << (states.size() == 1 ? " layer in " : " layers in ")
+        << llvm::formatv("{0:F1}", total) << " s (calibration "
+        << llvm::formatv("{0:F1}", calibrateSeconds) << " s, compile "
+        << llvm::formatv("{0:F1}", compileSeconds) << " s, quantize "
+        << llvm::formatv("{0:F1}", quantizeSeconds) << " s); weights "
+        << floatBytes << " -> " << quantBytes << " bytes ("
+        << llvm::formatv("{0:F2}",
+                         double(floatBytes) / std::max<int64_t>(quantBytes, 1))
+        << "x smaller); peak resident memory "
+        << llvm::formatv("{0:F0}", peakResidentBytes() / 1048576.0) << " MiB";
   if (memoryBound.total)
     log() << llvm::formatv(" (bound {0:F0} MiB)",
                                   memoryBound.total / 1048576.0);

@@ -285,6 +285,19 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     float constants instead, and `format=quant` the upstream quant form of
     `gptq-to-quant-types` (no gptq op).
 
+    **Weights as arguments.** A function that takes its weights as
+    arguments (`jax.jit(apply).lower(params, x)`) is quantized with
+    `parameters=FILE` (.safetensors or .npz): each tensor of the archive
+    binds the argument whose location name is its name (JAX prints them,
+    `loc("params['dense']['kernel']")`, with `as_text(debug_info=True)`), or
+    `arg<i>` the argument at place i; every tensor must bind one, of its
+    dtype and static shape. The pass reads the bound arguments as constants
+    of the archive's values (in place), so calibration takes the one
+    argument left; after the rewrite they are put back in their places,
+    unread: the function keeps its signature, and the quantized weights
+    (and the other bound values, biases or norms) are constants of the
+    module.
+
     **Report.** A line per layer on stderr (name, out x in, the GPTQ error,
     the round-to-nearest error, the dampening used, seconds), a summary of
     layers that needed more dampening or fell back to round-to-nearest, and
@@ -384,6 +397,13 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "body, as torch-mlir's @torch_jit or JAX's @main)">,
     Option<"calibrationBatch", "calibration-batch", "int64_t",
            /*default=*/"16", "Calibration samples per call of a stage (default 16)">,
+    Option<"parameters", "parameters", "std::string", /*default=*/"\"\"",
+           "A .safetensors or .npz archive of the values of the entry's "
+           "weight arguments (a model lowered as jax.jit(apply).lower(params, "
+           "x)): each tensor binds the argument of its location name, or "
+           "arg<i> for the argument at place i; those arguments stay in the "
+           "signature, unread, and their quantized (or float) values become "
+           "constants of the module">,
     Option<"vocab", "vocab", "int64_t", /*default=*/"0",
            "Token ids of integer calibration samples lie in [0, vocab) "
            "(default: the module's gptq.model vocab_size, as our importers "
