@@ -108,6 +108,15 @@ if subprocess.run([config.python_executable, "-c", "import torch"],
                   stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("torch")
 
+# IREE's iree-opt (iree-base-compiler, which scripts/test-deps.sh installs),
+# which the tools run to read StableHLO: $GPTQ_IREE_OPT, on the PATH, or
+# beside the tests' Python.
+_iree_opt = (os.environ.get("GPTQ_IREE_OPT") or shutil.which("iree-opt") or
+             os.path.join(os.path.dirname(config.python_executable), "iree-opt"))
+if os.access(_iree_opt, os.X_OK):
+    config.available_features.add("iree-opt")
+    config.environment["GPTQ_IREE_OPT"] = _iree_opt
+
 # The CUDA toolkit's assembler, which gpu-module-to-binary runs to make
 # cubin (the toolkit at /usr/local/cuda, or ptxas on the PATH).
 if os.access("/usr/local/cuda/bin/ptxas", os.X_OK) or shutil.which("ptxas"):

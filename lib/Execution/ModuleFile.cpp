@@ -2,6 +2,7 @@
 
 #include "gptq/Execution/ModuleFile.h"
 
+#include "gptq/Execution/FrontendInput.h"
 #include "gptq/Execution/Signals.h"
 
 #include "llvm/Support/Process.h"
@@ -74,23 +75,11 @@ std::unique_ptr<llvm::MemoryBuffer> readAll(int fd, const std::string &name,
     *error = "cannot read '" + name + "': " + read.getError().message();
     return nullptr;
   }
-  llvm::StringRef bytes = (*read)->getBuffer();
-  size_t total = roundUp(bytes.size() + 1, pageSize()) + pageSize();
-  char *base = reserve(total);
-  if (!base) {
-    *error = "cannot read '" + name + "': out of memory";
-    return nullptr;
-  }
-  std::memcpy(base, bytes.data(), bytes.size());
-  fillGuard(base, bytes.size(), total);
-  return std::make_unique<ModuleFileBuffer>(base, bytes.size(), total, name,
-                                            /*mapped=*/false);
+  return guardedModuleBuffer((*read)->getBuffer(), name, error);
 }
-} // namespace
-
+/// openModuleFile without the conversion of other frontends' dialects.
 std::unique_ptr<llvm::MemoryBuffer>
-mlir::gptq::openModuleFile(llvm::StringRef path, std::string *error,
-                           bool regularOnly) {
+openFile(llvm::StringRef path, std::string *error, bool regularOnly) {
   if (path == "-" && !regularOnly)
     return readAll(STDIN_FILENO, "<stdin>", error);
   std::string name = path.str();
@@ -149,4 +138,29 @@ mlir::gptq::openModuleFile(llvm::StringRef path, std::string *error,
   ::mprotect(base + filePages, page, PROT_READ);
   return std::make_unique<ModuleFileBuffer>(base, size, total, name,
                                             /*mapped=*/true);
+}
+} // namespace
+
+std::unique_ptr<llvm::MemoryBuffer>
+mlir::gptq::guardedModuleBuffer(llvm::StringRef bytes, llvm::StringRef name,
+                                std::string *error) {
+  size_t total = roundUp(bytes.size() + 1, pageSize()) + pageSize();
+  char *base = reserve(total);
+  if (!base) {
+    *error = "cannot read '" + name.str() + "': out of memory";
+    return nullptr;
+  }
+  std::memcpy(base, bytes.data(), bytes.size());
+  fillGuard(base, bytes.size(), total);
+  return std::make_unique<ModuleFileBuffer>(base, bytes.size(), total,
+                                            name.str(), /*mapped=*/false);
+}
+
+std::unique_ptr<llvm::MemoryBuffer>
+mlir::gptq::openModuleFile(llvm::StringRef path, std::string *error,
+                           bool regularOnly) {
+  std::unique_ptr<llvm::MemoryBuffer> file = openFile(path, error, regularOnly);
+  if (!file)
+    return nullptr;
+  return convertFrontendInput(std::move(file), error);
 }

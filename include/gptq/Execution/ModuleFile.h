@@ -32,9 +32,17 @@ namespace gptq {
 /// With `regularOnly` (a library's open, which must never block or read
 /// without end), anything but a regular file is that error, found without
 /// blocking: a FIFO is opened non-blocking and refused.
+/// A module in another frontend's dialects (StableHLO, IREE's util.func)
+/// comes back converted (FrontendInput.h).
 std::unique_ptr<llvm::MemoryBuffer> openModuleFile(llvm::StringRef path,
                                                    std::string *error,
                                                    bool regularOnly = false);
+
+/// A copy of `bytes` named `name`, ending with a NUL and a guard page as
+/// openModuleFile's buffers do; null with `*error` set when out of memory.
+std::unique_ptr<llvm::MemoryBuffer> guardedModuleBuffer(llvm::StringRef bytes,
+                                                        llvm::StringRef name,
+                                                        std::string *error);
 
 } // namespace gptq
 } // namespace mlir
