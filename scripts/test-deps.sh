@@ -14,6 +14,10 @@
 # - IREE 3.13 (iree-base-compiler, iree-base-runtime), which compiles and
 #   runs the upstream-only form of our models (python/tests/test_iree.py);
 #   ml_dtypes 0.5.1 is the last of its dependency that runs on numpy 1.
+# - torch-mlir 20261001 with onnx 1.16.2 (the newest without ml_dtypes), the
+#   frontend that python/tests/test_frontends.py and test_torch_import.py
+#   run (docs/torch-mlir.md): without their dependencies, or onnx would
+#   bring numpy 2.
 #
 # Debian's torch is versioned 1.13.0a0, a pre-release, which pip does not
 # count as satisfying AutoGPTQ's and peft's "torch>=1.13.0": left to
@@ -32,3 +36,4 @@ printf '%s\n' "torch==$(.venv/bin/python -c 'import torch; print(torch.__version
   "datasets<3" "accelerate>=0.26,<1" sentencepiece rouge gekko tqdm coloredlogs sympy
 BUILD_CUDA_EXT=0 "${pip[@]}" --no-deps --no-build-isolation auto-gptq==0.7.1 optimum==1.23.3 peft==0.10.0
 "${pip[@]}" -c "$constraints" "iree-base-compiler==3.13.*" "iree-base-runtime==3.13.*" "ml_dtypes==0.5.1"
+"${pip[@]}" --no-deps torch-mlir==20261001 onnx==1.16.2 protobuf packaging

@@ -1,0 +1,230 @@
+"""Modules written by a real frontend: torch-mlir's ONNX path.
+
+A PyTorch MLP (``nn.Linear(16, 32)``, ``nn.GELU`` exact or tanh,
+``nn.Linear(32, 8)``) goes through ``torch.onnx.export`` (opset 17, dynamic
+batch) and torch-mlir's ONNX importer and pipelines to linalg on tensors,
+printed with locations as ``import-torch`` prints them. Then, with nothing
+told about the module: its layers take their names from the ONNX nodes
+(``/0/Gemm`` -> ``0``: the PyTorch module names), gptq-quantize-model finds
+the entry (``@torch_jit``) and quantizes the first layer, the last one,
+whose result the function returns, staying float as the output classifier;
+gptq-run runs the float module as PyTorch does (1e-5 relative) and the
+quantized one close to it; IREE runs the upstream form of the quantized one
+within 1e-5 of gptq-run. And libGPTQPlugin.so, loaded into torch-mlir's own
+``torch-mlir-opt`` (which has its own MLIR built in), refuses cleanly.
+
+Needs torch-mlir and onnx (docs/torch-mlir.md), and IREE for its test;
+each skips without them.
+"""
+
+import io
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gptq_mlir.torch_import import ONNX_OPSET
+
+torch_mlir = pytest.importorskip("torch_mlir", reason="torch-mlir is not installed (scripts/test-deps.sh)")
+
+#: The options of docs/pipelines.md, as in test_iree.py.
+IREE_FLAGS = [
+    "--iree-hal-target-device=local",
+    "--iree-hal-local-target-device-backends=llvm-cpu",
+    "--iree-llvmcpu-target-cpu=host",
+]
+
+
+def _relative(ours: np.ndarray, theirs: np.ndarray) -> float:
+    return float(np.abs(ours - theirs).max() / np.abs(ours).max())
+
+
+def _run(*command) -> subprocess.CompletedProcess:
+    return subprocess.run([str(c) for c in command], capture_output=True, text=True)
+
+
+def _lower(model, example) -> str:
+    """What torch_import.export_onnx and lower_onnx do, for any module: ONNX
+    export (opset 17, dynamic batch), shape inference, torch-mlir's ONNX
+    importer and its two pipelines; printed with locations (the ONNX node
+    names)."""
+    onnx = pytest.importorskip("onnx", reason="onnx is not installed (scripts/test-deps.sh)")
+    import torch
+    from torch_mlir import ir
+    from torch_mlir.compiler_utils import run_pipeline_with_repro_report
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.extras import onnx_importer
+
+    buffer = io.BytesIO()
+    torch.onnx.export(
+        model,
+        (example,),
+        buffer,
+        input_names=["x"],
+        output_names=["y"],
+        opset_version=ONNX_OPSET,
+        dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
+    )
+    proto = onnx.shape_inference.infer_shapes(onnx.load_from_string(buffer.getvalue()), data_prop=True)
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    info = onnx_importer.ModelInfo(proto)
+    module = info.create_module(context=context).operation
+    onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()
+    run_pipeline_with_repro_report(module, "builtin.module(torch-onnx-to-torch-backend-pipeline)", "ONNX to torch")
+    run_pipeline_with_repro_report(
+        module, "builtin.module(torch-backend-to-linalg-on-tensors-backend-pipeline)", "torch to linalg"
+    )
+    return module.get_asm(large_elements_limit=None, enable_debug_info=True)
+
+
+@pytest.fixture(scope="module", params=["none", "tanh"])
+def mlp(request, tmp_path_factory):
+    """The MLP with the exact or the tanh GELU, lowered by torch-mlir; its
+    entry's name, PyTorch's names of its Linear layers, an input and
+    PyTorch's output for it, and calibration samples."""
+    import torch
+    from torch import nn
+
+    directory = tmp_path_factory.mktemp(f"gelu-{request.param}")
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(approximate=request.param), nn.Linear(32, 8)).eval()
+    path = directory / "mlp.mlir"
+    path.write_text(_lower(model, torch.randn(2, 16)))
+    text = path.read_text()
+    assert ("math.erf" in text) == (request.param == "none")
+    assert ("math.tanh" in text) == (request.param == "tanh")
+    entries = re.findall(r"func\.func @([\w.$-]+)\(", text)
+    assert len(entries) == 1 and entries[0] in ("torch_jit", "main"), entries
+
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((5, 16)).astype(np.float32)
+    np.save(directory / "x.npy", x)
+    np.save(directory / "calib.npy", rng.standard_normal((64, 16)).astype(np.float32))
+    with torch.no_grad():
+        expected = model(torch.from_numpy(x)).numpy()
+    linears = [name for name, m in model.named_modules() if isinstance(m, nn.Linear)]
+    return {
+        "dir": directory,
+        "path": path,
+        "entry": entries[0],
+        "linears": linears,
+        "x": x,
+        "expected": expected,
+    }
+
+
+@pytest.fixture(scope="module")
+def quantized(mlp, gptq_opt):
+    """The MLP quantized to 4 bits with no entry= given; its report."""
+    directory = mlp["dir"]
+    output = directory / "mlp.q.mlir"
+    report = directory / "report.json"
+    result = _run(
+        gptq_opt,
+        mlp["path"],
+        f"--gptq-quantize-model=bits=4 calibration={directory / 'calib.npy'} report={report}",
+        "-o",
+        output,
+    )
+    assert result.returncode == 0, result.stderr
+    return output, json.loads(report.read_text())
+
+
+def _gptq_run(gptq_run: Path, module: Path, mlp: dict, name: str) -> np.ndarray:
+    # No --entry: gptq-run calls the module's one entry, @torch_jit.
+    out = mlp["dir"] / f"out-{name}"
+    result = _run(gptq_run, module, "--input", mlp["dir"] / "x.npy", "--output-dir", out)
+    assert result.returncode == 0, result.stderr
+    return np.load(out / "0.npy")
+
+
+def test_layer_names_are_the_pytorch_module_names(mlp, gptq_opt):
+    """torch-mlir names each op after its ONNX node (`/0/Gemm`); the layer
+    takes the node's scope, which is the nn.Sequential's name for it."""
+    assert mlp["linears"] == ["0", "2"]
+    result = _run(gptq_opt, mlp["path"], "--gptq-list-linears", "-o", "/dev/null")
+    assert result.returncode == 0, result.stderr
+    layers = re.findall(
+        r"linear layer '([^']*)': (\d+) x (\d+), ([^,]*), .*?( \(output classifier\))?$", result.stderr, re.M
+    )
+    assert layers == [
+        ("0", "32", "16", "block 0", ""),
+        ("2", "8", "32", "block 1", " (output classifier)"),
+    ], result.stderr
+    assert 'loc("/0/Gemm")' in result.stderr and 'loc("/2/Gemm")' in result.stderr
+
+
+def test_float_module_matches_pytorch(mlp, gptq_run):
+    got = _gptq_run(gptq_run, mlp["path"], mlp, "float")
+    assert got.shape == (5, 8)
+    assert _relative(mlp["expected"], got) <= 1e-5
+
+
+def test_quantized_without_entry_option(mlp, quantized, gptq_run):
+    """The entry is found by default; the first Linear is quantized, the
+    last, the output classifier, stays float."""
+    output, report = quantized
+    assert report["entry"] == mlp["entry"]
+    assert [(layer["name"], layer["out"], layer["in"]) for layer in report["layers"]] == [("0", 32, 16)]
+    assert report["config"]["bits"] == 4
+    text = output.read_text()
+    assert "gptq.dequantize" in text
+    # The classifier's weight is still a float constant of 8 x 32.
+    assert re.search(r"arith\.constant dense<[^>]*> : tensor<8x32xf32>", text)
+    got = _gptq_run(gptq_run, output, mlp, "quantized")
+    float_ = _gptq_run(gptq_run, mlp["path"], mlp, "float")
+    assert 1e-3 < _relative(float_, got) < 0.3
+
+
+def test_iree_runs_the_upstream_form_of_the_quantized_module(mlp, quantized, gptq_opt, gptq_run):
+    ireec = pytest.importorskip(
+        "iree.compiler", reason="iree-base-compiler is not installed (scripts/test-deps.sh)"
+    )
+    ireert = pytest.importorskip("iree.runtime", reason="iree-base-runtime is not installed (scripts/test-deps.sh)")
+    output, _ = quantized
+    upstream = mlp["dir"] / "mlp.upstream.mlir"
+    result = _run(gptq_opt, output, "--gptq-to-upstream-pipeline", "-o", upstream)
+    assert result.returncode == 0, result.stderr
+    assert "gptq" not in upstream.read_text()
+    ours = _gptq_run(gptq_run, output, mlp, "quantized")
+
+    vmfb = ireec.compile_file(str(upstream), extra_args=IREE_FLAGS)
+    context = ireert.SystemContext(config=ireert.Config("local-task"))
+    context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, vmfb))
+    theirs = np.asarray(context.modules.module[mlp["entry"]](mlp["x"]).to_host())
+    assert _relative(ours, theirs) <= 1e-5
+
+
+def test_plugin_in_torch_mlir_opt_refuses_cleanly(gptq_opt, tmp_path):
+    """torch-mlir-opt has its own MLIR built in; libGPTQPlugin.so, built on
+    the system's libMLIR.so, registers nothing and says so, instead of
+    crashing (exit status 1, not a signal)."""
+    import torch_mlir._mlir_libs
+
+    driver = Path(torch_mlir._mlir_libs.__file__).parent / "torch-mlir-opt"
+    if not driver.is_file():
+        pytest.skip(f"{driver} is not in this torch-mlir")
+    plugin = gptq_opt.parent.parent / "lib" / "libGPTQPlugin.so"
+    if not plugin.is_file():
+        pytest.skip(f"libGPTQPlugin.so is not built (looked at {plugin})")
+    module = tmp_path / "small.mlir"
+    module.write_text(
+        "func.func @main(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>, %o: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+        "  %y = linalg.matmul ins(%x, %w : tensor<2x4xf32>, tensor<4x3xf32>) outs(%o : tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+        "  return %y : tensor<2x3xf32>\n"
+        "}\n"
+    )
+    result = _run(
+        driver,
+        module,
+        f"--load-dialect-plugin={plugin}",
+        f"--load-pass-plugin={plugin}",
+        "--pass-pipeline=builtin.module(gptq-list-linears)",
+    )
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    assert "error: libGPTQPlugin.so is built on" in result.stderr
+    assert "nothing was registered" in result.stderr
