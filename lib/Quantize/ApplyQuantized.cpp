@@ -138,10 +138,7 @@ void eraseUnread(ModuleOp module, SmallVector<Operation *> sources) {
         sources.push_back(stored);
       continue;
     }
-    Operation *global = nullptr;
-    if (auto load = dyn_cast<ml_program::GlobalLoadConstOp>(source))
-      global =
-          SymbolTable::lookupNearestSymbolFrom(source, load.getGlobalAttr());
+    Operation *global = loadedImmutableGlobal(source);
     source->erase();
     if (global && SymbolTable::symbolKnownUseEmpty(global, module))
       global->erase();

@@ -75,19 +75,15 @@ struct StageCutter {
 };
 } // namespace
 
-/// The values of an `arith.constant` of elements or of an
-/// `ml_program.global_load_const` of an immutable global; null otherwise.
+/// The values of an `arith.constant` of elements or of a load of an
+/// immutable global (loadedImmutableGlobal); null otherwise.
 ElementsAttr mlir::gptq::constantElements(Operation *op) {
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
     return dyn_cast<ElementsAttr>(constant.getValue());
-  auto load = dyn_cast<ml_program::GlobalLoadConstOp>(op);
-  if (!load)
+  Operation *global = loadedImmutableGlobal(op);
+  if (!global)
     return {};
-  auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
-      op, load.getGlobalAttr());
-  if (!global || global.getIsMutable() || !global.getValue())
-    return {};
-  return dyn_cast<ElementsAttr>(*global.getValue());
+  return dyn_cast<ElementsAttr>(*cast<ml_program::GlobalOp>(global).getValue());
 }
 
 /// A float constant of at least 16 elements that is not a splat: such
@@ -113,7 +109,7 @@ static bool isConstantDerived(Operation *op) {
   return llvm::all_of(op->getOperands(), [](Value v) {
     Operation *def = v.getDefiningOp();
     return def && (def->hasTrait<OpTrait::ConstantLike>() ||
-                   isa<ml_program::GlobalLoadConstOp>(def));
+                   loadedImmutableGlobal(def));
   });
 }
 
@@ -200,9 +196,8 @@ LogicalResult StageCutter::materialize(CalibrationStage &stage, unsigned index,
     b.clone(*def, stage.map);
     return success();
   };
-  if (def->hasTrait<OpTrait::ConstantLike>() ||
-      isa<ml_program::GlobalLoadConstOp>(def) || isConstantDerived(def) ||
-      weightChain.contains(def))
+  if (def->hasTrait<OpTrait::ConstantLike>() || loadedImmutableGlobal(def) ||
+      isConstantDerived(def) || weightChain.contains(def))
     return cloneWithOperands();
   auto it = opIndex.find(def);
   if (it == opIndex.end())

@@ -18,6 +18,21 @@
 using namespace mlir;
 using namespace mlir::gptq;
 
+Operation *mlir::gptq::loadedImmutableGlobal(Operation *op) {
+  SymbolRefAttr name;
+  if (auto load = dyn_cast<ml_program::GlobalLoadConstOp>(op))
+    name = load.getGlobalAttr();
+  else if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op))
+    name = load.getGlobalAttr();
+  else
+    return nullptr;
+  auto global =
+      SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(op, name);
+  if (!global || global.getIsMutable() || !global.getValue())
+    return nullptr;
+  return global;
+}
+
 namespace {
 
 /// A constant two-dimensional weight and, for each of its two dimensions,
@@ -32,8 +47,8 @@ struct TracedWeight {
 };
 
 /// The weight's values when `op` is a constant of a 2-D float tensor:
-/// `arith.constant` (dense or dense_resource) or `ml_program.global_load_const`
-/// of an immutable global with a value.
+/// `arith.constant` (dense or dense_resource) or a load of an immutable
+/// global with a value (loadedImmutableGlobal).
 std::optional<TracedWeight> matchWeightSource(Operation *op) {
   TracedWeight traced;
   traced.source = op;
@@ -53,12 +68,9 @@ std::optional<TracedWeight> matchWeightSource(Operation *op) {
   }
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     traced.values = dyn_cast<ElementsAttr>(constant.getValue());
-  } else if (auto load = dyn_cast<ml_program::GlobalLoadConstOp>(op)) {
-    auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
-        op, load.getGlobalAttr());
-    if (!global || global.getIsMutable() || !global.getValue())
-      return std::nullopt;
-    traced.values = dyn_cast<ElementsAttr>(*global.getValue());
+  } else if (Operation *global = loadedImmutableGlobal(op)) {
+    traced.values =
+        dyn_cast<ElementsAttr>(*cast<ml_program::GlobalOp>(global).getValue());
     traced.global = global;
   }
   if (!traced.values)

@@ -133,8 +133,8 @@ std::string uncalibratedReason(func::FuncOp func, const LinearLayer &layer);
 void appendStageModules(
     ModuleOp into, llvm::ArrayRef<std::shared_ptr<CalibrationStage>> stages);
 
-/// The values of an `arith.constant` of elements or of an
-/// `ml_program.global_load_const` of an immutable global; null otherwise.
+/// The values of an `arith.constant` of elements or of a load of an
+/// immutable global (loadedImmutableGlobal); null otherwise.
 ElementsAttr constantElements(Operation *op);
 
 } // namespace gptq

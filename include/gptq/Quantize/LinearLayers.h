@@ -103,6 +103,11 @@ private:
   bool namedBlocks = false;
 };
 
+/// The immutable `ml_program.global` with a value that `op` loads: by
+/// `ml_program.global_load_const`, or by `ml_program.global_load`, which
+/// frontends also write for globals they never store to; null otherwise.
+Operation *loadedImmutableGlobal(Operation *op);
+
 /// Matches one op: returns the layer (without name and block) when `op` is
 /// a contraction of an activation with a constant weight.
 std::optional<LinearLayer> matchLinearLayer(Operation *op);

@@ -21,7 +21,8 @@ def GPTQListLinears : Pass<"gptq-list-linears", "ModuleOp"> {
     `linalg.generic`) of an activation with a constant two-dimensional
     float weight, reduced along the weight's input dimension. The weight is
     an `arith.constant` (`dense` or `dense_resource`) or an
-    `ml_program.global_load_const` of an immutable `ml_program.global`,
+    `ml_program.global_load_const` (or `ml_program.global_load`) of an
+    immutable `ml_program.global`,
     reached through any chain of `tensor.cast`, `linalg.transpose`,
     `linalg.broadcast` and `linalg.generic` ops that only copy, broadcast or
     transpose it. A contraction of two activations (attention scores) is not
