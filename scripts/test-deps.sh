@@ -18,6 +18,9 @@
 #   frontend that python/tests/test_frontends.py and test_torch_import.py
 #   run (docs/torch-mlir.md): without their dependencies, or onnx would
 #   bring numpy 2.
+# - JAX 0.10.2 (CPU) in a venv of its own, .venv-jax: it needs numpy 2,
+#   which .venv's torch 1.13 rules out; python/tests/test_jax_frontend.py
+#   runs examples/jax/export.py with it (135 MB of wheels).
 #
 # Debian's torch is versioned 1.13.0a0, a pre-release, which pip does not
 # count as satisfying AutoGPTQ's and peft's "torch>=1.13.0": left to
@@ -37,3 +40,5 @@ printf '%s\n' "torch==$(.venv/bin/python -c 'import torch; print(torch.__version
 BUILD_CUDA_EXT=0 "${pip[@]}" --no-deps --no-build-isolation auto-gptq==0.7.1 optimum==1.23.3 peft==0.10.0
 "${pip[@]}" -c "$constraints" "iree-base-compiler==3.13.*" "iree-base-runtime==3.13.*" "ml_dtypes==0.5.1"
 "${pip[@]}" --no-deps torch-mlir==20261001 onnx==1.16.2 protobuf packaging
+[ -x .venv-jax/bin/python ] || python3 -m venv .venv-jax
+.venv-jax/bin/python -m pip install -q --disable-pip-version-check "jax[cpu]==0.10.2"
