@@ -11,16 +11,29 @@ whose result the function returns, staying float as the output classifier;
 gptq-run runs the float module as PyTorch does (1e-5 relative) and the
 quantized one close to it; IREE runs the upstream form of the quantized one
 within 1e-5 of gptq-run. And libGPTQPlugin.so, loaded into torch-mlir's own
-``torch-mlir-opt`` (which has its own MLIR built in), refuses cleanly.
+``torch-mlir-opt`` (which has its own MLIR built in), refuses cleanly,
+while loaded into LLVM's upstream ``mlir-opt`` it quantizes the MLP to the
+very module gptq-opt writes.
 
-Needs torch-mlir and onnx (docs/torch-mlir.md), and IREE for its test;
-each skips without them.
+A tiny Hugging Face ``LlamaForCausalLM`` (2 blocks, random, eager
+attention; int64 token ids in, logits out) takes the same path with
+dynamic batch and sequence: its layers are named after the transformers
+modules (``/model/layers.0/self_attn/q_proj/MatMul`` ->
+``model.layers.0.self_attn.q_proj``), 14 in 2 blocks and ``lm_head``, the
+output classifier, in none; gptq-run runs it as transformers does (1e-5
+relative), and gptq-quantize-model, told the vocabulary (the module has no
+``gptq.model`` attribute), quantizes the 14 on token samples and keeps
+``lm_head`` float.
+
+Needs torch-mlir and onnx (docs/torch-mlir.md), transformers for the Llama
+tests and IREE for its test; each skips without them.
 """
 
 import io
 import json
 import re
 import subprocess
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -46,11 +59,12 @@ def _run(*command) -> subprocess.CompletedProcess:
     return subprocess.run([str(c) for c in command], capture_output=True, text=True)
 
 
-def _lower(model, example) -> str:
+def _lower(model, example, dynamic=("batch",)) -> str:
     """What torch_import.export_onnx and lower_onnx do, for any module: ONNX
-    export (opset 17, dynamic batch), shape inference, torch-mlir's ONNX
-    importer and its two pipelines; printed with locations (the ONNX node
-    names)."""
+    export (opset 17, the leading dimensions of input and output dynamic,
+    named by ``dynamic``: the batch, or batch and sequence), shape
+    inference, torch-mlir's ONNX importer and its two pipelines; printed
+    with locations (the ONNX node names)."""
     onnx = pytest.importorskip("onnx", reason="onnx is not installed (scripts/test-deps.sh)")
     import torch
     from torch_mlir import ir
@@ -66,7 +80,7 @@ def _lower(model, example) -> str:
         input_names=["x"],
         output_names=["y"],
         opset_version=ONNX_OPSET,
-        dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
+        dynamic_axes={name: dict(enumerate(dynamic)) for name in ("x", "y")},
     )
     proto = onnx.shape_inference.infer_shapes(onnx.load_from_string(buffer.getvalue()), data_prop=True)
     context = ir.Context()
@@ -199,6 +213,39 @@ def test_iree_runs_the_upstream_form_of_the_quantized_module(mlp, quantized, gpt
     assert _relative(ours, theirs) <= 1e-5
 
 
+def _plugin(gptq_opt: Path) -> Path:
+    plugin = gptq_opt.parent.parent / "lib" / "libGPTQPlugin.so"
+    if not plugin.is_file():
+        pytest.skip(f"libGPTQPlugin.so is not built (looked at {plugin})")
+    return plugin
+
+
+def test_plugin_in_mlir_opt_quantizes_as_gptq_opt(mlp, quantized, gptq_opt, gptq_run, mlir_opt):
+    """Upstream mlir-opt (LLVM 22, the MLIR the plugin is built on) with
+    libGPTQPlugin.so runs gptq-quantize-model named in --pass-pipeline and
+    writes gptq-opt's quantized module byte for byte (docs/pipelines.md),
+    which gptq-run runs to the very same output."""
+    plugin = _plugin(gptq_opt)
+    output = mlp["dir"] / "mlp.plugin.mlir"
+    result = _run(
+        mlir_opt,
+        f"--load-dialect-plugin={plugin}",
+        f"--load-pass-plugin={plugin}",
+        mlp["path"],
+        f"--pass-pipeline=builtin.module(gptq-quantize-model{{bits=4 calibration={mlp['dir'] / 'calib.npy'}}})",
+        "-o",
+        output,
+    )
+    assert result.returncode == 0, result.stderr
+    text = output.read_text()
+    assert "gptq.dequantize" in text
+    assert text == quantized[0].read_text()
+    theirs = _gptq_run(gptq_run, output, mlp, "plugin")
+    ours = _gptq_run(gptq_run, quantized[0], mlp, "quantized")
+    assert theirs.shape == (5, 8)
+    assert theirs.tobytes() == ours.tobytes()
+
+
 def test_plugin_in_torch_mlir_opt_refuses_cleanly(gptq_opt, tmp_path):
     """torch-mlir-opt has its own MLIR built in; libGPTQPlugin.so, built on
     the system's libMLIR.so, registers nothing and says so, instead of
@@ -208,9 +255,7 @@ def test_plugin_in_torch_mlir_opt_refuses_cleanly(gptq_opt, tmp_path):
     driver = Path(torch_mlir._mlir_libs.__file__).parent / "torch-mlir-opt"
     if not driver.is_file():
         pytest.skip(f"{driver} is not in this torch-mlir")
-    plugin = gptq_opt.parent.parent / "lib" / "libGPTQPlugin.so"
-    if not plugin.is_file():
-        pytest.skip(f"libGPTQPlugin.so is not built (looked at {plugin})")
+    plugin = _plugin(gptq_opt)
     module = tmp_path / "small.mlir"
     module.write_text(
         "func.func @main(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>, %o: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
@@ -228,3 +273,122 @@ def test_plugin_in_torch_mlir_opt_refuses_cleanly(gptq_opt, tmp_path):
     assert result.returncode == 1, (result.returncode, result.stderr)
     assert "error: libGPTQPlugin.so is built on" in result.stderr
     assert "nothing was registered" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    """A tiny random Hugging Face LlamaForCausalLM taking int64 token ids
+    [batch, seq] and returning its logits, lowered by torch-mlir with
+    dynamic batch and sequence; transformers' names and shapes of its Linear
+    layers, tokens of another batch and length than the export's and
+    transformers' logits for them, and calibration tokens."""
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed (scripts/test-deps.sh)")
+    import torch
+    from torch import nn
+
+    class LogitsOnly(transformers.LlamaForCausalLM):
+        """Tokens in, logits out (no cache, no output class). A subclass
+        rather than a wrapper module, so that the ONNX nodes' scopes are
+        transformers' module names (`/model/layers.0/...`, `/lm_head/...`)
+        with no wrapper's attribute before them."""
+
+        def forward(self, input_ids):
+            return super().forward(input_ids=input_ids, use_cache=False).logits
+
+    directory = tmp_path_factory.mktemp("llama")
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        attn_implementation="eager",
+    )
+    model = LogitsOnly(config).eval()
+    assert model.config._attn_implementation == "eager"
+    path = directory / "llama.mlir"
+    with warnings.catch_warnings():
+        # transformers' shape checks, traced as constants: the causal mask's
+        # `sequence_length != 1` holds for every length the tests use.
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        path.write_text(_lower(model, torch.zeros((1, 8), dtype=torch.int64), ("batch", "seq")))
+    entries = re.findall(r"func\.func @([\w.$-]+)\(%arg0: (\S+) .*\) -> (\S+) \{", path.read_text())
+    assert entries == [("torch_jit", "tensor<?x?xi64>", "tensor<?x?x64xf32>")], entries
+
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 64, (3, 11)).astype(np.int64)
+    np.save(directory / "x.npy", x)
+    np.save(directory / "calib.npy", rng.integers(0, 64, (16, 16)).astype(np.int64))
+    with torch.no_grad():
+        expected = model(torch.from_numpy(x)).numpy()
+    linears = [(name, m.out_features, m.in_features) for name, m in model.named_modules() if isinstance(m, nn.Linear)]
+    return {"dir": directory, "path": path, "linears": linears, "x": x, "expected": expected}
+
+
+def test_llama_layer_names_are_the_hugging_face_module_names(llama, gptq_opt):
+    """`/model/layers.0/self_attn/q_proj/MatMul` -> `model.layers.0.self_attn.q_proj`
+    in block 0; `lm_head` in no block, the output classifier. The rotary
+    embedding's MatMul (its constant inv_freq by the positions) and the
+    attention's products are not layers."""
+    linears = llama["linears"]
+    assert len(linears) == 15 and linears[0][0] == "model.layers.0.self_attn.q_proj" and linears[-1][0] == "lm_head"
+    result = _run(gptq_opt, llama["path"], "--gptq-list-linears", "-o", "/dev/null")
+    assert result.returncode == 0, result.stderr
+    layers = re.findall(
+        r"linear layer '([^']*)': (\d+) x (\d+), ([^,]*), .*?( \(output classifier\))?$", result.stderr, re.M
+    )
+    expected = [
+        (name, str(out), str(in_), f"block {name.split('.')[2]}", "")
+        for name, out, in_ in linears
+        if name.startswith("model.layers.")
+    ]
+    assert len(expected) == 14
+    expected.append(("lm_head", "64", "32", "no block", " (output classifier)"))
+    assert layers == expected, result.stderr
+    assert "15 linear layers: 14 in 2 blocks, 1 in no block" in result.stderr
+    assert 'loc("/model/layers.1/mlp/down_proj/MatMul")' in result.stderr
+    assert 'loc("/lm_head/MatMul")' in result.stderr
+
+
+def test_llama_float_module_matches_transformers(llama, gptq_run):
+    """Another batch and length than the export's: both stay dynamic."""
+    got = _gptq_run(gptq_run, llama["path"], llama, "float")
+    assert got.shape == (3, 11, 64)
+    assert _relative(llama["expected"], got) <= 1e-5
+
+
+def test_llama_quantized_on_tokens_keeps_lm_head_float(llama, gptq_opt, gptq_run):
+    """Integer calibration samples with vocab= (the module has no
+    gptq.model attribute to give it); the 14 block layers are quantized,
+    lm_head stays float; the quantized module runs close to the float one."""
+    directory = llama["dir"]
+    output = directory / "llama.q.mlir"
+    report = directory / "report.json"
+    result = _run(
+        gptq_opt,
+        llama["path"],
+        f"--gptq-quantize-model=bits=4 calibration={directory / 'calib.npy'} vocab=64 report={report}",
+        "-o",
+        output,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(report.read_text())
+    assert report["entry"] == "torch_jit"
+    assert report["config"]["bits"] == 4
+    blocks = [linear for linear in llama["linears"] if linear[0] != "lm_head"]
+    assert [(layer["name"], layer["out"], layer["in"]) for layer in report["layers"]] == blocks
+    assert {(layer["method"], layer["samples"]) for layer in report["layers"]} == {("gptq", 16)}
+    text = output.read_text()
+    assert text.count("gptq.dequantize") == 14
+    # Float weights stored in x out as 32 x 64: the float module's gate_proj
+    # and up_proj of each block and lm_head; the quantized one's lm_head alone.
+    float_constant = re.compile(r"arith\.constant dense<[^>]*> : tensor<32x64xf32>")
+    assert len(float_constant.findall(llama["path"].read_text())) == 5
+    assert len(float_constant.findall(text)) == 1
+    got = _gptq_run(gptq_run, output, llama, "quantized")
+    float_ = _gptq_run(gptq_run, llama["path"], llama, "float")
+    assert got.shape == (3, 11, 64)
+    assert 1e-4 < _relative(float_, got) < 0.5
