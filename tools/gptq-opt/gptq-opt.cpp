@@ -51,7 +51,12 @@ static int run(int argc, char **argv) {
   DialectRegistry registry;
   gptq::registerGPTQDialects(registry);
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
-      argc, argv, "gptq-opt: the gptq-mlir optimizer driver\n", registry);
+      argc, argv,
+      "gptq-opt: the gptq-mlir optimizer driver\n\n"
+      "Reads MLIR (text or bytecode); StableHLO (JAX's) through IREE's input\n"
+      "conversion (iree-opt: $GPTQ_IREE_OPT, the PATH or the active venv),\n"
+      "IREE's util.func form as func.func (docs/frontends.md).\n",
+      registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   // Weights kept in parameter archives are attached before the passes of
   // the command line run, which run inside the pass that attaches them.
