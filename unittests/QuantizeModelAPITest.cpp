@@ -127,7 +127,7 @@ TEST_F(QuantizeModelAPITest, CalibratesOnBuffersAndFillsTheReport) {
                      "'@forward' with gptq"),
             std::string::npos)
       << log;
-  EXPECT_NE(log.find("gptq-quantize-model: 1 layers in"), std::string::npos)
+  EXPECT_NE(log.find("gptq-quantize-model: 1 layer in"), std::string::npos)
       << log;
   // The weight is rewritten.
   bool dequantized = false;
