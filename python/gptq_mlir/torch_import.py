@@ -12,6 +12,7 @@ Needs ``torch-mlir`` and ``onnx`` (see docs/torch-mlir.md for the versions);
 they are imported lazily so the rest of the package works without them.
 """
 
+import importlib.util
 import io
 import os
 from typing import Union
@@ -20,23 +21,24 @@ from .errors import GPTQError
 from .fileio import atomic_output
 from .importer import MODEL_ATTRIBUTE, model_attribute
 from .llama2c import Llama2cCheckpoint, read_checkpoint
+from .torch_mlir_lowering import lower
 
 ONNX_OPSET = 17
 
 
 def _require_toolchain():
+    """onnx and torch, imported here; torch-mlir, found (it runs in a process
+    of its own: gptq_mlir.torch_mlir_lowering)."""
     try:
         import onnx
         import torch
-        from torch_mlir import ir
-        from torch_mlir.compiler_utils import run_pipeline_with_repro_report
-        from torch_mlir.dialects import torch as torch_dialect
-        from torch_mlir.extras import onnx_importer
     except ImportError as error:
         raise GPTQError(
             f"import-torch needs torch, onnx and torch-mlir ({error}); see docs/torch-mlir.md"
         ) from error
-    return onnx, torch, ir, run_pipeline_with_repro_report, torch_dialect, onnx_importer
+    if importlib.util.find_spec("torch_mlir") is None:
+        raise GPTQError("import-torch needs torch, onnx and torch-mlir (no torch_mlir); see docs/torch-mlir.md")
+    return onnx, torch
 
 
 def export_onnx(checkpoint: Llama2cCheckpoint) -> bytes:
@@ -44,7 +46,7 @@ def export_onnx(checkpoint: Llama2cCheckpoint) -> bytes:
 
     Batch and sequence sizes stay dynamic; the example input only traces.
     """
-    onnx, torch, *_ = _require_toolchain()
+    onnx, torch = _require_toolchain()
     from .torch_model import Llama2c
 
     model = Llama2c.from_checkpoint(checkpoint)
@@ -65,28 +67,11 @@ def export_onnx(checkpoint: Llama2cCheckpoint) -> bytes:
 
 
 def lower_onnx(model_proto: bytes, checkpoint: Llama2cCheckpoint) -> str:
-    """torch-mlir: ONNX ModelProto bytes -> linalg-on-tensors module text."""
-    onnx, _, ir, run_pipeline, torch_dialect, onnx_importer = _require_toolchain()
-    proto = onnx.load_from_string(model_proto)
-    context = ir.Context()
-    torch_dialect.register_dialect(context)
-    info = onnx_importer.ModelInfo(proto)
-    module = info.create_module(context=context).operation
-    onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()
-    try:
-        run_pipeline(module, "builtin.module(torch-onnx-to-torch-backend-pipeline)", "ONNX to torch")
-        run_pipeline(
-            module,
-            "builtin.module(torch-backend-to-linalg-on-tensors-backend-pipeline)",
-            "torch to linalg-on-tensors",
-        )
-    except Exception as error:  # torch-mlir raises its own TorchMlirCompilerError
-        raise GPTQError(f"torch-mlir failed: {error}") from error
-    with context:
-        module.attributes[MODEL_ATTRIBUTE] = ir.Attribute.parse(model_attribute(checkpoint.config))
-    # With locations: torch-mlir names each op after its ONNX node
-    # (`/layers.0/attention/wq/MatMul`), which gives the layers their names.
-    return module.get_asm(large_elements_limit=None, enable_debug_info=True)
+    """torch-mlir: ONNX ModelProto bytes -> linalg-on-tensors module text,
+    with locations (the ONNX node names, which name the layers) and the
+    ``gptq.model`` attribute."""
+    _require_toolchain()
+    return lower(model_proto, {MODEL_ATTRIBUTE: model_attribute(checkpoint.config)})
 
 
 def import_llama2c_via_torch(

@@ -40,6 +40,7 @@ import numpy as np
 import pytest
 
 from gptq_mlir.torch_import import ONNX_OPSET
+from gptq_mlir.torch_mlir_lowering import lower
 
 torch_mlir = pytest.importorskip("torch_mlir", reason="torch-mlir is not installed (scripts/test-deps.sh)")
 
@@ -63,14 +64,12 @@ def _lower(model, example, dynamic=("batch",)) -> str:
     """What torch_import.export_onnx and lower_onnx do, for any module: ONNX
     export (opset 17, the leading dimensions of input and output dynamic,
     named by ``dynamic``: the batch, or batch and sequence), shape
-    inference, torch-mlir's ONNX importer and its two pipelines; printed
-    with locations (the ONNX node names)."""
+    inference, torch-mlir's ONNX importer and its two pipelines (in a
+    process of their own: torch-mlir cannot load where this package's
+    native library has run); printed with locations (the ONNX node
+    names)."""
     onnx = pytest.importorskip("onnx", reason="onnx is not installed (scripts/test-deps.sh)")
     import torch
-    from torch_mlir import ir
-    from torch_mlir.compiler_utils import run_pipeline_with_repro_report
-    from torch_mlir.dialects import torch as torch_dialect
-    from torch_mlir.extras import onnx_importer
 
     buffer = io.BytesIO()
     torch.onnx.export(
@@ -83,16 +82,7 @@ def _lower(model, example, dynamic=("batch",)) -> str:
         dynamic_axes={name: dict(enumerate(dynamic)) for name in ("x", "y")},
     )
     proto = onnx.shape_inference.infer_shapes(onnx.load_from_string(buffer.getvalue()), data_prop=True)
-    context = ir.Context()
-    torch_dialect.register_dialect(context)
-    info = onnx_importer.ModelInfo(proto)
-    module = info.create_module(context=context).operation
-    onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()
-    run_pipeline_with_repro_report(module, "builtin.module(torch-onnx-to-torch-backend-pipeline)", "ONNX to torch")
-    run_pipeline_with_repro_report(
-        module, "builtin.module(torch-backend-to-linalg-on-tensors-backend-pipeline)", "torch to linalg"
-    )
-    return module.get_asm(large_elements_limit=None, enable_debug_info=True)
+    return lower(proto.SerializeToString())
 
 
 @pytest.fixture(scope="module", params=["none", "tanh"])
@@ -250,9 +240,9 @@ def test_plugin_in_torch_mlir_opt_refuses_cleanly(gptq_opt, tmp_path):
     """torch-mlir-opt has its own MLIR built in; libGPTQPlugin.so, built on
     the system's libMLIR.so, registers nothing and says so, instead of
     crashing (exit status 1, not a signal)."""
-    import torch_mlir._mlir_libs
-
-    driver = Path(torch_mlir._mlir_libs.__file__).parent / "torch-mlir-opt"
+    # Found, not imported: torch-mlir's libraries abort a process where
+    # this package's native library has run.
+    driver = Path(list(torch_mlir.__path__)[0]) / "_mlir_libs" / "torch-mlir-opt"
     if not driver.is_file():
         pytest.skip(f"{driver} is not in this torch-mlir")
     plugin = _plugin(gptq_opt)
