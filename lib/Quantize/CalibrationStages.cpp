@@ -549,7 +549,8 @@ FailureOr<CalibrationStages> mlir::gptq::cutCalibrationStages(
 
 std::vector<const LinearLayer *> mlir::gptq::selectQuantizedLayers(
     const LinearLayers &linears, func::FuncOp func,
-    const LayerNameFilter &filter, bool classifier, size_t &found) {
+    const LayerNameFilter &filter, bool classifier, bool routers,
+    size_t &found) {
   std::vector<const LinearLayer *> selected;
   found = 0;
   for (const LinearLayer &layer : linears.getLayers()) {
@@ -559,6 +560,8 @@ std::vector<const LinearLayer *> mlir::gptq::selectQuantizedLayers(
     if (!filter.selects(layer.name))
       continue;
     if ((layer.sharedWeight || layer.classifier) && !classifier)
+      continue;
+    if (layer.router && !routers)
       continue;
     selected.push_back(&layer);
   }

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -369,6 +370,15 @@ LinearLayers::LinearLayers(Operation *root) {
     int64_t d = 0;
     for (Value operand : op->getOperands())
       d = std::max(d, depth.lookup(operand));
+    // Values an op's regions read from above count as its inputs too (a
+    // linalg.generic that gathers rows with tensor.extract, as a mixture
+    // of experts dispatches tokens).
+    if (op->getNumRegions() > 0 && op != root) {
+      llvm::SetVector<Value> captured;
+      getUsedValuesDefinedAbove(op->getRegions(), captured);
+      for (Value value : captured)
+        d = std::max(d, depth.lookup(value));
+    }
     std::optional<LinearLayer> layer = matchLinearLayer(op);
     if (layer) {
       inputDepth.push_back(depth.lookup(layer->activation));
@@ -421,6 +431,13 @@ LinearLayers::LinearLayers(Operation *root) {
   llvm::DenseSet<Operation *> outputs;
   if (!namedBlocks)
     outputs = outputLayers(root, layers);
+  for (LinearLayer &layer : layers) {
+    Value result = layer.op->getResult(0);
+    layer.router = !result.use_empty() &&
+                   llvm::all_of(result.getUsers(), [](Operation *user) {
+                     return isa<tensor::ExtractOp>(user);
+                   });
+  }
   for (LinearLayer &layer : layers)
     layer.classifier = namedBlocks
                            ? !layer.block.has_value()

@@ -97,6 +97,8 @@ struct ListLinearsPass
       os << " (also used elsewhere)";
     if (layer.classifier)
       os << " (output classifier)";
+    if (layer.router)
+      os << " (router)";
     // Through the location, not the op: the op would be printed with it.
     emitRemark(layer.op->getLoc(), text);
   }

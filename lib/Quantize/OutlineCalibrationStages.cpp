@@ -63,13 +63,14 @@ struct OutlineCalibrationStagesPass
     }
     LinearLayers linears(module);
     size_t found = 0;
-    std::vector<const LinearLayer *> layers =
-        selectQuantizedLayers(linears, func, *filter, classifier, found);
+    std::vector<const LinearLayer *> layers = selectQuantizedLayers(
+        linears, func, *filter, classifier, routers, found);
     if (layers.empty()) {
       fail(func.getLoc()) << "no linear layer of '@" << entry
                           << "' is selected (" << found << " found; include='"
                           << include << "', exclude='" << exclude
                           << "', classifier=" << (classifier ? "true" : "false")
+                          << ", routers=" << (routers ? "true" : "false")
                           << ")";
       return;
     }

@@ -1404,8 +1404,8 @@ void QuantizeModelPass::runOnOperation() {
   }
   LinearLayers linears(module);
   size_t found = 0;
-  for (const LinearLayer *layer :
-       selectQuantizedLayers(linears, func, *filter, classifier, found)) {
+  for (const LinearLayer *layer : selectQuantizedLayers(
+           linears, func, *filter, classifier, routers, found)) {
     LayerState state;
     state.layer = layer;
     states.push_back(std::move(state));
@@ -1416,6 +1416,7 @@ void QuantizeModelPass::runOnOperation() {
                           << func.getSymName() << "' is selected (include='"
                           << include << "', exclude='" << exclude
                           << "', classifier=" << (classifier ? "true" : "false")
+                          << ", routers=" << (routers ? "true" : "false")
                           << ")";
     else
       fail(func.getLoc()) << "no linear layer in '@" << func.getSymName()

@@ -110,11 +110,12 @@ cutCalibrationStages(ModuleOp module, func::FuncOp func,
 /// `linears` inside `func` that `filter` selects, and of those only the
 /// layers of the transformer blocks, as the reference, unless `classifier`
 /// (layers outside the layers.<i>. blocks, and layers whose weight other
-/// ops read). `found` is set to the number of layers inside `func`.
+/// ops read), and no mixture of experts' router unless `routers`. `found`
+/// is set to the number of layers inside `func`.
 std::vector<const LinearLayer *>
 selectQuantizedLayers(const LinearLayers &linears, func::FuncOp func,
                       const LayerNameFilter &filter, bool classifier,
-                      size_t &found);
+                      bool routers, size_t &found);
 
 /// Gives a layer whose weight other ops read too (a classifier tied to the
 /// embeddings) a copy of the weight's source of its own, read only by the

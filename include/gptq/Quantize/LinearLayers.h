@@ -63,6 +63,11 @@ struct LinearLayer {
   /// whose result the function returns as it is or through ops that
   /// combine it with no other value (reshapes, casts, a bias, a soft cap).
   bool classifier = false;
+  /// True for the router of a mixture of experts: a layer whose result is
+  /// read element by element only (`tensor.extract`), to choose each
+  /// token's experts. The model passes leave it float by default, as the
+  /// reference tools leave routers.
+  bool router = false;
   /// The layer's name; `generatedName` when it is `linear.<index>`.
   std::string name;
   bool generatedName = false;

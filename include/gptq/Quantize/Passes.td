@@ -181,6 +181,10 @@ def GPTQOutlineCalibrationStages
     Option<"exclude", "exclude", "std::string", /*default=*/"\"\"",
            "Leave out the layers whose name matches this regular "
            "expression">,
+    Option<"routers", "routers", "bool", /*default=*/"false",
+           "Also the routers of mixtures of experts (layers whose result is "
+           "read element by element only, to choose each token's experts; "
+           "float by default, as the reference tools leave them)">,
     Option<"classifier", "classifier", "bool", /*default=*/"false",
            "Also the output classifier (layers outside the layers.<i>. "
            "blocks, or without such names the last layer whose result the "
@@ -419,6 +423,10 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "round to nearest on the same grids, for the progress lines and "
            "the report (two products of out x in by in x in on the matrix "
            "kernel per layer); false skips both">,
+    Option<"routers", "routers", "bool", /*default=*/"false",
+           "Also the routers of mixtures of experts (layers whose result is "
+           "read element by element only, to choose each token's experts; "
+           "float by default, as the reference tools leave them)">,
     Option<"classifier", "classifier", "bool", /*default=*/"false",
            "Also quantize the output classifier (layers outside the "
            "layers.<i>. blocks, or without such names the last layer whose "
