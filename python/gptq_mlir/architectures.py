@@ -63,6 +63,7 @@ KINDS = {
     "Qwen3ForCausalLM": "qwen3",
     "Phi3ForCausalLM": "phi3",
     "Gemma2ForCausalLM": "gemma2",
+    "MixtralForCausalLM": "mixtral",
 }
 
 #: Each configuration class's defaults (transformers 4.46; Qwen 3 as its
@@ -82,6 +83,9 @@ _DEFAULTS: Dict[str, Dict[str, Any]] = {
                "max_position_embeddings": 8192, "head_dim": 256, "query_pre_attn_scalar": 256,
                "sliding_window": 4096, "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0,
                "hidden_activation": "gelu_pytorch_tanh"},
+    "mixtral": {"rms_norm_eps": 1e-5, "rope_theta": 1e6, "tie_word_embeddings": False,
+                "max_position_embeddings": 4096 * 32, "sliding_window": None, "num_local_experts": 8,
+                "num_experts_per_tok": 2},
 }
 #: Kinds whose transformers class reads ``head_dim`` (the others compute
 #: hidden_size / num_attention_heads and ignore the field).
@@ -158,6 +162,12 @@ class Architecture:
     query_scale: Optional[float] = None
     attn_softcap: Optional[float] = None
     final_softcap: Optional[float] = None
+    #: Mixture of experts (Mixtral): the feed-forward layer is ``experts``
+    #: SwiGLU experts, ``experts_per_token`` of which a router picks for
+    #: each token (softmax, top-k, weights renormalized over the top-k);
+    #: 0 for a dense feed-forward layer.
+    experts: int = 0
+    experts_per_token: int = 0
 
     def window(self, layer: int) -> Optional[int]:
         return self.sliding_windows[layer] if layer < len(self.sliding_windows) else None
@@ -382,8 +392,12 @@ def parse(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
         dynamic_rope=dynamic,
         query_scale=1.0 / math.sqrt(cfg.head_size),
     )
-    if kind in ("mistral", "phi3"):
+    if kind in ("mistral", "phi3", "mixtral"):
         fields["sliding_windows"] = (_window(config, "sliding_window", path, defaults),) * cfg.n_layers
+    if kind == "mixtral":
+        experts = _int(config, "num_local_experts", path, defaults["num_local_experts"], maximum=4096)
+        per_token = _int(config, "num_experts_per_tok", path, defaults["num_experts_per_tok"], maximum=experts)
+        fields.update(experts=experts, experts_per_token=per_token)
     elif kind == "qwen2":
         fields["qkv_bias"] = True
     elif kind == "qwen3":
@@ -440,6 +454,13 @@ def layer_names(arch: Architecture) -> Dict[str, str]:
             "ffn_norm": "pre_feedforward_layernorm.weight",
             "ffn_post_norm": "post_feedforward_layernorm.weight",
         })
+    if arch.experts:
+        for ours in ("feed_forward.w1", "feed_forward.w2", "feed_forward.w3"):
+            del names[ours]
+        names["feed_forward.gate"] = "block_sparse_moe.gate.weight"
+        for expert in range(arch.experts):
+            for w in ("w1", "w2", "w3"):
+                names[f"feed_forward.experts.{expert}.{w}"] = f"block_sparse_moe.experts.{expert}.{w}.weight"
     return names
 
 
@@ -457,9 +478,23 @@ def hf_names(n_layers: int, shared_classifier: bool, arch: Architecture = Archit
     return names
 
 
+_EXPERT_WEIGHT = re.compile(r"feed_forward\.experts\.(0|[1-9][0-9]{0,8})\.(w[123])")
+
+
+def _per_layer_shape(cfg: Llama2cConfig, suffix: str) -> Optional[Tuple[int, ...]]:
+    """The shape of weight ``suffix`` (our name without ``layers.N.``) of a
+    layer of any architecture: those of :func:`_per_layer_shapes`, and an
+    expert's (``feed_forward.experts.E.w1``: each expert is a SwiGLU of
+    ``hidden_dim``)."""
+    match = _EXPERT_WEIGHT.fullmatch(suffix)
+    if match is not None:
+        return (cfg.dim, cfg.hidden_dim) if match.group(2) == "w2" else (cfg.hidden_dim, cfg.dim)
+    return _per_layer_shapes(cfg).get(suffix)
+
+
 def _per_layer_shapes(cfg: Llama2cConfig) -> Dict[str, Tuple[int, ...]]:
     """The shape of each weight a layer of any architecture may have, by
-    our name without ``layers.N.``."""
+    our name without ``layers.N.`` (an expert's: :func:`_per_layer_shape`)."""
     return {
         "attention_norm": (cfg.dim,),
         "ffn_norm": (cfg.dim,),
@@ -488,11 +523,11 @@ def _model_shapes(cfg: Llama2cConfig) -> Dict[str, Tuple[int, ...]]:
 
 def weight_shapes(cfg: Llama2cConfig, arch: Architecture = Architecture()) -> Dict[str, Tuple[int, ...]]:
     """The shape of each of our weights, by name."""
-    per_layer = _per_layer_shapes(cfg)
     shapes = _model_shapes(cfg)
     for layer in range(cfg.n_layers):
         for suffix in layer_names(arch):
-            shapes[f"layers.{layer}.{suffix}"] = per_layer[suffix]
+            shapes[f"layers.{layer}.{suffix}"] = (
+                (arch.experts, cfg.dim) if suffix == "feed_forward.gate" else _per_layer_shape(cfg, suffix))
     return shapes
 
 
@@ -508,7 +543,7 @@ def weight_shape(cfg: Llama2cConfig, name: str) -> Optional[Tuple[int, ...]]:
         return _model_shapes(cfg).get(name)
     if int(match.group(1)) >= cfg.n_layers:
         return None
-    return _per_layer_shapes(cfg).get(match.group(2))
+    return _per_layer_shape(cfg, match.group(2))
 
 
 def hf_rows(n_heads: int, head_size: int) -> np.ndarray:

@@ -383,9 +383,10 @@ class _FunctionBuilder:
         elements = [v.element for v, _ in inputs] + [output.element]
         args = ", ".join(f"{a}: {t}" for a, t in zip(block_args, elements))
         name = self.fresh(hint)
+        ins_clause = f" ins({ins} : {in_types})" if inputs else ""
         self.emit(
             f"{name} = linalg.generic {{indexing_maps = [{', '.join(maps)}], "
-            f"iterator_types = [{iterator_list}]}} ins({ins} : {in_types}) "
+            f"iterator_types = [{iterator_list}]}}{ins_clause} "
             f"outs({output.name} : {output.type}) {{\n"
             f"^bb0({args}):\n"
             + "\n".join("  " + line.strip() for line in body.strip().splitlines())
@@ -966,6 +967,164 @@ class _LlamaEmitter:
         )
         return self.linear(hidden, f"{prefix}.w2")
 
+    def experts(self, x: _Value, prefix: str) -> _Value:
+        """A mixture of SwiGLU experts (Mixtral's sparse block) with routed
+        dispatch: the router ``<prefix>.gate`` scores each token, its top-k
+        experts get weights (softmax over all experts, then renormalized over
+        the top k: the softmax of the top-k logits), the (token, choice)
+        pairs are sorted by expert into the rows of one matrix, each
+        expert's ``w1``, ``w3`` and ``w2`` contract its own rows only (a
+        slice of dynamic offset and size), and each token sums its rows,
+        weighted. A forward thus does the routed experts' work alone, and
+        calibration gives each expert the Hessian of the tokens routed to
+        it. All experts' ``w1`` and ``w3`` come before their ``w2``: the
+        layers of one sequential stage stay together in program order."""
+        b, cfg, arch = self.b, self.cfg, self.arch
+        experts, k, dim = arch.experts, arch.experts_per_token, cfg.dim
+        if isinstance(self.seq, int) and self.seq == 1:
+            tokens = self.batch
+        else:
+            tokens = b.fresh("tokens")
+            b.emit(f"{tokens} = arith.muli {self.batch}, {self.seq} : index")
+        flat = b.reshape("collapse", x, [[0, 1], [2]], [tokens, dim])
+
+        def linear2d(v: _Value, name: str, rows: Dim) -> _Value:
+            weight = self._weight(name)
+            v = b.permuted_input(v, name)
+            return self._contract((v, [0, 2]), (weight, [1, 2]), [rows, weight.shape[0]], "linear", name)
+
+        logits = linear2d(flat, f"{prefix}.gate", tokens)
+        c = [b.scalar("c", str(i), "index") for i in range(max(experts, k) + 1)]
+        true = b.scalar("true", "1", "i1")
+        u = b.fresh("moe")[1:]  # a prefix for this block's names
+        route, counts, scan, offsets, place, xs = (f"%{u}_{n}" for n in ("route", "counts", "scan", "offsets",
+                                                                          "place", "xs"))
+        ex_t, wt_t = f"tensor<?x{k}xindex>", f"tensor<?x{k}xf32>"
+        cnt_t = f"tensor<{experts}xindex>"
+        picks, weights, inserts = [], [], []
+        for j in range(k):
+            taken = "".join(
+                f"""
+                  %_tk{i} = arith.cmpi eq, %_e, %_m{i}#1 : index
+                  %_nt{i} = arith.xori %_tk{i}, {true} : i1
+                  %_ok{i} = arith.andi {f"%_ok{i - 1}" if i else "%_gt"}, %_nt{i} : i1""" for i in range(j))
+            ok = f"%_ok{j - 1}" if j else "%_gt"
+            picks.append(f"""
+                %_m{j}:2 = scf.for %_e = {c[0]} to {c[experts]} step {c[1]} iter_args(%_best = {self.neg_inf}, %_bi = {c[0]}) -> (f32, index) {{
+                  %_l = tensor.extract {logits.name}[%_t, %_e] : {logits.type}
+                  %_gt = arith.cmpf ogt, %_l, %_best : f32{taken}
+                  %_nb = arith.select {ok}, %_l, %_best : f32
+                  %_ni = arith.select {ok}, %_e, %_bi : index
+                  scf.yield %_nb, %_ni : f32, index
+                }}""")
+            weights.append(f"""
+                %_d{j} = arith.subf %_m{j}#0, %_m0#0 : f32
+                %_x{j} = math.exp %_d{j} : f32
+                %_s{j} = arith.addf {f"%_s{j - 1}" if j else "%_z"}, %_x{j} : f32""")
+        for j in range(k):
+            inserts.append(f"""
+                %_p{j} = arith.divf %_x{j}, %_s{k - 1} : f32
+                %_ex{j + 1} = tensor.insert %_m{j}#1 into %_ex{j}[%_t, {c[j]}] : {ex_t}
+                %_wt{j + 1} = tensor.insert %_p{j} into %_wt{j}[%_t, {c[j]}] : {wt_t}""")
+        pairs = b.fresh("pairs")
+        b.emit(f"""{pairs} = arith.muli {tokens}, {c[k]} : index
+%{u}_ex = tensor.empty({tokens}) : {ex_t}
+%{u}_wt = tensor.empty({tokens}) : {wt_t}
+{route}:2 = scf.for %_t = {c[0]} to {tokens} step {c[1]} iter_args(%_ex0 = %{u}_ex, %_wt0 = %{u}_wt) -> ({ex_t}, {wt_t}) {{
+  {"".join(picks).strip()}
+  %_z = arith.constant 0.0 : f32
+  {"".join(weights).strip()}
+  {"".join(inserts).strip()}
+  scf.yield %_ex{k}, %_wt{k} : {ex_t}, {wt_t}
+}}
+%{u}_zeros = arith.constant dense<0> : {cnt_t}
+{counts} = scf.for %_t = {c[0]} to {tokens} step {c[1]} iter_args(%_n0 = %{u}_zeros) -> ({cnt_t}) {{
+  %_n1 = scf.for %_j = {c[0]} to {c[k]} step {c[1]} iter_args(%_n = %_n0) -> ({cnt_t}) {{
+    %_e = tensor.extract {route}#0[%_t, %_j] : {ex_t}
+    %_v = tensor.extract %_n[%_e] : {cnt_t}
+    %_v1 = arith.addi %_v, {c[1]} : index
+    %_n2 = tensor.insert %_v1 into %_n[%_e] : {cnt_t}
+    scf.yield %_n2 : {cnt_t}
+  }}
+  scf.yield %_n1 : {cnt_t}
+}}
+{scan}:2 = scf.for %_e = {c[0]} to {c[experts]} step {c[1]} iter_args(%_o = %{u}_zeros, %_run = {c[0]}) -> ({cnt_t}, index) {{
+  %_o2 = tensor.insert %_run into %_o[%_e] : {cnt_t}
+  %_n = tensor.extract {counts}[%_e] : {cnt_t}
+  %_r2 = arith.addi %_run, %_n : index
+  scf.yield %_o2, %_r2 : {cnt_t}, index
+}}
+%{u}_rows = tensor.empty({tokens}) : {ex_t}
+%{u}_tok = tensor.empty({pairs}) : tensor<?xindex>
+{place}:3 = scf.for %_t = {c[0]} to {tokens} step {c[1]} iter_args(%_row = %{u}_rows, %_tok = %{u}_tok, %_seen = %{u}_zeros) -> ({ex_t}, tensor<?xindex>, {cnt_t}) {{
+  %_r:3 = scf.for %_j = {c[0]} to {c[k]} step {c[1]} iter_args(%_rw = %_row, %_tk = %_tok, %_sn = %_seen) -> ({ex_t}, tensor<?xindex>, {cnt_t}) {{
+    %_e = tensor.extract {route}#0[%_t, %_j] : {ex_t}
+    %_o = tensor.extract {scan}#0[%_e] : {cnt_t}
+    %_q = tensor.extract %_sn[%_e] : {cnt_t}
+    %_at = arith.addi %_o, %_q : index
+    %_q1 = arith.addi %_q, {c[1]} : index
+    %_sn2 = tensor.insert %_q1 into %_sn[%_e] : {cnt_t}
+    %_rw2 = tensor.insert %_at into %_rw[%_t, %_j] : {ex_t}
+    %_tk2 = tensor.insert %_t into %_tk[%_at] : tensor<?xindex>
+    scf.yield %_rw2, %_tk2, %_sn2 : {ex_t}, tensor<?xindex>, {cnt_t}
+  }}
+  scf.yield %_r#0, %_r#1, %_r#2 : {ex_t}, tensor<?xindex>, {cnt_t}
+}}""")
+        rows = b.generic([], b.empty([pairs, dim]), [0, 1], ["parallel"] * 2, f"""
+            %_r = linalg.index 0 : index
+            %_i = linalg.index 1 : index
+            %_tok = tensor.extract {place}#1[%_r] : tensor<?xindex>
+            %_v = tensor.extract {flat.name}[%_tok, %_i] : {flat.type}
+            linalg.yield %_v : f32
+            """, ["%_out"], "routed")
+        hidden, sizes = [], []
+        for e in range(experts):
+            off, cnt = b.fresh("offset"), b.fresh("count")
+            b.emit(f"{off} = tensor.extract {scan}#0[{c[e]}] : {cnt_t}\n"
+                   f"{cnt} = tensor.extract {counts}[{c[e]}] : {cnt_t}")
+            mine = b.slice(rows, [off, 0], [cnt, dim], [cnt, dim])
+            gate = linear2d(mine, f"{prefix}.experts.{e}.w1", cnt)
+            up = linear2d(mine, f"{prefix}.experts.{e}.w3", cnt)
+            hidden.append(b.generic(
+                [(gate, [0, 1]), (up, [0, 1])], b.empty(gate.shape), [0, 1], ["parallel"] * 2, f"""
+                %_neg = arith.negf %_g : f32
+                %_e = math.exp %_neg : f32
+                %_den = arith.addf %_e, {self.one} : f32
+                %_silu = arith.divf %_g, %_den : f32
+                %_h = arith.mulf %_silu, %_u : f32
+                linalg.yield %_h : f32
+                """, ["%_g", "%_u", "%_out"], "swiglu"))
+            sizes.append((off, cnt))
+        ys = b.empty([pairs, dim])
+        for e in range(experts):
+            off, cnt = sizes[e]
+            y = linear2d(hidden[e], f"{prefix}.experts.{e}.w2", cnt)
+            name = b.fresh("expert_rows")
+            b.emit(f"{name} = tensor.insert_slice {y.name} into {ys.name}[{off}, 0] [{cnt}, {dim}] [1, 1] "
+                   f": {y.type} into {ys.type}")
+            ys = _Value(name, ys.shape)
+        terms = "".join(f"""
+            %_row{j} = tensor.extract {place}#0[%_t, {c[j]}] : {ex_t}
+            %_y{j} = tensor.extract {ys.name}[%_row{j}, %_i] : {ys.type}
+            %_g{j} = tensor.extract {route}#1[%_t, {c[j]}] : {wt_t}
+            %_gy{j} = arith.mulf %_g{j}, %_y{j} : f32
+            %_acc{j + 1} = arith.addf %_acc{j}, %_gy{j} : f32""" for j in range(k))
+        # Written as [B, S, dim] directly, token b * S + s: expanding a
+        # [T, dim] result into two dynamic sizes crashes MLIR 22's
+        # expand-strided-metadata (memref.expand_shape with two dynamic
+        # sizes in one group).
+        seq = self.seq if isinstance(self.seq, str) else c[self.seq]
+        return b.generic([], b.empty([self.batch, self.seq, dim]), [0, 1, 2], ["parallel"] * 3, f"""
+            %_bi = linalg.index 0 : index
+            %_si = linalg.index 1 : index
+            %_i = linalg.index 2 : index
+            %_bs = arith.muli %_bi, {seq} : index
+            %_t = arith.addi %_bs, %_si : index
+            %_acc0 = arith.constant 0.0 : f32
+            {terms.strip()}
+            linalg.yield %_acc{k} : f32
+            """, ["%_out"], "combined")
+
     def qkv(self, xb: _Value, prefix: str) -> Tuple[_Value, _Value, _Value]:
         """The q, k and v projections ``[B, S, features]`` of one block:
         separate layers (with biases where the architecture has them), or the
@@ -1004,7 +1163,10 @@ class _LlamaEmitter:
             out = self.rmsnorm(out, f"{prefix}.attention_post_norm")
         x = self.add(x, out)
         xb = self.rmsnorm(x, f"{prefix}.ffn_norm")
-        out = self.feed_forward(xb, f"{prefix}.feed_forward")
+        if arch.experts:
+            out = self.experts(xb, f"{prefix}.feed_forward")
+        else:
+            out = self.feed_forward(xb, f"{prefix}.feed_forward")
         if arch.post_norms:
             out = self.rmsnorm(out, f"{prefix}.ffn_post_norm")
         return self.add(x, out)

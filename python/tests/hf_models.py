@@ -109,6 +109,14 @@ CONFIGS: Dict[str, Dict[str, Any]] = {
         "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 1000000, "sliding_window": None,
         "tie_word_embeddings": True, "torch_dtype": "bfloat16", "use_cache": True, "use_sliding_window": False,
     },
+    # mistralai/Mixtral-8x7B-v0.1 (8 experts, 2 per token).
+    "mixtral": {
+        "architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "attention_dropout": 0.0,
+        "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu", "initializer_range": 0.02,
+        "max_position_embeddings": 32768, "num_experts_per_tok": 2, "num_local_experts": 8,
+        "output_router_logits": False, "rms_norm_eps": 1e-05, "rope_theta": 1e6, "router_aux_loss_coef": 0.02,
+        "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True,
+    },
 }
 for _config in CONFIGS.values():
     _config.update(_TINY)

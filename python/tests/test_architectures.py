@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import List
 
 import numpy as np
 import pytest
@@ -187,6 +188,56 @@ BLOCK_GROUPS = {
 }
 
 
+#: Mixtures of experts.
+MOE = [name for name, config in CONFIGS.items() if "num_local_experts" in config]
+
+
+def _block_groups(name: str, block: int) -> List[List[str]]:
+    """The quantized layers of block ``block`` of ``name``, by our name, in
+    their true-sequential groups: a mixture of experts' every expert's w1
+    and w3, then every expert's w2 (its router float)."""
+    if name in MOE:
+        experts = range(CONFIGS[name]["num_local_experts"])
+        return [[f"layers.{block}.attention.w{x}" for x in "qkv"], [f"layers.{block}.attention.wo"],
+                [f"layers.{block}.feed_forward.experts.{e}.w{w}" for e in experts for w in (1, 3)],
+                [f"layers.{block}.feed_forward.experts.{e}.w2" for e in experts]]
+    kind = "fused" if CONFIGS[name]["model_type"] == "phi3" else "separate"
+    return [[f"layers.{block}.{layer}" for layer in group] for group in BLOCK_GROUPS[kind]]
+
+
+def test_mixture_of_experts_quantizes_each_expert_on_its_tokens(tmp_path, checkpoints, gptq_opt):
+    """Mixtral through import-hf: its experts are linear layers, quantized
+    in four stages per block (q, k, v; o; every expert's w1 and w3; every
+    expert's w2), each on the tokens routed to it (their counts differ:
+    the report's samples are batches, so the Hessians' traces tell), the
+    router float; the quantized model's logits stay near the float ones."""
+    folder = checkpoints("mixtral")
+    module = _import(folder, tmp_path / "model.mlir")
+    quantized = tmp_path / "q.mlir"
+    report = tmp_path / "report.json"
+    hessians = tmp_path / "h.npz"
+    runner.run_opt(module, quantized, [
+        f"--gptq-quantize-model=calibration={_calibration(tmp_path, 256)} bits=4 group-size=32 "
+        f"report={report} dump-hessians={hessians}"
+    ])
+    layers = json.loads(report.read_text())["layers"]
+    stages = {}
+    for layer in layers:
+        stages.setdefault(layer["stage"], []).append(layer["name"])
+    experts = CONFIGS["mixtral"]["num_local_experts"]
+    groups = _block_groups("mixtral", 0) + _block_groups("mixtral", 1)
+    assert [sorted(stages[stage]) for stage in sorted(stages)] == [sorted(group) for group in groups]
+    assert not any(layer["name"].endswith(".gate") for layer in layers)
+    # Each expert's Hessian is over its own tokens: 2/n sum of x x^T over
+    # them, so its trace is proportional to how many it was sent.
+    traces = [float(np.trace(np.load(hessians)[f"layers.0.feed_forward.experts.{e}.w1"]))
+              for e in range(experts)]
+    assert len(set(np.round(traces, 3))) == experts and min(traces) > 0
+    tokens = _tokens("mixtral")[:, :32]
+    ours, theirs = Model(quantized).logits(tokens), Model(module).logits(tokens)
+    assert 1e-4 < relative_error(ours, theirs) < 0.5
+
+
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_quantize_export_and_import(tmp_path, checkpoints, gptq_opt, gptq_run, name):
     """4 bits in groups of 32 with act-order through --gptq-quantize-model;
@@ -202,8 +253,7 @@ def test_quantize_export_and_import(tmp_path, checkpoints, gptq_opt, gptq_run, n
         f"report={report}"
     ])
     layers = json.loads(report.read_text())["layers"]
-    kind = "fused" if CONFIGS[name]["model_type"] == "phi3" else "separate"
-    groups = [sorted(f"layers.{i}.{layer}" for layer in group) for i in range(2) for group in BLOCK_GROUPS[kind]]
+    groups = [sorted(group) for i in range(2) for group in _block_groups(name, i)]
     stages = {}
     for layer in layers:
         stages.setdefault(layer["stage"], []).append(layer["name"])

@@ -67,6 +67,12 @@ ARCHITECTURES: Dict[str, Dict] = {
         "config": "Qwen2Config", "model": "Qwen2ForCausalLM",
         "fields": dict(_SIZES, rope_theta=1000000.0, use_sliding_window=False),
     },
+    # 4 experts, 2 per token: each expert exported under its own names, the
+    # router float.
+    "mixtral": {
+        "config": "MixtralConfig", "model": "MixtralForCausalLM",
+        "fields": dict(_SIZES, num_local_experts=4, num_experts_per_tok=2),
+    },
 }
 SEQUENCES, LENGTH = 2, 16
 
