@@ -115,6 +115,9 @@ void addLibraryAndBuffers(OpPassManager &pm, int64_t choleskyBlock,
 /// Structured control flow and views as the LLVM conversions take them.
 void addControlFlowAndViews(OpPassManager &pm) {
   pm.addPass(createSCFToControlFlowPass());
+  // MLIR 22's expand-strided-metadata crashes on expand_shapes that split a
+  // dimension into several dynamic sizes: those become reinterpret_casts.
+  pm.addPass(createGPTQReinterpretDynamicExpandShapes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
 }

@@ -304,4 +304,33 @@ def GPTQApproximateMath : Pass<"gptq-approximate-math"> {
   ];
 }
 
+def GPTQReinterpretDynamicExpandShapes
+    : Pass<"gptq-reinterpret-dynamic-expand-shapes"> {
+  let summary = "Write memref.expand_shape with several dynamic sizes in "
+                "one group as a memref.reinterpret_cast";
+  let description = [{
+    MLIR 22's `expand-strided-metadata` crashes on a `memref.expand_shape`
+    that splits one dimension into two or more dynamic sizes
+    (`[[0, 1], [2]] output_shape [%a, %b, 8]`, as a `[tokens, dim]`
+    tensor viewed as `[batch, seq, dim]` bufferizes). This pass rewrites
+    each such op, and only those, as a `memref.reinterpret_cast` of the
+    source's base buffer with the source's offset, the output sizes and
+    the strides they imply (within a group, each size times the stride of
+    the one after it, the innermost taking the source dimension's stride),
+    which `expand-strided-metadata` then lowers. The pipelines run it just
+    before that pass.
+
+    ```mlir
+    %e = memref.expand_shape %m [[0, 1], [2]] output_shape [%a, %b, 8]
+        : memref<?x8xf32> into memref<?x?x8xf32>
+    // becomes
+    %base, %offset, %sizes:2, %strides:2 = memref.extract_strided_metadata %m
+    %e = memref.reinterpret_cast %base to offset: [%offset],
+        sizes: [%a, %b, 8], strides: [%s0, 8, 1] : memref<f32> to memref<?x?x8xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // GPTQ_CODEGEN_COMMON_PASSES_TD
