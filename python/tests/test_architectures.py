@@ -304,6 +304,10 @@ def test_quantize_export_and_import(tmp_path, checkpoints, gptq_opt, gptq_run, n
         ("qwen3", _set(architectures=["Qwen3MoeForCausalLM"]), "architectures is ['Qwen3MoeForCausalLM']"),
         ("phi-3-mini", _set(intermediate_size=96),
          "tensor model.layers.0.mlp.down_proj.weight has shape [64, 128], expected [64, 96]"),
+        ("mixtral", _set(num_experts_per_tok=9), "field num_experts_per_tok is 9"),
+        ("mixtral", _set(num_local_experts=4), "unexpected tensor model.layers.0.block_sparse_moe.experts.4.w1.weight"),
+        ("mixtral", _drop("model.layers.1.block_sparse_moe.experts.7.w2.weight"),
+         "missing tensor model.layers.1.block_sparse_moe.experts.7.w2.weight"),
     ],
 )
 def test_bad_configs(tmp_path, checkpoints, capsys, name, change, fragment):
