@@ -73,68 +73,51 @@ Value selectLarge(ImplicitLocOpBuilder &b, Value magnitude, Value large,
 
 /// asinh(x) = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))): exact to a
 /// few ulp near zero, where log(|x| + sqrt(x^2 + 1)) cancels.
-struct ExpandAsinh : OpRewritePattern<math::AsinhOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(math::AsinhOp op,
-                                PatternRewriter &rewriter) const override {
-    Type type = op.getType();
-    if (!isFloat32(type))
-      return failure();
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    Value x = op.getOperand();
-    Value s = math::AbsFOp::create(b, x);
-    Value one = constantLike(b, type, 1.0);
-    Value square = arith::MulFOp::create(b, s, s);
-    Value root = math::SqrtOp::create(b, arith::AddFOp::create(b, square, one));
-    Value fraction =
-        arith::DivFOp::create(b, square, arith::AddFOp::create(b, root, one));
-    Value small =
-        math::Log1pOp::create(b, arith::AddFOp::create(b, s, fraction));
-    Value magnitude = selectLarge(b, s, logTwice(b, s), small);
-    rewriter.replaceOpWithNewOp<math::CopySignOp>(op, magnitude, x);
-    return success();
-  }
-};
+Value expandAsinh(ImplicitLocOpBuilder &b, Value x) {
+  Value s = math::AbsFOp::create(b, x);
+  Value one = constantLike(b, x.getType(), 1.0);
+  Value square = arith::MulFOp::create(b, s, s);
+  Value root = math::SqrtOp::create(b, arith::AddFOp::create(b, square, one));
+  Value fraction =
+      arith::DivFOp::create(b, square, arith::AddFOp::create(b, root, one));
+  Value small = math::Log1pOp::create(b, arith::AddFOp::create(b, s, fraction));
+  Value magnitude = selectLarge(b, s, logTwice(b, s), small);
+  return math::CopySignOp::create(b, magnitude, x);
+}
 
 /// acosh(x) = log1p(t + sqrt(2 t + t^2)) with t = x - 1: exact near 1,
 /// where log(x + sqrt(x^2 - 1)) cancels; NaN below 1.
-struct ExpandAcosh : OpRewritePattern<math::AcoshOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(math::AcoshOp op,
-                                PatternRewriter &rewriter) const override {
-    Type type = op.getType();
-    if (!isFloat32(type))
-      return failure();
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    Value x = op.getOperand();
-    Value t = arith::SubFOp::create(b, x, constantLike(b, type, 1.0));
-    Value twice = arith::AddFOp::create(b, t, t);
-    Value root = math::SqrtOp::create(
-        b, arith::AddFOp::create(b, twice, arith::MulFOp::create(b, t, t)));
-    Value small = math::Log1pOp::create(b, arith::AddFOp::create(b, t, root));
-    rewriter.replaceOp(op, selectLarge(b, x, logTwice(b, x), small));
-    return success();
-  }
-};
+Value expandAcosh(ImplicitLocOpBuilder &b, Value x) {
+  Value t = arith::SubFOp::create(b, x, constantLike(b, x.getType(), 1.0));
+  Value twice = arith::AddFOp::create(b, t, t);
+  Value root = math::SqrtOp::create(
+      b, arith::AddFOp::create(b, twice, arith::MulFOp::create(b, t, t)));
+  Value small = math::Log1pOp::create(b, arith::AddFOp::create(b, t, root));
+  return selectLarge(b, x, logTwice(b, x), small);
+}
 
 /// atanh(x) = sign(x) log1p(2 |x| / (1 - |x|)) / 2: exact near zero, where
 /// log((1 + x) / (1 - x)) / 2 cancels; infinite at 1, NaN beyond.
-struct ExpandAtanh : OpRewritePattern<math::AtanhOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(math::AtanhOp op,
+Value expandAtanh(ImplicitLocOpBuilder &b, Value x) {
+  Type type = x.getType();
+  Value s = math::AbsFOp::create(b, x);
+  Value rest = arith::SubFOp::create(b, constantLike(b, type, 1.0), s);
+  Value ratio = arith::DivFOp::create(b, arith::AddFOp::create(b, s, s), rest);
+  Value half = arith::MulFOp::create(b, math::Log1pOp::create(b, ratio),
+                                     constantLike(b, type, 0.5));
+  return math::CopySignOp::create(b, half, x);
+}
+
+/// Replaces a float32 (scalar or vector) `OpT` with `expand` of its operand.
+template <typename OpT, Value (*expand)(ImplicitLocOpBuilder &, Value)>
+struct ExpandFloat32 : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op,
                                 PatternRewriter &rewriter) const override {
-    Type type = op.getType();
-    if (!isFloat32(type))
+    if (!isFloat32(op.getType()))
       return failure();
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    Value x = op.getOperand();
-    Value s = math::AbsFOp::create(b, x);
-    Value rest = arith::SubFOp::create(b, constantLike(b, type, 1.0), s);
-    Value ratio =
-        arith::DivFOp::create(b, arith::AddFOp::create(b, s, s), rest);
-    Value half = arith::MulFOp::create(b, math::Log1pOp::create(b, ratio),
-                                       constantLike(b, type, 0.5));
-    rewriter.replaceOpWithNewOp<math::CopySignOp>(op, half, x);
+    rewriter.replaceOp(op, expand(b, op.getOperand()));
     return success();
   }
 };
@@ -154,7 +137,9 @@ struct GPTQApproximateMathPass
     populateMathF32ExpansionPatterns(patterns, [](StringRef name) {
       return isApproximated(name) || isExpanded(name);
     });
-    patterns.add<ExpandAsinh, ExpandAcosh, ExpandAtanh>(&getContext());
+    patterns.add<ExpandFloat32<math::AsinhOp, expandAsinh>,
+                 ExpandFloat32<math::AcoshOp, expandAcosh>,
+                 ExpandFloat32<math::AtanhOp, expandAtanh>>(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, isApproximated);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
