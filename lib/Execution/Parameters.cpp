@@ -333,6 +333,24 @@ void mlir::gptq::releaseParameterPages(llvm::ArrayRef<char> data) {
   }
 }
 
+AsmResourceBlob mlir::gptq::archiveBlob(llvm::ArrayRef<char> data,
+                                        size_t elementSize,
+                                        std::shared_ptr<const void> keep,
+                                        bool *inPlace) {
+  size_t alignment = 1;
+  while (alignment < 64 &&
+         reinterpret_cast<uintptr_t>(data.data()) % (2 * alignment) == 0)
+    alignment *= 2;
+  bool aligned = alignment >= elementSize;
+  if (inPlace)
+    *inPlace = aligned;
+  if (!aligned)
+    return HeapAsmResourceBlob::allocateAndCopyWithAlign(data, 64);
+  return AsmResourceBlob(
+      data, alignment, [keep](void *, size_t, size_t) {},
+      /*dataIsMutable=*/false);
+}
+
 llvm::Error mlir::gptq::loadParameters(ModuleOp module,
                                        llvm::StringRef moduleFile) {
   Attribute attr = module->getAttr(kParametersAttrName);
@@ -440,29 +458,16 @@ llvm::Error mlir::gptq::loadParameters(ModuleOp module,
                    " holds the dense_resource '" + key +
                    "' itself as well (in its dialect_resources); keep it in "
                    "one place");
-    // In place when the data is aligned for its elements (the importers
-    // align it); else a copy.
-    const char *data = array.data.data();
-    size_t size = array.data.size();
-    size_t alignment = 1;
-    while (alignment < 64 &&
-           reinterpret_cast<uintptr_t>(data) % (2 * alignment) == 0)
-      alignment *= 2;
-    if (alignment >= dtypeSize(*array.dtype)) {
-      std::shared_ptr<MappedFile> keep = array.file;
-      handle.getResource()->setBlob(AsmResourceBlob(
-          ArrayRef<char>(data, size), alignment,
-          [keep](void *, size_t, size_t) {}, /*dataIsMutable=*/false));
-      // A table read a row at a time keeps 4 KiB pages: in 2 MiB ones,
-      // each row a token reads would bring 2 MiB into memory (a 1B model's
-      // embedding added 350 MiB to a 128-token generation).
-      if (llvm::all_of(keyUses, [](const Use &u) { return u.byElements; }))
-        adviseSmallPages(llvm::StringRef(data, size));
-    } else {
-      handle.getResource()->setBlob(
-          HeapAsmResourceBlob::allocateAndCopyWithAlign(
-              ArrayRef<char>(data, size), 64));
-    }
+    bool inPlace;
+    handle.getResource()->setBlob(
+        archiveBlob(ArrayRef<char>(array.data.data(), array.data.size()),
+                    dtypeSize(*array.dtype), array.file, &inPlace));
+    // A table read a row at a time keeps 4 KiB pages: in 2 MiB ones, each
+    // row a token reads would bring 2 MiB into memory (a 1B model's
+    // embedding added 350 MiB to a 128-token generation).
+    if (inPlace &&
+        llvm::all_of(keyUses, [](const Use &u) { return u.byElements; }))
+      adviseSmallPages(array.data);
     {
       std::lock_guard<std::mutex> lock(attachedMutex);
       attached()[handle.getBlob()->getData().data()] = {array.archive,

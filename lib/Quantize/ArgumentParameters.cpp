@@ -4,6 +4,7 @@
 
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Npz.h"
+#include "gptq/Execution/Parameters.h"
 #include "gptq/Execution/Safetensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -151,20 +152,9 @@ FailureOr<BoundArguments> mlir::gptq::bindArgumentParameters(
                           << typeText;
       return failure();
     }
-    // In place when the data is aligned for its elements; else a copy.
-    size_t alignment = 1;
-    while (alignment < 64 &&
-           reinterpret_cast<uintptr_t>(tensor.data.data()) % (2 * alignment) ==
-               0)
-      alignment *= 2;
-    ArrayRef<char> data(tensor.data.data(), tensor.data.size());
     AsmResourceBlob blob =
-        alignment >= dtypeSize(*want)
-            ? AsmResourceBlob(
-                  data, alignment,
-                  [keep = archive->file](void *, size_t, size_t) {},
-                  /*dataIsMutable=*/false)
-            : HeapAsmResourceBlob::allocateAndCopyWithAlign(data, 64);
+        archiveBlob(ArrayRef<char>(tensor.data.data(), tensor.data.size()),
+                    dtypeSize(*want), archive->file);
     auto values =
         DenseResourceElementsAttr::get(type, *keys[i], std::move(blob));
     Value constant =

@@ -13,6 +13,7 @@
 #ifndef GPTQ_EXECUTION_PARAMETERS_H
 #define GPTQ_EXECUTION_PARAMETERS_H
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -46,6 +47,14 @@ constexpr llvm::StringLiteral kParametersAttrName = "gptq.parameters";
 /// use. Arrays that the module does not use are ignored. A module without
 /// the attribute is left as it is.
 llvm::Error loadParameters(ModuleOp module, llvm::StringRef moduleFile);
+
+/// The blob of an archive's array `data` of elements of `elementSize`
+/// bytes: read in place when the data is aligned for its elements (the
+/// importers align it), `keep` holding what maps it for as long as the blob
+/// lives; else a copy. `*inPlace` (when given) says which.
+AsmResourceBlob archiveBlob(llvm::ArrayRef<char> data, size_t elementSize,
+                            std::shared_ptr<const void> keep,
+                            bool *inPlace = nullptr);
 
 /// Hands the whole pages of `data` back to the system when `data` lies in a
 /// parameter archive that loadParameters mapped (a read-only file mapping:
