@@ -89,6 +89,17 @@ llvm::Expected<std::string> replaceUtilFunctions(llvm::StringRef text,
   return out;
 }
 
+/// `text` with every `from` (a temporary copy's path) written as `to`.
+std::string renamed(llvm::StringRef text, llvm::StringRef from,
+                    llvm::StringRef to) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t at; (at = text.find(from)) != llvm::StringRef::npos;
+       text = text.drop_front(at + from.size()))
+    out.append(text.data(), at).append(to.data(), to.size());
+  return out.append(text.data(), text.size());
+}
+
 /// Runs iree-opt's conversion of StableHLO on `text`; the converted text.
 llvm::Expected<std::string> runIreeOpt(const std::string &ireeOpt,
                                        llvm::StringRef text,
@@ -126,10 +137,7 @@ llvm::Expected<std::string> runIreeOpt(const std::string &ireeOpt,
     if (auto log = llvm::MemoryBuffer::getFile(err)) {
       llvm::StringRef all = (*log)->getBuffer().trim();
       // Its diagnostics name the temporary copy: name the input instead.
-      said = all.str();
-      for (size_t at = said.find(in.str()); at != std::string::npos;
-           at = said.find(in.str(), at + path.size()))
-        said.replace(at, in.size(), path.str());
+      said = renamed(all, in, path);
     }
     return llvm::createStringError(
         "'" + path + "' holds StableHLO, which " + ireeOpt +
@@ -144,11 +152,7 @@ llvm::Expected<std::string> runIreeOpt(const std::string &ireeOpt,
                                    out.str() +
                                    "': " + converted.getError().message());
   // The copy's locations name the temporary file: name the input.
-  std::string result = (*converted)->getBuffer().str();
-  for (size_t at = result.find(in.str()); at != std::string::npos;
-       at = result.find(in.str(), at + path.size()))
-    result.replace(at, in.size(), path.str());
-  return result;
+  return renamed((*converted)->getBuffer(), in, path);
 }
 } // namespace
 

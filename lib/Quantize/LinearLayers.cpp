@@ -437,11 +437,10 @@ LinearLayers::LinearLayers(Operation *root) {
                    llvm::all_of(result.getUsers(), [](Operation *user) {
                      return isa<tensor::ExtractOp>(user);
                    });
-  }
-  for (LinearLayer &layer : layers)
     layer.classifier = namedBlocks
                            ? !layer.block.has_value()
                            : layer.depth > 0 && outputs.contains(layer.op);
+  }
 }
 
 size_t LinearLayers::getNumBlocks() const {
