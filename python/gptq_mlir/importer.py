@@ -926,6 +926,11 @@ class _LlamaEmitter:
         else:
             gate = self.linear(x, f"{prefix}.w1")
             up = self.linear(x, f"{prefix}.w3")
+        return self.linear(self.gated(gate, up), f"{prefix}.w2")
+
+    def gated(self, gate: _Value, up: _Value) -> _Value:
+        """``act(gate) * up`` elementwise, of any rank: SiLU (SwiGLU) or the
+        tanh GELU (GeGLU), as the architecture says."""
         if self.arch.activation == "gelu_tanh":
             # 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), as torch's
             # gelu(approximate="tanh") computes it.
@@ -956,16 +961,16 @@ class _LlamaEmitter:
             linalg.yield %h : f32
             """
             label = "swiglu"
-        hidden = self.b.generic(
-            [(gate, [0, 1, 2]), (up, [0, 1, 2])],
+        dims = list(range(len(gate.shape)))
+        return self.b.generic(
+            [(gate, dims), (up, dims)],
             self.b.empty(gate.shape),
-            [0, 1, 2],
-            ["parallel"] * 3,
+            dims,
+            ["parallel"] * len(dims),
             body,
             ["%g", "%u", "%out"],
             label,
         )
-        return self.linear(hidden, f"{prefix}.w2")
 
     def experts(self, x: _Value, prefix: str) -> _Value:
         """A mixture of SwiGLU experts (Mixtral's sparse block) with routed
@@ -1085,15 +1090,7 @@ class _LlamaEmitter:
             mine = b.slice(rows, [off, 0], [cnt, dim], [cnt, dim])
             gate = linear2d(mine, f"{prefix}.experts.{e}.w1", cnt)
             up = linear2d(mine, f"{prefix}.experts.{e}.w3", cnt)
-            hidden.append(b.generic(
-                [(gate, [0, 1]), (up, [0, 1])], b.empty(gate.shape), [0, 1], ["parallel"] * 2, f"""
-                %_neg = arith.negf %_g : f32
-                %_e = math.exp %_neg : f32
-                %_den = arith.addf %_e, {self.one} : f32
-                %_silu = arith.divf %_g, %_den : f32
-                %_h = arith.mulf %_silu, %_u : f32
-                linalg.yield %_h : f32
-                """, ["%_g", "%_u", "%_out"], "swiglu"))
+            hidden.append(self.gated(gate, up))
             sizes.append((off, cnt))
         ys = b.empty([pairs, dim])
         for e in range(experts):
