@@ -15,7 +15,7 @@ they are imported lazily so the rest of the package works without them.
 import importlib.util
 import io
 import os
-from typing import Union
+from typing import Optional, Sequence, Tuple, Union
 
 from .errors import GPTQError
 from .fileio import atomic_output
@@ -41,29 +41,41 @@ def _require_toolchain():
     return onnx, torch
 
 
-def export_onnx(checkpoint: Llama2cCheckpoint) -> bytes:
-    """The checkpoint's PyTorch module exported to ONNX (serialized ModelProto).
-
-    Batch and sequence sizes stay dynamic; the example input only traces.
-    """
+def export_module(model, example, names: Tuple[str, str], dynamic: Sequence[str],
+                  graph_name: Optional[str] = None) -> bytes:
+    """A PyTorch module exported to ONNX (serialized ModelProto, with ONNX
+    shape inference's types, which torch-mlir needs): one input and one
+    output named ``names``, whose leading dimensions ``dynamic`` names
+    (``("batch",)``, ``("batch", "seq")``) stay dynamic; ``example`` only
+    traces."""
     onnx, torch = _require_toolchain()
-    from .torch_model import Llama2c
-
-    model = Llama2c.from_checkpoint(checkpoint)
-    example = torch.ones((1, min(8, checkpoint.config.seq_len)), dtype=torch.int32)
     buffer = io.BytesIO()
     torch.onnx.export(
         model,
         (example,),
         buffer,
-        input_names=["tokens"],
-        output_names=["logits"],
+        input_names=[names[0]],
+        output_names=[names[1]],
         opset_version=ONNX_OPSET,
-        dynamic_axes={"tokens": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}},
+        dynamic_axes={name: dict(enumerate(dynamic)) for name in names},
     )
     proto = onnx.shape_inference.infer_shapes(onnx.load_from_string(buffer.getvalue()), data_prop=True)
-    proto.graph.name = "forward"
+    if graph_name is not None:
+        proto.graph.name = graph_name
     return proto.SerializeToString()
+
+
+def export_onnx(checkpoint: Llama2cCheckpoint) -> bytes:
+    """The checkpoint's PyTorch module exported to ONNX (serialized ModelProto).
+
+    Batch and sequence sizes stay dynamic; the example input only traces.
+    """
+    _, torch = _require_toolchain()
+    from .torch_model import Llama2c
+
+    model = Llama2c.from_checkpoint(checkpoint)
+    example = torch.ones((1, min(8, checkpoint.config.seq_len)), dtype=torch.int32)
+    return export_module(model, example, ("tokens", "logits"), ("batch", "seq"), graph_name="forward")
 
 
 def lower_onnx(model_proto: bytes, checkpoint: Llama2cCheckpoint) -> str:

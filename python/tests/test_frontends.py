@@ -29,7 +29,6 @@ Needs torch-mlir and onnx (docs/torch-mlir.md), transformers for the Llama
 tests and IREE for its test; each skips without them.
 """
 
-import io
 import json
 import re
 import subprocess
@@ -39,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gptq_mlir.torch_import import ONNX_OPSET
+from gptq_mlir.torch_import import export_module
 from gptq_mlir.torch_mlir_lowering import lower
 
 torch_mlir = pytest.importorskip("torch_mlir", reason="torch-mlir is not installed (scripts/test-deps.sh)")
@@ -61,28 +60,14 @@ def _run(*command) -> subprocess.CompletedProcess:
 
 
 def _lower(model, example, dynamic=("batch",)) -> str:
-    """What torch_import.export_onnx and lower_onnx do, for any module: ONNX
-    export (opset 17, the leading dimensions of input and output dynamic,
-    named by ``dynamic``: the batch, or batch and sequence), shape
-    inference, torch-mlir's ONNX importer and its two pipelines (in a
-    process of their own: torch-mlir cannot load where this package's
-    native library has run); printed with locations (the ONNX node
-    names)."""
-    onnx = pytest.importorskip("onnx", reason="onnx is not installed (scripts/test-deps.sh)")
-    import torch
-
-    buffer = io.BytesIO()
-    torch.onnx.export(
-        model,
-        (example,),
-        buffer,
-        input_names=["x"],
-        output_names=["y"],
-        opset_version=ONNX_OPSET,
-        dynamic_axes={name: dict(enumerate(dynamic)) for name in ("x", "y")},
-    )
-    proto = onnx.shape_inference.infer_shapes(onnx.load_from_string(buffer.getvalue()), data_prop=True)
-    return lower(proto.SerializeToString())
+    """What import-torch does, for any module: ONNX export (opset 17, the
+    leading dimensions of input and output dynamic, named by ``dynamic``:
+    the batch, or batch and sequence) with shape inference, then torch-mlir's
+    ONNX importer and its two pipelines (in a process of their own:
+    torch-mlir cannot load where this package's native library has run);
+    printed with locations (the ONNX node names)."""
+    pytest.importorskip("onnx", reason="onnx is not installed (scripts/test-deps.sh)")
+    return lower(export_module(model, example, ("x", "y"), dynamic))
 
 
 @pytest.fixture(scope="module", params=["none", "tanh"])
