@@ -34,26 +34,16 @@ import re
 import subprocess
 import warnings
 from pathlib import Path
+from typing import Tuple
 
 import numpy as np
 import pytest
 
 from gptq_mlir.torch_import import export_module
 from gptq_mlir.torch_mlir_lowering import lower
+from iree_helpers import iree_context, relative, upstream_form
 
 torch_mlir = pytest.importorskip("torch_mlir", reason="torch-mlir is not installed (scripts/test-deps.sh)")
-
-#: The options of docs/pipelines.md, as in test_iree.py.
-IREE_FLAGS = [
-    "--iree-hal-target-device=local",
-    "--iree-hal-local-target-device-backends=llvm-cpu",
-    "--iree-llvmcpu-target-cpu=host",
-]
-
-
-def _relative(ours: np.ndarray, theirs: np.ndarray) -> float:
-    return float(np.abs(ours - theirs).max() / np.abs(ours).max())
-
 
 def _run(*command) -> subprocess.CompletedProcess:
     return subprocess.run([str(c) for c in command], capture_output=True, text=True)
@@ -106,21 +96,36 @@ def mlp(request, tmp_path_factory):
     }
 
 
-@pytest.fixture(scope="module")
-def quantized(mlp, gptq_opt):
-    """The MLP quantized to 4 bits with no entry= given; its report."""
-    directory = mlp["dir"]
-    output = directory / "mlp.q.mlir"
-    report = directory / "report.json"
+def _quantize(gptq_opt: Path, module: Path, output: Path, options: str) -> dict:
+    """``module`` through --gptq-quantize-model with ``options`` (4 bits,
+    the calibration samples beside it, a report) into ``output``; the
+    report."""
+    report = module.parent / "report.json"
     result = _run(
         gptq_opt,
-        mlp["path"],
-        f"--gptq-quantize-model=bits=4 calibration={directory / 'calib.npy'} report={report}",
+        module,
+        f"--gptq-quantize-model=bits=4 calibration={module.parent / 'calib.npy'} report={report} {options}",
         "-o",
         output,
     )
     assert result.returncode == 0, result.stderr
-    return output, json.loads(report.read_text())
+    return json.loads(report.read_text())
+
+
+def _list_linears(gptq_opt: Path, module: Path) -> Tuple[list, str]:
+    """--gptq-list-linears on ``module``: (name, out, in, block, classifier
+    mark) of each layer, and the whole listing."""
+    result = _run(gptq_opt, module, "--gptq-list-linears", "-o", "/dev/null")
+    assert result.returncode == 0, result.stderr
+    pattern = r"linear layer '([^']*)': (\d+) x (\d+), ([^,]*), .*?( \(output classifier\))?$"
+    return re.findall(pattern, result.stderr, re.M), result.stderr
+
+
+@pytest.fixture(scope="module")
+def quantized(mlp, gptq_opt):
+    """The MLP quantized to 4 bits with no entry= given; its report."""
+    output = mlp["dir"] / "mlp.q.mlir"
+    return output, _quantize(gptq_opt, mlp["path"], output, "")
 
 
 def _gptq_run(gptq_run: Path, module: Path, mlp: dict, name: str) -> np.ndarray:
@@ -135,22 +140,18 @@ def test_layer_names_are_the_pytorch_module_names(mlp, gptq_opt):
     """torch-mlir names each op after its ONNX node (`/0/Gemm`); the layer
     takes the node's scope, which is the nn.Sequential's name for it."""
     assert mlp["linears"] == ["0", "2"]
-    result = _run(gptq_opt, mlp["path"], "--gptq-list-linears", "-o", "/dev/null")
-    assert result.returncode == 0, result.stderr
-    layers = re.findall(
-        r"linear layer '([^']*)': (\d+) x (\d+), ([^,]*), .*?( \(output classifier\))?$", result.stderr, re.M
-    )
+    layers, listing = _list_linears(gptq_opt, mlp["path"])
     assert layers == [
         ("0", "32", "16", "block 0", ""),
         ("2", "8", "32", "block 1", " (output classifier)"),
-    ], result.stderr
-    assert 'loc("/0/Gemm")' in result.stderr and 'loc("/2/Gemm")' in result.stderr
+    ], listing
+    assert 'loc("/0/Gemm")' in listing and 'loc("/2/Gemm")' in listing
 
 
 def test_float_module_matches_pytorch(mlp, gptq_run):
     got = _gptq_run(gptq_run, mlp["path"], mlp, "float")
     assert got.shape == (5, 8)
-    assert _relative(mlp["expected"], got) <= 1e-5
+    assert relative(mlp["expected"], got) <= 1e-5
 
 
 def test_quantized_without_entry_option(mlp, quantized, gptq_run):
@@ -166,26 +167,15 @@ def test_quantized_without_entry_option(mlp, quantized, gptq_run):
     assert re.search(r"arith\.constant dense<[^>]*> : tensor<8x32xf32>", text)
     got = _gptq_run(gptq_run, output, mlp, "quantized")
     float_ = _gptq_run(gptq_run, mlp["path"], mlp, "float")
-    assert 1e-3 < _relative(float_, got) < 0.3
+    assert 1e-3 < relative(float_, got) < 0.3
 
 
 def test_iree_runs_the_upstream_form_of_the_quantized_module(mlp, quantized, gptq_opt, gptq_run):
-    ireec = pytest.importorskip(
-        "iree.compiler", reason="iree-base-compiler is not installed (scripts/test-deps.sh)"
-    )
-    ireert = pytest.importorskip("iree.runtime", reason="iree-base-runtime is not installed (scripts/test-deps.sh)")
     output, _ = quantized
-    upstream = mlp["dir"] / "mlp.upstream.mlir"
-    result = _run(gptq_opt, output, "--gptq-to-upstream-pipeline", "-o", upstream)
-    assert result.returncode == 0, result.stderr
-    assert "gptq" not in upstream.read_text()
+    module = upstream_form(gptq_opt, output, mlp["dir"] / "mlp.upstream.mlir")
     ours = _gptq_run(gptq_run, output, mlp, "quantized")
-
-    vmfb = ireec.compile_file(str(upstream), extra_args=IREE_FLAGS)
-    context = ireert.SystemContext(config=ireert.Config("local-task"))
-    context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, vmfb))
-    theirs = np.asarray(context.modules.module[mlp["entry"]](mlp["x"]).to_host())
-    assert _relative(ours, theirs) <= 1e-5
+    theirs = np.asarray(iree_context(module).modules.module[mlp["entry"]](mlp["x"]).to_host())
+    assert relative(ours, theirs) <= 1e-5
 
 
 def _plugin(gptq_opt: Path) -> Path:
@@ -310,11 +300,7 @@ def test_llama_layer_names_are_the_hugging_face_module_names(llama, gptq_opt):
     attention's products are not layers."""
     linears = llama["linears"]
     assert len(linears) == 15 and linears[0][0] == "model.layers.0.self_attn.q_proj" and linears[-1][0] == "lm_head"
-    result = _run(gptq_opt, llama["path"], "--gptq-list-linears", "-o", "/dev/null")
-    assert result.returncode == 0, result.stderr
-    layers = re.findall(
-        r"linear layer '([^']*)': (\d+) x (\d+), ([^,]*), .*?( \(output classifier\))?$", result.stderr, re.M
-    )
+    layers, listing = _list_linears(gptq_opt, llama["path"])
     expected = [
         (name, str(out), str(in_), f"block {name.split('.')[2]}", "")
         for name, out, in_ in linears
@@ -322,35 +308,25 @@ def test_llama_layer_names_are_the_hugging_face_module_names(llama, gptq_opt):
     ]
     assert len(expected) == 14
     expected.append(("lm_head", "64", "32", "no block", " (output classifier)"))
-    assert layers == expected, result.stderr
-    assert "15 linear layers: 14 in 2 blocks, 1 in no block" in result.stderr
-    assert 'loc("/model/layers.1/mlp/down_proj/MatMul")' in result.stderr
-    assert 'loc("/lm_head/MatMul")' in result.stderr
+    assert layers == expected, listing
+    assert "15 linear layers: 14 in 2 blocks, 1 in no block" in listing
+    assert 'loc("/model/layers.1/mlp/down_proj/MatMul")' in listing
+    assert 'loc("/lm_head/MatMul")' in listing
 
 
 def test_llama_float_module_matches_transformers(llama, gptq_run):
     """Another batch and length than the export's: both stay dynamic."""
     got = _gptq_run(gptq_run, llama["path"], llama, "float")
     assert got.shape == (3, 11, 64)
-    assert _relative(llama["expected"], got) <= 1e-5
+    assert relative(llama["expected"], got) <= 1e-5
 
 
 def test_llama_quantized_on_tokens_keeps_lm_head_float(llama, gptq_opt, gptq_run):
     """Integer calibration samples with vocab= (the module has no
     gptq.model attribute to give it); the 14 block layers are quantized,
     lm_head stays float; the quantized module runs close to the float one."""
-    directory = llama["dir"]
-    output = directory / "llama.q.mlir"
-    report = directory / "report.json"
-    result = _run(
-        gptq_opt,
-        llama["path"],
-        f"--gptq-quantize-model=bits=4 calibration={directory / 'calib.npy'} vocab=64 report={report}",
-        "-o",
-        output,
-    )
-    assert result.returncode == 0, result.stderr
-    report = json.loads(report.read_text())
+    output = llama["dir"] / "llama.q.mlir"
+    report = _quantize(gptq_opt, llama["path"], output, "vocab=64")
     assert report["entry"] == "torch_jit"
     assert report["config"]["bits"] == 4
     blocks = [linear for linear in llama["linears"] if linear[0] != "lm_head"]
@@ -366,4 +342,4 @@ def test_llama_quantized_on_tokens_keeps_lm_head_float(llama, gptq_opt, gptq_run
     got = _gptq_run(gptq_run, output, llama, "quantized")
     float_ = _gptq_run(gptq_run, llama["path"], llama, "float")
     assert got.shape == (3, 11, 64)
-    assert 1e-4 < _relative(float_, got) < 0.5
+    assert 1e-4 < relative(float_, got) < 0.5

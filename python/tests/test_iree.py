@@ -15,32 +15,10 @@ import pytest
 
 from gptq_mlir.cli import main
 from gptq_mlir.model import Model
+from iree_helpers import iree_context, relative, upstream_form
 
-ireec = pytest.importorskip("iree.compiler", reason="iree-base-compiler is not installed (scripts/test-deps.sh)")
-ireert = pytest.importorskip("iree.runtime", reason="iree-base-runtime is not installed (scripts/test-deps.sh)")
-
-#: The command line the issue and docs/pipelines.md give.
-IREE_FLAGS = [
-    "--iree-hal-target-device=local",
-    "--iree-hal-local-target-device-backends=llvm-cpu",
-    "--iree-llvmcpu-target-cpu=host",
-]
-
-
-def _relative(ours: np.ndarray, theirs: np.ndarray) -> float:
-    return float(np.abs(ours - theirs).max() / np.abs(ours).max())
-
-
-def _upstream(gptq_opt: Path, module: Path, out: Path, *options: str) -> Path:
-    result = subprocess.run(
-        [str(gptq_opt), str(module), "--gptq-to-upstream-pipeline", *options, "-o", str(out)],
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 0, result.stderr
-    text = out.read_text()
-    assert "gptq" not in text, "an op, type or attribute of ours is left"
-    return out
+pytest.importorskip("iree.compiler", reason="iree-base-compiler is not installed (scripts/test-deps.sh)")
+pytest.importorskip("iree.runtime", reason="iree-base-runtime is not installed (scripts/test-deps.sh)")
 
 
 def _forward_only(gptq_opt: Path, module: Path) -> Path:
@@ -61,10 +39,7 @@ def _forward_only(gptq_opt: Path, module: Path) -> Path:
 
 
 def _iree(module: Path):
-    vmfb = ireec.compile_file(str(module), extra_args=IREE_FLAGS)
-    context = ireert.SystemContext(config=ireert.Config("local-task"))
-    context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, vmfb))
-    return context.modules.module
+    return iree_context(module).modules.module
 
 
 def _host(value) -> np.ndarray:
@@ -84,11 +59,11 @@ def calibration(tmp_path_factory) -> Path:
 
 
 def test_float32_forward_prefill_and_decode(gptq_opt, stories_mlir, tmp_path, tokens):
-    upstream = _upstream(gptq_opt, stories_mlir, tmp_path / "upstream.mlir")
+    upstream = upstream_form(gptq_opt, stories_mlir, tmp_path / "upstream.mlir")
     iree = _iree(upstream)
     ours = Model(stories_mlir)
     expected = ours.logits(tokens)
-    assert _relative(expected, _host(iree["forward"](tokens))) <= 1e-5
+    assert relative(expected, _host(iree["forward"](tokens))) <= 1e-5
 
     # The caches go in and come back: prefill the prompt, then decode two
     # tokens, against our in-place caches.
@@ -96,13 +71,13 @@ def test_float32_forward_prefill_and_decode(gptq_opt, stories_mlir, tmp_path, to
     k, v = (np.copy(c) for c in caches)
     expected = ours.prefill(tokens[:, :8], caches)
     logits, k, v = (_host(x) for x in iree["prefill"](tokens[:, :8], k, v))
-    assert _relative(expected, logits) <= 1e-5
+    assert relative(expected, logits) <= 1e-5
     np.testing.assert_allclose(k, caches[0], rtol=1e-5, atol=1e-6)
     for position in (8, 9):
         step = tokens[:, position]
         expected = ours.decode(step, position, caches)
         logits, k, v = (_host(x) for x in iree["decode"](step, position, k, v))
-        assert _relative(expected, logits) <= 1e-5
+        assert relative(expected, logits) <= 1e-5
     np.testing.assert_allclose(v, caches[1], rtol=1e-5, atol=1e-6)
 
 
@@ -123,12 +98,12 @@ def test_gptq_4bit_forward(gptq_opt, stories_mlir, tmp_path, tokens, calibration
     )
     assert result.returncode == 0, result.stderr
     assert "gptq.dequantize" in quantized.read_text()
-    upstream = _upstream(gptq_opt, quantized, tmp_path / "upstream.mlir")
+    upstream = upstream_form(gptq_opt, quantized, tmp_path / "upstream.mlir")
     assert "quant." not in upstream.read_text()  # lowered to linalg
     expected = Model(quantized).logits(tokens)
-    assert _relative(expected, _host(_iree(_forward_only(gptq_opt, upstream))["forward"](tokens))) <= 1e-5
+    assert relative(expected, _host(_iree(_forward_only(gptq_opt, upstream))["forward"](tokens))) <= 1e-5
     # Our own run of the upstream form computes the same.
-    assert _relative(expected, Model(upstream).logits(tokens)) <= 1e-5
+    assert relative(expected, Model(upstream).logits(tokens)) <= 1e-5
 
 
 def test_hugging_face_import_with_weights_in_its_checkpoint(gptq_opt, checkpoint_path, tmp_path, tokens):
@@ -141,10 +116,10 @@ def test_hugging_face_import_with_weights_in_its_checkpoint(gptq_opt, checkpoint
     assert "gptq.parameters" in imported.read_text().splitlines()[0]
     # gptq-opt attaches the checkpoint's weights and, the pipeline ending in
     # upstream MLIR, writes them into the output rather than naming it.
-    upstream = _upstream(gptq_opt, imported, tmp_path / "upstream.mlir")
+    upstream = upstream_form(gptq_opt, imported, tmp_path / "upstream.mlir")
     assert not (tmp_path / "upstream.safetensors").exists()
     expected = Model(imported).logits(tokens)
-    assert _relative(expected, _host(_iree(_forward_only(gptq_opt, upstream))["forward"](tokens))) <= 1e-5
+    assert relative(expected, _host(_iree(_forward_only(gptq_opt, upstream))["forward"](tokens))) <= 1e-5
 
 
 def _gelu_mlp(approximate: str) -> str:
@@ -237,7 +212,7 @@ def test_gelu_mlp_quantized_runs_in_gptq_run_and_iree(gptq_opt, gptq_run, tmp_pa
         assert run.returncode == 0, run.stderr
         outputs[name] = np.load(tmp_path / name / "0.npy")
     # Quantized, not the float model, and close to it.
-    assert 1e-3 < _relative(outputs["float"], outputs["quantized"]) < 0.3
-    upstream = _upstream(gptq_opt, quantized, tmp_path / "mlp.upstream.mlir")
+    assert 1e-3 < relative(outputs["float"], outputs["quantized"]) < 0.3
+    upstream = upstream_form(gptq_opt, quantized, tmp_path / "mlp.upstream.mlir")
     theirs = _host(_iree(upstream).main(x))
-    assert _relative(outputs["quantized"], theirs) < 1e-5
+    assert relative(outputs["quantized"], theirs) < 1e-5

@@ -32,15 +32,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from iree_helpers import iree_context, relative
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPORT = REPO_ROOT / "examples" / "jax" / "export.py"
-
-#: The options of docs/pipelines.md, as in test_iree.py.
-IREE_FLAGS = [
-    "--iree-hal-target-device=local",
-    "--iree-hal-local-target-device-backends=llvm-cpu",
-    "--iree-llvmcpu-target-cpu=host",
-]
 
 #: Each model's layers in the order they are quantized: the constants
 #: form's names, the arguments form's names, and (out, in).
@@ -59,10 +54,6 @@ LAYERS = {
 #: How many weights parameters= binds: every leaf of the params.
 BOUND = {"mlp": 4, "block": 9}
 QUANTIZE = "bits=4 calibration=calib.npy calibration-batch=4"
-
-
-def _relative(ours: np.ndarray, theirs: np.ndarray) -> float:
-    return float(np.abs(ours - theirs).max() / np.abs(ours).max())
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +161,7 @@ def test_float_module_matches_jax(model, float_run):
     got, log = float_run
     assert "holds StableHLO" in log and "converted to linalg by" in log
     assert got.shape == model["ref"].shape
-    assert _relative(model["ref"], got) <= 1e-5
+    assert relative(model["ref"], got) <= 1e-5
 
 
 def test_constants_form_quantizes_its_layers(model, quantized, float_run):
@@ -184,7 +175,7 @@ def test_constants_form_quantizes_its_layers(model, quantized, float_run):
     assert text.count("gptq.dequantize") == len(layers)
     if model["name"] == "mlp":
         assert re.search(r"arith\.constant dense<[^>]*> : tensor<32x8xf32>", text)
-    assert 1e-3 < _relative(float_run[0], quantized["out"]) < 0.2
+    assert 1e-3 < relative(float_run[0], quantized["out"]) < 0.2
 
 
 def test_arguments_form_with_parameters_is_the_constants_form(model, quantized):
@@ -220,24 +211,20 @@ def test_sequential_hessians_are_those_of_the_quantized_prefix(model, gptq_opt, 
     assert len(reference.files) == len(used.files) == len(float_.files)
     for name, ref_name, float_name in zip(used.files, reference.files, float_.files):
         assert used[name].shape == reference[ref_name].shape
-        assert _relative(used[name], reference[ref_name]) <= 1e-6, name
+        assert relative(used[name], reference[ref_name]) <= 1e-6, name
         # The first stage reads the input; later ones see quantized layers.
-        assert (_relative(used[name], float_[float_name]) > 1e-4) == (name not in first_stage)
+        assert (relative(used[name], float_[float_name]) > 1e-4) == (name not in first_stage)
 
 
 def test_iree_runs_the_upstream_form_of_both_quantized_forms(model, quantized, gptq_opt, tool_env):
-    ireec = pytest.importorskip("iree.compiler", reason="iree-base-compiler is not installed (scripts/test-deps.sh)")
-    ireert = pytest.importorskip("iree.runtime", reason="iree-base-runtime is not installed (scripts/test-deps.sh)")
     d = model["dir"]
     zeros = [np.load(d / name) for name in quantized["zeros"]]
     for module, inputs in (("q.mlir", [model["x"]]), ("qa.mlir", [*zeros, model["x"]])):
         upstream = module.replace(".mlir", ".upstream.mlir")
         _tool(tool_env, d, gptq_opt, module, "--gptq-to-upstream-pipeline", "-o", upstream)
         assert "gptq" not in (d / upstream).read_text()
-        vmfb = ireec.compile_file(str(d / upstream), extra_args=IREE_FLAGS)
-        context = ireert.SystemContext(config=ireert.Config("local-task"))
-        context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, vmfb))
+        context = iree_context(d / upstream)
         # The VM module has the MLIR module's name, JAX's: jit__lambda, jit_mlp_apply.
         (vm_module,) = [m for n, m in context.modules.items() if n != "hal"]
         theirs = np.asarray(vm_module["main"](*inputs).to_host())
-        assert _relative(quantized["out"], theirs) <= 1e-5, module
+        assert relative(quantized["out"], theirs) <= 1e-5, module
