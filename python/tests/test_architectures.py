@@ -12,7 +12,7 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import List
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import pytest
@@ -205,6 +205,23 @@ def _block_groups(name: str, block: int) -> List[List[str]]:
     return [[f"layers.{block}.{layer}" for layer in group] for group in BLOCK_GROUPS[kind]]
 
 
+def _quantize(tmp_path: Path, module: Path, options: str) -> Tuple[Path, List[Dict[str, Any]], List[List[str]]]:
+    """``module`` quantized to 4 bits in groups of 32 (and ``options``) on
+    random token windows: the output, the report's layers, and the layers'
+    names stage by stage, sorted."""
+    quantized = tmp_path / "q.mlir"
+    report = tmp_path / "report.json"
+    runner.run_opt(module, quantized, [
+        f"--gptq-quantize-model=calibration={_calibration(tmp_path, 256)} bits=4 group-size=32 "
+        f"report={report} {options}"
+    ])
+    layers = json.loads(report.read_text())["layers"]
+    stages: Dict[int, List[str]] = {}
+    for layer in layers:
+        stages.setdefault(layer["stage"], []).append(layer["name"])
+    return quantized, layers, [sorted(stages[stage]) for stage in sorted(stages)]
+
+
 def test_mixture_of_experts_quantizes_each_expert_on_its_tokens(tmp_path, checkpoints, gptq_opt):
     """Mixtral through import-hf: its experts are linear layers, quantized
     in four stages per block (q, k, v; o; every expert's w1 and w3; every
@@ -213,20 +230,11 @@ def test_mixture_of_experts_quantizes_each_expert_on_its_tokens(tmp_path, checkp
     router float; the quantized model's logits stay near the float ones."""
     folder = checkpoints("mixtral")
     module = _import(folder, tmp_path / "model.mlir")
-    quantized = tmp_path / "q.mlir"
-    report = tmp_path / "report.json"
     hessians = tmp_path / "h.npz"
-    runner.run_opt(module, quantized, [
-        f"--gptq-quantize-model=calibration={_calibration(tmp_path, 256)} bits=4 group-size=32 "
-        f"report={report} dump-hessians={hessians}"
-    ])
-    layers = json.loads(report.read_text())["layers"]
-    stages = {}
-    for layer in layers:
-        stages.setdefault(layer["stage"], []).append(layer["name"])
+    quantized, layers, stages = _quantize(tmp_path, module, f"dump-hessians={hessians}")
     experts = CONFIGS["mixtral"]["num_local_experts"]
     groups = _block_groups("mixtral", 0) + _block_groups("mixtral", 1)
-    assert [sorted(stages[stage]) for stage in sorted(stages)] == [sorted(group) for group in groups]
+    assert stages == [sorted(group) for group in groups]
     assert not any(layer["name"].endswith(".gate") for layer in layers)
     # Each expert's Hessian is over its own tokens: 2/n sum of x x^T over
     # them, so its trace is proportional to how many it was sent.
@@ -246,18 +254,9 @@ def test_quantize_export_and_import(tmp_path, checkpoints, gptq_opt, gptq_run, n
     zeros and groups exactly and the scales rounded to float16."""
     folder = checkpoints(name)
     module = _import(folder, tmp_path / "model.mlir")
-    quantized = tmp_path / "q.mlir"
-    report = tmp_path / "report.json"
-    runner.run_opt(module, quantized, [
-        f"--gptq-quantize-model=calibration={_calibration(tmp_path, 256)} bits=4 group-size=32 act-order=true "
-        f"report={report}"
-    ])
-    layers = json.loads(report.read_text())["layers"]
+    quantized, _, stages = _quantize(tmp_path, module, "act-order=true")
     groups = [sorted(group) for i in range(2) for group in _block_groups(name, i)]
-    stages = {}
-    for layer in layers:
-        stages.setdefault(layer["stage"], []).append(layer["name"])
-    assert [sorted(stages[stage]) for stage in sorted(stages)] == groups
+    assert stages == groups
     expected = [layer for group in groups for layer in group]
     assert main(["export-gptq", str(quantized), "--out", str(tmp_path / "gptq")]) == 0
     exported = json.loads((tmp_path / "gptq" / "config.json").read_text())
