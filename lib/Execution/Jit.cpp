@@ -1470,6 +1470,13 @@ std::vector<std::string> mlir::gptq::entryNames(ModuleOp module) {
   return names;
 }
 
+std::string mlir::gptq::defaultEntryName(ModuleOp module) {
+  if (!module.lookupSymbol("main"))
+    if (std::vector<std::string> names = entryNames(module); names.size() == 1)
+      return names.front();
+  return "main";
+}
+
 std::optional<ArrayRef<char>> mlir::gptq::rawElementData(ElementsAttr attr) {
   if (auto dense = dyn_cast<DenseIntOrFPElementsAttr>(attr)) {
     if (dense.isSplat())

@@ -235,10 +235,8 @@ static int run(int argc, char **argv) {
   if (!parsed)
     return fail(llvm::toString(parsed.takeError()));
   OwningOpRef<ModuleOp> module = std::move(*parsed);
-  // Without --entry, a module that has no @main calls its only entry.
-  if (!entry.getNumOccurrences() && !module->lookupSymbol("main"))
-    if (std::vector<std::string> names = entryNames(*module); names.size() == 1)
-      entry = names.front();
+  if (!entry.getNumOccurrences())
+    entry = defaultEntryName(*module);
   if (llvm::Error err = loadParameters(*module, inputFile))
     return fail(llvm::toString(std::move(err)));
 

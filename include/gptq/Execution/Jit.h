@@ -186,6 +186,12 @@ llvm::Expected<EntrySignature> entrySignature(ModuleOp module,
 /// reject one of them for its types.
 std::vector<std::string> entryNames(ModuleOp module);
 
+/// The function a tool calls when its command line names none: @main when
+/// the module has it, else the module's only entry (entryNames: torch-mlir's
+/// @torch_jit, an importer's @forward), else "main" (which the tool then
+/// reports missing, listing the entries).
+std::string defaultEntryName(ModuleOp module);
+
 /// A cache entry being written on a thread of its own (Jit.cpp).
 struct CacheWrite;
 
