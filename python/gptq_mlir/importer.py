@@ -585,17 +585,19 @@ class _LlamaEmitter:
         )
 
     def linear(self, x: _Value, weight_name: str, layer_name: Optional[str] = None) -> _Value:
-        """``y[b, s, n] = sum_k x[b, s, k] * W[n, k]`` for a constant ``W[out, in]``.
+        """``y[..., n] = sum_k x[..., k] * W[n, k]`` for a constant ``W[out, in]``
+        (``x`` ``[B, S, in]``, or an expert's rows ``[T, in]``).
 
         The contraction carries the layer's name (``layer_name``, by default
         the weight's) as its location.
         """
         weight = self._weight(weight_name)
         x = self.b.permuted_input(x, weight_name)
+        rank = len(x.shape)
         return self._contract(
-            (x, [0, 1, 3]),
-            (weight, [2, 3]),
-            [x.shape[0], x.shape[1], weight.shape[0]],
+            (x, list(range(rank - 1)) + [rank]),
+            (weight, [rank - 1, rank]),
+            list(x.shape[:-1]) + [weight.shape[0]],
             "linear",
             layer_name or weight_name,
         )
@@ -993,12 +995,7 @@ class _LlamaEmitter:
             b.emit(f"{tokens} = arith.muli {self.batch}, {self.seq} : index")
         flat = b.reshape("collapse", x, [[0, 1], [2]], [tokens, dim])
 
-        def linear2d(v: _Value, name: str, rows: Dim) -> _Value:
-            weight = self._weight(name)
-            v = b.permuted_input(v, name)
-            return self._contract((v, [0, 2]), (weight, [1, 2]), [rows, weight.shape[0]], "linear", name)
-
-        logits = linear2d(flat, f"{prefix}.gate", tokens)
+        logits = self.linear(flat, f"{prefix}.gate")
         c = [b.scalar("c", str(i), "index") for i in range(max(experts, k) + 1)]
         true = b.scalar("true", "1", "i1")
         u = b.fresh("moe")[1:]  # a prefix for this block's names
@@ -1088,14 +1085,14 @@ class _LlamaEmitter:
             b.emit(f"{off} = tensor.extract {scan}#0[{c[e]}] : {cnt_t}\n"
                    f"{cnt} = tensor.extract {counts}[{c[e]}] : {cnt_t}")
             mine = b.slice(rows, [off, 0], [cnt, dim], [cnt, dim])
-            gate = linear2d(mine, f"{prefix}.experts.{e}.w1", cnt)
-            up = linear2d(mine, f"{prefix}.experts.{e}.w3", cnt)
+            gate = self.linear(mine, f"{prefix}.experts.{e}.w1")
+            up = self.linear(mine, f"{prefix}.experts.{e}.w3")
             hidden.append(self.gated(gate, up))
             sizes.append((off, cnt))
         ys = b.empty([pairs, dim])
         for e in range(experts):
             off, cnt = sizes[e]
-            y = linear2d(hidden[e], f"{prefix}.experts.{e}.w2", cnt)
+            y = self.linear(hidden[e], f"{prefix}.experts.{e}.w2")
             name = b.fresh("expert_rows")
             b.emit(f"{name} = tensor.insert_slice {y.name} into {ys.name}[{off}, 0] [{cnt}, {dim}] [1, 1] "
                    f": {y.type} into {ys.type}")
