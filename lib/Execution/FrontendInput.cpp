@@ -191,18 +191,9 @@ mlir::gptq::convertFrontendInput(std::unique_ptr<llvm::MemoryBuffer> input,
     return input;
   std::string path = input->getBufferIdentifier().str();
   std::string where = "'" + op->name + "' at line " + std::to_string(op->line);
-  std::string converted, how;
-  if (llvm::StringRef(op->name).starts_with("util.")) {
-    llvm::Expected<std::string> replaced = replaceUtilFunctions(text, path);
-    if (!replaced) {
-      *error = llvm::toString(replaced.takeError());
-      return nullptr;
-    }
-    converted = std::move(*replaced);
-    how = "IREE's input form (" + where +
-          "): read with func.func and func.return for util.func and "
-          "util.return";
-  } else {
+  bool stablehlo = !llvm::StringRef(op->name).starts_with("util.");
+  std::string converted = text.str(), how;
+  if (stablehlo) {
     std::string ireeOpt = findIreeOpt();
     if (ireeOpt.empty()) {
       *error = "'" + path + "' holds StableHLO (" + where +
@@ -216,26 +207,29 @@ mlir::gptq::convertFrontendInput(std::unique_ptr<llvm::MemoryBuffer> input,
       *error = llvm::toString(result.takeError());
       return nullptr;
     }
-    // What iree-opt leaves in util.func, if anything, is read as above.
-    if (findFrontendOp(*result)) {
-      llvm::Expected<std::string> replaced =
-          replaceUtilFunctions(*result, path);
-      if (!replaced) {
-        *error = llvm::toString(replaced.takeError());
-        return nullptr;
-      }
-      *result = std::move(*replaced);
-    }
     converted = std::move(*result);
     how = "StableHLO (" + where + "): converted to linalg by " + ireeOpt +
           " --pass-pipeline='" + kPipeline.str() + "'";
+  } else {
+    how = "IREE's input form (" + where +
+          "): read with func.func and func.return for util.func and "
+          "util.return";
+  }
+  // IREE's util.func form, given or left by iree-opt.
+  if (findFrontendOp(converted)) {
+    llvm::Expected<std::string> replaced =
+        replaceUtilFunctions(converted, path);
+    if (!replaced) {
+      *error = llvm::toString(replaced.takeError());
+      return nullptr;
+    }
+    converted = std::move(*replaced);
   }
   llvm::errs() << "note: '" << path << "' holds " << how << "\n";
   // The converted ops keep the input's locations: a diagnostic shows the
   // input's line, which a source manager finds by the input's name. The
   // converted text has other lines (unless only util names changed, in
   // place), so it is named apart.
-  bool sameLines = llvm::StringRef(op->name).starts_with("util.");
   return guardedModuleBuffer(
-      converted, sameLines ? path : path + " (converted by iree-opt)", error);
+      converted, stablehlo ? path + " (converted by iree-opt)" : path, error);
 }
