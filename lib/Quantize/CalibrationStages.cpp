@@ -11,6 +11,7 @@
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -33,10 +34,11 @@ struct StageCutter {
   StageCutter(ModuleOp module, func::FuncOp func,
               ArrayRef<const LinearLayer *> layers, ArrayRef<bool> calibrated,
               const llvm::DenseMap<Operation *, unsigned> &layerOfWeight,
-              StringRef sequential, StringRef passName)
+              StringRef sequential, StringRef passName,
+              ExpertCalibration experts)
       : module(module), func(func), layers(layers), calibrated(calibrated),
         layerOfWeight(layerOfWeight), sequential(sequential),
-        passName(passName), stageOf(layers.size(), -1) {}
+        passName(passName), experts(experts), stageOf(layers.size(), -1) {}
 
   ModuleOp module;
   func::FuncOp func;
@@ -44,6 +46,7 @@ struct StageCutter {
   ArrayRef<bool> calibrated;
   const llvm::DenseMap<Operation *, unsigned> &layerOfWeight;
   StringRef sequential, passName;
+  ExpertCalibration experts;
 
   llvm::DenseMap<Operation *, unsigned> opIndex;
   std::vector<std::shared_ptr<CalibrationStage>> stages;
@@ -55,6 +58,14 @@ struct StageCutter {
   /// stage that reads them, from the weight itself, so that a stage's
   /// second function computes its layers from their quantized weights.
   llvm::DenseSet<Operation *> weightChain;
+  /// ExpertCalibration::All: the slices of a dispatch (dispatchSlices), and
+  /// each value of the entry that the stages compute over all the rows of
+  /// one, with the slice's offset and size (values of the entry).
+  llvm::DenseSet<Operation *> dispatch;
+  struct RowSlice {
+    Value offset, size;
+  };
+  llvm::DenseMap<Value, RowSlice> wideRows;
 
   InFlightDiagnostic fail(Location loc) {
     return emitError(loc) << passName << ": ";
@@ -72,6 +83,21 @@ struct StageCutter {
                             Value value, OpBuilder &b);
   BlockArgument addArg(CalibrationStage &stage, Value original, StageArg arg,
                        Type type, OpBuilder &b);
+  /// ExpertCalibration::All: clones `op` into the stage over all the rows
+  /// of the dispatch its row-aligned operands come from, when it computes
+  /// them row by row; false (nothing made) otherwise.
+  bool cloneWide(CalibrationStage &stage, unsigned index, Operation &op,
+                 OpBuilder &b);
+  /// Maps `value` (of the entry) in the stage to the rows `slice` selects of
+  /// `wide`, its stage value over all rows.
+  LogicalResult mapRouted(CalibrationStage &stage, unsigned index, Value value,
+                          Value wide, OpBuilder &b);
+  /// The stage's value of `value` as it crosses to later stages: over all
+  /// rows where the stage computes it so.
+  Value crossing(CalibrationStage &stage, Value value) {
+    auto it = stage.wide.find(value);
+    return it != stage.wide.end() ? it->second : stage.map.lookup(value);
+  }
 };
 } // namespace
 
@@ -220,8 +246,14 @@ LogicalResult StageCutter::materialize(CalibrationStage &stage, unsigned index,
     stages[from]->outputs.insert(value);
     StageArg a{StageArg::Crossing};
     a.value = value;
-    addArg(stage, value, a, value.getType(), b);
-    return success();
+    if (!stages[from]->wide.contains(value)) {
+      addArg(stage, value, a, value.getType(), b);
+      return success();
+    }
+    // Computed over all rows there: it crosses so, and its routed rows are
+    // sliced here.
+    BlockArgument arg = addArg(stage, nullptr, a, value.getType(), b);
+    return mapRouted(stage, index, value, arg, b);
   }
   // Scalars (sizes, flags) are computed again where they are needed.
   if (!isMemoryEffectFree(def) || def->getNumRegions() != 0) {
@@ -233,6 +265,200 @@ LogicalResult StageCutter::materialize(CalibrationStage &stage, unsigned index,
     return failure();
   }
   return cloneWithOperands();
+}
+
+/// The rows of a calibration input `[..., in]` (the product of its leading
+/// dimensions), as a 0-d i64 tensor.
+static Value rowCount(OpBuilder &b, Location loc, Value input) {
+  auto type = cast<RankedTensorType>(input.getType());
+  Value rows = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+    rows = arith::MulIOp::create(b, loc, rows,
+                                 tensor::DimOp::create(b, loc, input, d));
+  Value count =
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), rows).getResult();
+  return tensor::FromElementsOp::create(
+      b, loc, RankedTensorType::get({}, b.getI64Type()), count);
+}
+
+/// A slice of whole rows: `source[offset, 0..][size, full..]` with dynamic
+/// offset and size along dimension 0, unit strides and every other dimension
+/// whole and static.
+static bool isRowSlice(tensor::ExtractSliceOp slice) {
+  RankedTensorType source = slice.getSourceType();
+  int64_t rank = source.getRank();
+  if (rank < 2 || slice.getResultType().getRank() != rank ||
+      !ShapedType::isDynamic(slice.getStaticOffsets()[0]) ||
+      !ShapedType::isDynamic(slice.getStaticSizes()[0]) ||
+      !slice.getResultType().isDynamicDim(0))
+    return false;
+  for (int64_t d = 0; d < rank; ++d)
+    if (slice.getStaticStrides()[d] != 1)
+      return false;
+  for (int64_t d = 1; d < rank; ++d)
+    if (source.isDynamicDim(d) || slice.getStaticOffsets()[d] != 0 ||
+        slice.getStaticSizes()[d] != source.getDimSize(d))
+      return false;
+  return true;
+}
+
+/// The slices of the rows of a dispatch: row slices (isRowSlice) of a
+/// matrix that at least two of them read, as a mixture of experts gives each
+/// expert the rows sorted to it.
+static llvm::DenseSet<Operation *> dispatchSlices(Block &body) {
+  llvm::MapVector<Value, SmallVector<Operation *>> bySource;
+  for (Operation &op : body.without_terminator())
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+        slice && isRowSlice(slice))
+      bySource[slice.getSource()].push_back(&op);
+  llvm::DenseSet<Operation *> slices;
+  for (auto &[source, readers] : bySource)
+    if (readers.size() >= 2)
+      slices.insert(readers.begin(), readers.end());
+  return slices;
+}
+
+/// The loop that indexes dimension 0 of `operand` of `op`, when no other
+/// dimension of it depends on that loop.
+static std::optional<unsigned> rowLoop(linalg::LinalgOp op,
+                                       OpOperand &operand) {
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  if (map.getNumResults() == 0)
+    return std::nullopt;
+  auto dim = dyn_cast<AffineDimExpr>(map.getResult(0));
+  if (!dim)
+    return std::nullopt;
+  for (AffineExpr e : map.getResults().drop_front())
+    if (e.isFunctionOfDim(dim.getPosition()))
+      return std::nullopt;
+  return dim.getPosition();
+}
+
+LogicalResult StageCutter::mapRouted(CalibrationStage &stage, unsigned index,
+                                     Value value, Value wide, OpBuilder &b) {
+  RowSlice rows = wideRows.lookup(value);
+  if (failed(materialize(stage, index, rows.offset, b)) ||
+      failed(materialize(stage, index, rows.size, b)))
+    return failure();
+  auto type = cast<RankedTensorType>(value.getType());
+  Location loc = value.getLoc();
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = {stage.map.lookup(rows.size)};
+  offsets[0] = stage.map.lookup(rows.offset);
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    sizes.push_back(
+        type.isDynamicDim(d)
+            ? OpFoldResult(tensor::DimOp::create(b, loc, wide, d).getResult())
+            : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+  Value routed = tensor::ExtractSliceOp::create(b, loc, type, wide, offsets,
+                                                sizes, strides);
+  stage.map.map(value, routed);
+  stage.wide[value] = wide;
+  return success();
+}
+
+bool StageCutter::cloneWide(CalibrationStage &stage, unsigned index,
+                            Operation &op, OpBuilder &b) {
+  if (dispatch.contains(&op)) {
+    // The routed rows as the model slices them; over all rows, the matrix.
+    auto slice = cast<tensor::ExtractSliceOp>(op);
+    b.clone(op, stage.map);
+    stage.wide[slice.getResult()] = stage.map.lookup(slice.getSource());
+    wideRows[slice.getResult()] = {slice.getOffsets()[0], slice.getSizes()[0]};
+    return true;
+  }
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      linalgOp.getNumDpsInits() == 0)
+    return false;
+  // The inputs computed over all rows: their rows must be one loop's, of
+  // one slice, a parallel loop that no other input depends on.
+  std::optional<unsigned> loop;
+  std::optional<RowSlice> rows;
+  Value wideInput;
+  for (OpOperand *in : linalgOp.getDpsInputOperands()) {
+    auto it = stage.wide.find(in->get());
+    if (it == stage.wide.end())
+      continue;
+    std::optional<unsigned> at = rowLoop(linalgOp, *in);
+    RowSlice r = wideRows.lookup(in->get());
+    if (!at || (loop && *loop != *at) ||
+        (rows && (rows->offset != r.offset || rows->size != r.size)))
+      return false;
+    loop = at;
+    rows = r;
+    wideInput = it->second;
+  }
+  if (!loop ||
+      linalgOp.getIteratorTypesArray()[*loop] != utils::IteratorType::parallel)
+    return false;
+  bool indexed = false;
+  op.walk([&](linalg::IndexOp) { indexed = true; });
+  if (indexed)
+    return false;
+  for (OpOperand *in : linalgOp.getDpsInputOperands())
+    if (!stage.wide.contains(in->get()) &&
+        linalgOp.getMatchingIndexingMap(in).isFunctionOfDim(*loop))
+      return false;
+  // Each init is made from scalars (an empty tensor, filled or not): made
+  // again with all the rows.
+  for (OpOperand &init : linalgOp.getDpsInitsMutable()) {
+    if (rowLoop(linalgOp, init) != loop)
+      return false;
+    Value made = stage.map.lookup(init.get());
+    if (auto fill = made.getDefiningOp<linalg::FillOp>())
+      made = fill.getOutputs()[0];
+    if (!made.getDefiningOp<tensor::EmptyOp>())
+      return false;
+  }
+  for (Value result : op.getResults())
+    if (!cast<RankedTensorType>(result.getType()).isDynamicDim(0))
+      return false;
+  // The routed rows' offset and size, needed to slice the results.
+  if (failed(materialize(stage, index, rows->offset, b)) ||
+      failed(materialize(stage, index, rows->size, b)))
+    return false;
+
+  Location loc = op.getLoc();
+  Value all = tensor::DimOp::create(b, loc, wideInput, 0);
+  SmallVector<std::pair<Value, Value>> saved;
+  auto use = [&](Value v, Value with) {
+    saved.push_back({v, stage.map.lookupOrNull(v)});
+    stage.map.map(v, with);
+  };
+  for (OpOperand *in : linalgOp.getDpsInputOperands())
+    if (auto it = stage.wide.find(in->get()); it != stage.wide.end())
+      use(in->get(), it->second);
+  for (OpOperand &init : linalgOp.getDpsInitsMutable()) {
+    Value made = stage.map.lookup(init.get());
+    auto fill = made.getDefiningOp<linalg::FillOp>();
+    auto empty =
+        (fill ? fill.getOutputs()[0] : made).getDefiningOp<tensor::EmptyOp>();
+    SmallVector<OpFoldResult> sizes = empty.getMixedSizes();
+    sizes[0] = all;
+    Value remade = tensor::EmptyOp::create(b, loc, sizes,
+                                           empty.getType().getElementType());
+    if (fill) {
+      IRMapping into;
+      into.map(fill.getOutputs()[0], remade);
+      remade = b.clone(*fill, into)->getResult(0);
+    }
+    use(init.get(), remade);
+  }
+  Operation *clone = b.clone(op, stage.map);
+  for (auto [v, old] : llvm::reverse(saved)) {
+    if (old)
+      stage.map.map(v, old);
+    else
+      stage.map.erase(v);
+  }
+  for (auto [result, wide] : llvm::zip(op.getResults(), clone->getResults())) {
+    wideRows[result] = *rows;
+    if (failed(mapRouted(stage, index, result, wide, b)))
+      return false;
+  }
+  return true;
 }
 
 LogicalResult StageCutter::build() {
@@ -268,6 +494,8 @@ LogicalResult StageCutter::build() {
   Block &body = func.getBody().front();
   for (auto [i, op] : llvm::enumerate(body.without_terminator()))
     opIndex[&op] = i;
+  if (experts == ExpertCalibration::All)
+    dispatch = dispatchSlices(body);
   // torch-mlir writes a weight as constant -> linalg.transpose ->
   // broadcasting linalg.generic -> contraction, right before the
   // contraction: left where it is, the chain would fall in the previous
@@ -354,6 +582,9 @@ LogicalResult StageCutter::build() {
       if (auto it = layerAt.find(&op); it != layerAt.end()) {
         const LinearLayer &layer = *layers[it->second];
         Value activation = stage.map.lookup(layer.activation);
+        if (auto wide = stage.wide.find(layer.activation);
+            wide != stage.wide.end())
+          activation = wide->second;
         if (auto shared = accumulated.find(activation);
             shared != accumulated.end()) {
           stage.sharesHessianOf.push_back({it->second, shared->second});
@@ -370,25 +601,29 @@ LogicalResult StageCutter::build() {
           accumulated[activation] = it->second;
           stage.accumulatedFor.push_back(it->second);
           stage.hessianResults.push_back(acc.getResult());
+          stage.tokenResults.push_back(rowCount(b, l, input));
           if (!stage.countResult)
             stage.countResult = tensor::FromElementsOp::create(
                 b, l, countType, acc.getNewCount());
         }
       }
+      if (experts == ExpertCalibration::All && cloneWide(stage, index, op, b))
+        continue;
       b.clone(op, stage.map);
     }
   }
 
-  // Returns: Hessians, the count, then the values later stages read (known
-  // only now that every stage is built).
+  // Returns: Hessians, the count, the rows of each Hessian's input, then the
+  // values later stages read (known only now that every stage is built).
   for (CalibrationStage &stage : llvm::make_pointee_range(stages)) {
     OpBuilder b(stage.func.getContext());
     Block &block = stage.func.getBody().front();
     b.setInsertionPointToEnd(&block);
     SmallVector<Value> results(stage.hessianResults);
     results.push_back(stage.countResult);
+    results.append(stage.tokenResults.begin(), stage.tokenResults.end());
     for (Value v : stage.outputs)
-      results.push_back(stage.map.lookup(v));
+      results.push_back(crossing(stage, v));
     func::ReturnOp::create(b, stage.func.getLoc(), results);
     stage.func.setType(FunctionType::get(stage.func.getContext(),
                                          block.getArgumentTypes(),
@@ -494,9 +729,10 @@ void StageCutter::splitStage(CalibrationStage &stage) {
       addFrontier(v);
   }
   for (Value v : stage.outputs)
-    addFrontier(stage.map.lookup(v));
+    addFrontier(crossing(stage, v));
 
-  // The first: Hessians, the count, the frontier.
+  // The first: Hessians, the count, the rows of each Hessian's input, the
+  // frontier.
   IRMapping first;
   stage.hessianModule = cast<ModuleOp>(stage.module.get()->clone(first));
   {
@@ -505,6 +741,8 @@ void StageCutter::splitStage(CalibrationStage &stage) {
     for (Value h : stage.hessianResults)
       results.push_back(first.lookup(h));
     results.push_back(first.lookup(stage.countResult));
+    for (Value t : stage.tokenResults)
+      results.push_back(first.lookup(t));
     for (Value v : frontier)
       results.push_back(first.lookup(v));
     setResults(fn, results);
@@ -526,7 +764,7 @@ void StageCutter::splitStage(CalibrationStage &stage) {
   }
   SmallVector<Value> results;
   for (Value v : stage.outputs) {
-    Value inStage = stage.map.lookup(v);
+    Value inStage = crossing(stage, v);
     results.push_back(argOf.contains(inStage) ? argOf.lookup(inStage)
                                               : second.lookup(inStage));
   }
@@ -535,13 +773,22 @@ void StageCutter::splitStage(CalibrationStage &stage) {
   stage.outputArgs = eraseUnusedArgs(fn, stage.args.size());
 }
 
+std::optional<ExpertCalibration>
+mlir::gptq::parseExpertCalibration(StringRef value) {
+  if (value == "routed")
+    return ExpertCalibration::Routed;
+  if (value == "all")
+    return ExpertCalibration::All;
+  return std::nullopt;
+}
+
 FailureOr<CalibrationStages> mlir::gptq::cutCalibrationStages(
     ModuleOp module, func::FuncOp func, ArrayRef<const LinearLayer *> layers,
     ArrayRef<bool> calibrated,
     const llvm::DenseMap<Operation *, unsigned> &layerOfWeight,
-    StringRef sequential, StringRef passName) {
+    StringRef sequential, StringRef passName, ExpertCalibration experts) {
   StageCutter cutter(module, func, layers, calibrated, layerOfWeight,
-                     sequential, passName);
+                     sequential, passName, experts);
   if (failed(cutter.build()))
     return failure();
   return CalibrationStages{std::move(cutter.stages), std::move(cutter.stageOf)};

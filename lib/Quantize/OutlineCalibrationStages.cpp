@@ -50,6 +50,13 @@ struct OutlineCalibrationStagesPass
                             << "': expected layers, blocks or none";
       return;
     }
+    std::optional<ExpertCalibration> experts =
+        parseExpertCalibration(moeCalibration);
+    if (!experts) {
+      fail(module.getLoc()) << "moe-calibration='" << moeCalibration
+                            << "': expected routed or all";
+      return;
+    }
     FailureOr<func::FuncOp> entryFunc = findEntryFunction(
         module, entry, [&](Location loc) { return fail(loc); });
     if (failed(entryFunc))
@@ -87,8 +94,9 @@ struct OutlineCalibrationStagesPass
                              "layers";
       return;
     }
-    FailureOr<CalibrationStages> cut = cutCalibrationStages(
-        module, func, layers, calibrated, layerOfWeight, sequential, kPassName);
+    FailureOr<CalibrationStages> cut =
+        cutCalibrationStages(module, func, layers, calibrated, layerOfWeight,
+                             sequential, kPassName, *experts);
     if (failed(cut)) {
       signalPassFailure();
       return;

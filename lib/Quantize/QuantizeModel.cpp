@@ -210,9 +210,12 @@ struct LayerState {
   } spilled;
   /// The bytes of the quantized form, for the report.
   int64_t quantizedBytes = 0;
-  /// The accumulated Hessian and its sample count.
+  /// The accumulated Hessian and its sample count; the rows (tokens) its
+  /// inputs held, all batches together (an expert's: those routed to it),
+  /// -1 when the Hessian was read from hessians=.
   NpyArray hessian;
   int64_t samples = 0;
+  int64_t tokens = 0;
   /// The quantization, and the dequantized weight in the layout the model
   /// stores it (the arguments of later stages read it).
   std::optional<LayerResult> result;
@@ -299,6 +302,8 @@ struct QuantizeModelPass
   // activation-memory, in bytes; the most activations held in memory and
   // the bytes that went to disk.
   uint64_t activationBudget = 0;
+  /// moe-calibration, parsed.
+  ExpertCalibration expertCalibration = ExpertCalibration::Routed;
   uint64_t activationPeakBytes = 0, activationSpilledBytes = 0;
 
   /// The entry cut into calibration stages (cutCalibrationStages).
@@ -351,8 +356,9 @@ LogicalResult QuantizeModelPass::cutStages() {
     layers.push_back(state.layer);
     calibrated.push_back(state.uncalibrated.empty());
   }
-  FailureOr<CalibrationStages> cut = cutCalibrationStages(
-      module, func, layers, calibrated, layerOfWeight, sequential, kPassName);
+  FailureOr<CalibrationStages> cut =
+      cutCalibrationStages(module, func, layers, calibrated, layerOfWeight,
+                           sequential, kPassName, expertCalibration);
   if (failed(cut)) {
     signalPassFailure();
     return failure();
@@ -527,7 +533,8 @@ MemoryBound QuantizeModelPass::estimateMemory(
     }
     auto fn = cast<func::FuncOp>(
         stage.hessianModule->lookupSymbol("stage"));
-    unsigned frontierFrom = stage.hessianResults.size() + 1;
+    // After the Hessians, the count and the rows of each Hessian's input.
+    unsigned frontierFrom = 2 * stage.hessianResults.size() + 1;
     for (Type t : fn.getFunctionType().getResults().drop_front(frontierFrom)) {
       crossing += bytesOf(t, samples);
       oneBatch += bytesOf(t, batch);
@@ -866,19 +873,25 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
         return failure();
       }
       releaseBatch(2 * index, b);
-      for (auto [k, m] : llvm::enumerate(stage.accumulatedFor))
+      // The Hessians, the count, the rows of each Hessian's input, the
+      // frontier.
+      for (auto [k, m] : llvm::enumerate(stage.accumulatedFor)) {
         states[m].hessian = std::move((*out)[k]);
+        states[m].tokens += *(*out)[unique + 1 + k].as<int64_t>();
+      }
       count = std::move((*out)[unique]);
       if (stage.propagate) {
-        frontier[b].resize(out->size() - unique - 1);
-        for (size_t k = unique + 1; k < out->size(); ++k)
-          if (failed(keep(frontier[b][k - unique - 1],
-                          std::move((*out)[k]), index)))
+        size_t from = 2 * unique + 1;
+        frontier[b].resize(out->size() - from);
+        for (size_t k = from; k < out->size(); ++k)
+          if (failed(keep(frontier[b][k - from], std::move((*out)[k]), index)))
             return failure();
       }
     }
-    for (auto [m, owner] : stage.sharesHessianOf)
+    for (auto [m, owner] : stage.sharesHessianOf) {
       states[m].hessian = states[owner].hessian;
+      states[m].tokens = states[owner].tokens;
+    }
     release(2 * index);
     int64_t n = *count.as<int64_t>();
     double hessianSeconds = secondsSince(start);
@@ -1074,6 +1087,16 @@ LogicalResult QuantizeModelPass::quantizeLayer(unsigned index,
         << "'; it is rounded to nearest";
     return roundLayer(index, rtn, "rtn (not calibrated)");
   }
+  // An expert the router sent too few tokens: its Hessian says little (none
+  // at all zeroes every input as dead), so it is rounded to nearest.
+  if (state.tokens >= 0 && state.tokens < minTokens) {
+    emitWarning(layer.op->getLoc())
+        << kPassName << ": " << state.tokens << " calibration token"
+        << (state.tokens == 1 ? "" : "s") << " reached layer '" << layer.name
+        << "', fewer than min-tokens=" << int64_t(minTokens)
+        << "; it is rounded to nearest";
+    return roundLayer(index, rtn, "rtn (too few tokens)");
+  }
   if (failed(ensureWeight(index)))
     return failure();
   auto start = std::chrono::steady_clock::now();
@@ -1152,6 +1175,10 @@ void QuantizeModelPass::printLayer(unsigned index) {
             formatNumber(state.rtnError) + (state.method == "gptq" ? ")" : "");
   if (state.method == "gptq")
     line += ", percdamp " + formatNumber(state.result->percdampUsed);
+  if (state.samples > 0 && state.tokens >= 0)
+    line += llvm::formatv(", {0} token{1}", state.tokens,
+                          state.tokens == 1 ? "" : "s")
+                .str();
   log() << line << llvm::formatv(", {0:F3} s\n", state.seconds);
 }
 
@@ -1244,6 +1271,18 @@ void QuantizeModelPass::runOnOperation() {
       sequential != "none") {
     fail(loc) << "sequential='" << sequential
               << "': expected layers, blocks or none";
+    return;
+  }
+  if (std::optional<ExpertCalibration> experts =
+          parseExpertCalibration(moeCalibration)) {
+    expertCalibration = *experts;
+  } else {
+    fail(loc) << "moe-calibration='" << moeCalibration
+              << "': expected routed or all";
+    return;
+  }
+  if (minTokens < 0) {
+    fail(loc) << "min-tokens=" << int64_t(minTokens) << ": expected 0 or more";
     return;
   }
   if (format != "packed" && format != "float" && format != "quant") {
@@ -1497,6 +1536,7 @@ void QuantizeModelPass::runOnOperation() {
       }
       state.hessian = std::move(it->array);
       state.samples = 1;
+      state.tokens = -1;
     }
     // Every Hessian is checked before any layer is quantized.
     for (unsigned i = 0; i < states.size(); ++i)
@@ -1576,6 +1616,7 @@ void QuantizeModelPass::runOnOperation() {
     if (state.stage >= 0)
       l.stage = state.stage;
     l.samples = hessians.empty() ? state.samples : 0;
+    l.tokens = hessians.empty() ? state.tokens : 0;
     l.method = state.method;
     l.seconds = state.seconds;
     if (!std::isnan(state.gptqError))
@@ -1605,8 +1646,10 @@ void QuantizeModelPass::runOnOperation() {
       o["block"] = *l.block;
     if (l.stage)
       o["stage"] = *l.stage;
-    if (l.samples > 0)
+    if (l.samples > 0) {
       o["samples"] = l.samples;
+      o["tokens"] = l.tokens;
+    }
     if (l.error)
       o["error"] = *l.error;
     if (l.rtnError)
@@ -1763,8 +1806,9 @@ void QuantizeModelPass::runOnOperation() {
   }
   if (!fallbacks.empty()) {
     log() << kPassName << ": " << fallbacks.size()
-                 << " layer(s) rounded to nearest (calibration did not "
-                    "reach them):";
+          << " layer(s) rounded to nearest (calibration did not "
+             "reach them, or fewer than min-tokens="
+          << int64_t(minTokens) << " tokens did):";
     for (const std::string &s : fallbacks)
       log() << " " << s;
     log() << "\n";

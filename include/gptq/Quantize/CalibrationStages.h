@@ -23,6 +23,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace mlir {
@@ -44,8 +45,9 @@ struct StageArg {
 };
 
 /// One stage: a slice of the entry function as a function of its own, run as
-/// two functions made from it. The first returns the Hessians, the count and
-/// the stage's frontier: the values that do not depend on the stage's own
+/// two functions made from it. The first returns the Hessians, the count,
+/// the rows (tokens) each Hessian's input held in this call, and the stage's
+/// frontier: the values that do not depend on the stage's own
 /// weights but that the part depending on them reads. The second takes the
 /// frontier as trailing arguments and returns the values later stages read.
 /// So each op runs once per sample: the part before the layers in the first
@@ -62,11 +64,18 @@ struct CalibrationStage {
   /// query's) and get a copy of that one's Hessian.
   std::vector<unsigned> layers;
   SmallVector<Value> hessianResults;
+  /// For each Hessian, the rows of its input (i64, 0-d): the tokens the
+  /// layer saw in the call, fewer than the batch's for an expert.
+  SmallVector<Value> tokenResults;
   std::vector<unsigned> accumulatedFor;
   std::vector<std::pair<unsigned, unsigned>> sharesHessianOf;
   Value countResult;
   /// Values of the entry function that later stages read.
   llvm::SetVector<Value> outputs;
+  /// ExpertCalibration::All: the values of the entry computed in this stage
+  /// over all the rows of a dispatch (see cutCalibrationStages), each with
+  /// its stage value; `map` holds their routed rows, sliced from these.
+  llvm::DenseMap<Value, Value> wide;
   /// The op (of the entry) after which the stage ends, and its first
   /// layer's op.
   unsigned end = 0, first = 0;
@@ -76,6 +85,21 @@ struct CalibrationStage {
   std::vector<unsigned> hessianArgs, outputArgs;
   CompiledFunction *hessians = nullptr, *propagate = nullptr;
 };
+
+/// How calibration feeds the experts of a mixture of experts: layers that
+/// read rows [offset, offset + count) of a matrix that other such slices
+/// read too (the rows a dispatch sorted by expert).
+enum class ExpertCalibration {
+  /// Each expert's Hessian from the rows its router sends it.
+  Routed,
+  /// Each expert's Hessian from all the rows of the matrix (every token
+  /// through every expert, llm-compressor's mode); the model's outputs,
+  /// and what later stages read, are still the routed ones.
+  All,
+};
+
+/// `moe-calibration=`'s value: routed or all; nullopt for another.
+std::optional<ExpertCalibration> parseExpertCalibration(llvm::StringRef value);
 
 /// The stages of an entry function, in order, and the stage of each layer.
 struct CalibrationStages {
@@ -97,14 +121,18 @@ struct CalibrationStages {
 /// weight and its contraction (the casts, transposes and broadcasts that
 /// the analysis sees through) belong to no stage: like constants, they are
 /// made again in each stage that reads them, so that no weight crosses
-/// between stages as an activation. Errors (an entry that cannot
-/// be cut so) are emitted at the op, after "`passName`: ".
+/// between stages as an activation. With ExpertCalibration::All, the ops
+/// that compute an expert's rows row by row (its layers, their activation)
+/// run in the stages over all the rows of the dispatch instead, their
+/// routed rows sliced out for what else reads them. Errors (an entry that
+/// cannot be cut so) are emitted at the op, after "`passName`: ".
 FailureOr<CalibrationStages>
 cutCalibrationStages(ModuleOp module, func::FuncOp func,
                      llvm::ArrayRef<const LinearLayer *> layers,
                      llvm::ArrayRef<bool> calibrated,
                      const llvm::DenseMap<Operation *, unsigned> &layerOfWeight,
-                     llvm::StringRef sequential, llvm::StringRef passName);
+                     llvm::StringRef sequential, llvm::StringRef passName,
+                     ExpertCalibration experts = ExpertCalibration::Routed);
 
 /// The layers of `func` that gptq-quantize-model quantizes: those among
 /// `linears` inside `func` that `filter` selects, and of those only the

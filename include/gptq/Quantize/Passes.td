@@ -193,6 +193,11 @@ def GPTQOutlineCalibrationStages
            /*default=*/"\"layers\"",
            "How layers are grouped into stages: layers (default), blocks "
            "or none, as gptq-quantize-model groups them">,
+
+    Option<"moeCalibration", "moe-calibration", "std::string",
+           /*default=*/"\"routed\"",
+           "How the experts of a mixture of experts are calibrated, as "
+           "gptq-quantize-model does: routed (default) or all">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gptq::GPTQDialect",
@@ -279,6 +284,23 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     read (a classifier tied to the token embeddings, whose embedding lookup
     then keeps the float table). `gptq-list-linears` marks it
     `(output classifier)`.
+
+    **Mixtures of experts.** A mixture of experts whose dispatch sorts the
+    (token, choice) pairs by expert and gives each expert a slice of the
+    rows (`tensor.extract_slice` of dynamic offset and size, as `import-hf`
+    writes Mixtral's block) calibrates each expert on exactly the tokens
+    its router sends it: its Hessian is that of its rows, and its token
+    count (the rows of its calibration inputs, all samples together) is in
+    its progress line and the report's `tokens`. A layer that fewer than
+    `min-tokens` tokens reached (default 1: an expert that the router never
+    chose, whose Hessian of zeros would zero its weights) is rounded to
+    nearest with a warning, method `rtn (too few tokens)`.
+    `moe-calibration=all` calibrates every expert on all the rows of the
+    dispatch instead (every token, once per expert it chose; one Hessian
+    for all experts' first layers), as llm-compressor can: the stages
+    compute each expert's layers over all rows and slice its routed rows
+    back out for the block's output, so that what later layers see is the
+    routed model's. The router stays float unless `routers=true`.
 
     **Rewrite.** Each quantized weight becomes `dense_resource` constants
     named after the layer: `<name>.qweight` (the codes of each output row
@@ -427,6 +449,15 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "Also the routers of mixtures of experts (layers whose result is "
            "read element by element only, to choose each token's experts; "
            "float by default, as the reference tools leave them)">,
+    Option<"moeCalibration", "moe-calibration", "std::string",
+           /*default=*/"\"routed\"",
+           "What calibrates each expert of a mixture of experts: routed "
+           "(default: the tokens its router sends it) or all (every token of "
+           "the block, as llm-compressor can; the outputs stay routed)">,
+    Option<"minTokens", "min-tokens", "int64_t", /*default=*/"1",
+           "Layers whose calibration input held fewer rows (tokens) than "
+           "this are rounded to nearest instead (default 1: those that no "
+           "token reached, such as an expert the router never chose)">,
     Option<"classifier", "classifier", "bool", /*default=*/"false",
            "Also quantize the output classifier (layers outside the "
            "layers.<i>. blocks, or without such names the last layer whose "

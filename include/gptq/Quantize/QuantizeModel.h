@@ -38,7 +38,11 @@ struct QuantizedLayerReport {
   /// (a call's 2-D input is one sample); 0 when the Hessians were given
   /// or the layer was not calibrated.
   int64_t samples = 0;
-  /// "gptq", "rtn", or "rtn (not calibrated)".
+  /// The rows (tokens) of its calibration inputs, all samples together: an
+  /// expert's are the tokens routed to it; 0 when samples is.
+  int64_t tokens = 0;
+  /// "gptq", "rtn", "rtn (not calibrated)" or "rtn (too few tokens)"
+  /// (min-tokens).
   std::string method;
   double seconds = 0;
   /// Output errors tr((W - Q) H (W - Q)^T) / 2 of the weights made and of

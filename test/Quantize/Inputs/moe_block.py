@@ -5,8 +5,9 @@ NumPy reference.
     moe_block.py DIR
 
 writes DIR/moe.mlir (@forward: tokens [T, 8] -> [T, 8]), DIR/x.npy (40
-tokens), DIR/calib.npy (64 tokens), DIR/ref.npy (the reference's output for
-x) and DIR/weights.npz. The router's top-2 choices are counted per expert,
+tokens), DIR/calib.npy (64 tokens), DIR/calib_skip3.npy (32 tokens none of
+which the router sends to expert 3), DIR/ref.npy (the reference's output
+for x) and DIR/weights.npz. The router's top-2 choices are counted per expert,
 the (token, choice) pairs sorted by expert into the rows of one matrix, and
 each expert's w1, w3 and w2 are contractions over its own rows only (a
 tensor.extract_slice of dynamic offset and size): a forward does the routed
@@ -219,4 +220,8 @@ def forward(x, w1, w3, w2):
 
 ref, _ = forward(x, w1, w3, w2)
 np.save(f"{d}/ref.npy", ref)
+# 32 calibration tokens that the router never sends to expert 3.
+pool = rng.standard_normal((400, D)).astype(np.float32)
+_, pool_routed = forward(pool, w1, w3, w2)
+np.save(f"{d}/calib_skip3.npy", np.delete(pool, pool_routed[3], axis=0)[:32])
 np.savez(f"{d}/weights.npz", wr=wr, w1=w1, w3=w3, w2=w2)
