@@ -16,31 +16,47 @@ module form with the same weight and layer names. What differs is what
                               attention and feed-forward, tanh GELU, soft caps
                               on attention and final logits,
                               ``query_pre_attn_scalar``, a window on even layers
+``MixtralForCausalLM``        a mixture of SwiGLU experts in every layer, the
+                              top-k weights renormalized
+``Qwen2MoeForCausalLM``       Qwen 2's biases; experts of their own size and a
+                              shared expert gated by a sigmoid, in the layers
+                              ``mlp_only_layers`` and ``decoder_sparse_step``
+                              make sparse (the others dense)
+``OlmoeForCausalLM``          RMS norms of the whole q and k projections,
+                              ``clip_qkv``; experts in every layer
+``Qwen3MoeForCausalLM``       Qwen 3's attention; experts as Qwen 2 MoE's,
+                              without a shared expert
 ============================  ==================================================
 
 Each field is read as the architecture's transformers 4.46 configuration
-class reads it, with that class's default where config.json omits it (so a
-Mistral config without ``sliding_window`` has the default window of 4096, as
-transformers gives it). Settings that the module cannot express are refused
+class reads it (Qwen 3 MoE's, which 4.46 lacks, as 4.51's), with that
+class's default where config.json omits it (so a Mistral config without
+``sliding_window`` has the default window of 4096, as transformers gives
+it). Settings that the module cannot express are refused
 with the field's name: other rotary scalings (``yarn``, ``longrope``, ...),
-``partial_rotary_factor`` below 1, Qwen 2's ``use_sliding_window`` (which
-transformers 4.46 applies only in flash attention), biases where the
-architecture has none.
+``partial_rotary_factor`` below 1, the Qwens' ``use_sliding_window`` (which
+transformers 4.46 applies only in flash attention for Qwen 2), biases where
+the architecture has none.
 
 Names: our weight names are llama2.c's (``layers.0.attention.wq``), plus
 ``attention.{bq,bk,bv}`` for Qwen 2's biases, ``attention.{q_norm,k_norm}``
-for Qwen 3's head norms, ``attention.wqkv`` and ``feed_forward.w13`` for
-Phi-3's fused layers, and ``attention_post_norm`` and ``ffn_post_norm`` for
-Gemma 2's norms after attention and feed-forward (its
-``pre_feedforward_layernorm`` is our ``ffn_norm``). :func:`hf_names` maps
-them to the Hugging Face tensor names.
+for Qwen 3's head norms (and OLMoE's norms of the whole projections),
+``attention.wqkv`` and ``feed_forward.w13`` for Phi-3's fused layers,
+``attention_post_norm`` and ``ffn_post_norm`` for Gemma 2's norms after
+attention and feed-forward (its ``pre_feedforward_layernorm`` is our
+``ffn_norm``), and for a mixture of experts ``feed_forward.gate`` (the
+router), ``feed_forward.experts.E.{w1,w2,w3}`` (expert E's gate, down and up
+projections) and Qwen 2 MoE's ``feed_forward.shared_expert.{w1,w2,w3}`` and
+``feed_forward.shared_expert_gate``. :func:`hf_names` maps them to the
+Hugging Face tensor names.
 
 Rotary embedding: the module rotates interleaved pairs ``(x[2i], x[2i+1])``
 of each head, as llama2.c does; Hugging Face rotates the halves ``(x[i],
 x[i + head_dim / 2])``. :func:`rotary_rows` is the per-head row permutation
 between the two, which the readers undo on every tensor whose rows (or
 elements) are q or k features: the q and k projections and their biases,
-the q and k parts of Phi-3's fused projection, and Qwen 3's head norms.
+the q and k parts of Phi-3's fused projection, and the norms of q and k
+(Qwen 3's of each head, OLMoE's of the whole projections).
 """
 
 import dataclasses
@@ -64,10 +80,14 @@ KINDS = {
     "Phi3ForCausalLM": "phi3",
     "Gemma2ForCausalLM": "gemma2",
     "MixtralForCausalLM": "mixtral",
+    "Qwen2MoeForCausalLM": "qwen2_moe",
+    "OlmoeForCausalLM": "olmoe",
+    "Qwen3MoeForCausalLM": "qwen3_moe",
 }
 
 #: Each configuration class's defaults (transformers 4.46; Qwen 3 as its
-#: model card and later transformers give them) for the fields read here.
+#: model card and later transformers give them, Qwen 3 MoE as transformers
+#: 4.51's Qwen3MoeConfig) for the fields read here.
 _DEFAULTS: Dict[str, Dict[str, Any]] = {
     "llama": {"rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": False,
               "max_position_embeddings": 2048},
@@ -86,13 +106,26 @@ _DEFAULTS: Dict[str, Dict[str, Any]] = {
     "mixtral": {"rms_norm_eps": 1e-5, "rope_theta": 1e6, "tie_word_embeddings": False,
                 "max_position_embeddings": 4096 * 32, "sliding_window": None, "num_local_experts": 8,
                 "num_experts_per_tok": 2},
+    "qwen2_moe": {"rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": False,
+                  "max_position_embeddings": 32768, "num_key_value_heads": 16, "num_experts": 60,
+                  "num_experts_per_tok": 4, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+                  "decoder_sparse_step": 1, "mlp_only_layers": None, "norm_topk_prob": False},
+    "olmoe": {"rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": False,
+              "max_position_embeddings": 4096, "num_experts": 64, "num_experts_per_tok": 8, "norm_topk_prob": False,
+              "clip_qkv": None},
+    "qwen3_moe": {"rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": False,
+                  "max_position_embeddings": 32768, "num_key_value_heads": 4, "head_dim": None, "num_experts": 128,
+                  "num_experts_per_tok": 8, "moe_intermediate_size": 768, "decoder_sparse_step": 1,
+                  "mlp_only_layers": None, "norm_topk_prob": False},
 }
 #: Kinds whose transformers class reads ``head_dim`` (the others compute
 #: hidden_size / num_attention_heads and ignore the field).
-_HEAD_DIM_KINDS = ("llama", "mistral", "qwen3", "gemma2")
+_HEAD_DIM_KINDS = ("llama", "mistral", "qwen3", "gemma2", "qwen3_moe")
 #: Kinds whose rotary embedding follows ``rope_scaling`` (transformers'
 #: shared rotary code); the others' classes take no scaling.
-_SCALED_KINDS = ("llama", "qwen2", "qwen3")
+_SCALED_KINDS = ("llama", "qwen2", "qwen3", "qwen2_moe", "olmoe", "qwen3_moe")
+#: Kinds whose feed-forward layers are mixtures of experts (in some layers).
+MOE_KINDS = ("mixtral", "qwen2_moe", "olmoe", "qwen3_moe")
 #: The rotary scalings read, by ``rope_type``.
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3")
 
@@ -147,7 +180,11 @@ class Architecture:
     dynamic_rope: Optional[DynamicRope] = None
     sliding_windows: Tuple[Optional[int], ...] = ()
     qkv_bias: bool = False
-    qk_norm: bool = False
+    #: RMS norms of q and k after their projections: over each head
+    #: ("head", Qwen 3) or over the whole projection ("projection", OLMoE).
+    qk_norm: Optional[str] = None
+    #: q, k and v clamped to [-clip_qkv, clip_qkv] after the norms (OLMoE).
+    clip_qkv: Optional[float] = None
     fused: bool = False
     #: RMS norms multiply by ``1 + weight`` (Gemma).
     norm_offset: bool = False
@@ -162,15 +199,37 @@ class Architecture:
     query_scale: Optional[float] = None
     attn_softcap: Optional[float] = None
     final_softcap: Optional[float] = None
-    #: Mixture of experts (Mixtral): the feed-forward layer is ``experts``
-    #: SwiGLU experts, ``experts_per_token`` of which a router picks for
-    #: each token (softmax, top-k, weights renormalized over the top-k);
-    #: 0 for a dense feed-forward layer.
+    #: Mixture of experts: the feed-forward layer is ``experts`` SwiGLU
+    #: experts, ``experts_per_token`` of which a router picks for each
+    #: token (softmax over all experts, top-k); 0 for a dense feed-forward
+    #: layer.
     experts: int = 0
     experts_per_token: int = 0
+    #: The top-k weights are renormalized to sum to 1 (Mixtral; the others'
+    #: ``norm_topk_prob``), else the softmax probabilities over all experts
+    #: as they are.
+    norm_topk: bool = True
+    #: Each expert's hidden size (``moe_intermediate_size``); None: the
+    #: model's ``hidden_dim``.
+    expert_hidden_dim: Optional[int] = None
+    #: The hidden size of an expert that every token goes through (Qwen 2
+    #: MoE's shared expert), its output multiplied by the sigmoid of
+    #: ``shared_expert_gate`` applied to the token; 0: none.
+    shared_expert_hidden_dim: int = 0
+    #: The layers of a mixture of experts whose feed-forward layer is dense
+    #: (of ``hidden_dim``): Qwen MoE's ``mlp_only_layers`` and those
+    #: ``decoder_sparse_step`` skips.
+    dense_layers: Tuple[int, ...] = ()
+    #: Hugging Face's module of the experts: "block_sparse_moe" (Mixtral:
+    #: ``experts.E.{w1,w2,w3}``) or "mlp" (``experts.E.{gate,down,up}_proj``).
+    moe_module: str = "block_sparse_moe"
 
     def window(self, layer: int) -> Optional[int]:
         return self.sliding_windows[layer] if layer < len(self.sliding_windows) else None
+
+    def sparse(self, layer: int) -> bool:
+        """Whether layer ``layer``'s feed-forward layer is a mixture of experts."""
+        return self.experts > 0 and layer not in self.dense_layers
 
     def frequencies(self, head_size: int) -> np.ndarray:
         """The rotary frequencies, float32 ``[head_size / 2]`` (computed
@@ -322,7 +381,9 @@ def parse(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
         raise GPTQError(f"{path}: field quantization_config: a quantized checkpoint (read it with import-gptq)")
     defaults = _DEFAULTS[kind]
     _unsupported(config, path, {
-        "attention_bias": lambda v: v is False or (kind == "qwen2" and v is True),
+        # Qwen 2's and Qwen 2 MoE's classes give q, k and v biases whatever
+        # the field says.
+        "attention_bias": lambda v: v is False or (kind in ("qwen2", "qwen2_moe") and v is True),
         "mlp_bias": lambda v: v is False,
         "partial_rotary_factor": lambda v: v == 1 and not isinstance(v, bool),
         "use_sliding_window": lambda v: v is False,
@@ -366,7 +427,7 @@ def parse(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
         hidden_dim=_int(config, "intermediate_size", path),
         n_layers=_int(config, "num_hidden_layers", path),
         n_heads=heads,
-        n_kv_heads=_int(config, "num_key_value_heads", path, heads),
+        n_kv_heads=_int(config, "num_key_value_heads", path, defaults.get("num_key_value_heads") or heads),
         vocab_size=_int(config, "vocab_size", path, maximum=MAX_VOCAB),
         seq_len=seq_len,
         shared_classifier=tie,
@@ -394,14 +455,15 @@ def parse(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
     )
     if kind in ("mistral", "phi3", "mixtral"):
         fields["sliding_windows"] = (_window(config, "sliding_window", path, defaults),) * cfg.n_layers
-    if kind == "mixtral":
-        experts = _int(config, "num_local_experts", path, defaults["num_local_experts"], maximum=4096)
-        per_token = _int(config, "num_experts_per_tok", path, defaults["num_experts_per_tok"], maximum=experts)
-        fields.update(experts=experts, experts_per_token=per_token)
-    elif kind == "qwen2":
+    if kind in MOE_KINDS:
+        fields.update(_experts(config, path, kind, defaults, cfg.n_layers))
+    if kind in ("qwen2", "qwen2_moe"):
         fields["qkv_bias"] = True
-    elif kind == "qwen3":
-        fields["qk_norm"] = True
+    elif kind in ("qwen3", "qwen3_moe"):
+        fields["qk_norm"] = "head"
+    elif kind == "olmoe":
+        fields["qk_norm"] = "projection"
+        fields["clip_qkv"] = _optional_number(config, "clip_qkv", path, defaults)
     if kind == "phi3":
         fields["fused"] = True
     if kind == "gemma2":
@@ -421,6 +483,49 @@ def parse(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
     return cfg, Architecture(**fields)
 
 
+#: The most experts a mixture may have.
+MAX_EXPERTS = 4096
+
+
+def _flag(config: Dict[str, Any], key: str, path: Path, defaults: Dict[str, Any]) -> bool:
+    value = config.get(key, defaults[key])
+    if not isinstance(value, bool):
+        raise GPTQError(f"{path}: field {key} is {inputs.describe(value)}, expected true or false")
+    return value
+
+
+def _experts(config: Dict[str, Any], path: Path, kind: str, defaults: Dict[str, Any], layers: int) -> Dict[str, Any]:
+    """The :class:`Architecture` fields of a mixture of experts."""
+    if kind == "mixtral":
+        experts = _int(config, "num_local_experts", path, defaults["num_local_experts"], maximum=MAX_EXPERTS)
+        per_token = _int(config, "num_experts_per_tok", path, defaults["num_experts_per_tok"], maximum=experts)
+        return dict(experts=experts, experts_per_token=per_token)
+    experts = _int(config, "num_experts", path, defaults["num_experts"], maximum=MAX_EXPERTS)
+    fields: Dict[str, Any] = dict(
+        experts=experts,
+        experts_per_token=_int(config, "num_experts_per_tok", path, defaults["num_experts_per_tok"],
+                               maximum=experts),
+        norm_topk=_flag(config, "norm_topk_prob", path, defaults),
+        moe_module="mlp",
+    )
+    if kind == "olmoe":
+        return fields  # every layer sparse, each expert of intermediate_size
+    fields["expert_hidden_dim"] = _int(config, "moe_intermediate_size", path, defaults["moe_intermediate_size"])
+    if kind == "qwen2_moe":
+        fields["shared_expert_hidden_dim"] = _int(config, "shared_expert_intermediate_size", path,
+                                                  defaults["shared_expert_intermediate_size"])
+    # transformers' rule: layer i is sparse unless mlp_only_layers lists it
+    # or (i + 1) is not a multiple of decoder_sparse_step.
+    step = _int(config, "decoder_sparse_step", path, defaults["decoder_sparse_step"])
+    dense = config.get("mlp_only_layers", defaults["mlp_only_layers"])
+    if dense is None:
+        dense = []
+    if not (isinstance(dense, list) and all(type(layer) is int for layer in dense)):
+        raise GPTQError(f"{path}: field mlp_only_layers is {describe_field(dense)}, expected a list of layer indices")
+    fields["dense_layers"] = tuple(layer for layer in range(layers) if layer in dense or (layer + 1) % step != 0)
+    return fields
+
+
 #: Our per-layer weight names -> Hugging Face's, within layer ``i``, for
 #: every kind (then the additions of some).
 _LAYER_NAMES = {
@@ -436,8 +541,12 @@ _LAYER_NAMES = {
 }
 
 
-def layer_names(arch: Architecture) -> Dict[str, str]:
-    """Our names of one layer's weights -> Hugging Face's, for ``arch``."""
+#: Our names of a SwiGLU's projections -> those of Hugging Face's ``mlp``.
+_PROJECTIONS = {"w1": "gate_proj", "w2": "down_proj", "w3": "up_proj"}
+
+
+def layer_names(arch: Architecture, layer: int = 0) -> Dict[str, str]:
+    """Our names of layer ``layer``'s weights -> Hugging Face's, for ``arch``."""
     names = dict(_LAYER_NAMES)
     if arch.qkv_bias:
         names.update({f"attention.b{x}": f"self_attn.{x}_proj.bias" for x in "qkv"})
@@ -454,13 +563,19 @@ def layer_names(arch: Architecture) -> Dict[str, str]:
             "ffn_norm": "pre_feedforward_layernorm.weight",
             "ffn_post_norm": "post_feedforward_layernorm.weight",
         })
-    if arch.experts:
+    if arch.sparse(layer):
         for ours in ("feed_forward.w1", "feed_forward.w2", "feed_forward.w3"):
             del names[ours]
-        names["feed_forward.gate"] = "block_sparse_moe.gate.weight"
+        module = arch.moe_module
+        projections = {w: w for w in _PROJECTIONS} if module == "block_sparse_moe" else _PROJECTIONS
+        names["feed_forward.gate"] = f"{module}.gate.weight"
         for expert in range(arch.experts):
-            for w in ("w1", "w2", "w3"):
-                names[f"feed_forward.experts.{expert}.{w}"] = f"block_sparse_moe.experts.{expert}.{w}.weight"
+            for ours, theirs in projections.items():
+                names[f"feed_forward.experts.{expert}.{ours}"] = f"{module}.experts.{expert}.{theirs}.weight"
+        if arch.shared_expert_hidden_dim:
+            for ours, theirs in _PROJECTIONS.items():
+                names[f"feed_forward.shared_expert.{ours}"] = f"mlp.shared_expert.{theirs}.weight"
+            names["feed_forward.shared_expert_gate"] = "mlp.shared_expert_gate.weight"
     return names
 
 
@@ -469,33 +584,39 @@ def hf_names(n_layers: int, shared_classifier: bool, arch: Architecture = Archit
     ``output``, the classifier, whose weight is ``lm_head.weight`` when
     untied)."""
     names = {"tok_embeddings": "model.embed_tokens.weight", "norm": "model.norm.weight"}
-    per_layer = layer_names(arch)
     for layer in range(n_layers):
-        for ours, theirs in per_layer.items():
+        for ours, theirs in layer_names(arch, layer).items():
             names[f"layers.{layer}.{ours}"] = f"model.layers.{layer}.{theirs}"
     if not shared_classifier:
         names["output"] = "lm_head.weight"
     return names
 
 
-_EXPERT_WEIGHT = re.compile(r"feed_forward\.experts\.(0|[1-9][0-9]{0,8})\.(w[123])")
+_EXPERT_WEIGHT = re.compile(r"feed_forward\.(experts\.(?:0|[1-9][0-9]{0,8})|shared_expert)\.(w[123])")
 
 
-def _per_layer_shape(cfg: Llama2cConfig, suffix: str) -> Optional[Tuple[int, ...]]:
+def _per_layer_shape(cfg: Llama2cConfig, suffix: str, arch: Architecture) -> Optional[Tuple[int, ...]]:
     """The shape of weight ``suffix`` (our name without ``layers.N.``) of a
-    layer of any architecture: those of :func:`_per_layer_shapes`, and an
-    expert's (``feed_forward.experts.E.w1``: each expert is a SwiGLU of
-    ``hidden_dim``)."""
+    layer of ``arch``: those of :func:`_per_layer_shapes`, and an expert's
+    (``feed_forward.experts.E.w1``, ``feed_forward.shared_expert.w1``: each
+    a SwiGLU of its hidden size)."""
     match = _EXPERT_WEIGHT.fullmatch(suffix)
     if match is not None:
-        return (cfg.dim, cfg.hidden_dim) if match.group(2) == "w2" else (cfg.hidden_dim, cfg.dim)
-    return _per_layer_shapes(cfg).get(suffix)
+        if match.group(1) == "shared_expert":
+            hidden = arch.shared_expert_hidden_dim
+            if not hidden:
+                return None
+        else:
+            hidden = arch.expert_hidden_dim or cfg.hidden_dim
+        return (cfg.dim, hidden) if match.group(2) == "w2" else (hidden, cfg.dim)
+    return _per_layer_shapes(cfg, arch).get(suffix)
 
 
-def _per_layer_shapes(cfg: Llama2cConfig) -> Dict[str, Tuple[int, ...]]:
-    """The shape of each weight a layer of any architecture may have, by
-    our name without ``layers.N.`` (an expert's: :func:`_per_layer_shape`)."""
-    return {
+def _per_layer_shapes(cfg: Llama2cConfig, arch: Architecture) -> Dict[str, Tuple[int, ...]]:
+    """The shape of each weight a layer of ``arch`` may have, by our name
+    without ``layers.N.`` (an expert's: :func:`_per_layer_shape`)."""
+    norms = (cfg.q_dim, cfg.kv_dim) if arch.qk_norm == "projection" else (cfg.head_size, cfg.head_size)
+    shapes = {
         "attention_norm": (cfg.dim,),
         "ffn_norm": (cfg.dim,),
         "attention_post_norm": (cfg.dim,),
@@ -508,13 +629,18 @@ def _per_layer_shapes(cfg: Llama2cConfig) -> Dict[str, Tuple[int, ...]]:
         "attention.bq": (cfg.q_dim,),
         "attention.bk": (cfg.kv_dim,),
         "attention.bv": (cfg.kv_dim,),
-        "attention.q_norm": (cfg.head_size,),
-        "attention.k_norm": (cfg.head_size,),
+        "attention.q_norm": norms[:1],
+        "attention.k_norm": norms[1:],
         "feed_forward.w1": (cfg.hidden_dim, cfg.dim),
         "feed_forward.w3": (cfg.hidden_dim, cfg.dim),
         "feed_forward.w13": (2 * cfg.hidden_dim, cfg.dim),
         "feed_forward.w2": (cfg.dim, cfg.hidden_dim),
     }
+    if arch.experts:
+        shapes["feed_forward.gate"] = (arch.experts, cfg.dim)
+    if arch.shared_expert_hidden_dim:
+        shapes["feed_forward.shared_expert_gate"] = (1, cfg.dim)
+    return shapes
 
 
 def _model_shapes(cfg: Llama2cConfig) -> Dict[str, Tuple[int, ...]]:
@@ -525,25 +651,24 @@ def weight_shapes(cfg: Llama2cConfig, arch: Architecture = Architecture()) -> Di
     """The shape of each of our weights, by name."""
     shapes = _model_shapes(cfg)
     for layer in range(cfg.n_layers):
-        for suffix in layer_names(arch):
-            shapes[f"layers.{layer}.{suffix}"] = (
-                (arch.experts, cfg.dim) if suffix == "feed_forward.gate" else _per_layer_shape(cfg, suffix))
+        for suffix in layer_names(arch, layer):
+            shapes[f"layers.{layer}.{suffix}"] = _per_layer_shape(cfg, suffix, arch)
     return shapes
 
 
 _LAYER_WEIGHT = re.compile(r"layers\.(0|[1-9][0-9]{0,17})\.(.+)")
 
 
-def weight_shape(cfg: Llama2cConfig, name: str) -> Optional[Tuple[int, ...]]:
-    """The shape the sizes ``cfg`` give our weight ``name``, whatever the
-    architecture; None for a name that is no weight of a model of
-    ``cfg.n_layers`` layers."""
+def weight_shape(cfg: Llama2cConfig, name: str, arch: Architecture = Architecture()) -> Optional[Tuple[int, ...]]:
+    """The shape the sizes ``cfg`` and ``arch`` (an expert's size, the
+    router's experts) give our weight ``name``; None for a name that is no
+    weight of a model of ``cfg.n_layers`` layers."""
     match = _LAYER_WEIGHT.fullmatch(name)
     if match is None:
         return _model_shapes(cfg).get(name)
     if int(match.group(1)) >= cfg.n_layers:
         return None
-    return _per_layer_shape(cfg, match.group(2))
+    return _per_layer_shape(cfg, match.group(2), arch)
 
 
 def hf_rows(n_heads: int, head_size: int) -> np.ndarray:
@@ -561,16 +686,18 @@ def hf_rows(n_heads: int, head_size: int) -> np.ndarray:
 _ROTARY_NAME = re.compile(r"\.attention\.(wq|bq|wk|bk|wqkv|q_norm|k_norm)$")
 
 
-def rotary_rows(cfg: Llama2cConfig, weight_name: str) -> Optional[np.ndarray]:
+def rotary_rows(cfg: Llama2cConfig, weight_name: str, arch: Architecture = Architecture()) -> Optional[np.ndarray]:
     """:func:`hf_rows` for a weight whose rows are q or k features (by our
-    name), else None: ``theirs = ours[rows]``, ``ours = theirs[argsort(rows)]``."""
+    name), else None: ``theirs = ours[rows]``, ``ours = theirs[argsort(rows)]``.
+    A norm of q or k is one head's (Qwen 3) or, with ``arch``'s norms of
+    the whole projections (OLMoE), all heads'."""
     match = _ROTARY_NAME.search(weight_name)
     if match is None:
         return None
     which = match.group(1)
-    if which in ("wq", "bq"):
+    if which in ("wq", "bq") or (which == "q_norm" and arch.qk_norm == "projection"):
         return hf_rows(cfg.n_heads, cfg.head_size)
-    if which in ("wk", "bk"):
+    if which in ("wk", "bk") or (which == "k_norm" and arch.qk_norm == "projection"):
         return hf_rows(cfg.n_kv_heads, cfg.head_size)
     if which in ("q_norm", "k_norm"):
         return hf_rows(1, cfg.head_size)

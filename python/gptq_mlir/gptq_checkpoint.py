@@ -929,13 +929,14 @@ _HF_SIZES = {
 }
 
 
-def _hf_config(text: Optional[str], cfg: Llama2cConfig) -> Dict[str, Any]:
+def _hf_config(text: Optional[str], cfg: Llama2cConfig) -> Tuple[Dict[str, Any], architectures.Architecture]:
     """The config.json an import-hf module keeps in ``gptq.hf_config``: a
     JSON object of an architecture import-hf reads, whose sizes are those of
-    ``gptq.model`` (the export writes it beside tensors of those sizes);
-    empty when the attribute is absent."""
+    ``gptq.model`` (the export writes it beside tensors of those sizes),
+    and the architecture it describes; empty and Llama's when the attribute
+    is absent."""
     if text is None:
-        return {}
+        return {}, architectures.Architecture()
     try:
         config = inputs.parse_json(text)
     except GPTQError as error:
@@ -944,14 +945,14 @@ def _hf_config(text: Optional[str], cfg: Llama2cConfig) -> Dict[str, Any]:
         raise GPTQError(f"attribute {hf.CONFIG_ATTRIBUTE}: not a JSON object")
     # An import-gptq module keeps its checkpoint's quantization_config too.
     plain = {key: value for key, value in config.items() if key != "quantization_config"}
-    sizes, _ = architectures.parse(plain, Path(f"attribute {hf.CONFIG_ATTRIBUTE}"))
+    sizes, arch = architectures.parse(plain, Path(f"attribute {hf.CONFIG_ATTRIBUTE}"))
     for field, key in _HF_SIZES.items():
         if getattr(sizes, field) != getattr(cfg, field):
             raise GPTQError(
                 f"attribute {hf.CONFIG_ATTRIBUTE}: {key} gives {field} = {getattr(sizes, field)}, but "
                 f"{importer.MODEL_ATTRIBUTE} has {field} = {getattr(cfg, field)}"
             )
-    return config
+    return config, arch
 
 
 def _checkpoint_outputs(model: RewrittenModel, checkpoint_format: str
@@ -962,6 +963,7 @@ def _checkpoint_outputs(model: RewrittenModel, checkpoint_format: str
     cfg = _model_config(model)
     scheme = _scheme(model.layers)
     names_text = model.attributes.get(hf.NAMES_ATTRIBUTE)
+    arch = architectures.Architecture()
     if names_text is not None:
         names = _string_dictionary(names_text, hf.NAMES_ATTRIBUTE)
         dtypes = _string_dictionary(model.attributes.get(hf.DTYPES_ATTRIBUTE, "{}"), hf.DTYPES_ATTRIBUTE)
@@ -971,9 +973,8 @@ def _checkpoint_outputs(model: RewrittenModel, checkpoint_format: str
                     f"attribute {hf.DTYPES_ATTRIBUTE}: {inputs.shown(name)} has dtype {inputs.shown(dtype, 40)}, "
                     f"expected {', '.join(hf.FLOAT_DTYPES)}"
                 )
-        config = _hf_config(model.attributes.get(hf.CONFIG_ATTRIBUTE), cfg) or _llama2c_config(
-            dataclasses.asdict(cfg), cfg.shared_classifier
-        )
+        config, arch = _hf_config(model.attributes.get(hf.CONFIG_ATTRIBUTE), cfg)
+        config = config or _llama2c_config(dataclasses.asdict(cfg), cfg.shared_classifier)
     else:
         names = hf.hf_names(cfg.n_layers, cfg.shared_classifier)
         dtypes = {}
@@ -985,13 +986,13 @@ def _checkpoint_outputs(model: RewrittenModel, checkpoint_format: str
     halves = _rotary_order(model) == "halves"
 
     def rotary_rows(name: str) -> Optional[np.ndarray]:
-        return None if halves else hf.rotary_rows(cfg, name)
+        return None if halves else hf.rotary_rows(cfg, name, arch)
 
     def check_shape(name: str, shape: Tuple[int, ...]) -> None:
         # The module's constants may have been edited apart from its sizes
         # (a vocabulary grown or cut): the checkpoint's config.json would
         # contradict its tensors.
-        expected = architectures.weight_shape(cfg, name)
+        expected = architectures.weight_shape(cfg, name, arch)
         if expected is not None and tuple(shape) != expected:
             raise GPTQError(
                 f"weight {name} ({names.get(name, name)}) has shape {list(shape)}, but the sizes of attribute "

@@ -975,17 +975,27 @@ class _LlamaEmitter:
         )
 
     def experts(self, x: _Value, prefix: str) -> _Value:
-        """A mixture of SwiGLU experts (Mixtral's sparse block) with routed
+        """A mixture of SwiGLU experts (a sparse block) with routed
         dispatch: the router ``<prefix>.gate`` scores each token, its top-k
-        experts get weights (softmax over all experts, then renormalized over
-        the top k: the softmax of the top-k logits), the (token, choice)
-        pairs are sorted by expert into the rows of one matrix, each
-        expert's ``w1``, ``w3`` and ``w2`` contract its own rows only (a
-        slice of dynamic offset and size), and each token sums its rows,
-        weighted. A forward thus does the routed experts' work alone, and
-        calibration gives each expert the Hessian of the tokens routed to
-        it. All experts' ``w1`` and ``w3`` come before their ``w2``: the
-        layers of one sequential stage stay together in program order."""
+        experts get weights (the softmax over all experts of the top k,
+        renormalized over those when the architecture says so: then the
+        softmax of the top-k logits), the (token, choice) pairs are sorted
+        by expert into the rows of one matrix, each expert's ``w1``, ``w3``
+        and ``w2`` contract its own rows only (a slice of dynamic offset and
+        size), and each token sums its rows, weighted. A forward thus does
+        the routed experts' work alone, and calibration gives each expert
+        the Hessian of the tokens routed to it.
+
+        A shared expert (Qwen 2 MoE) sees every token; its output, times
+        the sigmoid of ``<prefix>.shared_expert_gate`` applied to the token,
+        is added. That gate's ``[B, S, 1]`` result, like the router's, is
+        read only by ``tensor.extract``: both are routers, kept float.
+
+        The layers of one sequential stage stay together in program order:
+        the shared expert's ``w1`` and ``w3`` (which read the block's input)
+        first, then all routed experts' ``w1`` and ``w3`` (which read rows
+        that the router chose) with the shared expert's ``w2``, then the
+        routed experts' ``w2``."""
         b, cfg, arch = self.b, self.cfg, self.arch
         experts, k, dim = arch.experts, arch.experts_per_token, cfg.dim
         if isinstance(self.seq, int) and self.seq == 1:
@@ -996,6 +1006,9 @@ class _LlamaEmitter:
         flat = b.reshape("collapse", x, [[0, 1], [2]], [tokens, dim])
 
         logits = self.linear(flat, f"{prefix}.gate")
+        shared = arch.shared_expert_hidden_dim > 0
+        if shared:
+            shared_gate = self.linear(x, f"{prefix}.shared_expert_gate")
         c = [b.scalar("c", str(i), "index") for i in range(max(experts, k) + 1)]
         true = b.scalar("true", "1", "i1")
         u = b.fresh("moe")[1:]  # a prefix for this block's names
@@ -1021,11 +1034,25 @@ class _LlamaEmitter:
                 }}""")
             weights.append(f"""
                 %_d{j} = arith.subf %_m{j}#0, %_m0#0 : f32
-                %_x{j} = math.exp %_d{j} : f32
+                %_x{j} = math.exp %_d{j} : f32""")
+            if arch.norm_topk:
+                weights.append(f"""
                 %_s{j} = arith.addf {f"%_s{j - 1}" if j else "%_z"}, %_x{j} : f32""")
+        total = f"%_s{k - 1}"
+        if not arch.norm_topk:
+            # The softmax's denominator: the sum over all experts.
+            total = "%_all"
+            weights.append(f"""
+                %_all = scf.for %_e = {c[0]} to {c[experts]} step {c[1]} iter_args(%_a = %_z) -> (f32) {{
+                  %_al = tensor.extract {logits.name}[%_t, %_e] : {logits.type}
+                  %_ad = arith.subf %_al, %_m0#0 : f32
+                  %_ax = math.exp %_ad : f32
+                  %_a1 = arith.addf %_a, %_ax : f32
+                  scf.yield %_a1 : f32
+                }}""")
         for j in range(k):
             inserts.append(f"""
-                %_p{j} = arith.divf %_x{j}, %_s{k - 1} : f32
+                %_p{j} = arith.divf %_x{j}, {total} : f32
                 %_ex{j + 1} = tensor.insert %_m{j}#1 into %_ex{j}[%_t, {c[j]}] : {ex_t}
                 %_wt{j + 1} = tensor.insert %_p{j} into %_wt{j}[%_t, {c[j]}] : {wt_t}""")
         pairs = b.fresh("pairs")
@@ -1079,6 +1106,9 @@ class _LlamaEmitter:
             %_v = tensor.extract {flat.name}[%_tok, %_i] : {flat.type}
             linalg.yield %_v : f32
             """, ["%_out"], "routed")
+        if shared:
+            shared_hidden = self.gated(self.linear(x, f"{prefix}.shared_expert.w1"),
+                                       self.linear(x, f"{prefix}.shared_expert.w3"))
         hidden, sizes = [], []
         for e in range(experts):
             off, cnt = b.fresh("offset"), b.fresh("count")
@@ -1089,6 +1119,8 @@ class _LlamaEmitter:
             up = self.linear(mine, f"{prefix}.experts.{e}.w3")
             hidden.append(self.gated(gate, up))
             sizes.append((off, cnt))
+        if shared:
+            shared_out = self.linear(shared_hidden, f"{prefix}.shared_expert.w2")
         ys = b.empty([pairs, dim])
         for e in range(experts):
             off, cnt = sizes[e]
@@ -1108,7 +1140,18 @@ class _LlamaEmitter:
         # expand-strided-metadata (memref.expand_shape with two dynamic
         # sizes in one group).
         seq = self.seq if isinstance(self.seq, str) else c[self.seq]
-        return b.generic([], b.empty([self.batch, self.seq, dim]), [0, 1, 2], ["parallel"] * 3, f"""
+        inputs, args, result = [], ["%_out"], f"%_acc{k}"
+        if shared:
+            inputs, args, result = [(shared_out, [0, 1, 2])], ["%_sh", "%_out"], "%_sum"
+            terms += f"""
+            %_sg = tensor.extract {shared_gate.name}[%_bi, %_si, {c[0]}] : {shared_gate.type}
+            %_sn = arith.negf %_sg : f32
+            %_se = math.exp %_sn : f32
+            %_sd = arith.addf %_se, {self.one} : f32
+            %_sw = arith.divf {self.one}, %_sd : f32
+            %_sy = arith.mulf %_sw, %_sh : f32
+            %_sum = arith.addf %_acc{k}, %_sy : f32"""
+        return b.generic(inputs, b.empty([self.batch, self.seq, dim]), [0, 1, 2], ["parallel"] * 3, f"""
             %_bi = linalg.index 0 : index
             %_si = linalg.index 1 : index
             %_i = linalg.index 2 : index
@@ -1116,8 +1159,8 @@ class _LlamaEmitter:
             %_t = arith.addi %_bs, %_si : index
             %_acc0 = arith.constant 0.0 : f32
             {terms.strip()}
-            linalg.yield %_acc{k} : f32
-            """, ["%_out"], "combined")
+            linalg.yield {result} : f32
+            """, args, "combined")
 
     def qkv(self, xb: _Value, prefix: str) -> Tuple[_Value, _Value, _Value]:
         """The q, k and v projections ``[B, S, features]`` of one block:
@@ -1142,7 +1185,12 @@ class _LlamaEmitter:
         groups = cfg.n_heads // cfg.n_kv_heads
         xb = self.rmsnorm(x, f"{prefix}.attention_norm")
         q, k, v = self.qkv(xb, f"{prefix}.attention")
-        if arch.qk_norm:
+        if arch.qk_norm == "projection":
+            q = self.rmsnorm(q, f"{prefix}.attention.q_norm")
+            k = self.rmsnorm(k, f"{prefix}.attention.k_norm")
+        if arch.clip_qkv is not None:
+            q, k, v = (self.clamp(y, arch.clip_qkv) for y in (q, k, v))
+        if arch.qk_norm == "head":
             q = self.rmsnorm(self.heads(q, [cfg.n_kv_heads, groups]), f"{prefix}.attention.q_norm")
             k = self.rmsnorm(self.heads(k, [cfg.n_kv_heads]), f"{prefix}.attention.k_norm")
         q = self.rotary(q, [cfg.n_kv_heads, groups])
@@ -1157,7 +1205,7 @@ class _LlamaEmitter:
             out = self.rmsnorm(out, f"{prefix}.attention_post_norm")
         x = self.add(x, out)
         xb = self.rmsnorm(x, f"{prefix}.ffn_norm")
-        if arch.experts:
+        if arch.sparse(layer):
             out = self.experts(xb, f"{prefix}.feed_forward")
         else:
             out = self.feed_forward(xb, f"{prefix}.feed_forward")
@@ -1261,6 +1309,26 @@ class _LlamaEmitter:
                 f"bufferization.materialize_in_destination {cache.name} in restrict writable {name} "
                 f": ({cache.type}, {self.cache_type()}) -> ()"
             )
+
+    def clamp(self, x: _Value, limit: float) -> _Value:
+        """``x`` clamped to ``[-limit, limit]`` elementwise (OLMoE's
+        ``clip_qkv``), as torch's ``clamp``: NaN stays NaN."""
+        high = self.b.scalar("cst", _f32(limit), "f32")
+        low = self.b.scalar("cst", _f32(-limit), "f32")
+        dims = list(range(len(x.shape)))
+        return self.b.generic(
+            [(x, dims)],
+            self.b.empty(x.shape),
+            dims,
+            ["parallel"] * len(dims),
+            f"""
+            %above = arith.maximumf %a, {low} : f32
+            %clamped = arith.minimumf %above, {high} : f32
+            linalg.yield %clamped : f32
+            """,
+            ["%a", "%out"],
+            "clamp",
+        )
 
     def softcap(self, x: _Value, cap: float) -> _Value:
         """``cap * tanh(x / cap)`` elementwise (Gemma 2's final logits)."""

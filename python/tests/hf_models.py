@@ -8,14 +8,16 @@ computation stays as the model has it: rotary base and scaling, tied or
 separate classifier, sliding windows, biases, head norms and explicit head
 sizes, Gemma 2's soft caps and ``query_pre_attn_scalar``. A few values are
 scaled down with the model so that they matter at test lengths (the sliding
-windows), and each is marked.
+windows), the mixtures of experts keep a few small experts, and each is
+marked.
 
 :func:`write_checkpoint` saves random weights (fixed seed, norms around
 their identity so that permuting them would show) with transformers'
 ``save_pretrained`` in float32 or bfloat16; :func:`reference_logits` runs
-transformers' own implementation on them. Qwen 3 is not in transformers
-4.46: :mod:`qwen3_reference` is a PyTorch implementation of ours, written
-from the model's description, and writes and runs its checkpoints.
+transformers' own implementation on them. Qwen 3 and Qwen 3 MoE are not in
+transformers 4.46: :mod:`qwen3_reference` is a PyTorch implementation of
+ours, written from the models' description, and writes and runs their
+checkpoints.
 """
 
 import copy
@@ -117,9 +119,45 @@ CONFIGS: Dict[str, Dict[str, Any]] = {
         "output_router_logits": False, "rms_norm_eps": 1e-05, "rope_theta": 1e6, "router_aux_loss_coef": 0.02,
         "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True,
     },
+    # Qwen/Qwen1.5-MoE-A2.7B; its 60 experts cut to 8 (4 per token, as
+    # published), moe_intermediate_size 1408 and shared_expert_intermediate_size
+    # 5632 to 32 and 96, and decoder_sparse_step 1 set to 2, so that layer 0
+    # is dense and layer 1 sparse.
+    "qwen1.5-moe": {
+        "architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe", "attention_dropout": 0.0,
+        "bos_token_id": 151643, "decoder_sparse_step": 2, "eos_token_id": 151643, "hidden_act": "silu",
+        "initializer_range": 0.02, "max_position_embeddings": 8192, "max_window_layers": 21,
+        "moe_intermediate_size": 32, "norm_topk_prob": False, "num_experts": 8, "num_experts_per_tok": 4,
+        "output_router_logits": False, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+        "router_aux_loss_coef": 0.001, "shared_expert_intermediate_size": 96, "sliding_window": 32768,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True, "use_sliding_window": False,
+    },
+    # allenai/OLMoE-1B-7B-0924; its 64 experts, 8 per token, cut to 8, 2 per token.
+    "olmoe": {
+        "architectures": ["OlmoeForCausalLM"], "model_type": "olmoe", "attention_bias": False,
+        "attention_dropout": 0.0, "clip_qkv": None, "eos_token_id": 50279, "hidden_act": "silu",
+        "initializer_range": 0.02, "max_position_embeddings": 4096, "norm_topk_prob": False, "num_experts": 8,
+        "num_experts_per_tok": 2, "output_router_logits": False, "pad_token_id": 1, "rms_norm_eps": 1e-05,
+        "rope_scaling": None, "rope_theta": 10000.0, "router_aux_loss_coef": 0.01, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16", "use_cache": True,
+    },
+    # Qwen/Qwen3-30B-A3B; its 128 experts, 8 per token, cut to 8, 4 per
+    # token, moe_intermediate_size 768 to 32, head_dim 128 to 32 as Qwen 3's.
+    "qwen3-moe": {
+        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "attention_bias": False,
+        "attention_dropout": 0.0, "bos_token_id": 151643, "decoder_sparse_step": 1, "eos_token_id": 151645,
+        "head_dim": 32, "hidden_act": "silu", "initializer_range": 0.02, "max_position_embeddings": 40960,
+        "max_window_layers": 48, "mlp_only_layers": [], "moe_intermediate_size": 32, "norm_topk_prob": True,
+        "num_experts": 8, "num_experts_per_tok": 4, "output_router_logits": False, "rms_norm_eps": 1e-06,
+        "rope_scaling": None, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001, "sliding_window": None,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True, "use_sliding_window": False,
+    },
 }
 for _config in CONFIGS.values():
     _config.update(_TINY)
+
+#: Kinds that transformers 4.46 lacks, which :mod:`qwen3_reference` writes and runs.
+OURS = ("qwen3", "qwen3_moe")
 
 #: The configs whose rotary scaling changes positions beyond the original
 #: context: their tests run at 2048 positions.
@@ -151,7 +189,7 @@ def write_checkpoint(name: str, folder: Path, dtype: str = "float32", seed: int 
     ``folder`` in ``dtype`` ("float32" or "bfloat16")."""
     config_json = config(name) if config_json is None else config_json
     folder.mkdir(parents=True, exist_ok=True)
-    if config_json["model_type"] == "qwen3":
+    if config_json["model_type"] in OURS:
         import qwen3_reference
 
         return qwen3_reference.write_checkpoint(config_json, folder, dtype, seed)
@@ -174,11 +212,11 @@ def write_checkpoint(name: str, folder: Path, dtype: str = "float32", seed: int 
 
 def reference_logits(folder: Path, tokens: np.ndarray) -> np.ndarray:
     """Logits ``[B, S, V]`` of the checkpoint in ``folder`` computed by
-    transformers in float32 (eager attention), or by our Qwen 3 reference."""
+    transformers in float32 (eager attention), or by our Qwen 3 (MoE) reference."""
     import torch
 
     config_json = json.loads((folder / "config.json").read_text())
-    if config_json["model_type"] == "qwen3":
+    if config_json["model_type"] in OURS:
         import qwen3_reference
 
         return qwen3_reference.logits(folder, tokens)

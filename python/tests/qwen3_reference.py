@@ -1,16 +1,35 @@
-"""A PyTorch implementation of Qwen 2 and Qwen 3 decoders, for tests.
+"""A PyTorch implementation of Qwen 2 and Qwen 3 decoders and of their
+mixtures of experts, for tests.
 
 transformers 4.46, the newest that runs on this project's torch 1.13, has
-no Qwen 3. This implementation is ours, written from the architecture's
-description (the Qwen 3 technical report and model card): Qwen 2's decoder
-(RMS norms, grouped-query attention with rotary positions in Hugging Face's
-half-rotation convention, SwiGLU) without its q, k and v biases, with an
-RMS norm over each head of q and of k (``q_norm``, ``k_norm``, weights of
-``head_dim``) applied after the projection and before the rotation, and a
-``head_dim`` that need not be hidden_size / num_attention_heads. The same
-code with biases and without head norms is Qwen 2, which the tests check
-against transformers' Qwen2ForCausalLM; that checks everything the two
-share.
+no Qwen 3 and no Qwen 3 MoE. This implementation is ours, written from the
+architectures' description (the Qwen 3 technical report and model cards):
+Qwen 2's decoder (RMS norms, grouped-query attention with rotary positions
+in Hugging Face's half-rotation convention, SwiGLU) without its q, k and v
+biases, with an RMS norm over each head of q and of k (``q_norm``,
+``k_norm``, weights of ``head_dim``) applied after the projection and before
+the rotation, and a ``head_dim`` that need not be hidden_size /
+num_attention_heads. The same code with biases and without head norms is
+Qwen 2, which the tests check against transformers' Qwen2ForCausalLM; that
+checks everything the two share.
+
+Qwen 3 MoE (``model_type`` ``qwen3_moe``) is Qwen 3 whose feed-forward
+layer is, in the layers that ``mlp_only_layers`` does not list and whose
+index plus one is a multiple of ``decoder_sparse_step``, a mixture of
+``num_experts`` SwiGLU experts of ``moe_intermediate_size``: the router
+``mlp.gate`` scores each token, the softmax (float32) over all experts
+gives its weights, the token goes to its ``num_experts_per_tok`` heaviest
+experts, whose outputs it sums weighted by those weights, renormalized to
+sum to 1 when ``norm_topk_prob`` is true (Qwen3-30B-A3B) and as they are
+otherwise (Qwen3MoeConfig's default). That block is Qwen 2 MoE's without its
+shared expert, so the same code with Qwen 2's biases (``model_type``
+``qwen2_moe``) is transformers' Qwen2MoeForCausalLM whose shared expert
+outputs zero (its ``down_proj`` zeroed; the shared expert is not
+implemented here): the tests check the two agree, for either
+``norm_topk_prob``, with a dense layer among the sparse ones. That checks
+the mixture exactly (routing, weights, experts, the choice of sparse
+layers); what Qwen 3 MoE adds to it is Qwen 3's attention, checked above as
+far as Qwen 2's reaches.
 
 Checkpoints are written with the tensor names Qwen 3's repositories use.
 """
@@ -22,11 +41,29 @@ from typing import Any, Dict
 import numpy as np
 
 
+def _qwen3(config: Dict[str, Any]) -> bool:
+    """Qwen 3's attention (head norms, no biases), else Qwen 2's."""
+    return config["model_type"] in ("qwen3", "qwen3_moe")
+
+
+def sparse(config: Dict[str, Any], layer: int) -> bool:
+    """Whether layer ``layer``'s feed-forward layer is a mixture of experts."""
+    if not config["model_type"].endswith("_moe"):
+        return False
+    return (layer not in (config.get("mlp_only_layers") or []) and config.get("num_experts", 0) > 0
+            and (layer + 1) % config.get("decoder_sparse_step", 1) == 0)
+
+
+def _mlp_shapes(prefix: str, hidden: int, inter: int) -> Dict[str, tuple]:
+    return {prefix + "gate_proj.weight": (inter, hidden), prefix + "up_proj.weight": (inter, hidden),
+            prefix + "down_proj.weight": (hidden, inter)}
+
+
 def tensor_shapes(config: Dict[str, Any]) -> Dict[str, tuple]:
     hidden, inter = config["hidden_size"], config["intermediate_size"]
     heads, kv = config["num_attention_heads"], config.get("num_key_value_heads", config["num_attention_heads"])
     head_dim = config.get("head_dim") or hidden // heads
-    qwen3 = config["model_type"] == "qwen3"
+    qwen3 = _qwen3(config)
     shapes = {"model.embed_tokens.weight": (config["vocab_size"], hidden), "model.norm.weight": (hidden,)}
     for i in range(config["num_hidden_layers"]):
         p = f"model.layers.{i}."
@@ -36,9 +73,13 @@ def tensor_shapes(config: Dict[str, Any]) -> Dict[str, tuple]:
             p + "self_attn.k_proj.weight": (kv * head_dim, hidden),
             p + "self_attn.v_proj.weight": (kv * head_dim, hidden),
             p + "self_attn.o_proj.weight": (hidden, heads * head_dim),
-            p + "mlp.gate_proj.weight": (inter, hidden), p + "mlp.up_proj.weight": (inter, hidden),
-            p + "mlp.down_proj.weight": (hidden, inter),
         })
+        if sparse(config, i):
+            shapes[p + "mlp.gate.weight"] = (config["num_experts"], hidden)
+            for e in range(config["num_experts"]):
+                shapes.update(_mlp_shapes(p + f"mlp.experts.{e}.", hidden, config["moe_intermediate_size"]))
+        else:
+            shapes.update(_mlp_shapes(p + "mlp.", hidden, inter))
         if qwen3:
             shapes[p + "self_attn.q_norm.weight"] = (head_dim,)
             shapes[p + "self_attn.k_norm.weight"] = (head_dim,)
@@ -80,6 +121,33 @@ def _rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
+def _swiglu(x, weights: Dict[str, Any], prefix: str):
+    import torch
+
+    gate = x @ weights[prefix + "gate_proj.weight"].T
+    up = x @ weights[prefix + "up_proj.weight"].T
+    return (torch.nn.functional.silu(gate) * up) @ weights[prefix + "down_proj.weight"].T
+
+
+def _experts(config: Dict[str, Any], weights: Dict[str, Any], prefix: str, h):
+    """The mixture of experts of ``h`` ``[B, S, hidden]`` (no shared expert)."""
+    import torch
+
+    tokens = h.reshape(-1, h.shape[-1])
+    logits = tokens @ weights[prefix + "gate.weight"].T
+    probabilities = torch.softmax(logits.float(), dim=-1)
+    chosen_weights, chosen = probabilities.topk(config["num_experts_per_tok"], dim=-1)
+    if config.get("norm_topk_prob", False):
+        chosen_weights = chosen_weights / chosen_weights.sum(-1, keepdim=True)
+    out = torch.zeros_like(tokens)
+    for expert in range(config["num_experts"]):
+        rows, slots = torch.nonzero(chosen == expert, as_tuple=True)
+        if len(rows):
+            y = _swiglu(tokens[rows], weights, prefix + f"experts.{expert}.")
+            out.index_add_(0, rows, y * chosen_weights[rows, slots, None])
+    return out.view_as(h)
+
+
 def forward(config: Dict[str, Any], weights: Dict[str, Any], tokens):
     """Logits ``[B, S, V]`` (float32) of token ids ``[B, S]``."""
     import torch
@@ -88,7 +156,7 @@ def forward(config: Dict[str, Any], weights: Dict[str, Any], tokens):
     kv = config.get("num_key_value_heads", heads)
     head_dim = config.get("head_dim") or hidden // heads
     eps, theta = config["rms_norm_eps"], float(config["rope_theta"])
-    qwen3 = config["model_type"] == "qwen3"
+    qwen3 = _qwen3(config)
     batch, seq = tokens.shape
     w = weights
     x = w["model.embed_tokens.weight"][tokens]
@@ -116,9 +184,7 @@ def forward(config: Dict[str, Any], weights: Dict[str, Any], tokens):
         out = (scores.softmax(-1) @ v).transpose(1, 2).reshape(batch, seq, heads * head_dim)
         x = x + out @ w[p + "self_attn.o_proj.weight"].T
         h = _rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
-        gate = h @ w[p + "mlp.gate_proj.weight"].T
-        up = h @ w[p + "mlp.up_proj.weight"].T
-        x = x + (torch.nn.functional.silu(gate) * up) @ w[p + "mlp.down_proj.weight"].T
+        x = x + (_experts(config, w, p + "mlp.", h) if sparse(config, i) else _swiglu(h, w, p + "mlp."))
     x = _rms_norm(x, w["model.norm.weight"], eps)
     classifier = w.get("lm_head.weight", w["model.embed_tokens.weight"])
     return x @ classifier.T

@@ -1,11 +1,13 @@
 """import-hf on the architectures people quantize (hf_models.py: real
 config.json fields, tiny sizes, random weights): logits equal to
-transformers' own implementation (Qwen 3: to our PyTorch implementation),
-at 2048 positions for the Llama 3 configs, whose rotary scaling matters
-there; then 4-bit quantization, export-gptq and import-gptq of each.
+transformers' own implementation (Qwen 3 and Qwen 3 MoE: to our PyTorch
+implementation), at 2048 positions for the Llama 3 configs, whose rotary
+scaling matters there, and at 512 for the mixtures of experts, whose
+experts then get many tokens each; then 4-bit quantization, export-gptq and
+import-gptq of each.
 
 The transformers tests skip without transformers (scripts/test-deps.sh
-installs it); the Qwen 3 ones need only torch."""
+installs it); the Qwen 3 and Qwen 3 MoE ones need only torch."""
 
 import copy
 import json
@@ -18,7 +20,7 @@ import numpy as np
 import pytest
 
 import hf_models
-from gptq_mlir import gptq_checkpoint, runner
+from gptq_mlir import architectures, gptq_checkpoint, runner
 from gptq_mlir.cli import main
 from gptq_mlir.model import Model
 from hf_models import CONFIGS, SCALED, relative_error
@@ -28,7 +30,7 @@ TOLERANCE = 1e-5
 
 
 def _needs_reference(name: str) -> None:
-    if CONFIGS[name]["model_type"] != "qwen3":
+    if CONFIGS[name]["model_type"] not in hf_models.OURS:
         pytest.importorskip("transformers", reason="transformers is not installed (scripts/test-deps.sh installs it)")
 
 
@@ -122,6 +124,45 @@ def test_the_reference_comparison_sees_each_setting(tmp_path, checkpoints, gptq_
     assert relative_error(ours, hf_models.reference_logits(folder, tokens)) > 100 * TOLERANCE
 
 
+#: Mixtures of experts.
+MOE = [name for name, config in CONFIGS.items() if config["model_type"] in architectures.MOE_KINDS]
+
+
+@pytest.mark.parametrize("name", MOE)
+def test_mixtures_of_experts_at_512_positions(tmp_path, checkpoints, gptq_run, name):
+    """One sequence of 512 tokens: each expert gets a hundred or more of
+    them on average, which the dispatch gathers from all over the sequence."""
+    folder = checkpoints(name)
+    tokens = np.random.default_rng(5).integers(0, CONFIGS[name]["vocab_size"], size=(1, 512)).astype(np.int32)
+    ours = Model(_import(folder, tmp_path / "model.mlir")).logits(tokens)
+    assert relative_error(ours, hf_models.reference_logits(folder, tokens)) < TOLERANCE
+
+
+@pytest.mark.parametrize(
+    "name, change",
+    [
+        pytest.param("qwen1.5-moe", _set(norm_topk_prob=True), id="qwen1.5-moe-norm_topk_prob"),
+        pytest.param("olmoe", _set(norm_topk_prob=True), id="olmoe-norm_topk_prob"),
+        # Qwen3-30B-A3B renormalizes; Qwen3MoeConfig's default does not.
+        pytest.param("qwen3-moe", lambda config, tensors: config.pop("norm_topk_prob"),
+                     id="qwen3-moe-norm_topk_prob-default"),
+        # Clamps q and k after their norms (values of a few units) and v.
+        pytest.param("olmoe", _set(clip_qkv=0.5), id="olmoe-clip_qkv"),
+    ],
+)
+def test_mixture_settings_equal_the_reference(tmp_path, checkpoints, gptq_run, name, change):
+    """A setting the published config does not exercise, changed in
+    config.json: the logits follow the reference's with it, which are far
+    from those without it."""
+    folder = checkpoints(name)
+    changed = _write_changed(tmp_path, folder, change)
+    tokens = _tokens(name)
+    theirs = hf_models.reference_logits(changed, tokens)
+    assert relative_error(theirs, hf_models.reference_logits(folder, tokens)) > 100 * TOLERANCE
+    ours = Model(_import(changed, tmp_path / "model.mlir")).logits(tokens)
+    assert relative_error(ours, theirs) < TOLERANCE
+
+
 @pytest.mark.parametrize(
     "scaling, positions",
     [
@@ -172,6 +213,32 @@ def test_our_qwen3_implementation_is_qwen2_where_they_overlap(tmp_path, checkpoi
     assert relative_error(ours, hf_models.reference_logits(folder, tokens)) < TOLERANCE
 
 
+@pytest.mark.parametrize("norm_topk_prob", [False, True])
+def test_our_qwen3_moe_implementation_is_qwen2_moe_where_they_overlap(checkpoints, norm_topk_prob):
+    """qwen3_reference.py's mixture of experts with Qwen 2's attention is
+    transformers' Qwen2MoeForCausalLM whose shared experts output zero, a
+    dense layer among the sparse ones, with top-k weights renormalized or
+    not (see qwen3_reference.py)."""
+    import qwen3_reference
+    import torch
+    from safetensors.torch import load_file
+    from transformers import AutoModelForCausalLM
+
+    folder = checkpoints("qwen1.5-moe")
+    config = dict(json.loads((folder / "config.json").read_text()), norm_topk_prob=norm_topk_prob)
+    weights = load_file(str(folder / "model.safetensors"))
+    model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32, attn_implementation="eager",
+                                                 norm_topk_prob=norm_topk_prob)
+    tokens = torch.from_numpy(_tokens("qwen1.5-moe")).long()
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if name.endswith("shared_expert.down_proj.weight"):
+                parameter.zero_()
+        theirs = model.eval()(tokens, use_cache=False).logits.numpy()
+        ours = qwen3_reference.forward(config, weights, tokens).numpy()
+    assert relative_error(ours, theirs) < TOLERANCE
+
+
 def _calibration(tmp_path: Path, vocab: int) -> Path:
     path = tmp_path / "calibration.npy"
     np.save(path, np.random.default_rng(3).integers(0, vocab, size=(4, 64)).astype(np.int32))
@@ -188,20 +255,32 @@ BLOCK_GROUPS = {
 }
 
 
-#: Mixtures of experts.
-MOE = [name for name, config in CONFIGS.items() if "num_local_experts" in config]
+def _sparse(name: str, block: int) -> bool:
+    """Whether block ``block`` of ``name`` is a mixture of experts, by
+    transformers' rule (Mixtral and OLMoE have neither field: all are)."""
+    config = CONFIGS[name]
+    return name in MOE and block not in config.get("mlp_only_layers", []) and (
+        (block + 1) % config.get("decoder_sparse_step", 1) == 0)
 
 
 def _block_groups(name: str, block: int) -> List[List[str]]:
     """The quantized layers of block ``block`` of ``name``, by our name, in
     their true-sequential groups: a mixture of experts' every expert's w1
-    and w3, then every expert's w2 (its router float)."""
-    if name in MOE:
-        experts = range(CONFIGS[name]["num_local_experts"])
-        return [[f"layers.{block}.attention.w{x}" for x in "qkv"], [f"layers.{block}.attention.wo"],
-                [f"layers.{block}.feed_forward.experts.{e}.w{w}" for e in experts for w in (1, 3)],
-                [f"layers.{block}.feed_forward.experts.{e}.w2" for e in experts]]
-    kind = "fused" if CONFIGS[name]["model_type"] == "phi3" else "separate"
+    and w3, then every expert's w2 (its routers float); a shared expert's
+    w1 and w3 read the block's input and come first, its w2 with the
+    routed experts' w1 and w3 (each group is one layer deeper)."""
+    config = CONFIGS[name]
+    if _sparse(name, block):
+        prefix = f"layers.{block}.feed_forward."
+        experts = range(config.get("num_local_experts", config.get("num_experts")))
+        attention = [[f"layers.{block}.attention.w{x}" for x in "qkv"], [f"layers.{block}.attention.wo"]]
+        up = [f"{prefix}experts.{e}.w{w}" for e in experts for w in (1, 3)]
+        down = [f"{prefix}experts.{e}.w2" for e in experts]
+        if "shared_expert_intermediate_size" in config:
+            return attention + [[f"{prefix}shared_expert.w1", f"{prefix}shared_expert.w3"],
+                                up + [f"{prefix}shared_expert.w2"], down]
+        return attention + [up, down]
+    kind = "fused" if config["model_type"] == "phi3" else "separate"
     return [[f"layers.{block}.{layer}" for layer in group] for group in BLOCK_GROUPS[kind]]
 
 
@@ -300,13 +379,31 @@ def test_quantize_export_and_import(tmp_path, checkpoints, gptq_opt, gptq_run, n
         ("gemma-2", _set(final_logit_softcapping=-1.0), "field final_logit_softcapping is -1.0"),
         ("mistral", _set(sliding_window=0), "field sliding_window is 0, expected a positive integer"),
         ("qwen3", _set(attention_bias=True), "unsupported attention_bias = true"),
-        ("qwen3", _set(architectures=["Qwen3MoeForCausalLM"]), "architectures is ['Qwen3MoeForCausalLM']"),
+        ("qwen3", _set(architectures=["Qwen3MoeForCausalLM"]), 'model_type is "qwen3", expected "qwen3_moe"'),
         ("phi-3-mini", _set(intermediate_size=96),
          "tensor model.layers.0.mlp.down_proj.weight has shape [64, 128], expected [64, 96]"),
         ("mixtral", _set(num_experts_per_tok=9), "field num_experts_per_tok is 9"),
         ("mixtral", _set(num_local_experts=4), "unexpected tensor model.layers.0.block_sparse_moe.experts.4.w1.weight"),
         ("mixtral", _drop("model.layers.1.block_sparse_moe.experts.7.w2.weight"),
          "missing tensor model.layers.1.block_sparse_moe.experts.7.w2.weight"),
+        ("qwen1.5-moe", _set(use_sliding_window=True), "unsupported use_sliding_window = true"),
+        ("qwen1.5-moe", _set(norm_topk_prob="yes"), 'field norm_topk_prob is "yes", expected true or false'),
+        ("qwen1.5-moe", _set(mlp_only_layers=0), "field mlp_only_layers is 0, expected a list of layer indices"),
+        ("qwen1.5-moe", _set(decoder_sparse_step=0), "field decoder_sparse_step is 0, expected a positive integer"),
+        # Layer 0 made sparse: its dense tensors are not the model's.
+        ("qwen1.5-moe", _set(decoder_sparse_step=1), "unexpected tensor model.layers.0.mlp.down_proj.weight"),
+        ("qwen1.5-moe", _set(moe_intermediate_size=64),
+         "tensor model.layers.1.mlp.experts.0.gate_proj.weight has shape [32, 64], expected [64, 64]"),
+        ("qwen1.5-moe", _drop("model.layers.1.mlp.shared_expert_gate.weight"),
+         "missing tensor model.layers.1.mlp.shared_expert_gate.weight"),
+        ("olmoe", _set(attention_bias=True), "unsupported attention_bias = true"),
+        ("olmoe", _set(clip_qkv=-1.0), "field clip_qkv is -1.0"),
+        ("olmoe", _set(num_experts_per_tok=9), "field num_experts_per_tok is 9"),
+        ("qwen3-moe", _set(use_sliding_window=True), "unsupported use_sliding_window = true"),
+        ("qwen3-moe", _set(num_experts=4), "unexpected tensor model.layers.0.mlp.experts.4.down_proj.weight"),
+        # Qwen3MoeConfig's head_dim defaults to hidden_size / num_attention_heads.
+        ("qwen3-moe", lambda config, tensors: config.pop("head_dim"),
+         "tensor model.layers.0.self_attn.q_proj.weight has shape [128, 64], expected [64, 64]"),
     ],
 )
 def test_bad_configs(tmp_path, checkpoints, capsys, name, change, fragment):

@@ -142,9 +142,9 @@ def test_batches_and_room_to_spare(gptq_run, tiny):
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_hugging_face_architectures(gptq_run, tmp_path, name):
     """Rotary scaling, sliding windows (the prompt and the steps run past
-    them), biases, fused layers, head norms and soft caps in @decode as in
-    @forward."""
-    if CONFIGS[name]["model_type"] != "qwen3":
+    them), biases, fused layers, head norms, soft caps and mixtures of
+    experts in @decode as in @forward."""
+    if CONFIGS[name]["model_type"] not in hf_models.OURS:
         pytest.importorskip("transformers", reason="transformers is not installed (scripts/test-deps.sh installs it)")
     folder = hf_models.write_checkpoint(name, tmp_path / "ckpt")
     assert main(["import-hf", str(folder), "-o", str(tmp_path / "model.mlir")]) == 0
