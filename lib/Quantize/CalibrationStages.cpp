@@ -66,6 +66,8 @@ struct StageCutter {
     Value offset, size;
   };
   llvm::DenseMap<Value, RowSlice> wideRows;
+  /// Of each dispatch slice, the matrix it slices (both of the entry).
+  llvm::DenseMap<Value, Value> slicedMatrix;
 
   InFlightDiagnostic fail(Location loc) {
     return emitError(loc) << passName << ": ";
@@ -243,15 +245,23 @@ LogicalResult StageCutter::materialize(CalibrationStage &stage, unsigned index,
       return cloneWithOperands();
   }
   if (isa<RankedTensorType>(value.getType())) {
+    // Computed over all rows where it is made (ExpertCalibration::All), a
+    // dispatch slice crosses as the matrix it slices, which the other
+    // experts' slices read too; its routed rows are sliced here.
+    bool wide = stages[from]->wide.contains(value);
+    if (Value matrix = wide ? slicedMatrix.lookup(value) : Value()) {
+      if (failed(materialize(stage, index, matrix, b)))
+        return failure();
+      return mapRouted(stage, index, value, stage.map.lookup(matrix), b);
+    }
     stages[from]->outputs.insert(value);
     StageArg a{StageArg::Crossing};
     a.value = value;
-    if (!stages[from]->wide.contains(value)) {
+    if (!wide) {
       addArg(stage, value, a, value.getType(), b);
       return success();
     }
-    // Computed over all rows there: it crosses so, and its routed rows are
-    // sliced here.
+    // Another value computed over all rows crosses so.
     BlockArgument arg = addArg(stage, nullptr, a, value.getType(), b);
     return mapRouted(stage, index, value, arg, b);
   }
@@ -366,6 +376,7 @@ bool StageCutter::cloneWide(CalibrationStage &stage, unsigned index,
     b.clone(op, stage.map);
     stage.wide[slice.getResult()] = stage.map.lookup(slice.getSource());
     wideRows[slice.getResult()] = {slice.getOffsets()[0], slice.getSizes()[0]};
+    slicedMatrix[slice.getResult()] = slice.getSource();
     return true;
   }
   auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
