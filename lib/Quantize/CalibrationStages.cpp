@@ -565,9 +565,6 @@ LogicalResult StageCutter::build() {
         func::FuncOp::create(b, loc, "stage", FunctionType::get(ctx, {}, {}));
     Block *block = stage.func.addEntryBlock();
     b.setInsertionPointToEnd(block);
-    StageArg countArg{StageArg::Count};
-    Value count = tensor::ExtractOp::create(
-        b, loc, addArg(stage, nullptr, countArg, countType, b), ValueRange{});
     unsigned begin = index == 0 ? 0 : stages[index - 1]->end + 1;
     llvm::DenseMap<Operation *, unsigned> layerAt;
     for (unsigned m : stage.layers)
@@ -606,6 +603,14 @@ LogicalResult StageCutter::build() {
           StageArg hArg{StageArg::Hessian};
           hArg.layer = it->second;
           Value h = addArg(stage, nullptr, hArg, hType, b);
+          // Each Hessian counts its own samples: a call's [tokens, in]
+          // input (an expert's rows) is one, a [samples, tokens, in] input
+          // as many as it holds.
+          StageArg countArg{StageArg::Count};
+          countArg.layer = it->second;
+          Value count = tensor::ExtractOp::create(
+              b, l, addArg(stage, nullptr, countArg, countType, b),
+              ValueRange{});
           Value input = buildCalibrationInput(b, l, activation);
           auto acc =
               HessianAccumulateOp::create(b, l, hType, i64, input, h, count);
@@ -613,9 +618,8 @@ LogicalResult StageCutter::build() {
           stage.accumulatedFor.push_back(it->second);
           stage.hessianResults.push_back(acc.getResult());
           stage.tokenResults.push_back(rowCount(b, l, input));
-          if (!stage.countResult)
-            stage.countResult = tensor::FromElementsOp::create(
-                b, l, countType, acc.getNewCount());
+          stage.countResults.push_back(tensor::FromElementsOp::create(
+              b, l, countType, acc.getNewCount()));
         }
       }
       if (experts == ExpertCalibration::All && cloneWide(stage, index, op, b))
@@ -624,14 +628,14 @@ LogicalResult StageCutter::build() {
     }
   }
 
-  // Returns: Hessians, the count, the rows of each Hessian's input, then the
+  // Returns: Hessians, their counts, the rows of each Hessian's input, then the
   // values later stages read (known only now that every stage is built).
   for (CalibrationStage &stage : llvm::make_pointee_range(stages)) {
     OpBuilder b(stage.func.getContext());
     Block &block = stage.func.getBody().front();
     b.setInsertionPointToEnd(&block);
     SmallVector<Value> results(stage.hessianResults);
-    results.push_back(stage.countResult);
+    results.append(stage.countResults.begin(), stage.countResults.end());
     results.append(stage.tokenResults.begin(), stage.tokenResults.end());
     for (Value v : stage.outputs)
       results.push_back(crossing(stage, v));
@@ -742,7 +746,7 @@ void StageCutter::splitStage(CalibrationStage &stage) {
   for (Value v : stage.outputs)
     addFrontier(crossing(stage, v));
 
-  // The first: Hessians, the count, the rows of each Hessian's input, the
+  // The first: Hessians, their counts, the rows of each Hessian's input, the
   // frontier.
   IRMapping first;
   stage.hessianModule = cast<ModuleOp>(stage.module.get()->clone(first));
@@ -751,7 +755,8 @@ void StageCutter::splitStage(CalibrationStage &stage) {
     SmallVector<Value> results;
     for (Value h : stage.hessianResults)
       results.push_back(first.lookup(h));
-    results.push_back(first.lookup(stage.countResult));
+    for (Value c : stage.countResults)
+      results.push_back(first.lookup(c));
     for (Value t : stage.tokenResults)
       results.push_back(first.lookup(t));
     for (Value v : frontier)

@@ -533,8 +533,8 @@ MemoryBound QuantizeModelPass::estimateMemory(
     }
     auto fn = cast<func::FuncOp>(
         stage.hessianModule->lookupSymbol("stage"));
-    // After the Hessians, the count and the rows of each Hessian's input.
-    unsigned frontierFrom = 2 * stage.hessianResults.size() + 1;
+    // After the Hessians, their counts and the rows of their inputs.
+    unsigned frontierFrom = 3 * stage.hessianResults.size();
     for (Type t : fn.getFunctionType().getResults().drop_front(frontierFrom)) {
       crossing += bytesOf(t, samples);
       oneBatch += bytesOf(t, batch);
@@ -801,11 +801,13 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
     CalibrationStage &stage = *stagePtr;
     auto start = std::chrono::steady_clock::now();
     doneSeconds = secondsSince(calibrationStart);
+    // Each Hessian and its sample count, accumulated over the batches.
+    std::vector<NpyArray> counts(states.size());
     for (unsigned m : stage.accumulatedFor) {
       int64_t in = states[m].layer->inFeatures;
       states[m].hessian = NpyArray::zeros(DType::F32, {in, in});
+      counts[m] = NpyArray::zeros(DType::I64, {});
     }
-    NpyArray count = NpyArray::zeros(DType::I64, {});
     std::vector<std::vector<ActivationStore::Kept>> frontier(batches.size());
     // Batch b through the stage's first function (Hessians) or, with
     // `outputs`, its second, which also takes the batch's frontier.
@@ -843,7 +845,7 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
           args.push_back(view(states[arg.layer].hessian));
           break;
         case StageArg::Count:
-          args.push_back(view(count));
+          args.push_back(view(counts[arg.layer]));
           break;
         }
       }
@@ -873,27 +875,30 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
         return failure();
       }
       releaseBatch(2 * index, b);
-      // The Hessians, the count, the rows of each Hessian's input, the
+      // The Hessians, their counts, the rows of each Hessian's input, the
       // frontier.
       for (auto [k, m] : llvm::enumerate(stage.accumulatedFor)) {
         states[m].hessian = std::move((*out)[k]);
-        states[m].tokens += *(*out)[unique + 1 + k].as<int64_t>();
+        counts[m] = std::move((*out)[unique + k]);
+        states[m].tokens += *(*out)[2 * unique + k].as<int64_t>();
       }
-      count = std::move((*out)[unique]);
       if (stage.propagate) {
-        size_t from = 2 * unique + 1;
+        size_t from = 3 * unique;
         frontier[b].resize(out->size() - from);
         for (size_t k = from; k < out->size(); ++k)
           if (failed(keep(frontier[b][k - from], std::move((*out)[k]), index)))
             return failure();
       }
     }
+    for (unsigned m : stage.accumulatedFor)
+      states[m].samples = *counts[m].as<int64_t>();
     for (auto [m, owner] : stage.sharesHessianOf) {
       states[m].hessian = states[owner].hessian;
+      states[m].samples = states[owner].samples;
       states[m].tokens = states[owner].tokens;
     }
     release(2 * index);
-    int64_t n = *count.as<int64_t>();
+    int64_t n = samples;
     double hessianSeconds = secondsSince(start);
     calibrateSeconds += hessianSeconds;
     hessianForwardSeconds += hessianSeconds;
@@ -915,7 +920,6 @@ LogicalResult QuantizeModelPass::calibrate(LayerQuantizer &gptq,
         unique == 1 ? "" : "s", formatDuration(elapsed), remaining,
         residentBytes() >> 20);
     for (unsigned m : stage.layers) {
-      states[m].samples = n;
       if (std::optional<std::string> bad = findNonFinite(states[m].hessian)) {
         fail(states[m].layer->op->getLoc())
             << "the calibration activations that reach layer '"

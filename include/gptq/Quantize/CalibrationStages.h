@@ -40,14 +40,15 @@ struct StageArg {
   Value value;
   /// Constant: its op.
   Operation *constant = nullptr;
-  /// Hessian: the layer (index into the states).
+  /// Hessian and Count: the layer (index into the states) whose Hessian,
+  /// and its sample count, the argument is.
   unsigned layer = 0;
 };
 
 /// One stage: a slice of the entry function as a function of its own, run as
-/// two functions made from it. The first returns the Hessians, the count,
-/// the rows (tokens) each Hessian's input held in this call, and the stage's
-/// frontier: the values that do not depend on the stage's own
+/// two functions made from it. The first returns the Hessians, their sample
+/// counts, the rows (tokens) each Hessian's input held in this call, and the
+/// stage's frontier: the values that do not depend on the stage's own
 /// weights but that the part depending on them reads. The second takes the
 /// frontier as trailing arguments and returns the values later stages read.
 /// So each op runs once per sample: the part before the layers in the first
@@ -69,7 +70,8 @@ struct CalibrationStage {
   SmallVector<Value> tokenResults;
   std::vector<unsigned> accumulatedFor;
   std::vector<std::pair<unsigned, unsigned>> sharesHessianOf;
-  Value countResult;
+  /// For each Hessian, its sample count after the call.
+  SmallVector<Value> countResults;
   /// Values of the entry function that later stages read.
   llvm::SetVector<Value> outputs;
   /// ExpertCalibration::All: the values of the entry computed in this stage
