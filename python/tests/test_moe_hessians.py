@@ -1,6 +1,6 @@
 """Each expert's Hessian, as gptq-quantize-model accumulates it from the
 tokens its router sends it, against one computed with forward hooks on the
-reference model (transformers' Mixtral and Qwen 2 MoE, float32): the rows
+reference model (transformers' Mixtral, Qwen 2 MoE and OLMoE, float32): the rows
 each expert's projections are called with, ``2/n X^T X`` with ``n`` the
 samples as the reference procedure counts them (a call's ``[rows, in]``
 input is one sample, a ``[windows, tokens, in]`` input one per window).
@@ -28,6 +28,7 @@ from gptq_mlir.cli import main
 PROJECTIONS = {
     "mixtral": {"w1": "w1", "w3": "w3", "w2": "w2"},
     "qwen1.5-moe": {"w1": "gate_proj", "w3": "up_proj", "w2": "down_proj"},
+    "olmoe": {"w1": "gate_proj", "w3": "up_proj", "w2": "down_proj"},
 }
 WINDOWS, TOKENS, BATCH = 16, 32, 8
 
