@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gptq/Quantize/CalibrationStages.h"
+#include "gptq/Quantize/ExpertDispatch.h"
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 
@@ -58,7 +59,8 @@ struct StageCutter {
   /// stage that reads them, from the weight itself, so that a stage's
   /// second function computes its layers from their quantized weights.
   llvm::DenseSet<Operation *> weightChain;
-  /// ExpertCalibration::All: the slices of a dispatch (dispatchSlices), and
+  /// ExpertCalibration::All: the slices of a dispatch (dispatchSlices in
+  /// ExpertDispatch.h), and
   /// each value of the entry that the stages compute over all the rows of
   /// one, with the slice's offset and size (values of the entry).
   llvm::DenseSet<Operation *> dispatch;
@@ -291,59 +293,6 @@ static Value rowCount(OpBuilder &b, Location loc, Value input) {
       b, loc, RankedTensorType::get({}, b.getI64Type()), count);
 }
 
-/// A slice of whole rows: `source[offset, 0..][size, full..]` with dynamic
-/// offset and size along dimension 0, unit strides and every other dimension
-/// whole and static.
-static bool isRowSlice(tensor::ExtractSliceOp slice) {
-  RankedTensorType source = slice.getSourceType();
-  int64_t rank = source.getRank();
-  if (rank < 2 || slice.getResultType().getRank() != rank ||
-      !ShapedType::isDynamic(slice.getStaticOffsets()[0]) ||
-      !ShapedType::isDynamic(slice.getStaticSizes()[0]) ||
-      !slice.getResultType().isDynamicDim(0))
-    return false;
-  for (int64_t d = 0; d < rank; ++d)
-    if (slice.getStaticStrides()[d] != 1)
-      return false;
-  for (int64_t d = 1; d < rank; ++d)
-    if (source.isDynamicDim(d) || slice.getStaticOffsets()[d] != 0 ||
-        slice.getStaticSizes()[d] != source.getDimSize(d))
-      return false;
-  return true;
-}
-
-/// The slices of the rows of a dispatch: row slices (isRowSlice) of a
-/// matrix that at least two of them read, as a mixture of experts gives each
-/// expert the rows sorted to it.
-static llvm::DenseSet<Operation *> dispatchSlices(Block &body) {
-  llvm::MapVector<Value, SmallVector<Operation *>> bySource;
-  for (Operation &op : body.without_terminator())
-    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
-        slice && isRowSlice(slice))
-      bySource[slice.getSource()].push_back(&op);
-  llvm::DenseSet<Operation *> slices;
-  for (auto &[source, readers] : bySource)
-    if (readers.size() >= 2)
-      slices.insert(readers.begin(), readers.end());
-  return slices;
-}
-
-/// The loop that indexes dimension 0 of `operand` of `op`, when no other
-/// dimension of it depends on that loop.
-static std::optional<unsigned> rowLoop(linalg::LinalgOp op,
-                                       OpOperand &operand) {
-  AffineMap map = op.getMatchingIndexingMap(&operand);
-  if (map.getNumResults() == 0)
-    return std::nullopt;
-  auto dim = dyn_cast<AffineDimExpr>(map.getResult(0));
-  if (!dim)
-    return std::nullopt;
-  for (AffineExpr e : map.getResults().drop_front())
-    if (e.isFunctionOfDim(dim.getPosition()))
-      return std::nullopt;
-  return dim.getPosition();
-}
-
 LogicalResult StageCutter::mapRouted(CalibrationStage &stage, unsigned index,
                                      Value value, Value wide, OpBuilder &b) {
   RowSlice rows = wideRows.lookup(value);
@@ -380,52 +329,32 @@ bool StageCutter::cloneWide(CalibrationStage &stage, unsigned index,
     return true;
   }
   auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
-  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
-      linalgOp.getNumDpsInits() == 0)
+  if (!linalgOp || !computesRowByRow(linalgOp, [&](Value v) {
+        return stage.wide.contains(v);
+      }))
     return false;
-  // The inputs computed over all rows: their rows must be one loop's, of
-  // one slice, a parallel loop that no other input depends on.
-  std::optional<unsigned> loop;
+  // The inputs computed over all rows must be of one slice.
   std::optional<RowSlice> rows;
   Value wideInput;
   for (OpOperand *in : linalgOp.getDpsInputOperands()) {
     auto it = stage.wide.find(in->get());
     if (it == stage.wide.end())
       continue;
-    std::optional<unsigned> at = rowLoop(linalgOp, *in);
     RowSlice r = wideRows.lookup(in->get());
-    if (!at || (loop && *loop != *at) ||
-        (rows && (rows->offset != r.offset || rows->size != r.size)))
+    if (rows && (rows->offset != r.offset || rows->size != r.size))
       return false;
-    loop = at;
     rows = r;
     wideInput = it->second;
   }
-  if (!loop ||
-      linalgOp.getIteratorTypesArray()[*loop] != utils::IteratorType::parallel)
-    return false;
-  bool indexed = false;
-  op.walk([&](linalg::IndexOp) { indexed = true; });
-  if (indexed)
-    return false;
-  for (OpOperand *in : linalgOp.getDpsInputOperands())
-    if (!stage.wide.contains(in->get()) &&
-        linalgOp.getMatchingIndexingMap(in).isFunctionOfDim(*loop))
-      return false;
   // Each init is made from scalars (an empty tensor, filled or not): made
   // again with all the rows.
   for (OpOperand &init : linalgOp.getDpsInitsMutable()) {
-    if (rowLoop(linalgOp, init) != loop)
-      return false;
     Value made = stage.map.lookup(init.get());
     if (auto fill = made.getDefiningOp<linalg::FillOp>())
       made = fill.getOutputs()[0];
     if (!made.getDefiningOp<tensor::EmptyOp>())
       return false;
   }
-  for (Value result : op.getResults())
-    if (!cast<RankedTensorType>(result.getType()).isDynamicDim(0))
-      return false;
   // The routed rows' offset and size, needed to slice the results.
   if (failed(materialize(stage, index, rows->offset, b)) ||
       failed(materialize(stage, index, rows->size, b)))

@@ -1,6 +1,7 @@
 //===- LinearLayers.cpp - Find the linear layers of a model ---------------===//
 
 #include "gptq/Quantize/LinearLayers.h"
+#include "gptq/Quantize/ExpertDispatch.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -440,6 +441,15 @@ LinearLayers::LinearLayers(Operation *root) {
     layer.classifier = namedBlocks
                            ? !layer.block.has_value()
                            : layer.depth > 0 && outputs.contains(layer.op);
+  }
+  // The experts: layers that read the rows a dispatch gives one expert.
+  llvm::DenseMap<Block *, llvm::DenseSet<Value>> routed;
+  for (LinearLayer &layer : layers) {
+    Block *block = layer.op->getBlock();
+    auto it = routed.find(block);
+    if (it == routed.end())
+      it = routed.try_emplace(block, routedRows(*block)).first;
+    layer.expert = it->second.contains(layer.activation);
   }
 }
 

@@ -99,6 +99,8 @@ struct ListLinearsPass
       os << " (output classifier)";
     if (layer.router)
       os << " (router)";
+    if (layer.expert)
+      os << " (expert)";
     // Through the location, not the op: the op would be printed with it.
     emitRemark(layer.op->getLoc(), text);
   }

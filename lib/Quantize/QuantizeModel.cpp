@@ -1621,6 +1621,7 @@ void QuantizeModelPass::runOnOperation() {
       l.stage = state.stage;
     l.samples = hessians.empty() ? state.samples : 0;
     l.tokens = hessians.empty() ? state.tokens : 0;
+    l.expert = layer.expert;
     l.method = state.method;
     l.seconds = state.seconds;
     if (!std::isnan(state.gptqError))
@@ -1646,6 +1647,8 @@ void QuantizeModelPass::runOnOperation() {
         {"name", l.name}, {"out", l.out},         {"in", l.in},
         {"method", l.method}, {"seconds", l.seconds},
     };
+    if (l.expert)
+      o["expert"] = true;
     if (l.block)
       o["block"] = *l.block;
     if (l.stage)
@@ -1816,6 +1819,29 @@ void QuantizeModelPass::runOnOperation() {
     for (const std::string &s : fallbacks)
       log() << " " << s;
     log() << "\n";
+  }
+  // How evenly the routers spread the calibration tokens over the experts.
+  std::vector<const LayerState *> experts;
+  for (const LayerState &state : states)
+    if (state.layer->expert && state.samples > 0 && state.tokens >= 0)
+      experts.push_back(&state);
+  if (!experts.empty()) {
+    llvm::stable_sort(experts, [](const LayerState *a, const LayerState *b) {
+      return a->tokens < b->tokens;
+    });
+    size_t few = llvm::count_if(experts, [](const LayerState *state) {
+      return state->method == "rtn (too few tokens)";
+    });
+    log() << llvm::formatv(
+        "{0}: {1} expert layer(s), calibrated on {2}: tokens min {3} ({4}), "
+        "median {5}, max {6} ({7}); {8} rounded to nearest (min-tokens={9})\n",
+        kPassName, experts.size(),
+        expertCalibration == ExpertCalibration::All
+            ? "all the rows of their dispatch (moe-calibration=all)"
+            : "the tokens routed to each",
+        experts.front()->tokens, experts.front()->layer->name,
+        experts[experts.size() / 2]->tokens, experts.back()->tokens,
+        experts.back()->layer->name, few, int64_t(minTokens));
   }
 }
 

@@ -68,6 +68,10 @@ struct LinearLayer {
   /// token's experts. The model passes leave it float by default, as the
   /// reference tools leave routers.
   bool router = false;
+  /// True for an expert's layer in a mixture of experts: its input is
+  /// computed row by row from the rows a dispatch gives one expert
+  /// (routedRows in ExpertDispatch.h), the tokens its router sends it.
+  bool expert = false;
   /// The layer's name; `generatedName` when it is `linear.<index>`.
   std::string name;
   bool generatedName = false;

@@ -50,7 +50,12 @@ def GPTQListLinears : Pass<"gptq-list-linears", "ModuleOp"> {
     passes leave float by default: one in no block when blocks come from
     names; otherwise a layer after others whose result the function returns
     as it is, or through ops that combine it with no other value (a
-    reshape, a bias, a soft cap; a residual sum does combine).
+    reshape, a bias, a soft cap; a residual sum does combine). In a mixture
+    of experts, `(router)` marks a layer whose result is read element by
+    element only (to choose each token's experts; also float by default),
+    and `(expert)` a layer whose input is computed row by row from rows
+    `[offset, offset + count)` of a matrix that other such slices read too
+    (the tokens a dispatch sorted to one expert).
 
     ```mlir
     func.func @f(%x: tensor<?x64xf32>, %acc: tensor<?x64xf32>) -> tensor<?x64xf32> {
@@ -291,7 +296,9 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     writes Mixtral's block) calibrates each expert on exactly the tokens
     its router sends it: its Hessian is that of its rows, and its token
     count (the rows of its calibration inputs, all samples together) is in
-    its progress line and the report's `tokens`. A layer that fewer than
+    its progress line and the report's `tokens` (the report marks it
+    `expert`, `gptq-list-linears` `(expert)`, and a summary line gives the
+    fewest, median and most tokens of the experts). A layer that fewer than
     `min-tokens` tokens reached (default 1: an expert that the router never
     chose, whose Hessian of zeros would zero its weights) is rounded to
     nearest with a warning, method `rtn (too few tokens)`.

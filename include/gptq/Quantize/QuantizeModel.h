@@ -41,6 +41,8 @@ struct QuantizedLayerReport {
   /// The rows (tokens) of its calibration inputs, all samples together: an
   /// expert's are the tokens routed to it; 0 when samples is.
   int64_t tokens = 0;
+  /// Whether it is an expert of a mixture of experts (LinearLayer::expert).
+  bool expert = false;
   /// "gptq", "rtn", "rtn (not calibrated)" or "rtn (too few tokens)"
   /// (min-tokens).
   std::string method;

@@ -50,7 +50,8 @@ assert len(used.files) == len(prefix.files) == 12
 print("prefix w2", all(close(used[a], prefix[b]) for a, b in zip(used.files, prefix.files))
       and all(a.endswith(".w2") for a in used.files[8:]))
 report = {layer["name"]: layer for layer in json.load(open(f"{d}/report{suffix}.json"))["layers"]}
-print("tokens", all(report[name(e, n)]["tokens"] == tokens[e] for e in range(E) for n in ("w1", "w3", "w2")),
+print("tokens", all(report[name(e, n)]["tokens"] == tokens[e] and report[name(e, n)]["expert"]
+                   for e in range(E) for n in ("w1", "w3", "w2")),
       sorted(set(tokens)) if mode == "all" else "")
 if mode == "routed":
     fallback = {layer["name"]: layer["method"] for layer in json.load(open(f"{d}/min.json"))["layers"]}
