@@ -1,7 +1,7 @@
 """The decoder-only architectures that ``import-hf`` reads, from config.json.
 
 Every one is a Llama-shaped stack (embedding, blocks of RMS-normalized
-attention with rotary positions and a gated feed-forward layer, a final norm
+(PhiMoE: LayerNorm-normalized) attention with rotary positions and a gated feed-forward layer, a final norm
 and a classifier), and :mod:`gptq_mlir.importer` emits all of them as one
 module form with the same weight and layer names. What differs is what
 :class:`Architecture` records:
@@ -26,6 +26,12 @@ module form with the same weight and layer names. What differs is what
                               ``clip_qkv``; experts in every layer
 ``Qwen3MoeForCausalLM``       Qwen 3's attention; experts as Qwen 2 MoE's,
                               without a shared expert
+``PhimoeForCausalLM``         LayerNorms with biases; biases on q, k, v and o
+                              (``attention_bias``) and on the classifier
+                              (``lm_head_bias``); ``longrope`` rotary scaling;
+                              Mixtral's experts, routed by ``sparsemixer``
+                              (also read as ``PhiMoEForCausalLM``, the name
+                              Phi-3.5-MoE's config.json gives)
 ============================  ==================================================
 
 Each field is read as the architecture's transformers 4.46 configuration
@@ -33,7 +39,8 @@ class reads it (Qwen 3 MoE's, which 4.46 lacks, as 4.51's), with that
 class's default where config.json omits it (so a Mistral config without
 ``sliding_window`` has the default window of 4096, as transformers gives
 it). Settings that the module cannot express are refused
-with the field's name: other rotary scalings (``yarn``, ``longrope``, ...),
+with the field's name: other rotary scalings (``yarn``, ``longrope`` but
+for PhiMoE, ...),
 ``partial_rotary_factor`` below 1, the Qwens' ``use_sliding_window`` (which
 transformers 4.46 applies only in flash attention for Qwen 2), biases where
 the architecture has none.
@@ -47,8 +54,10 @@ attention and feed-forward (its ``pre_feedforward_layernorm`` is our
 ``ffn_norm``), and for a mixture of experts ``feed_forward.gate`` (the
 router), ``feed_forward.experts.E.{w1,w2,w3}`` (expert E's gate, down and up
 projections) and Qwen 2 MoE's ``feed_forward.shared_expert.{w1,w2,w3}`` and
-``feed_forward.shared_expert_gate``. :func:`hf_names` maps them to the
-Hugging Face tensor names.
+``feed_forward.shared_expert_gate``; PhiMoE's biases are
+``attention.bo`` (o), ``attention_norm_bias``, ``ffn_norm_bias`` and
+``norm_bias`` (its LayerNorms') and ``output_bias`` (the classifier's).
+:func:`hf_names` maps them to the Hugging Face tensor names.
 
 Rotary embedding: the module rotates interleaved pairs ``(x[2i], x[2i+1])``
 of each head, as llama2.c does; Hugging Face rotates the halves ``(x[i],
@@ -83,6 +92,10 @@ KINDS = {
     "Qwen2MoeForCausalLM": "qwen2_moe",
     "OlmoeForCausalLM": "olmoe",
     "Qwen3MoeForCausalLM": "qwen3_moe",
+    "PhimoeForCausalLM": "phimoe",
+    # Phi-3.5-MoE's config.json names its remote-code class; transformers
+    # 4.46 reads it by model_type as PhimoeForCausalLM.
+    "PhiMoEForCausalLM": "phimoe",
 }
 
 #: Each configuration class's defaults (transformers 4.46; Qwen 3 as its
@@ -117,6 +130,10 @@ _DEFAULTS: Dict[str, Dict[str, Any]] = {
                   "max_position_embeddings": 32768, "num_key_value_heads": 4, "head_dim": None, "num_experts": 128,
                   "num_experts_per_tok": 8, "moe_intermediate_size": 768, "decoder_sparse_step": 1,
                   "mlp_only_layers": None, "norm_topk_prob": False},
+    "phimoe": {"rms_norm_eps": 1e-5, "rope_theta": 1e6, "tie_word_embeddings": False,
+               "max_position_embeddings": 4096 * 32, "num_key_value_heads": 8, "sliding_window": None,
+               "num_local_experts": 16, "num_experts_per_tok": 2, "router_jitter_noise": 0.01,
+               "attention_bias": False, "lm_head_bias": False},
 }
 #: Kinds whose transformers class reads ``head_dim`` (the others compute
 #: hidden_size / num_attention_heads and ignore the field).
@@ -125,7 +142,7 @@ _HEAD_DIM_KINDS = ("llama", "mistral", "qwen3", "gemma2", "qwen3_moe")
 #: shared rotary code); the others' classes take no scaling.
 _SCALED_KINDS = ("llama", "qwen2", "qwen3", "qwen2_moe", "olmoe", "qwen3_moe")
 #: Kinds whose feed-forward layers are mixtures of experts (in some layers).
-MOE_KINDS = ("mixtral", "qwen2_moe", "olmoe", "qwen3_moe")
+MOE_KINDS = ("mixtral", "qwen2_moe", "olmoe", "qwen3_moe", "phimoe")
 #: The rotary scalings read, by ``rope_type``.
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3")
 
@@ -161,6 +178,44 @@ class DynamicRope:
 
 
 @dataclasses.dataclass(frozen=True)
+class LongRope:
+    """PhiMoE's ``longrope`` scaling as transformers 4.46's
+    PhimoeRotaryEmbedding computes it for a call whose last position is
+    ``seq - 1`` (a prefill's length, a decode step's position plus one):
+    the frequencies ``1 / (factor[i] * theta ** (2i / d))`` with the
+    long factors when ``seq >= factor_context`` and ``max_positions >
+    factor_context``, else the short ones; the cos and sin times
+    ``long_mscale`` when ``seq > mscale_context``, else ``short_mscale``.
+    The two contexts are both original_max_position_embeddings, the
+    top-level field's (when given) for the factors and rope_scaling's for
+    the mscale, as transformers reads them."""
+
+    short_factors: Tuple[float, ...]
+    long_factors: Tuple[float, ...]
+    short_mscale: float
+    long_mscale: float
+    factor_context: int
+    mscale_context: int
+    max_positions: int
+
+    @property
+    def reaches_long(self) -> bool:
+        """Whether a sequence the module takes can get the long factors."""
+        return self.max_positions > self.factor_context
+
+    def frequencies(self, theta: float, head_size: int, long: bool) -> np.ndarray:
+        """The short or long frequencies, float32 ``[head_size / 2]``,
+        computed with torch in transformers' order of operations (see
+        :func:`rope_frequencies`)."""
+        with signals.held():
+            import torch
+
+            factors = torch.tensor(self.long_factors if long else self.short_factors, dtype=torch.float32)
+            exponents = torch.arange(0, head_size, 2, dtype=torch.int64).float() / head_size
+            return (1.0 / (factors * theta ** exponents)).numpy().astype(np.float32)
+
+
+@dataclasses.dataclass(frozen=True)
 class Architecture:
     """What the emitter needs to know of a model beyond its sizes.
 
@@ -178,8 +233,16 @@ class Architecture:
     #: rope_scaling as :func:`_rope_scaling` checked it (None: unscaled).
     rope_scaling: Optional[Dict[str, Any]] = None
     dynamic_rope: Optional[DynamicRope] = None
+    long_rope: Optional[LongRope] = None
     sliding_windows: Tuple[Optional[int], ...] = ()
     qkv_bias: bool = False
+    #: A bias on the attention's output projection (PhiMoE's attention_bias).
+    o_bias: bool = False
+    #: A bias on the classifier (PhiMoE's lm_head_bias).
+    lm_head_bias: bool = False
+    #: The norms of the blocks' inputs and the final norm are LayerNorms
+    #: with biases (PhiMoE) instead of RMS norms.
+    layer_norm: bool = False
     #: RMS norms of q and k after their projections: over each head
     #: ("head", Qwen 3) or over the whole projection ("projection", OLMoE).
     qk_norm: Optional[str] = None
@@ -220,6 +283,12 @@ class Architecture:
     #: (of ``hidden_dim``): Qwen MoE's ``mlp_only_layers`` and those
     #: ``decoder_sparse_step`` skips.
     dense_layers: Tuple[int, ...] = ()
+    #: How the router weighs the experts it picks: "softmax" (above) or
+    #: "sparsemixer" (PhiMoE's top 2: each expert's weight is its softmax
+    #: probability among the logits within ``2 * router_jitter`` (relative)
+    #: of its own, the first expert's excluded for the second).
+    router: str = "softmax"
+    router_jitter: float = 0.0
     #: Hugging Face's module of the experts: "block_sparse_moe" (Mixtral:
     #: ``experts.E.{w1,w2,w3}``) or "mlp" (``experts.E.{gate,down,up}_proj``).
     moe_module: str = "block_sparse_moe"
@@ -234,7 +303,10 @@ class Architecture:
     def frequencies(self, head_size: int) -> np.ndarray:
         """The rotary frequencies, float32 ``[head_size / 2]`` (computed
         when the module is built: the head size has been checked against
-        the tensors by then, and a config cannot make this allocate)."""
+        the tensors by then, and a config cannot make this allocate); with
+        ``long_rope``, the short ones."""
+        if self.long_rope is not None:
+            return self.long_rope.frequencies(self.rope_theta, head_size, long=False)
         return rope_frequencies(self.rope_theta, head_size, self.rope_scaling)
 
 
@@ -320,6 +392,41 @@ def _rope_scaling(config: Dict[str, Any], path: Path, kind: str) -> Optional[Dic
     return checked
 
 
+def _long_rope(config: Dict[str, Any], path: Path, head_size: int, max_positions: int) -> Optional[LongRope]:
+    """PhiMoE's rope_scaling, checked: None, or ``longrope`` with
+    ``short_factor`` and ``long_factor`` (``head_size / 2`` positive numbers
+    each), ``short_mscale``, ``long_mscale`` and
+    ``original_max_position_embeddings``, which transformers 4.46's
+    PhimoeRotaryEmbedding reads (it ignores ``factor`` and
+    ``attention_factor``: the mscales take their place)."""
+    scaling = config.get("rope_scaling")
+    if scaling is None:
+        return None
+    if not isinstance(scaling, dict):
+        raise GPTQError(f"{path}: field rope_scaling is {inputs.describe(scaling)}, expected an object or null")
+    rope_type = scaling.get("rope_type", scaling.get("type"))
+    if rope_type != "longrope":
+        raise GPTQError(f"{path}: unsupported rope_scaling.rope_type = {describe_field(rope_type)} "
+                        f"({config['architectures'][0]} takes longrope)")
+    factors = {}
+    for key in ("short_factor", "long_factor"):
+        value = scaling.get(key)
+        if not isinstance(value, list) or len(value) != head_size // 2:
+            raise GPTQError(f"{path}: field rope_scaling.{key} is {describe_field(value)}, expected a list of "
+                            f"head_dim / 2 = {head_size // 2} numbers")
+        factors[key] = tuple(_number(x, f"rope_scaling.{key}", path, POSITIVE_RANGE, open_below=True) for x in value)
+    mscales = [_number(scaling.get(key), f"rope_scaling.{key}", path, POSITIVE_RANGE, open_below=True)
+               for key in ("short_mscale", "long_mscale")]
+    key = "rope_scaling.original_max_position_embeddings"
+    context = _int({key: scaling.get("original_max_position_embeddings")}, key, path, maximum=MAX_POSITIONS)
+    # transformers' configuration sets the top-level field over
+    # rope_scaling's, and its factors follow it; its mscale follows
+    # rope_scaling's.
+    factor_context = _int(config, "original_max_position_embeddings", path, context, maximum=MAX_POSITIONS)
+    return LongRope(factors["short_factor"], factors["long_factor"], mscales[0], mscales[1], factor_context,
+                    context, max_positions)
+
+
 def rope_frequencies(theta: float, head_size: int, scaling: Optional[Dict[str, Any]]) -> np.ndarray:
     """The rotary frequencies ``1 / theta ** (2i / d)``, scaled, in float32.
 
@@ -382,8 +489,8 @@ def parse(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
     defaults = _DEFAULTS[kind]
     _unsupported(config, path, {
         # Qwen 2's and Qwen 2 MoE's classes give q, k and v biases whatever
-        # the field says.
-        "attention_bias": lambda v: v is False or (kind in ("qwen2", "qwen2_moe") and v is True),
+        # the field says; PhiMoE's follows it (read below).
+        "attention_bias": lambda v: v is False or (kind in ("qwen2", "qwen2_moe", "phimoe") and v is True),
         "mlp_bias": lambda v: v is False,
         "partial_rotary_factor": lambda v: v == 1 and not isinstance(v, bool),
         "use_sliding_window": lambda v: v is False,
@@ -416,7 +523,8 @@ def parse(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
         )
     max_positions = _int(config, "max_position_embeddings", path, defaults["max_position_embeddings"],
                          maximum=MAX_POSITIONS)
-    scaling = _rope_scaling(config, path, kind)
+    # PhiMoE's rotary embedding reads its own scaling (_long_rope).
+    scaling = _rope_scaling(config, path, kind) if kind != "phimoe" else None
     seq_len = max_positions
     if scaling and scaling["rope_type"] == "dynamic":
         # Dynamic scaling exists to reach past max_position_embeddings: the
@@ -453,7 +561,7 @@ def parse(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
         dynamic_rope=dynamic,
         query_scale=1.0 / math.sqrt(cfg.head_size),
     )
-    if kind in ("mistral", "phi3", "mixtral"):
+    if kind in ("mistral", "phi3", "mixtral", "phimoe"):
         fields["sliding_windows"] = (_window(config, "sliding_window", path, defaults),) * cfg.n_layers
     if kind in MOE_KINDS:
         fields.update(_experts(config, path, kind, defaults, cfg.n_layers))
@@ -466,6 +574,15 @@ def parse(config: Any, path: Path) -> Tuple[Llama2cConfig, Architecture]:
         fields["clip_qkv"] = _optional_number(config, "clip_qkv", path, defaults)
     if kind == "phi3":
         fields["fused"] = True
+    if kind == "phimoe":
+        bias = _flag(config, "attention_bias", path, defaults)
+        fields.update(
+            qkv_bias=bias,
+            o_bias=bias,
+            lm_head_bias=_flag(config, "lm_head_bias", path, defaults),
+            layer_norm=True,
+            long_rope=_long_rope(config, path, cfg.head_size, max_positions),
+        )
     if kind == "gemma2":
         window = _window(config, "sliding_window", path, defaults)
         scalar = _number(config.get("query_pre_attn_scalar", defaults["query_pre_attn_scalar"]),
@@ -496,10 +613,19 @@ def _flag(config: Dict[str, Any], key: str, path: Path, defaults: Dict[str, Any]
 
 def _experts(config: Dict[str, Any], path: Path, kind: str, defaults: Dict[str, Any], layers: int) -> Dict[str, Any]:
     """The :class:`Architecture` fields of a mixture of experts."""
-    if kind == "mixtral":
+    if kind in ("mixtral", "phimoe"):
         experts = _int(config, "num_local_experts", path, defaults["num_local_experts"], maximum=MAX_EXPERTS)
         per_token = _int(config, "num_experts_per_tok", path, defaults["num_experts_per_tok"], maximum=experts)
-        return dict(experts=experts, experts_per_token=per_token)
+        if kind == "mixtral":
+            return dict(experts=experts, experts_per_token=per_token)
+        if per_token != 2:
+            raise GPTQError(f"{path}: unsupported num_experts_per_tok = {per_token}: {config['architectures'][0]}'s "
+                            "sparsemixer routes each token to 2 experts")
+        # The jitter is the routing's threshold in inference (the noise of
+        # its name, and input_jitter_noise, act in training only).
+        jitter = _number(config.get("router_jitter_noise", defaults["router_jitter_noise"]), "router_jitter_noise",
+                         path, (0.0, POSITIVE_RANGE[1]), open_below=False)
+        return dict(experts=experts, experts_per_token=per_token, router="sparsemixer", router_jitter=jitter)
     experts = _int(config, "num_experts", path, defaults["num_experts"], maximum=MAX_EXPERTS)
     fields: Dict[str, Any] = dict(
         experts=experts,
@@ -550,6 +676,11 @@ def layer_names(arch: Architecture, layer: int = 0) -> Dict[str, str]:
     names = dict(_LAYER_NAMES)
     if arch.qkv_bias:
         names.update({f"attention.b{x}": f"self_attn.{x}_proj.bias" for x in "qkv"})
+    if arch.o_bias:
+        names["attention.bo"] = "self_attn.o_proj.bias"
+    if arch.layer_norm:
+        names["attention_norm_bias"] = "input_layernorm.bias"
+        names["ffn_norm_bias"] = "post_attention_layernorm.bias"
     if arch.qk_norm:
         names.update({f"attention.{x}_norm": f"self_attn.{x}_norm.weight" for x in "qk"})
     if arch.fused:
@@ -582,13 +713,17 @@ def layer_names(arch: Architecture, layer: int = 0) -> Dict[str, str]:
 def hf_names(n_layers: int, shared_classifier: bool, arch: Architecture = Architecture()) -> Dict[str, str]:
     """Hugging Face's tensor name for each of our weight names (and
     ``output``, the classifier, whose weight is ``lm_head.weight`` when
-    untied)."""
+    untied; its bias ``output_bias``, tied or not)."""
     names = {"tok_embeddings": "model.embed_tokens.weight", "norm": "model.norm.weight"}
+    if arch.layer_norm:
+        names["norm_bias"] = "model.norm.bias"
     for layer in range(n_layers):
         for ours, theirs in layer_names(arch, layer).items():
             names[f"layers.{layer}.{ours}"] = f"model.layers.{layer}.{theirs}"
     if not shared_classifier:
         names["output"] = "lm_head.weight"
+    if arch.lm_head_bias:
+        names["output_bias"] = "lm_head.bias"
     return names
 
 
@@ -619,6 +754,8 @@ def _per_layer_shapes(cfg: Llama2cConfig, arch: Architecture) -> Dict[str, Tuple
     shapes = {
         "attention_norm": (cfg.dim,),
         "ffn_norm": (cfg.dim,),
+        "attention_norm_bias": (cfg.dim,),
+        "ffn_norm_bias": (cfg.dim,),
         "attention_post_norm": (cfg.dim,),
         "ffn_post_norm": (cfg.dim,),
         "attention.wq": (cfg.q_dim, cfg.dim),
@@ -629,6 +766,7 @@ def _per_layer_shapes(cfg: Llama2cConfig, arch: Architecture) -> Dict[str, Tuple
         "attention.bq": (cfg.q_dim,),
         "attention.bk": (cfg.kv_dim,),
         "attention.bv": (cfg.kv_dim,),
+        "attention.bo": (cfg.dim,),
         "attention.q_norm": norms[:1],
         "attention.k_norm": norms[1:],
         "feed_forward.w1": (cfg.hidden_dim, cfg.dim),
@@ -644,7 +782,8 @@ def _per_layer_shapes(cfg: Llama2cConfig, arch: Architecture) -> Dict[str, Tuple
 
 
 def _model_shapes(cfg: Llama2cConfig) -> Dict[str, Tuple[int, ...]]:
-    return {"tok_embeddings": (cfg.vocab_size, cfg.dim), "norm": (cfg.dim,), "output": (cfg.vocab_size, cfg.dim)}
+    return {"tok_embeddings": (cfg.vocab_size, cfg.dim), "norm": (cfg.dim,), "norm_bias": (cfg.dim,),
+            "output": (cfg.vocab_size, cfg.dim), "output_bias": (cfg.vocab_size,)}
 
 
 def weight_shapes(cfg: Llama2cConfig, arch: Architecture = Architecture()) -> Dict[str, Tuple[int, ...]]:

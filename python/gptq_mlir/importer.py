@@ -584,6 +584,56 @@ class _LlamaEmitter:
             "rmsnorm",
         )
 
+    def norm(self, x: _Value, weight_name: str) -> _Value:
+        """A block's input norm or the final norm: :meth:`layernorm` for
+        architectures whose norms are LayerNorms, else :meth:`rmsnorm`."""
+        return self.layernorm(x, weight_name) if self.arch.layer_norm else self.rmsnorm(x, weight_name)
+
+    def layernorm(self, x: _Value, weight_name: str) -> _Value:
+        """torch's LayerNorm over the last dimension: ``(x - mean) *
+        rsqrt(var + eps) * weight + bias``, the variance the biased one
+        (over ``dim``), the bias ``<weight_name>_bias``."""
+        weight = self._weight(weight_name)
+        bias = self._weight(f"{weight_name}_bias")
+        rank = len(x.shape)
+        every, rows = list(range(rank)), list(range(rank - 1))
+        reduce = ["parallel"] * (rank - 1) + ["reduction"]
+        sums = self.b.generic(
+            [(x, every)], self.b.filled(x.shape[:-1], self.zero), rows, reduce,
+            """
+            %sum = arith.addf %acc, %a : f32
+            linalg.yield %sum : f32
+            """,
+            ["%a", "%acc"], "sum",
+        )
+        centered = f"""
+            %mean = arith.divf %s, {self.width} : f32
+            %c = arith.subf %a, %mean : f32
+        """
+        squares = self.b.generic(
+            [(x, every), (sums, rows)], self.b.filled(x.shape[:-1], self.zero), rows, reduce,
+            centered + """
+            %sq = arith.mulf %c, %c : f32
+            %sum = arith.addf %acc, %sq : f32
+            linalg.yield %sum : f32
+            """,
+            ["%a", "%s", "%acc"], "sumsq",
+        )
+        return self.b.generic(
+            [(x, every), (sums, rows), (squares, rows), (weight, [rank - 1]), (bias, [rank - 1])],
+            self.b.empty(x.shape), every, ["parallel"] * rank,
+            centered + f"""
+            %var = arith.divf %v, {self.width} : f32
+            %shifted = arith.addf %var, {self.eps} : f32
+            %inv = math.rsqrt %shifted : f32
+            %normed = arith.mulf %c, %inv : f32
+            %scaled = arith.mulf %normed, %g : f32
+            %shift = arith.addf %scaled, %beta : f32
+            linalg.yield %shift : f32
+            """,
+            ["%a", "%s", "%v", "%g", "%beta", "%out"], "layernorm",
+        )
+
     def linear(self, x: _Value, weight_name: str, layer_name: Optional[str] = None) -> _Value:
         """``y[..., n] = sum_k x[..., k] * W[n, k]`` for a constant ``W[out, in]``
         (``x`` ``[B, S, in]``, or an expert's rows ``[T, in]``).
@@ -670,15 +720,21 @@ class _LlamaEmitter:
         for architectures that give frequencies: ``angle[s, i] = float(s) *
         inv_freq[i]`` in float32, as transformers computes them; with dynamic
         scaling, frequencies recomputed from the sequence's length when it
-        exceeds the original context. llama2.c modules read their stored
-        tables instead (:meth:`rope_tables`)."""
+        exceeds the original context; with LongRoPE, the short or long
+        frequencies and the cos and sin times the short or long mscale, by
+        the sequence's length (:meth:`long_frequencies`). llama2.c modules
+        read their stored tables instead (:meth:`rope_tables`)."""
         b, arch = self.b, self.arch
         half = self.cfg.head_size // 2
         frequencies = arch.frequencies(self.cfg.head_size).astype("<f4")
         freqs = _Value(b.fresh("inv_freq"), [half])
         b.emit(f'{freqs.name} = arith.constant dense<"0x{frequencies.tobytes().hex().upper()}"> : {freqs.type}')
+        mscale = ""
         if arch.dynamic_rope is not None:
             freqs = self.dynamic_frequencies(freqs)
+        elif arch.long_rope is not None:
+            freqs, factor = self.long_frequencies(freqs)
+            mscale = f"\n%v = arith.mulf %raw, {factor} : f32"
         position = "%pos = linalg.index 0 : index"
         if self.start != 0:
             position = f"%row = linalg.index 0 : index\n%pos = arith.addi %row, {self.start} : index"
@@ -694,7 +750,7 @@ class _LlamaEmitter:
                 %pos_i = arith.index_cast %pos : index to i64
                 %pos_f = arith.sitofp %pos_i : i64 to f32
                 %angle = arith.mulf %pos_f, %f : f32
-                %v = math.{fn} %angle : f32
+                {"%raw" if mscale else "%v"} = math.{fn} %angle : f32{mscale}
                 linalg.yield %v : f32
                 """,
                 ["%f", "%out"],
@@ -745,6 +801,38 @@ class _LlamaEmitter:
             ["%f", "%e", "%out"],
             "ntk",
         )
+
+    def long_frequencies(self, short: _Value) -> Tuple[_Value, str]:
+        """LongRoPE (:class:`gptq_mlir.architectures.LongRope`): the
+        frequencies ``short`` or, for a sequence long enough, the long
+        ones; and the scale of the cos and sin (an f32 SSA value), chosen
+        by the length of the sequence so far as transformers takes it."""
+        b, rope = self.b, self.arch.long_rope
+        short_scale = b.scalar("cst", _f32(rope.short_mscale), "f32")
+        long_scale = b.scalar("cst", _f32(rope.long_mscale), "f32")
+        context = b.scalar("ctx", str(rope.mscale_context), "index")
+        past = b.fresh("past")
+        b.emit(f"{past} = arith.cmpi ugt, {self.keys}, {context} : index")
+        scale = b.fresh("mscale")
+        b.emit(f"{scale} = arith.select {past}, {long_scale}, {short_scale} : f32")
+        if not rope.reaches_long:
+            return short, scale
+        half = self.cfg.head_size // 2
+        frequencies = rope.frequencies(self.arch.rope_theta, self.cfg.head_size, long=True).astype("<f4")
+        long = _Value(b.fresh("inv_freq"), [half])
+        b.emit(f'{long.name} = arith.constant dense<"0x{frequencies.tobytes().hex().upper()}"> : {long.type}')
+        context = b.scalar("ctx", str(rope.factor_context), "index")
+        reach = b.fresh("reach")
+        b.emit(f"{reach} = arith.cmpi uge, {self.keys}, {context} : index")
+        picked = b.generic(
+            [(short, [0]), (long, [0])], b.empty([half]), [0], ["parallel"],
+            f"""
+            %picked = arith.select {reach}, %l, %s : f32
+            linalg.yield %picked : f32
+            """,
+            ["%s", "%l", "%out"], "longrope",
+        )
+        return picked, scale
 
     def rope_tables(self) -> Tuple[_Value, _Value]:
         """The cos and sin ``[S, hs / 2]`` that rotate positions ``0..S-1``."""
@@ -979,7 +1067,8 @@ class _LlamaEmitter:
         dispatch: the router ``<prefix>.gate`` scores each token, its top-k
         experts get weights (the softmax over all experts of the top k,
         renormalized over those when the architecture says so: then the
-        softmax of the top-k logits), the (token, choice) pairs are sorted
+        softmax of the top-k logits; or PhiMoE's sparsemixer weights,
+        :meth:`sparsemixer`), the (token, choice) pairs are sorted
         by expert into the rows of one matrix, each expert's ``w1``, ``w3``
         and ``w2`` contract its own rows only (a slice of dynamic offset and
         size), and each token sums its rows, weighted. A forward thus does
@@ -1016,7 +1105,7 @@ class _LlamaEmitter:
                                                                           "place", "xs"))
         ex_t, wt_t = f"tensor<?x{k}xindex>", f"tensor<?x{k}xf32>"
         cnt_t = f"tensor<{experts}xindex>"
-        picks, weights, inserts = [], [], []
+        picks, inserts = [], []
         for j in range(k):
             taken = "".join(
                 f"""
@@ -1032,27 +1121,9 @@ class _LlamaEmitter:
                   %_ni = arith.select {ok}, %_e, %_bi : index
                   scf.yield %_nb, %_ni : f32, index
                 }}""")
-            weights.append(f"""
-                %_d{j} = arith.subf %_m{j}#0, %_m0#0 : f32
-                %_x{j} = math.exp %_d{j} : f32""")
-            if arch.norm_topk:
-                weights.append(f"""
-                %_s{j} = arith.addf {f"%_s{j - 1}" if j else "%_z"}, %_x{j} : f32""")
-        total = f"%_s{k - 1}"
-        if not arch.norm_topk:
-            # The softmax's denominator: the sum over all experts.
-            total = "%_all"
-            weights.append(f"""
-                %_all = scf.for %_e = {c[0]} to {c[experts]} step {c[1]} iter_args(%_a = %_z) -> (f32) {{
-                  %_al = tensor.extract {logits.name}[%_t, %_e] : {logits.type}
-                  %_ad = arith.subf %_al, %_m0#0 : f32
-                  %_ax = math.exp %_ad : f32
-                  %_a1 = arith.addf %_a, %_ax : f32
-                  scf.yield %_a1 : f32
-                }}""")
+        weights = (self.sparsemixer if arch.router == "sparsemixer" else self.softmax_weights)(logits, c, experts, k)
         for j in range(k):
             inserts.append(f"""
-                %_p{j} = arith.divf %_x{j}, {total} : f32
                 %_ex{j + 1} = tensor.insert %_m{j}#1 into %_ex{j}[%_t, {c[j]}] : {ex_t}
                 %_wt{j + 1} = tensor.insert %_p{j} into %_wt{j}[%_t, {c[j]}] : {wt_t}""")
         pairs = b.fresh("pairs")
@@ -1162,6 +1233,69 @@ class _LlamaEmitter:
             linalg.yield {result} : f32
             """, args, "combined")
 
+    def softmax_weights(self, logits: _Value, c: List[str], experts: int, k: int) -> List[str]:
+        """The body, within :meth:`experts`' loop over tokens ``%_t``, that
+        gives the weights ``%_p{j}`` of the experts ``%_m{j}`` it picked:
+        their softmax probabilities over all experts, or over the top k
+        when the architecture renormalizes them."""
+        weights = []
+        for j in range(k):
+            weights.append(f"""
+                %_d{j} = arith.subf %_m{j}#0, %_m0#0 : f32
+                %_x{j} = math.exp %_d{j} : f32""")
+            if self.arch.norm_topk:
+                weights.append(f"""
+                %_s{j} = arith.addf {f"%_s{j - 1}" if j else "%_z"}, %_x{j} : f32""")
+        total = f"%_s{k - 1}"
+        if not self.arch.norm_topk:
+            # The softmax's denominator: the sum over all experts.
+            total = "%_all"
+            weights.append(f"""
+                %_all = scf.for %_e = {c[0]} to {c[experts]} step {c[1]} iter_args(%_a = %_z) -> (f32) {{
+                  %_al = tensor.extract {logits.name}[%_t, %_e] : {logits.type}
+                  %_ad = arith.subf %_al, %_m0#0 : f32
+                  %_ax = math.exp %_ad : f32
+                  %_a1 = arith.addf %_a, %_ax : f32
+                  scf.yield %_a1 : f32
+                }}""")
+        weights.extend(f"""
+                %_p{j} = arith.divf %_x{j}, {total} : f32""" for j in range(k))
+        return weights
+
+    def sparsemixer(self, logits: _Value, c: List[str], experts: int, k: int) -> List[str]:
+        """The body, within :meth:`experts`' loop over tokens ``%_t``, that
+        gives the weights ``%_p{j}`` of the experts ``%_m{j}`` it picked by
+        PhiMoE's sparsemixer in inference (transformers 4.46): expert j's
+        weight is the softmax probability of its logit ``m_j`` among those
+        ``l`` that ``(m_j - l) / max(|l|, m_j) > 2 * jitter`` does not
+        mask (float32, NaN unmasked, as torch compares), the earlier
+        experts excluded: ``1 / sum exp(l - m_j)`` over the others."""
+        threshold = self.b.scalar("cst", _f32(2 * self.arch.router_jitter), "f32")
+        weights = []
+        for j in range(k):
+            masked, earlier = f"%_q{j}cut", ""
+            for i in range(j):
+                earlier += f"""
+                  %_q{j}is{i} = arith.cmpi eq, %_e, %_m{i}#1 : index
+                  %_q{j}drop{i} = arith.ori {masked}, %_q{j}is{i} : i1"""
+                masked = f"%_q{j}drop{i}"
+            weights.append(f"""
+                %_den{j} = scf.for %_e = {c[0]} to {c[experts]} step {c[1]} iter_args(%_a = %_z) -> (f32) {{
+                  %_q{j}l = tensor.extract {logits.name}[%_t, %_e] : {logits.type}
+                  %_q{j}abs = math.absf %_q{j}l : f32
+                  %_q{j}f = arith.maximumf %_q{j}abs, %_m{j}#0 : f32
+                  %_q{j}gap = arith.subf %_m{j}#0, %_q{j}l : f32
+                  %_q{j}r = arith.divf %_q{j}gap, %_q{j}f : f32
+                  %_q{j}cut = arith.cmpf ogt, %_q{j}r, {threshold} : f32{earlier}
+                  %_q{j}d = arith.subf %_q{j}l, %_m{j}#0 : f32
+                  %_q{j}x = math.exp %_q{j}d : f32
+                  %_q{j}v = arith.select {masked}, %_z, %_q{j}x : f32
+                  %_q{j}s = arith.addf %_a, %_q{j}v : f32
+                  scf.yield %_q{j}s : f32
+                }}
+                %_p{j} = arith.divf {self.one}, %_den{j} : f32""")
+        return weights
+
     def qkv(self, xb: _Value, prefix: str) -> Tuple[_Value, _Value, _Value]:
         """The q, k and v projections ``[B, S, features]`` of one block:
         separate layers (with biases where the architecture has them), or the
@@ -1183,7 +1317,7 @@ class _LlamaEmitter:
         """One transformer block."""
         cfg, arch, prefix = self.cfg, self.arch, f"layers.{layer}"
         groups = cfg.n_heads // cfg.n_kv_heads
-        xb = self.rmsnorm(x, f"{prefix}.attention_norm")
+        xb = self.norm(x, f"{prefix}.attention_norm")
         q, k, v = self.qkv(xb, f"{prefix}.attention")
         if arch.qk_norm == "projection":
             q = self.rmsnorm(q, f"{prefix}.attention.q_norm")
@@ -1201,10 +1335,12 @@ class _LlamaEmitter:
             k, v, kv_major = self.cached(layer, k, v)
         mixed = self.attention(q, k, v, arch.window(layer), kv_major)
         out = self.linear(mixed, f"{prefix}.attention.wo")
+        if arch.o_bias:
+            out = self.add_bias(out, f"{prefix}.attention.bo")
         if arch.post_norms:
             out = self.rmsnorm(out, f"{prefix}.attention_post_norm")
         x = self.add(x, out)
-        xb = self.rmsnorm(x, f"{prefix}.ffn_norm")
+        xb = self.norm(x, f"{prefix}.ffn_norm")
         if arch.sparse(layer):
             out = self.experts(xb, f"{prefix}.feed_forward")
         else:
@@ -1404,8 +1540,10 @@ class _LlamaEmitter:
                 last = b.fresh("last")
                 b.emit(f"{last} = arith.subi {self.seq}, {self.c1} : index")
             x = b.slice(x, [0, last, 0], [self.batch, 1, cfg.dim], [self.batch, 1, cfg.dim])
-        x = self.rmsnorm(x, "norm")
+        x = self.norm(x, "norm")
         logits = self.linear(x, self.ckpt.classifier_name, "output")
+        if self.arch.lm_head_bias:
+            logits = self.add_bias(logits, "output_bias")
         if self.arch.final_softcap is not None:
             logits = self.softcap(logits, self.arch.final_softcap)
         result = b.fresh("logits")

@@ -8,7 +8,8 @@ computation stays as the model has it: rotary base and scaling, tied or
 separate classifier, sliding windows, biases, head norms and explicit head
 sizes, Gemma 2's soft caps and ``query_pre_attn_scalar``. A few values are
 scaled down with the model so that they matter at test lengths (the sliding
-windows), the mixtures of experts keep a few small experts, and each is
+windows, PhiMoE's original context and its rotary factors, one per
+frequency), the mixtures of experts keep a few small experts, and each is
 marked.
 
 :func:`write_checkpoint` saves random weights (fixed seed, norms around
@@ -152,6 +153,29 @@ CONFIGS: Dict[str, Dict[str, Any]] = {
         "rope_scaling": None, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001, "sliding_window": None,
         "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True, "use_sliding_window": False,
     },
+    # microsoft/Phi-3.5-MoE-instruct; its 16 experts cut to 8 (2 per token,
+    # as sparsemixer routes), its window of 131072 cut to 32, its
+    # original_max_position_embeddings of 4096 (at the top and in
+    # rope_scaling) cut to 64, the tests' length, where transformers takes
+    # the long factors but still the short mscale (512 positions take both
+    # long), and the factor lists of 32 cut to their first 8 (head_dim 16).
+    "phimoe": {
+        "architectures": ["PhiMoEForCausalLM"], "model_type": "phimoe", "attention_bias": True,
+        "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 32000, "hidden_act": "silu",
+        "hidden_dropout": 0.0, "initializer_range": 0.02, "input_jitter_noise": 0.01, "lm_head_bias": True,
+        "max_position_embeddings": 131072, "num_experts_per_tok": 2, "num_local_experts": 8,
+        "original_max_position_embeddings": 64, "output_router_logits": False, "rms_norm_eps": 1e-05,
+        "rope_scaling": {
+            "long_factor": [1.0199999809265137, 1.0299999713897705, 1.0399999618530273, 1.0499999523162842,
+                            1.0499999523162842, 1.0499999523162842, 1.059999942779541, 1.059999942779541],
+            "long_mscale": 1.243163121016122, "original_max_position_embeddings": 64,
+            "short_factor": [1.0, 1.0399999618530273, 1.0399999618530273, 1.0399999618530273, 1.0499999523162842,
+                             1.0499999523162842, 1.0499999523162842, 1.0499999523162842],
+            "short_mscale": 1.243163121016122, "type": "longrope",
+        },
+        "rope_theta": 10000.0, "router_aux_loss_coef": 0.0, "router_jitter_noise": 0.01, "sliding_window": 32,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True,
+    },
 }
 for _config in CONFIGS.values():
     _config.update(_TINY)
@@ -169,15 +193,15 @@ def config(name: str) -> Dict[str, Any]:
 
 
 def _randomize(model, gemma: bool, seed: int) -> None:
-    """Random weights: N(0, 0.05) for matrices and biases, norms around
-    their identity (1, or 0 for Gemma's 1 + w)."""
+    """Random weights: N(0, 0.05) for matrices and biases, norms' weights
+    around their identity (1, or 0 for Gemma's 1 + w)."""
     import torch
 
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, parameter in sorted(model.named_parameters()):
             noise = torch.randn(parameter.shape, generator=generator)
-            if "norm" in name:
+            if "norm" in name and not name.endswith(".bias"):
                 parameter.copy_((0.0 if gemma else 1.0) + 0.1 * noise)
             else:
                 parameter.copy_(0.05 * noise)

@@ -85,6 +85,16 @@ def _drop(tensor):
     return lambda config, tensors: tensors.pop(tensor)
 
 
+def _without_biases(config, tensors):
+    """PhiMoE's config without attention_bias and lm_head_bias (false by
+    default), its linear layers' biases dropped (its norms' kept), and
+    named by transformers' class as its save_pretrained writes it."""
+    del config["attention_bias"], config["lm_head_bias"]
+    config["architectures"] = ["PhimoeForCausalLM"]
+    for name in [name for name in tensors if name.endswith("proj.bias") or name == "lm_head.bias"]:
+        del tensors[name]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_logits_equal_the_reference(tmp_path, checkpoints, gptq_run, name, dtype):
@@ -111,6 +121,8 @@ def test_logits_equal_the_reference(tmp_path, checkpoints, gptq_run, name, dtype
         ("gemma-2", lambda config: config.update(final_logit_softcapping=None)),
         ("gemma-2", lambda config: config.update(query_pre_attn_scalar=16)),
         ("qwen3", lambda config: config.update(rms_norm_eps=1e-2)),
+        # Without longrope: no mscale, the default frequencies.
+        ("phimoe", lambda config: config.pop("rope_scaling")),
     ],
 )
 def test_the_reference_comparison_sees_each_setting(tmp_path, checkpoints, gptq_run, name, change):
@@ -148,6 +160,17 @@ def test_mixtures_of_experts_at_512_positions(tmp_path, checkpoints, gptq_run, n
                      id="qwen3-moe-norm_topk_prob-default"),
         # Clamps q and k after their norms (values of a few units) and v.
         pytest.param("olmoe", _set(clip_qkv=0.5), id="olmoe-clip_qkv"),
+        # A threshold that leaves other logits beside an expert's own in the
+        # sparsemixer's softmax for over 90% of the tokens (0.01: 3 to 6%).
+        pytest.param("phimoe", _set(router_jitter_noise=0.3), id="phimoe-router_jitter_noise"),
+        # At 64 positions, original_max_position_embeddings: the long
+        # factors, the short mscale; the top-level field moves the factors'
+        # bound alone (to the short factors).
+        pytest.param("phimoe", lambda config, tensors: config["rope_scaling"].update(short_mscale=1.0),
+                     id="phimoe-short_mscale"),
+        pytest.param("phimoe", _set(original_max_position_embeddings=65), id="phimoe-original_max_position_embeddings"),
+        # PhimoeConfig's defaults: no biases on the attention and the classifier.
+        pytest.param("phimoe", _without_biases, id="phimoe-bias-defaults"),
     ],
 )
 def test_mixture_settings_equal_the_reference(tmp_path, checkpoints, gptq_run, name, change):
@@ -161,6 +184,45 @@ def test_mixture_settings_equal_the_reference(tmp_path, checkpoints, gptq_run, n
     assert relative_error(theirs, hf_models.reference_logits(folder, tokens)) > 100 * TOLERANCE
     ours = Model(_import(changed, tmp_path / "model.mlir")).logits(tokens)
     assert relative_error(ours, theirs) < TOLERANCE
+
+
+def test_phimoe_long_mscale_past_the_original_context(tmp_path, checkpoints, gptq_run):
+    """Past original_max_position_embeddings (64 here) the cos and sin are
+    scaled by long_mscale, which Phi-3.5-MoE sets equal to short_mscale:
+    changed, the logits at 128 positions follow the reference's."""
+    folder = checkpoints("phimoe")
+    changed = _write_changed(tmp_path, folder, lambda config, tensors: config["rope_scaling"].update(long_mscale=1.0))
+    tokens = np.random.default_rng(6).integers(0, CONFIGS["phimoe"]["vocab_size"], size=(1, 128)).astype(np.int32)
+    theirs = hf_models.reference_logits(changed, tokens)
+    assert relative_error(theirs, hf_models.reference_logits(folder, tokens)) > 100 * TOLERANCE
+    ours = Model(_import(changed, tmp_path / "model.mlir")).logits(tokens)
+    assert relative_error(ours, theirs) < TOLERANCE
+
+
+def test_phimoe_decode_steps_past_the_original_context_equal_the_reference(tmp_path, checkpoints, gptq_run):
+    """@prefill and @decode through original_max_position_embeddings (64):
+    each step picks the factors and mscale by its own length, as
+    transformers' cached steps do (the cached keys keep their rotation),
+    so each step's logits equal transformers' cached step's."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    folder = checkpoints("phimoe")
+    model = Model(_import(folder, tmp_path / "model.mlir"))
+    reference = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32, attn_implementation="eager")
+    prompt = np.random.default_rng(7).integers(0, CONFIGS["phimoe"]["vocab_size"], size=(1, 62)).astype(np.int32)
+    caches = model.new_caches(1, 67)
+    ours = model.prefill(prompt, caches)
+    with torch.no_grad():
+        out = reference.eval()(torch.from_numpy(prompt).long(), use_cache=True)
+        for position in range(62, 67):  # lengths 63 to 67
+            theirs = out.logits[:, -1].numpy()
+            assert relative_error(ours, theirs) < TOLERANCE, position
+            token = theirs.argmax(-1).astype(np.int32)
+            ours = model.decode(token, position, caches)
+            out = reference(torch.from_numpy(token[:, None]).long(), past_key_values=out.past_key_values,
+                            use_cache=True)
+        assert relative_error(ours, out.logits[:, -1].numpy()) < TOLERANCE
 
 
 @pytest.mark.parametrize(
@@ -404,6 +466,19 @@ def test_quantize_export_and_import(tmp_path, checkpoints, gptq_opt, gptq_run, n
         # Qwen3MoeConfig's head_dim defaults to hidden_size / num_attention_heads.
         ("qwen3-moe", lambda config, tensors: config.pop("head_dim"),
          "tensor model.layers.0.self_attn.q_proj.weight has shape [128, 64], expected [64, 64]"),
+        ("phimoe", _set(num_experts_per_tok=1),
+         "unsupported num_experts_per_tok = 1: PhiMoEForCausalLM's sparsemixer routes each token to 2 experts"),
+        ("phimoe", _set(router_jitter_noise=-0.1), "field router_jitter_noise is -0.1"),
+        ("phimoe", _set(lm_head_bias=False), "unexpected tensor lm_head.bias"),
+        ("phimoe", _drop("model.layers.1.self_attn.o_proj.bias"),
+         "missing tensor model.layers.1.self_attn.o_proj.bias"),
+        ("phimoe", _drop("model.norm.bias"), "missing tensor model.norm.bias"),
+        ("phimoe", _set(rope_scaling={"type": "linear", "factor": 2.0}),
+         "unsupported rope_scaling.rope_type = 'linear' (PhiMoEForCausalLM takes longrope)"),
+        ("phimoe", lambda config, tensors: config["rope_scaling"].update(short_factor=[1.0] * 4),
+         "field rope_scaling.short_factor is [1.0, 1.0, 1.0, 1.0], expected a list of head_dim / 2 = 8 numbers"),
+        ("phimoe", lambda config, tensors: config["rope_scaling"].pop("original_max_position_embeddings"),
+         "missing field rope_scaling.original_max_position_embeddings"),
     ],
 )
 def test_bad_configs(tmp_path, checkpoints, capsys, name, change, fragment):
