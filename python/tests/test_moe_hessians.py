@@ -1,9 +1,10 @@
 """Each expert's Hessian, as gptq-quantize-model accumulates it from the
 tokens its router sends it, against one computed with forward hooks on the
-reference model (transformers' Mixtral, Qwen 2 MoE and OLMoE, float32): the rows
-each expert's projections are called with, ``2/n X^T X`` with ``n`` the
-samples as the reference procedure counts them (a call's ``[rows, in]``
-input is one sample, a ``[windows, tokens, in]`` input one per window).
+reference model (transformers' Mixtral, Qwen 2 MoE, OLMoE and PhiMoE,
+float32): the rows each expert's projections are called with, ``2/n X^T X``
+with ``n`` the samples as the reference procedure counts them (a call of
+the block, ``[rows, in]``, is one sample; a ``[windows, tokens, in]`` input
+is one per window).
 
 ``sequential=none``: the Hessians of the float model, which is what hooks on
 the float reference model see. The calibration batches are mixed stages (the
@@ -29,6 +30,7 @@ PROJECTIONS = {
     "mixtral": {"w1": "w1", "w3": "w3", "w2": "w2"},
     "qwen1.5-moe": {"w1": "gate_proj", "w3": "up_proj", "w2": "down_proj"},
     "olmoe": {"w1": "gate_proj", "w3": "up_proj", "w2": "down_proj"},
+    "phimoe": {"w1": "w1", "w3": "w3", "w2": "w2"},
 }
 WINDOWS, TOKENS, BATCH = 16, 32, 8
 
@@ -44,20 +46,19 @@ def _hooked_hessians(folder: Path, tokens: np.ndarray, name: str):
                                                  attn_implementation="eager").eval()
     sums: Dict[str, np.ndarray] = {}
     rows: Dict[str, int] = {}
-    samples: Dict[str, int] = {}
+    windowed = set()
 
-    def hook(ours: str, windowed: bool):
+    def hook(ours: str, per_window: bool):
         def record(module, args):
             x = args[0].detach().double().reshape(-1, args[0].shape[-1]).numpy()
             sums[ours] = sums.get(ours, 0) + x.T @ x
             rows[ours] = rows.get(ours, 0) + len(x)
-            # Ours reads the shared expert's input as [B, S, in]: a sample
-            # per window, where the experts' rows are one sample per call.
-            samples[ours] = samples.get(ours, 0) + (BATCH if windowed else 1)
+            if per_window:
+                windowed.add(ours)
         return record
 
     for i, layer in enumerate(model.model.layers):
-        block = layer.block_sparse_moe if name == "mixtral" else layer.mlp
+        block = layer.block_sparse_moe if name in ("mixtral", "phimoe") else layer.mlp
         if not hasattr(block, "experts"):
             continue  # a dense layer (Qwen 2 MoE's mlp_only_layers)
         for e, expert in enumerate(block.experts):
@@ -71,7 +72,12 @@ def _hooked_hessians(folder: Path, tokens: np.ndarray, name: str):
     with torch.no_grad():
         for start in range(0, len(tokens), BATCH):
             model(torch.from_numpy(tokens[start:start + BATCH]).long(), use_cache=False)
-    return {k: 2 * sums[k] / samples[k] for k in sums}, rows
+    # An expert's samples are the calls of its block, one per batch, whether
+    # or not the router sent it a token then (PhiMoE's block skips calling
+    # such an expert); ours reads the shared expert's input as [B, S, in]: a
+    # sample per window.
+    calls = len(tokens) // BATCH
+    return {k: 2 * sums[k] / (len(tokens) if k in windowed else calls) for k in sums}, rows
 
 
 @pytest.mark.parametrize("name", list(PROJECTIONS))
