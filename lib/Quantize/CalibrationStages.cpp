@@ -35,11 +35,11 @@ struct StageCutter {
   StageCutter(ModuleOp module, func::FuncOp func,
               ArrayRef<const LinearLayer *> layers, ArrayRef<bool> calibrated,
               const llvm::DenseMap<Operation *, unsigned> &layerOfWeight,
-              StringRef sequential, StringRef passName,
-              ExpertCalibration experts)
+              const StageCutOptions &options, StringRef passName)
       : module(module), func(func), layers(layers), calibrated(calibrated),
-        layerOfWeight(layerOfWeight), sequential(sequential),
-        passName(passName), experts(experts), stageOf(layers.size(), -1) {}
+        layerOfWeight(layerOfWeight), sequential(options.sequential),
+        passName(passName), experts(options.experts),
+        hessianBudget(options.hessianBudget), stageOf(layers.size(), -1) {}
 
   ModuleOp module;
   func::FuncOp func;
@@ -48,6 +48,7 @@ struct StageCutter {
   const llvm::DenseMap<Operation *, unsigned> &layerOfWeight;
   StringRef sequential, passName;
   ExpertCalibration experts;
+  uint64_t hessianBudget;
 
   llvm::DenseMap<Operation *, unsigned> opIndex;
   std::vector<std::shared_ptr<CalibrationStage>> stages;
@@ -76,6 +77,12 @@ struct StageCutter {
   }
 
   LogicalResult build();
+  /// The groups of layers to calibrate, in order (before the Hessian
+  /// budget cuts them).
+  std::vector<std::vector<unsigned>> groupLayers();
+  /// `group` cut, in program order, into runs whose Hessians stay within
+  /// hessianBudget.
+  std::vector<std::vector<unsigned>> cutToBudget(std::vector<unsigned> group);
   /// Whether a constant of the entry becomes an argument of the stages that
   /// read it (large constants, layer weights) rather than being copied in.
   bool isStageArgument(Operation *op);
@@ -401,8 +408,7 @@ bool StageCutter::cloneWide(CalibrationStage &stage, unsigned index,
   return true;
 }
 
-LogicalResult StageCutter::build() {
-  // Stages: groups of calibrated layers, ordered.
+std::vector<std::vector<unsigned>> StageCutter::groupLayers() {
   using Key = std::pair<int64_t, int64_t>;
   std::map<Key, std::vector<unsigned>> groups;
   for (auto [i, layerPtr] : llvm::enumerate(layers)) {
@@ -430,10 +436,54 @@ LogicalResult StageCutter::build() {
     }
     groups[key].push_back(i);
   }
+  std::vector<std::vector<unsigned>> ordered;
+  for (auto &[key, members] : groups)
+    ordered.push_back(std::move(members));
+  return ordered;
+}
 
+std::vector<std::vector<unsigned>>
+StageCutter::cutToBudget(std::vector<unsigned> group) {
+  llvm::sort(group, [&](unsigned a, unsigned b) {
+    return opIndex.lookup(layers[a]->op) < opIndex.lookup(layers[b]->op);
+  });
+  std::vector<std::vector<unsigned>> runs;
+  llvm::DenseSet<Value> inputs;
+  uint64_t bytes = 0;
+  for (unsigned m : group) {
+    const LinearLayer &layer = *layers[m];
+    uint64_t hessian = uint64_t(layer.inFeatures) * layer.inFeatures * 4;
+    bool fresh = !inputs.contains(layer.activation);
+    if (runs.empty() ||
+        (fresh && bytes > 0 && bytes + hessian > hessianBudget)) {
+      runs.emplace_back();
+      inputs.clear();
+      bytes = 0;
+    }
+    if (fresh) {
+      inputs.insert(layer.activation);
+      bytes += hessian;
+    }
+    runs.back().push_back(m);
+  }
+  return runs;
+}
+
+LogicalResult StageCutter::build() {
   Block &body = func.getBody().front();
   for (auto [i, op] : llvm::enumerate(body.without_terminator()))
     opIndex[&op] = i;
+  // Stages: groups of calibrated layers, ordered; with sequential=layers,
+  // a group whose Hessians exceed the budget becomes several stages.
+  std::vector<std::vector<unsigned>> groups;
+  for (std::vector<unsigned> &group : groupLayers()) {
+    if (sequential != "layers" || hessianBudget == 0) {
+      groups.push_back(std::move(group));
+      continue;
+    }
+    for (std::vector<unsigned> &run : cutToBudget(std::move(group)))
+      groups.push_back(std::move(run));
+  }
   if (experts == ExpertCalibration::All)
     dispatch = dispatchSlices(body);
   // torch-mlir writes a weight as constant -> linalg.transpose ->
@@ -449,7 +499,7 @@ LogicalResult StageCutter::build() {
          op = op->getOperand(0).getDefiningOp())
       weightChain.insert(op);
   }
-  for (auto &[key, members] : groups) {
+  for (std::vector<unsigned> &members : groups) {
     auto stage = std::make_shared<CalibrationStage>();
     stage->layers = members;
     unsigned first = ~0u, last = 0;
@@ -731,9 +781,9 @@ FailureOr<CalibrationStages> mlir::gptq::cutCalibrationStages(
     ModuleOp module, func::FuncOp func, ArrayRef<const LinearLayer *> layers,
     ArrayRef<bool> calibrated,
     const llvm::DenseMap<Operation *, unsigned> &layerOfWeight,
-    StringRef sequential, StringRef passName, ExpertCalibration experts) {
-  StageCutter cutter(module, func, layers, calibrated, layerOfWeight,
-                     sequential, passName, experts);
+    const StageCutOptions &options, StringRef passName) {
+  StageCutter cutter(module, func, layers, calibrated, layerOfWeight, options,
+                     passName);
   if (failed(cutter.build()))
     return failure();
   return CalibrationStages{std::move(cutter.stages), std::move(cutter.stageOf)};

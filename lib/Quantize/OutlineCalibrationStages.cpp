@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
+#include "gptq/Quantize/ByteCount.h"
 #include "gptq/Quantize/CalibrationStages.h"
 #include "gptq/Quantize/EntryFunction.h"
 #include "gptq/Quantize/LinearLayers.h"
@@ -57,6 +58,13 @@ struct OutlineCalibrationStagesPass
                             << "': expected routed or all";
       return;
     }
+    std::optional<uint64_t> budget = parseByteCount(hessianMemory);
+    if (!budget) {
+      fail(module.getLoc())
+          << "hessian-memory='" << hessianMemory
+          << "': expected bytes (with K, M, G or T) or a percentage";
+      return;
+    }
     FailureOr<func::FuncOp> entryFunc = findEntryFunction(
         module, entry, [&](Location loc) { return fail(loc); });
     if (failed(entryFunc))
@@ -94,9 +102,12 @@ struct OutlineCalibrationStagesPass
                              "layers";
       return;
     }
-    FailureOr<CalibrationStages> cut =
-        cutCalibrationStages(module, func, layers, calibrated, layerOfWeight,
-                             sequential, kPassName, *experts);
+    StageCutOptions options;
+    options.sequential = sequential;
+    options.experts = *experts;
+    options.hessianBudget = *budget;
+    FailureOr<CalibrationStages> cut = cutCalibrationStages(
+        module, func, layers, calibrated, layerOfWeight, options, kPassName);
     if (failed(cut)) {
       signalPassFailure();
       return;

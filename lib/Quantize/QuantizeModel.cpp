@@ -304,6 +304,8 @@ struct QuantizeModelPass
   uint64_t activationBudget = 0;
   /// moe-calibration, parsed.
   ExpertCalibration expertCalibration = ExpertCalibration::Routed;
+  /// hessian-memory, in bytes.
+  uint64_t hessianBudget = 0;
   uint64_t activationPeakBytes = 0, activationSpilledBytes = 0;
 
   /// The entry cut into calibration stages (cutCalibrationStages).
@@ -356,9 +358,12 @@ LogicalResult QuantizeModelPass::cutStages() {
     layers.push_back(state.layer);
     calibrated.push_back(state.uncalibrated.empty());
   }
-  FailureOr<CalibrationStages> cut =
-      cutCalibrationStages(module, func, layers, calibrated, layerOfWeight,
-                           sequential, kPassName, expertCalibration);
+  StageCutOptions options;
+  options.sequential = sequential;
+  options.experts = expertCalibration;
+  options.hessianBudget = hessianBudget;
+  FailureOr<CalibrationStages> cut = cutCalibrationStages(
+      module, func, layers, calibrated, layerOfWeight, options, kPassName);
   if (failed(cut)) {
     signalPassFailure();
     return failure();
@@ -1283,6 +1288,14 @@ void QuantizeModelPass::runOnOperation() {
   } else {
     fail(loc) << "moe-calibration='" << moeCalibration
               << "': expected routed or all";
+    return;
+  }
+  if (std::optional<uint64_t> budget = parseByteCount(hessianMemory)) {
+    hessianBudget = *budget;
+  } else {
+    fail(loc) << "hessian-memory='" << hessianMemory
+              << "': expected bytes (with K, M, G or T) or a percentage of "
+                 "physical memory";
     return;
   }
   if (minTokens < 0) {

@@ -14,6 +14,7 @@
 
 #include "gptq/Execution/Npy.h"
 #include "gptq/Execution/Scratch.h"
+#include "gptq/Quantize/ByteCount.h"
 
 #include "llvm/Support/Error.h"
 
@@ -58,14 +59,6 @@ private:
   uint64_t peakResident = 0, peakSpilled = 0, written = 0;
   std::unique_ptr<ScratchFile> file;
 };
-
-/// Parses a byte count: a number with an optional suffix K, M, G or T
-/// (powers of 1024, an optional B or iB after it) or a percentage of the
-/// machine's physical memory ("25%"). std::nullopt when malformed.
-std::optional<uint64_t> parseByteCount(llvm::StringRef text);
-
-/// The machine's physical memory in bytes (0 when unknown).
-uint64_t physicalMemoryBytes();
 
 } // namespace gptq
 } // namespace mlir

@@ -111,11 +111,25 @@ struct CalibrationStages {
   std::vector<int64_t> stageOf;
 };
 
+/// How an entry is cut into calibration stages.
+struct StageCutOptions {
+  /// "layers" (one stage per group of layers that read values of the same
+  /// data-flow depth), "blocks" (one per layers.<i>. block) or "none" (one
+  /// stage).
+  llvm::StringRef sequential = "layers";
+  ExpertCalibration experts = ExpertCalibration::Routed;
+  /// sequential=layers: the most bytes of Hessians (`in x in` float32 per
+  /// distinct input) one stage accumulates at once; a group of layers that
+  /// needs more (all the experts of a block) is cut, in program order, into
+  /// stages that each stay under it (or hold one input's). Layers of one
+  /// depth do not read one another, so the Hessians are those of the whole
+  /// group. 0: no limit.
+  uint64_t hessianBudget = 0;
+};
+
 /// Cuts `func` (an entry of `module`, one block) into calibration stages for
 /// `layers` (gptq-list-linears' analysis of it), of which those with
-/// `calibrated` set are calibrated: `sequential` is "none" (one stage),
-/// "blocks" (one per layers.<i>. block) or "layers" (one per group of
-/// layers that read the same input, in data-flow order).
+/// `calibrated` set are calibrated, grouped as `options` says.
 /// `layerOfWeight` maps each layer's weight constant to its index: a
 /// stage's second function reads that weight as an argument (the quantized
 /// one). Large float constants become arguments too, so that stages that
@@ -133,8 +147,7 @@ cutCalibrationStages(ModuleOp module, func::FuncOp func,
                      llvm::ArrayRef<const LinearLayer *> layers,
                      llvm::ArrayRef<bool> calibrated,
                      const llvm::DenseMap<Operation *, unsigned> &layerOfWeight,
-                     llvm::StringRef sequential, llvm::StringRef passName,
-                     ExpertCalibration experts = ExpertCalibration::Routed);
+                     const StageCutOptions &options, llvm::StringRef passName);
 
 /// The layers of `func` that gptq-quantize-model quantizes: those among
 /// `linears` inside `func` that `filter` selects, and of those only the

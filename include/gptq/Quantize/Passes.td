@@ -203,6 +203,12 @@ def GPTQOutlineCalibrationStages
            /*default=*/"\"routed\"",
            "How the experts of a mixture of experts are calibrated, as "
            "gptq-quantize-model does: routed (default) or all">,
+
+    Option<"hessianMemory", "hessian-memory", "std::string",
+           /*default=*/"\"1G\"",
+           "The most Hessian bytes one stage accumulates with "
+           "sequential=layers, as gptq-quantize-model cuts its stages "
+           "(default 1G; 0 for no limit)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gptq::GPTQDialect",
@@ -302,6 +308,11 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     `min-tokens` tokens reached (default 1: an expert that the router never
     chose, whose Hessian of zeros would zero its weights) is rounded to
     nearest with a warning, method `rtn (too few tokens)`.
+    The experts of a block are of one data-flow depth, so
+    `sequential=layers` calibrates them together; `hessian-memory` (default
+    1G) caps the Hessians one stage holds, cutting such a group into
+    stages in program order with the same Hessians (layers of one depth
+    do not read one another).
     `moe-calibration=all` calibrates every expert on all the rows of the
     dispatch instead (every token, once per expert it chose; one Hessian
     for all experts' first layers), as llm-compressor can: the stages
@@ -461,6 +472,15 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
            "What calibrates each expert of a mixture of experts: routed "
            "(default: the tokens its router sends it) or all (every token of "
            "the block, as llm-compressor can; the outputs stay routed)">,
+    Option<"hessianMemory", "hessian-memory", "std::string",
+           /*default=*/"\"1G\"",
+           "With sequential=layers, the most bytes of Hessians (in x in "
+           "float32 per distinct input) one stage accumulates: a group of "
+           "layers that needs more, such as all the experts of a block, is "
+           "calibrated as several stages in program order, with the same "
+           "Hessians (default 1G, or one input's when larger; bytes with K, "
+           "M, G or T, or a percentage of physical memory; 0 for no "
+           "limit)">,
     Option<"minTokens", "min-tokens", "int64_t", /*default=*/"1",
            "Layers whose calibration input held fewer rows (tokens) than "
            "this are rounded to nearest instead (default 1: those that no "
