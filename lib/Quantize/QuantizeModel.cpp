@@ -488,6 +488,9 @@ MemoryBound QuantizeModelPass::estimateMemory(
   auto bytesOf = [&](Type type, int64_t lead) {
     return tensorBytes(type, lead, extent);
   };
+  // What crosses between stages is a value of the entry, whose sizes follow
+  // from the samples' (token rows, an expert's share of a dispatch).
+  EntryShapes allSamples(func, samples, extent), oneCall(func, batch, extent);
   for (auto [index, stagePtr] : llvm::enumerate(stages)) {
     CalibrationStage &stage = *stagePtr;
     MemoryBound b;
@@ -532,8 +535,8 @@ MemoryBound QuantizeModelPass::estimateMemory(
         break;
       for (Value v : other->outputs)
         if (producer == index || lastUse.lookup(v) >= 2 * index) {
-          crossing += bytesOf(v.getType(), samples);
-          oneBatch += bytesOf(v.getType(), batch);
+          crossing += allSamples.bytes(v);
+          oneBatch += oneCall.bytes(v);
         }
     }
     auto fn = cast<func::FuncOp>(

@@ -12,6 +12,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Types.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
 
 #include <cstdint>
 
@@ -22,6 +25,35 @@ namespace gptq {
 /// `lead` (the first) and `extent` (the others: a token window's length);
 /// 0 for other types.
 uint64_t tensorBytes(Type type, int64_t lead, int64_t extent);
+
+/// The sizes of the dynamic dimensions of an entry function's tensors, for
+/// a call on `lead` samples of `extent` tokens: the arguments' first
+/// dimension is `lead`, their others `extent`, and the sizes that index
+/// arithmetic, empty tensors, slices, reshapes and destination-style ops
+/// make of them follow (a token matrix `[lead * extent, d]`, a dispatch's
+/// `[lead * extent * k, d]`). A size read from data (the rows a dispatch
+/// gives one expert) is the share of its matrix's rows that each of the
+/// matrix's dispatch slices gets on average. Sizes it cannot follow are
+/// `lead` for a first dimension and `extent` for the others, as
+/// tensorBytes takes them.
+class EntryShapes {
+public:
+  EntryShapes(func::FuncOp entry, int64_t lead, int64_t extent);
+  /// The bytes of `value`, a tensor of the entry (0 for other values).
+  uint64_t bytes(Value value);
+
+private:
+  std::optional<int64_t> dim(Value tensor, unsigned index);
+  std::optional<int64_t> index(Value value);
+  int64_t lead, extent;
+  /// Of each dispatch matrix, its slices; of each slice's size (read from
+  /// data), the matrix.
+  llvm::DenseMap<Value, int64_t> slicesOf;
+  llvm::DenseMap<Value, Value> shareOf;
+  llvm::DenseMap<std::pair<Value, unsigned>, std::optional<int64_t>> dims;
+  llvm::DenseMap<Value, std::optional<int64_t>> indices;
+  unsigned depth = 0;
+};
 
 /// The most bytes of tensors one call of `fn` holds at once, beyond its
 /// arguments: each op's results from the op to their last reader, a

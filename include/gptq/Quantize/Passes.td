@@ -360,7 +360,8 @@ def GPTQQuantizeModel : Pass<"gptq-quantize-model", "ModuleOp"> {
     weight, their Hessians (`in x in` float32 each), the largest layer's
     quantizer workspace (`in x in + out x in` float32 and the codes), the
     activations that cross into and out of the stage for all samples (at
-    most `activation-memory`), and one call's intermediate tensors (from a
+    most `activation-memory`; their sizes followed from the samples', an
+    expert's rows as an even share of its dispatch's), and one call's intermediate tensors (from a
     liveness walk over the stage's functions, dynamic sizes taken from the
     calibration batch and window; with a spilled batch read back). The
     report's `memory` object gives the parts, the budget, the most
