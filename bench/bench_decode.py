@@ -5,13 +5,21 @@ llama.cpp on the same weights, in one run. Not a test.
     .venv/bin/python bench/bench_decode.py --work /tmp/decode --models 110m --engines ours,torch --json decode.json
     .venv/bin/python bench/bench_decode.py --work /tmp/decode --llama2c model.bin --hf some/folder
     .venv/bin/python bench/bench_decode.py --work /tmp/decode --engines ours --forms float32,w3g128-all,w2g128-all
+    .venv/bin/python bench/bench_decode.py --work /tmp/decode --models mixtral-2 --forms float32,w4g128,w4g128-all
+    .venv/bin/python bench/bench_decode.py --work /tmp/decode --models mixtral-2,mixtral-2-top8 --engines ours
 
 Models: ``110m`` (llama2.c's stories110M shape, random weights from seed 0,
 bench/make_checkpoint.py), ``1b`` (Llama-3.2-1B's config.json, random
-bfloat16 weights, bench/make_hf_checkpoint.py), or any llama2.c checkpoint
-(``--llama2c FILE``) or Hugging Face Llama folder (``--hf DIR``). A
-llama2.c checkpoint is also written in the Hugging Face layout (for
-PyTorch and llama.cpp) by python/tests/hf_convert.py.
+bfloat16 weights, bench/make_hf_checkpoint.py), ``mixtral-2``
+(Mixtral-8x7B's config.json cut to 2 layers, random bfloat16 weights, 6.3
+GB, make_hf_checkpoint.py's ``mixtral-8x7b --layers 2``: 8 experts, each
+token routed to 2), ``mixtral-2-top8`` (the same weights, linked, with
+``num_experts_per_tok`` 8: every token to every expert, so that a decode
+step reads all experts' weights where ``mixtral-2``'s reads 2 of 8), or any
+llama2.c checkpoint (``--llama2c FILE``) or Hugging Face Llama or Mixtral
+folder (``--hf DIR``). A llama2.c checkpoint is also written in the
+Hugging Face layout (for PyTorch and llama.cpp) by
+python/tests/hf_convert.py.
 
 Engines and forms:
 
@@ -23,20 +31,34 @@ Engines and forms:
   tokens: the g_idx of a real act-order checkpoint); the classifier stays
   float, as the pass leaves it by default; and ``w4g128-all``, w4g128 with
   the classifier quantized too (``classifier=true``: every matrix 4-bit, as
-  in llama.cpp's Q4_0 file below); ``w8g128-all`` the same at 8 bits (to
+  in llama.cpp's Q4_0 file below; a mixture's routers stay float, as the
+  pass leaves them without ``routers=true`` and llama.cpp keeps its
+  ``ffn_gate_inp``); ``w8g128-all`` the same at 8 bits (to
   compare with Q8_0). ``--forms`` chooses ours (default: those five), any
   of ``float32`` and ``wBgG[-act][-all]`` (B bits, groups of G; ``-act``
   GPTQ with act-order as above, else round to nearest; ``-all`` the
   classifier too), e.g. ``--forms float32,w3g128-all,w2g128-all``. Calls through the C API
   (``gptq_mlir.model``: ``@prefill``, then ``@decode`` per token).
-- ``torch``: transformers' ``LlamaForCausalLM`` in float32 with its KV
-  cache (eager), at 1 and 2 threads; the better is reported.
+- ``torch``: transformers' ``LlamaForCausalLM`` (``MixtralForCausalLM``)
+  in float32 with its KV cache (eager), at 1 and 2 threads; the better is
+  reported. Its weights are filled in place a tensor at a time (peak: the
+  float32 model, 12.7 GB for ``mixtral-2``).
 - ``llama.cpp``: llama-cpp-python (``CMAKE_ARGS="-DGGML_NATIVE=on" pip
   install llama-cpp-python gguf`` builds llama.cpp from source) on GGUF
   files that this script writes from the same weights with the ``gguf``
-  package: ``F32``, ``Q4_0`` (every matrix, the embedding included, as
-  4-bit blocks of 32; norms float32) and ``Q8_0`` (8-bit blocks of 32). Llama 3's rope scaling factors are
-  not written (they change the logits, not the speed).
+  package, a tensor at a time: ``F32``, ``Q4_0`` (every matrix, the
+  embedding included, as 4-bit blocks of 32; norms and routers float32) and
+  ``Q8_0`` (8-bit blocks of 32); ``--gguf-forms`` chooses among them, each
+  also as ``FORM-norepack``: the same file loaded as llama.cpp's
+  ``--no-repack`` loads it (on an AVX-512 CPU llama.cpp repacks Q4_0 into
+  interleaved rows, ``q4_0_8x8``, by default, and keeps both the mapped
+  file and the repacked copy: twice the memory). Llama
+  3's rope scaling factors are not written (they change the logits, not the
+  speed). Mixtral is written as convert_hf_to_gguf.py writes it: arch
+  ``llama`` with ``expert_count`` and ``expert_used_count``, the router as
+  ``blk.N.ffn_gate_inp``, each layer's experts stacked into
+  ``blk.N.ffn_gate_exps`` (``w1``), ``ffn_up_exps`` (``w3``) and
+  ``ffn_down_exps`` (``w2``), ``[experts, rows, columns]``.
 
 Each measurement is a process of its own (this script's ``--worker``
 mode): the prompt (``--prompt`` random tokens, default 128) through one
@@ -62,7 +84,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Tuple
 
 import numpy as np
 
@@ -105,24 +127,34 @@ def worker_ours(module: str, prompt: np.ndarray, new: int) -> Dict:
 
 def worker_torch(folder: str, prompt: np.ndarray, new: int, threads: int) -> Dict:
     import torch
-    from transformers import AutoModelForCausalLM
-
-    from safetensors.torch import load_file
-    from transformers import AutoConfig
+    from safetensors import safe_open
+    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers.modeling_utils import no_init_weights
 
     torch.set_num_threads(threads)
-    # Built from the config and loaded by hand: transformers refuses
-    # safetensors files without its "format" metadata (hf_convert's).
+    # Built from the config without initializing its weights, then filled
+    # in place one tensor at a time: transformers refuses safetensors files
+    # without its "format" metadata (hf_convert's), and a float32 copy of
+    # the whole checkpoint beside the model would double the memory (25 GB
+    # for the 2-layer Mixtral).
     config = AutoConfig.from_pretrained(folder)
-    model = AutoModelForCausalLM.from_config(config, attn_implementation="eager", torch_dtype=torch.float32)
-    state = {}
-    for file in sorted(Path(folder).glob("*.safetensors")):
-        state.update({name: tensor.float() for name, tensor in load_file(str(file)).items()})
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    if unexpected or [name for name in missing if name != "lm_head.weight"]:
-        raise RuntimeError(f"{folder}: missing {missing}, unexpected {unexpected}")
+    with no_init_weights():
+        model = AutoModelForCausalLM.from_config(config, attn_implementation="eager", torch_dtype=torch.float32)
+    params = model.state_dict(keep_vars=True)  # tied weights under each of their names
+    loaded = set()
+    with torch.no_grad():
+        for file in sorted(Path(folder).glob("*.safetensors")):
+            with safe_open(str(file), framework="pt") as handle:
+                for name in handle.keys():
+                    if name not in params:
+                        raise RuntimeError(f"{folder}: unexpected tensor {name}")
+                    params[name].copy_(handle.get_tensor(name))
+                    loaded.add(name)
+    missing = [name for name, _ in model.named_parameters() if name not in loaded and name != "lm_head.weight"]
+    if missing:
+        raise RuntimeError(f"{folder}: missing {missing}")
     model.tie_weights()
-    model.float().eval()
+    model.eval()
     ids = torch.from_numpy(prompt.astype(np.int64))[None, :]
     with torch.no_grad():
         model(ids[:, :8], use_cache=True)  # warm up
@@ -141,9 +173,21 @@ def worker_torch(folder: str, prompt: np.ndarray, new: int, threads: int) -> Dic
     return {"prefill_seconds": prefill, "decode_seconds": decode, "tokens": tokens}
 
 
-def worker_llamacpp(gguf_path: str, prompt: np.ndarray, new: int, threads: int) -> Dict:
+def worker_llamacpp(gguf_path: str, prompt: np.ndarray, new: int, threads: int, repack: bool) -> Dict:
+    import llama_cpp.llama
     from llama_cpp import Llama
 
+    if not repack:
+        # llama.cpp's --no-repack: llama-cpp-python has no argument for
+        # it, so its default model parameters are changed in this process.
+        defaults = llama_cpp.llama.llama_cpp.llama_model_default_params
+
+        def no_repack():
+            params = defaults()
+            params.use_extra_bufts = False
+            return params
+
+        llama_cpp.llama.llama_cpp.llama_model_default_params = no_repack
     llm = Llama(model_path=gguf_path, n_ctx=len(prompt) + new + 8, n_batch=len(prompt), n_threads=threads,
                 n_threads_batch=threads, logits_all=False, verbose=False)
     llm.eval([int(t) for t in prompt[:8]])  # warm up
@@ -176,29 +220,62 @@ def worker_main(args) -> int:
     elif spec["engine"] == "torch":
         result = worker_torch(spec["path"], prompt, spec["new"], spec["threads"])
     else:
-        result = worker_llamacpp(spec["path"], prompt, spec["new"], spec["threads"])
+        result = worker_llamacpp(spec["path"], prompt, spec["new"], spec["threads"], spec["repack"])
     Path(spec["out"]).write_text(json.dumps(result))
     return 0
 
 
 # GGUF ---------------------------------------------------------------------
 
-def _hf_tensors(folder: Path) -> Dict[str, np.ndarray]:
-    """Every tensor of a Hugging Face folder as float32."""
+def _gguf_plan(folder: Path, config: Dict, files) -> Tuple[List, Dict]:
+    """What a llama GGUF file of the Hugging Face checkpoint in ``folder``
+    holds, in order: ``(name, shape, router, names)``, the GGUF tensor
+    ``name`` of float32 ``shape`` made of the checkpoint's tensors
+    ``names`` (one, or a mixture's experts' stacked on a new first axis, as
+    convert_hf_to_gguf.py merges Mixtral's: ``ffn_gate_exps`` from each
+    expert's ``w1``, ``ffn_up_exps`` from ``w3``, ``ffn_down_exps`` from
+    ``w2``); ``router`` marks the mixture's router (``ffn_gate_inp``), which
+    llama.cpp keeps in float32. Also each tensor's safetensors file, opened
+    within the ExitStack ``files``."""
     from safetensors import safe_open
 
-    files = sorted(folder.glob("*.safetensors"))
-    tensors = {}
-    for file in files:
-        with safe_open(str(file), framework="pt") as handle:
-            for name in handle.keys():
-                tensors[name] = handle.get_tensor(name).float().numpy()
-    return tensors
+    names = {"model.embed_tokens.weight": "token_embd", "model.norm.weight": "output_norm",
+             "lm_head.weight": "output"}
+    parts = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
+             "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
+             "mlp.down_proj": "ffn_down", "input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+             "block_sparse_moe.gate": "ffn_gate_inp"}
+    experts = {"w1": "ffn_gate_exps", "w3": "ffn_up_exps", "w2": "ffn_down_exps"}
+    plan, stacks, handles = [], {}, {}
+    for file in sorted(folder.glob("*.safetensors")):
+        handle = files.enter_context(safe_open(str(file), framework="pt"))
+        for name in handle.keys():
+            handles[name] = handle
+            shape = list(handle.get_slice(name).get_shape())
+            pieces = name.split(".")  # model.layers.N.<part>.weight
+            if name in names:
+                plan.append((f"{names[name]}.weight", shape, False, [name]))
+            elif pieces[3:5] == ["block_sparse_moe", "experts"]:
+                target = f"blk.{pieces[2]}.{experts[pieces[6]]}.weight"
+                if target not in stacks:
+                    stacks[target] = [None] * config["num_local_experts"]
+                    plan.append((target, [config["num_local_experts"]] + shape, False, stacks[target]))
+                stacks[target][int(pieces[5])] = name
+            else:
+                part = parts.get(".".join(pieces[3:-1]))
+                if pieces[:2] != ["model", "layers"] or part is None:
+                    raise SystemExit(f"bench_decode: no GGUF name for {name} (llama and Mixtral only)")
+                plan.append((f"blk.{pieces[2]}.{part}.weight", shape, part == "ffn_gate_inp", [name]))
+    return plan, handles
 
 
 def write_gguf(folder: Path, out: Path, form: str) -> Path:
-    """The checkpoint in ``folder`` as a llama GGUF file in ``form`` (F32,
-    Q4_0 or Q8_0), with a placeholder vocabulary of the model's size."""
+    """The checkpoint in ``folder`` (Llama or Mixtral) as a llama GGUF file
+    in ``form`` (F32, Q4_0 or Q8_0), with a placeholder vocabulary of the
+    model's size. Written a tensor at a time (the 2-layer Mixtral is 12.7
+    GB in float32): the tensors' descriptions first, then their data."""
+    import contextlib
+
     import gguf
 
     if out.exists():
@@ -221,6 +298,10 @@ def write_gguf(folder: Path, out: Path, form: str) -> Path:
     writer.add_value_length(head_dim)
     writer.add_layer_norm_rms_eps(config.get("rms_norm_eps", 1e-5))
     writer.add_rope_freq_base(config.get("rope_theta", 10000.0))
+    if "num_local_experts" in config:
+        # llama.cpp reads Mixtral as "llama" with these two counts.
+        writer.add_expert_count(config["num_local_experts"])
+        writer.add_expert_used_count(config["num_experts_per_tok"])
     file_types = {"F32": gguf.LlamaFileType.ALL_F32, "Q4_0": gguf.LlamaFileType.MOSTLY_Q4_0,
                   "Q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}
     writer.add_file_type(file_types[form])
@@ -240,31 +321,31 @@ def write_gguf(folder: Path, out: Path, form: str) -> Path:
         # interleaved pairs, as convert_hf_to_gguf.py does.
         return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
-    names = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
-             "lm_head.weight": "output.weight"}
-    parts = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
-             "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
-             "mlp.down_proj": "ffn_down", "input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm"}
-    for name, tensor in _hf_tensors(folder).items():
-        if name in names:
-            target = names[name]
-        else:
-            pieces = name.split(".")  # model.layers.N.<part>.weight
-            target = f"blk.{pieces[2]}.{parts['.'.join(pieces[3:-1])]}.weight"
-        if name.endswith("q_proj.weight"):
-            tensor = permute(tensor, heads)
-        elif name.endswith("k_proj.weight"):
-            tensor = permute(tensor, kv)
-        tensor = np.ascontiguousarray(tensor, np.float32)
-        if form != "F32" and tensor.ndim == 2:
-            kind = gguf.GGMLQuantizationType[form]
-            data = gguf.quants.quantize(tensor, kind)
-            writer.add_tensor(target, data, raw_shape=data.shape, raw_dtype=kind)
-        else:
-            writer.add_tensor(target, tensor)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
+    with contextlib.ExitStack() as files:
+        plan, handles = _gguf_plan(folder, config, files)
+        kinds = []
+        for name, shape, router, _ in plan:
+            kind = gguf.GGMLQuantizationType[form] if form != "F32" and len(shape) >= 2 and not router else None
+            nbytes = 4 * int(np.prod(shape)) if kind is None else \
+                int(np.prod(gguf.quants.quant_shape_to_byte_shape(shape, kind)))
+            writer.add_tensor_info(name, shape, np.dtype(np.float32), nbytes, raw_dtype=kind)
+            kinds.append(kind)
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_ti_data_to_file()
+        for (name, shape, _, sources), kind in zip(plan, kinds):
+            parts = []
+            for source in sources:
+                tensor = handles[source].get_tensor(source).float().numpy()
+                if source.endswith("q_proj.weight"):
+                    tensor = permute(tensor, heads)
+                elif source.endswith("k_proj.weight"):
+                    tensor = permute(tensor, kv)
+                tensor = np.ascontiguousarray(tensor, np.float32)
+                # Quantized a matrix at a time (an expert's: 0.23 GB in
+                # float32), not as the whole stack.
+                parts.append(tensor if kind is None else gguf.quants.quantize(tensor, kind))
+            writer.write_tensor_data(parts[0] if len(parts) == 1 else np.stack(parts))
     writer.close()
     tmp.rename(out)
     return out
@@ -285,6 +366,40 @@ def _drop_stale_modules(folder: Path) -> None:
     for pattern in ("*.mlir", "w*.safetensors", "model.weights.npz"):
         for path in folder.glob(pattern):
             path.unlink()
+
+
+#: The Hugging Face shapes by name: bench/make_hf_checkpoint.py's preset
+#: and arguments, and the experts per token that config.json says (None:
+#: the preset's). ``mixtral-2-top8`` is ``mixtral-2``'s weights (linked,
+#: not copied) with every token sent to all 8 experts: a decode step then
+#: reads every expert's weights, where ``mixtral-2``'s reads 2 of 8.
+HF_MODELS = {"1b": ("llama-3.2-1b", [], None), "mixtral-2": ("mixtral-8x7b", ["--layers", "2"], None),
+             "mixtral-2-top8": ("mixtral-8x7b", ["--layers", "2"], 8)}
+
+
+def write_hf_model(work: Path, model: str, env: Dict) -> None:
+    """The Hugging Face folder ``work/model/hf`` of one of HF_MODELS."""
+    import bench_model
+
+    if model not in HF_MODELS:
+        raise SystemExit(f"bench_decode: unknown model '{model}' (110m, {', '.join(HF_MODELS)})")
+    preset, options, per_token = HF_MODELS[model]
+    hf_folder = work / model / "hf"
+    if per_token is None:
+        bench_model.run_measured([sys.executable, str(ROOT / "bench/make_hf_checkpoint.py"), preset,
+                                  str(hf_folder)] + options, env=env, what="checkpoint")
+        return
+    base = next(name for name, spec in HF_MODELS.items() if spec[:2] == (preset, options) and spec[2] is None)
+    base_folder = work / base / "hf"
+    if not (base_folder / "config.json").exists():
+        write_hf_model(work, base, env)
+    hf_folder.mkdir(parents=True, exist_ok=True)
+    for file in base_folder.iterdir():
+        if file.name != "config.json" and not (hf_folder / file.name).exists():
+            (hf_folder / file.name).symlink_to(file.resolve())
+    config = json.loads((base_folder / "config.json").read_text())
+    config["num_experts_per_tok"] = per_token
+    (hf_folder / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True))
 
 
 def prepare(work: Path, model: str, args) -> Dict:
@@ -318,8 +433,7 @@ def prepare(work: Path, model: str, args) -> Dict:
     else:
         hf_folder = Path(model.split(":", 1)[1]) if ":" in model else folder / "hf"
         if not (hf_folder / "config.json").exists():
-            bench_model.run_measured([sys.executable, str(ROOT / "bench/make_hf_checkpoint.py"), "llama-3.2-1b",
-                                      str(hf_folder)], env=env, what="checkpoint")
+            write_hf_model(work, model, env)
         module = folder / "model.mlir"
         if not module.exists():
             bench_model.run_measured([sys.executable, "-m", "gptq_mlir", "import-hf", str(hf_folder), "-o",
@@ -392,7 +506,9 @@ def measure(work: Path, model: str, engine: str, form: str, files: Dict, args) -
     elif engine == "torch":
         spec["path"] = str(files["hf"])
     else:
-        spec["path"] = str(write_gguf(files["hf"], work / model / f"model-{form}.gguf", form))
+        base = form.removesuffix("-norepack")
+        spec["path"] = str(write_gguf(files["hf"], work / model / f"model-{base}.gguf", base))
+        spec["repack"] = base == form
     if args.page_cache == "cold":
         drop_page_cache(work / model)
     env = bench_model.tool_env(args)
@@ -411,14 +527,18 @@ def measure(work: Path, model: str, engine: str, form: str, files: Dict, args) -
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "bench-decode")
-    parser.add_argument("--models", default="110m,1b", help="110m, 1b (comma-separated)")
+    parser.add_argument("--models", default="110m,1b",
+                        help="110m, 1b, mixtral-2, mixtral-2-top8 (comma-separated)")
     parser.add_argument("--llama2c", action="append", default=[], help="a llama2.c checkpoint to add")
-    parser.add_argument("--hf", action="append", default=[], help="a Hugging Face Llama folder to add")
+    parser.add_argument("--hf", action="append", default=[], help="a Hugging Face Llama or Mixtral folder to add")
     parser.add_argument("--engines", default="ours,torch,llama.cpp")
     parser.add_argument("--forms", default=",".join(FORMS["ours"]),
                         help="our forms (comma-separated): float32 and wBgG[-act][-all], e.g. w3g128-all")
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--new", type=int, default=128)
+    parser.add_argument("--gguf-forms", default=",".join(FORMS["llama.cpp"]),
+                        help="llama.cpp's forms (comma-separated): F32, Q4_0, Q8_0, each optionally with "
+                             "-norepack (llama.cpp's --no-repack), e.g. Q4_0,Q4_0-norepack")
     parser.add_argument("--threads", type=int, default=2, help="threads of llama.cpp (ours use the machine's)")
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--build-dir", default=str(ROOT / "build"))
@@ -443,6 +563,14 @@ def main(argv=None) -> int:
     for form in args.forms:
         if form != "float32":
             quantize_options(form)
+    args.gguf_forms = [f for f in args.gguf_forms.split(",") if f]
+    for form in args.gguf_forms:
+        if form.removesuffix("-norepack") not in FORMS["llama.cpp"]:
+            raise SystemExit(f"bench_decode: unknown GGUF form '{form}' ({', '.join(FORMS['llama.cpp'])}, "
+                             "each optionally with -norepack)")
+    for model in models:
+        if model != "110m" and ":" not in model and model not in HF_MODELS:
+            raise SystemExit(f"bench_decode: unknown model '{model}' (110m, {', '.join(HF_MODELS)})")
     records: List[Dict] = []
     for model in models:
         files = prepare(args.work, model, args)
@@ -455,7 +583,8 @@ def main(argv=None) -> int:
                     print("bench_decode: llama.cpp skipped: llama-cpp-python or gguf is not installed "
                           "(CMAKE_ARGS=\"-DGGML_NATIVE=on\" pip install llama-cpp-python gguf)", file=sys.stderr)
                     continue
-            for form in (args.forms if engine == "ours" else FORMS[engine]):
+            forms = {"ours": args.forms, "llama.cpp": args.gguf_forms}.get(engine, FORMS[engine])
+            for form in forms:
                 settings = [1, 2] if engine == "torch" else [args.threads]
                 best = None
                 for threads in settings:
