@@ -221,8 +221,9 @@ def main(argv=None) -> int:
     moe = [r for r in records if name_of(r["model"]) in MOE]
     if moe:
         print()
-        print("| model | checkpoint (bf16) | memory bound printed | peak RSS quantize (/ checkpoint) | largest peak RSS / checkpoint "
-              "(phase) | at most 1.5x | tokens per expert: min / median / max (even share) | rounded to nearest |")
+        print("| model | checkpoint (bf16) | memory bound printed | peak RSS quantize (/ checkpoint) "
+              "| largest peak RSS / checkpoint (phase) | at most 1.5x "
+              "| tokens per expert: min / median / max (even share) | rounded to nearest |")
         print("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for r in moe:
             t = r["expert_tokens"]
