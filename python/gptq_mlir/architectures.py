@@ -354,15 +354,23 @@ def _unsupported(config: Dict[str, Any], path: Path, checks: Dict[str, Any]) -> 
             raise GPTQError(f"{path}: unsupported {key} = {inputs.describe(config[key])}")
 
 
+def _scaling_field(config: Dict[str, Any], path: Path) -> Tuple[Optional[Dict[str, Any]], Any]:
+    """config.json's rope_scaling (None when absent or null, else an object)
+    and its ``rope_type`` (or the older ``type``)."""
+    scaling = config.get("rope_scaling")
+    if scaling is None:
+        return None, None
+    if not isinstance(scaling, dict):
+        raise GPTQError(f"{path}: field rope_scaling is {inputs.describe(scaling)}, expected an object or null")
+    return scaling, scaling.get("rope_type", scaling.get("type"))
+
+
 def _rope_scaling(config: Dict[str, Any], path: Path, kind: str) -> Optional[Dict[str, Any]]:
     """config.json's rope_scaling, checked: None, or a dict with its
     ``rope_type`` (or the older ``type``) among ``ROPE_TYPES``."""
-    scaling = config.get("rope_scaling")
+    scaling, rope_type = _scaling_field(config, path)
     if scaling is None:
         return None
-    if not isinstance(scaling, dict):
-        raise GPTQError(f"{path}: field rope_scaling is {inputs.describe(scaling)}, expected an object or null")
-    rope_type = scaling.get("rope_type", scaling.get("type"))
     if kind not in _SCALED_KINDS:
         raise GPTQError(
             f"{path}: unsupported rope_scaling with rope_type {describe_field(rope_type)}: "
@@ -399,12 +407,9 @@ def _long_rope(config: Dict[str, Any], path: Path, head_size: int, max_positions
     ``original_max_position_embeddings``, which transformers 4.46's
     PhimoeRotaryEmbedding reads (it ignores ``factor`` and
     ``attention_factor``: the mscales take their place)."""
-    scaling = config.get("rope_scaling")
+    scaling, rope_type = _scaling_field(config, path)
     if scaling is None:
         return None
-    if not isinstance(scaling, dict):
-        raise GPTQError(f"{path}: field rope_scaling is {inputs.describe(scaling)}, expected an object or null")
-    rope_type = scaling.get("rope_type", scaling.get("type"))
     if rope_type != "longrope":
         raise GPTQError(f"{path}: unsupported rope_scaling.rope_type = {describe_field(rope_type)} "
                         f"({config['architectures'][0]} takes longrope)")
