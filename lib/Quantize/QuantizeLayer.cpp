@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gptq/Quantize/QuantizeLayer.h"
+#include "gptq/Runtime/LaunchCount.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -287,10 +288,12 @@ llvm::Expected<LayerResult> LayerQuantizer::quantize(NpyArray weight,
     ++result.attempts;
     *args[2].as<float>() = static_cast<float>(damp);
     auto start = std::chrono::steady_clock::now();
+    uint64_t launchesBefore = gptq_runtime_launches();
     auto out = function->call(args, argNames);
     result.seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
+    result.kernelLaunches += gptq_runtime_launches() - launchesBefore;
     if (!out)
       return out.takeError();
     if (*(*out)[6].as<bool>()) {

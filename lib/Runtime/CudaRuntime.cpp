@@ -12,6 +12,7 @@
 
 #include "gptq/Runtime/CudaRuntime.h"
 #include "gptq/Runtime/Checks.h"
+#include "gptq/Runtime/LaunchCount.h"
 
 #include <atomic>
 #include <cstdarg>
@@ -534,6 +535,7 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
         driver.launchKernel(fn, gridX, gridY, gridZ, blockX, blockY, blockZ,
                             smem, static_cast<CUstream>(stream), params, extra),
         "cuLaunchKernel");
+  gptq_runtime_count_launch();
 }
 
 namespace {

@@ -159,11 +159,12 @@ static llvm::Error link(llvm::StringRef object, llvm::StringRef table,
                                          "-x",
                                          "none",
                                          object.str(),
-                                         GPTQ_AOT_UKERNEL_LIBRARY,
-                                         GPTQ_AOT_MAIN_LIBRARY};
-  // The CUDA runtime library, which loads the driver at run time.
+                                         GPTQ_AOT_UKERNEL_LIBRARY};
+  // The CUDA runtime library, which loads the driver at run time; before
+  // the main library, whose runtime (checks, the launch counter) it calls.
   if (cuda)
     args.push_back(GPTQ_AOT_CUDA_RUNTIME_LIBRARY);
+  args.push_back(GPTQ_AOT_MAIN_LIBRARY);
   args.push_back(GPTQ_LLVM_SUPPORT_LIBRARY);
   args.push_back(GPTQ_LLVM_DEMANGLE_LIBRARY);
   // The OpenMP runtime is the only shared library beyond the C and C++

@@ -110,7 +110,8 @@ static int run(int argc, char **argv) {
       "Writes DIR/codes.npy (uint8, original column order), scales.npy and\n"
       "zeros.npy (float32, rows x groups), g_idx.npy (int32), "
       "dequantized.npy\n(float32) and report.json (loss, percdamp_used, "
-      "seconds, compile_seconds).\nDIR is created if missing; other files "
+      "seconds, compile_seconds,\nand kernel_launches with --device cuda or "
+      "cuda-emulated).\nDIR is created if missing; other files "
       "in it are never touched, and the six\nfiles are replaced together, "
       "only when the whole run succeeded.\nA Hessian that is not positive "
       "definite is retried with more dampening.\n");
@@ -215,6 +216,10 @@ static int run(int argc, char **argv) {
       {"mse", static_cast<bool>(mse)},
       {"device", device.getValue()},
   };
+  // The schedule's launches: what a GPU pays per kernel, counted alike on a
+  // device and emulated.
+  if (device.getValue() != "cpu")
+    report["kernel_launches"] = static_cast<int64_t>(result->kernelLaunches);
 
   // Every file is written beside its final name first and renamed into
   // place once all of them are written: a failure replaces none.

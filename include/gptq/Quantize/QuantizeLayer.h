@@ -71,6 +71,9 @@ struct LayerResult {
   /// Seconds spent in the compiled code, summed over attempts (no checks,
   /// no compilation).
   double seconds = 0;
+  /// GPU kernels launched by the calls, summed over attempts (device code
+  /// and its emulation count alike; zero for CPU code).
+  uint64_t kernelLaunches = 0;
 };
 
 /// Receives a warning's text, without a prefix ("H.npy: the Hessian is not

@@ -103,9 +103,14 @@ struct GPTQLaunchesToCPUPass
     func::FuncOp barrier = declare("GOMP_barrier", top.getFunctionType({}, {}));
     func::FuncOp numThreads = declare(
         "omp_get_num_threads", top.getFunctionType({}, {top.getI32Type()}));
+    // The runtime's launch counter (LaunchCount.h), which counts the
+    // launches of a device too.
+    func::FuncOp countLaunch =
+        declare("gptq_runtime_count_launch", top.getFunctionType({}, {}));
     for (gpu::LaunchOp launch : launches) {
       if (failed(checkLaunch(launch)))
         return signalPassFailure();
+      countAsLaunched(launch, countLaunch);
       if (threadsAreApart(launch))
         lowerThreadsInTurn(launch, threadNum, numThreads);
       else
@@ -115,6 +120,22 @@ struct GPTQLaunchesToCPUPass
     for (func::FuncOp f : declared)
       if (SymbolTable::symbolKnownUseEmpty(f, module))
         f.erase();
+  }
+
+  /// Counts `launch` where a device would: when its grid has blocks (the
+  /// runtime runs nothing and counts nothing for an empty grid).
+  static void countAsLaunched(gpu::LaunchOp launch, func::FuncOp countLaunch) {
+    OpBuilder b(launch);
+    Location loc = launch.getLoc();
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    Value blocks = arith::MulIOp::create(
+        b, loc, grid.x, arith::MulIOp::create(b, loc, grid.y, grid.z));
+    Value any = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sgt, blocks,
+        arith::ConstantIndexOp::create(b, loc, 0));
+    auto ifOp = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    func::CallOp::create(b, loc, countLaunch, ValueRange{});
   }
 
   LogicalResult checkLaunch(gpu::LaunchOp launch) {

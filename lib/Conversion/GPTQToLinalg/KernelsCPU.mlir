@@ -3006,6 +3006,14 @@ func.func private @__gptq_block_rows(%wt: tensor<?x?xf32>, %i1: index, %r0: inde
 // Task sizes of the parallel loops
 //===--------------------------------------------------------------------===//
 
+// The quantize-and-compensate loop in the reference's order: each block's
+// errors given to the later columns by one matrix product per block (the
+// matrix kernel), see __gptq_quantize_blocks.
+func.func private @__gptq_left_looking() -> i1 {
+  %f = arith.constant false
+  return %f : i1
+}
+
 // Rows of W per task of the quantize-and-compensate block loop: a task's
 // part of the block (block x 64 floats) stays in cache for the whole column
 // loop.

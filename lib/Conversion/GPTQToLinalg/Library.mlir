@@ -446,17 +446,84 @@ func.func private @__gptq_gather_i8(%src: tensor<?x?xi8>, %rows: tensor<?xi64>, 
 // Grids
 //===--------------------------------------------------------------------===//
 
+// The min-max grid of a range [lo, hi] (the reference's find_params after
+// its min and max): the range made symmetric with %sym, a zero range
+// widened to [-1, 1]; returns scale, zero and the adjusted lo, hi.
+func.func private @__gptq_range_grid(%lo: f32, %hi: f32, %maxq: f32, %sym: i1) -> (f32, f32, f32, f32) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %mone = arith.constant -1.0 : f32
+  %half = arith.constant 0.5 : f32
+  %symzero0 = arith.addf %maxq, %one : f32
+  %symzero = arith.mulf %symzero0, %half : f32
+  %alo = math.absf %lo : f32
+  %shi = arith.maximumf %alo, %hi : f32
+  %neg = arith.cmpf olt, %lo, %zero : f32
+  %nshi = arith.negf %shi : f32
+  %slo = arith.select %neg, %nshi, %lo : f32
+  %hi1 = arith.select %sym, %shi, %hi : f32
+  %lo1 = arith.select %sym, %slo, %lo : f32
+  %lz = arith.cmpf oeq, %lo1, %zero : f32
+  %hz = arith.cmpf oeq, %hi1, %zero : f32
+  %both = arith.andi %lz, %hz : i1
+  %lo2 = arith.select %both, %mone, %lo1 : f32
+  %hi2 = arith.select %both, %one, %hi1 : f32
+  %rng = arith.subf %hi2, %lo2 : f32
+  %scale = arith.divf %rng, %maxq : f32
+  %nlo = arith.negf %lo2 : f32
+  %zq = arith.divf %nlo, %scale : f32
+  %za = math.roundeven %zq : f32
+  %zero1 = arith.select %sym, %symzero, %za : f32
+  return %scale, %zero1, %lo2, %hi2 : f32, f32, f32, f32
+}
+
+// The grid of step %i of the MSE search: the range [lo, hi] shrunk by
+// 1 - i / grid.
+func.func private @__gptq_shrunk_grid(%lo: f32, %hi: f32, %i: index, %grid: f64, %maxq: f32, %sym: i1) -> (f32, f32) {
+  %one = arith.constant 1.0 : f32
+  %half = arith.constant 0.5 : f32
+  %oned = arith.constant 1.0 : f64
+  %symzero0 = arith.addf %maxq, %one : f32
+  %symzero = arith.mulf %symzero0, %half : f32
+  %ii = arith.index_cast %i : index to i64
+  %if = arith.sitofp %ii : i64 to f64
+  %frac = arith.divf %if, %grid : f64
+  %pd = arith.subf %oned, %frac : f64
+  %p = arith.truncf %pd : f64 to f32
+  %lo1 = arith.mulf %p, %lo : f32
+  %hi1 = arith.mulf %p, %hi : f32
+  %rng = arith.subf %hi1, %lo1 : f32
+  %scale = arith.divf %rng, %maxq : f32
+  %nlo = arith.negf %lo1 : f32
+  %zq = arith.divf %nlo, %scale : f32
+  %za = math.roundeven %zq : f32
+  %zero1 = arith.select %sym, %symzero, %za : f32
+  return %scale, %zero1 : f32, f32
+}
+
+// |quantize(v) - v|^norm on the grid (s, z).
+func.func private @__gptq_grid_error(%v: f32, %s: f32, %zz: f32, %maxq: f32, %norm: f32) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %t = arith.divf %v, %s : f32
+  %rt = math.roundeven %t : f32
+  %q0 = arith.addf %rt, %zz : f32
+  %q1 = arith.maximumf %q0, %zero : f32
+  %q2 = arith.minimumf %q1, %maxq : f32
+  %q3 = arith.subf %q2, %zz : f32
+  %q = arith.mulf %s, %q3 : f32
+  %d = arith.subf %q, %v : f32
+  %ad = math.absf %d : f32
+  %pw = math.powf %ad, %norm : f32
+  return %pw : f32
+}
+
 // The reference's find_params on every weight row, given transposed: %xt
 // is L x R (a group of L columns of R rows). Returns (scale, zero) per row.
 func.func private @__gptq_find_params(%xt: tensor<?x?xf32>, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?xf32>, tensor<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
-  %one = arith.constant 1.0 : f32
-  %mone = arith.constant -1.0 : f32
-  %half = arith.constant 0.5 : f32
   %inf = arith.constant 0x7F800000 : f32
-  %oned = arith.constant 1.0 : f64
   %r = tensor.dim %xt, %c1 : tensor<?x?xf32>
   %e = tensor.empty(%r) : tensor<?xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
@@ -469,66 +536,26 @@ func.func private @__gptq_find_params(%xt: tensor<?x?xf32>, %maxq: f32, %sym: i1
     %hi1 = arith.maximumf %hi, %v : f32
     linalg.yield %lo1, %hi1 : f32, f32
   } -> (tensor<?xf32>, tensor<?xf32>)
-  %symzero0 = arith.addf %maxq, %one : f32
-  %symzero = arith.mulf %symzero0, %half : f32
   // Adjusted range, then scale and zero of the min-max grid.
   %g:4 = linalg.generic {indexing_maps = [#id1, #id1, #id1, #id1, #id1, #id1], iterator_types = ["parallel"]}
       ins(%mm#0, %mm#1 : tensor<?xf32>, tensor<?xf32>) outs(%e, %e, %e, %e : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
   ^bb0(%lo: f32, %hi: f32, %o0: f32, %o1: f32, %o2: f32, %o3: f32):
-    %alo = math.absf %lo : f32
-    %shi = arith.maximumf %alo, %hi : f32
-    %neg = arith.cmpf olt, %lo, %zero : f32
-    %nshi = arith.negf %shi : f32
-    %slo = arith.select %neg, %nshi, %lo : f32
-    %hi1 = arith.select %sym, %shi, %hi : f32
-    %lo1 = arith.select %sym, %slo, %lo : f32
-    %lz = arith.cmpf oeq, %lo1, %zero : f32
-    %hz = arith.cmpf oeq, %hi1, %zero : f32
-    %both = arith.andi %lz, %hz : i1
-    %lo2 = arith.select %both, %mone, %lo1 : f32
-    %hi2 = arith.select %both, %one, %hi1 : f32
-    %rng = arith.subf %hi2, %lo2 : f32
-    %scale = arith.divf %rng, %maxq : f32
-    %nlo = arith.negf %lo2 : f32
-    %zq = arith.divf %nlo, %scale : f32
-    %za = math.roundeven %zq : f32
-    %zero1 = arith.select %sym, %symzero, %za : f32
-    linalg.yield %scale, %zero1, %lo2, %hi2 : f32, f32, f32, f32
+    %rg:4 = func.call @__gptq_range_grid(%lo, %hi, %maxq, %sym) : (f32, f32, f32, i1) -> (f32, f32, f32, f32)
+    linalg.yield %rg#0, %rg#1, %rg#2, %rg#3 : f32, f32, f32, f32
   } -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>)
   %res:2 = scf.if %mse -> (tensor<?xf32>, tensor<?xf32>) {
     %binit = linalg.fill ins(%inf : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
     %best:3 = scf.for %i = %c0 to %steps step %c1 iter_args(%bs = %g#0, %bz = %g#1, %be = %binit) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
-      %ii = arith.index_cast %i : index to i64
-      %if = arith.sitofp %ii : i64 to f64
-      %frac = arith.divf %if, %grid : f64
-      %pd = arith.subf %oned, %frac : f64
-      %p = arith.truncf %pd : f64 to f32
       %cand:2 = linalg.generic {indexing_maps = [#id1, #id1, #id1, #id1], iterator_types = ["parallel"]}
           ins(%g#2, %g#3 : tensor<?xf32>, tensor<?xf32>) outs(%e, %e : tensor<?xf32>, tensor<?xf32>) {
       ^bb0(%lo: f32, %hi: f32, %o0: f32, %o1: f32):
-        %lo1 = arith.mulf %p, %lo : f32
-        %hi1 = arith.mulf %p, %hi : f32
-        %rng = arith.subf %hi1, %lo1 : f32
-        %scale = arith.divf %rng, %maxq : f32
-        %nlo = arith.negf %lo1 : f32
-        %zq = arith.divf %nlo, %scale : f32
-        %za = math.roundeven %zq : f32
-        %zero1 = arith.select %sym, %symzero, %za : f32
-        linalg.yield %scale, %zero1 : f32, f32
+        %sg:2 = func.call @__gptq_shrunk_grid(%lo, %hi, %i, %grid, %maxq, %sym) : (f32, f32, index, f64, f32, i1) -> (f32, f32)
+        linalg.yield %sg#0, %sg#1 : f32, f32
       } -> (tensor<?xf32>, tensor<?xf32>)
       %err = linalg.generic {indexing_maps = [#id2, #col, #col, #col], iterator_types = ["reduction", "parallel"]}
           ins(%xt, %cand#0, %cand#1 : tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%z : tensor<?xf32>) {
       ^bb0(%v: f32, %s: f32, %zz: f32, %acc: f32):
-        %t = arith.divf %v, %s : f32
-        %rt = math.roundeven %t : f32
-        %q0 = arith.addf %rt, %zz : f32
-        %q1 = arith.maximumf %q0, %zero : f32
-        %q2 = arith.minimumf %q1, %maxq : f32
-        %q3 = arith.subf %q2, %zz : f32
-        %q = arith.mulf %s, %q3 : f32
-        %d = arith.subf %q, %v : f32
-        %ad = math.absf %d : f32
-        %pw = math.powf %ad, %norm : f32
+        %pw = func.call @__gptq_grid_error(%v, %s, %zz, %maxq, %norm) : (f32, f32, f32, f32, f32) -> f32
         %a = arith.addf %acc, %pw : f32
         linalg.yield %a : f32
       } -> tensor<?xf32>
@@ -549,6 +576,44 @@ func.func private @__gptq_find_params(%xt: tensor<?x?xf32>, %maxq: f32, %sym: i1
     scf.yield %g#0, %g#1 : tensor<?xf32>, tensor<?xf32>
   }
   return %res#0, %res#1 : tensor<?xf32>, tensor<?xf32>
+}
+
+// find_params of one row, column %row of %xt (L x R), in scalars: the same
+// operations in the same order as __gptq_find_params, without temporaries
+// (for a row's own task, as in a GPU thread).
+func.func private @__gptq_row_params(%xt: tensor<?x?xf32>, %row: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (f32, f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %inf = arith.constant 0x7F800000 : f32
+  %l = tensor.dim %xt, %c0 : tensor<?x?xf32>
+  %mm:2 = scf.for %j = %c0 to %l step %c1 iter_args(%lo = %zero, %hi = %zero) -> (f32, f32) {
+    %v = tensor.extract %xt[%j, %row] : tensor<?x?xf32>
+    %lo1 = arith.minimumf %lo, %v : f32
+    %hi1 = arith.maximumf %hi, %v : f32
+    scf.yield %lo1, %hi1 : f32, f32
+  }
+  %g:4 = func.call @__gptq_range_grid(%mm#0, %mm#1, %maxq, %sym) : (f32, f32, f32, i1) -> (f32, f32, f32, f32)
+  %res:2 = scf.if %mse -> (f32, f32) {
+    %best:3 = scf.for %i = %c0 to %steps step %c1 iter_args(%bs = %g#0, %bz = %g#1, %be = %inf) -> (f32, f32, f32) {
+      %cand:2 = func.call @__gptq_shrunk_grid(%g#2, %g#3, %i, %grid, %maxq, %sym) : (f32, f32, index, f64, f32, i1) -> (f32, f32)
+      %err = scf.for %j = %c0 to %l step %c1 iter_args(%acc = %zero) -> (f32) {
+        %v = tensor.extract %xt[%j, %row] : tensor<?x?xf32>
+        %pw = func.call @__gptq_grid_error(%v, %cand#0, %cand#1, %maxq, %norm) : (f32, f32, f32, f32, f32) -> f32
+        %a = arith.addf %acc, %pw : f32
+        scf.yield %a : f32
+      }
+      %better = arith.cmpf olt, %err, %be : f32
+      %ns = arith.select %better, %cand#0, %bs : f32
+      %nz = arith.select %better, %cand#1, %bz : f32
+      %nb = arith.select %better, %err, %be : f32
+      scf.yield %ns, %nz, %nb : f32, f32, f32
+    }
+    scf.yield %best#0, %best#1 : f32, f32
+  } else {
+    scf.yield %g#0, %g#1 : f32, f32
+  }
+  return %res#0, %res#1 : f32, f32
 }
 
 // Grids of every (row, group) of w; groups of gs columns (the last may be
@@ -580,56 +645,86 @@ func.func private @__gptq_grid(%w: tensor<?x?xf32>, %gs: index, %maxq: f32, %sym
 // gptq.quantize_blocks
 //===--------------------------------------------------------------------===//
 
-// The blocked quantize-and-compensate loop. With %fixed, column c uses grid
-// %gmap[c] of (%sin, %zin); otherwise grids of %gs columns are computed at
-// group starts from the outer W of the current block.
-//
-// With %permw, the weight operand is W before the column permutation %perm
-// (and with %usemask before masking the dead inputs of %hmask); with
-// %permcodes the codes come back in the column order before %perm. These
-// fold gptq.mask_dead_inputs and gptq.permute around the op into the passes
-// that transpose W and the codes anyway.
-//
-// The loop works on W^T (cols x rows): a column of W, its error and its
-// codes are contiguous rows. Rows of W are independent once U is known, so
-// each block is processed in chunks of __gptq_chunk_quantize() rows of W
-// (scf.forall): a chunk's
-// part of the block (block x 64) stays in cache for the whole column loop.
-// The lazy batch update W[:, i2:] -= Err1 U[i1:i2, i2:] is the kernel's
-// W^T[i2:, :] -= U[i1:i2, i2:]^T Err1^T, with U's block as the transposed
-// left operand.
-func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>, %sin: tensor<?x?xf32>, %zin: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64, %perm: tensor<?xi64>, %permw: i1, %hmask: tensor<?x?xf32>, %usemask: i1, %permcodes: i1) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32) {
+// The column loop of a block on a chunk of rows (W1 = the block's columns
+// of W^T for those rows, %cnt x %rc, sizes given as the callers computed
+// them, which the CPU schedule's vector sizes are derived from): each column quantized with its group's
+// grid (rows %roff.. of %sb, %zb), its error divided by U's diagonal, and
+// the block's later columns compensated. Returns W1, the errors, the codes
+// and the loss per row.
+func.func private @__gptq_block_columns(%w1init: tensor<?x?xf32>, %err0: tensor<?x?xf32>, %cd0: tensor<?x?xi8>, %l0: tensor<?xf64>, %ublk: tensor<?x?xf32>, %sb: tensor<?x?xf32>, %zb: tensor<?x?xf32>, %roff: index, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %i1: index, %maxq: f32, %cnt: index, %rc: index) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %chunk = func.call @__gptq_chunk_quantize() : () -> index
   %zero = arith.constant 0.0 : f32
-  %zerod = arith.constant 0.0 : f64
   %halfd = arith.constant 0.5 : f64
+  %in:4 = scf.for %i = %c0 to %cnt step %c1 iter_args(%w1 = %w1init, %errc = %err0, %cdc = %cd0, %lc = %l0) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>) {
+    %col = arith.addi %i1, %i : index
+    %g = scf.if %fixed -> (index) {
+      %gv = tensor.extract %gmap[%col] : tensor<?xi32>
+      %gvi = arith.index_cast %gv : i32 to index
+      scf.yield %gvi : index
+    } else {
+      %gi = arith.divsi %col, %gs : index
+      scf.yield %gi : index
+    }
+    %srow = tensor.extract_slice %sb[%g, %roff] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+    %zrow = tensor.extract_slice %zb[%g, %roff] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+    %wrow = tensor.extract_slice %w1[%i, 0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+    %crow0 = tensor.extract_slice %cdc[%i, 0] [1, %rc] [1, 1] : tensor<?x?xi8> to tensor<?xi8>
+    %erow0 = tensor.extract_slice %errc[%i, 0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+    %d = tensor.extract %ublk[%i, %i] : tensor<?x?xf32>
+    %dd = arith.mulf %d, %d : f32
+    %q:3 = linalg.generic {indexing_maps = [#id1, #id1, #id1, #id1, #id1, #id1], iterator_types = ["parallel"]}
+        ins(%wrow, %srow, %zrow : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%crow0, %erow0, %lc : tensor<?xi8>, tensor<?xf32>, tensor<?xf64>) {
+    ^bb0(%v: f32, %sc: f32, %zp: f32, %o0: i8, %o1: f32, %acc: f64):
+      %t = arith.divf %v, %sc : f32
+      %rt = math.roundeven %t : f32
+      %q0 = arith.addf %rt, %zp : f32
+      %q1 = arith.maximumf %q0, %zero : f32
+      %q2 = arith.minimumf %q1, %maxq : f32
+      %code = arith.fptoui %q2 : f32 to i8
+      %q3 = arith.subf %q2, %zp : f32
+      %deq = arith.mulf %sc, %q3 : f32
+      %diff = arith.subf %v, %deq : f32
+      %errv = arith.divf %diff, %d : f32
+      %sq = arith.mulf %diff, %diff : f32
+      %lv = arith.divf %sq, %dd : f32
+      %lvd = arith.extf %lv : f32 to f64
+      %lh = arith.mulf %lvd, %halfd : f64
+      %acc1 = arith.addf %acc, %lh : f64
+      linalg.yield %code, %errv, %acc1 : i8, f32, f64
+    } -> (tensor<?xi8>, tensor<?xf32>, tensor<?xf64>)
+    %cdc1 = tensor.insert_slice %q#0 into %cdc[%i, 0] [1, %rc] [1, 1] : tensor<?xi8> into tensor<?x?xi8>
+    %errc1 = tensor.insert_slice %q#1 into %errc[%i, 0] [1, %rc] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+    // W1[:, i:] -= err (outer) U[col, i1+i : i2], on the transposed block.
+    %rest = arith.subi %cnt, %i : index
+    %urow = tensor.extract_slice %ublk[%i, %i] [1, %rest] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+    %w1tail = tensor.extract_slice %w1[%i, 0] [%rest, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %w1upd = linalg.generic {indexing_maps = [#row, #col, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%urow, %q#1 : tensor<?xf32>, tensor<?xf32>) outs(%w1tail : tensor<?x?xf32>) {
+    ^bb0(%uv: f32, %ev: f32, %o: f32):
+      %p = arith.mulf %ev, %uv : f32
+      %nv = arith.subf %o, %p : f32
+      linalg.yield %nv : f32
+    } -> tensor<?x?xf32>
+    %w1n = tensor.insert_slice %w1upd into %w1[%i, 0] [%rest, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    scf.yield %w1n, %errc1, %cdc1, %q#2 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>
+  }
+  return %in#0, %in#1, %in#2, %in#3 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>
+}
+
+// The reference's order: each block's column loop in chunks of rows, then
+// the lazy batch update W[:, i2:] -= Err1 U[i1:i2, i2:], the kernel's
+// W^T[i2:, :] -= U[i1:i2, i2:]^T Err1^T with U's block as the transposed
+// left operand. Returns W^T, the codes (transposed), the grids
+// (transposed) and the loss per row.
+func.func private @__gptq_quantize_right_looking(%wt0: tensor<?x?xf32>, %codes0: tensor<?x?xi8>, %s0: tensor<?x?xf32>, %z0: tensor<?x?xf32>, %loss0: tensor<?xf64>, %u: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
   %true = arith.constant true
   %false = arith.constant false
-  %r = tensor.dim %w, %c0 : tensor<?x?xf32>
-  %c = tensor.dim %w, %c1 : tensor<?x?xf32>
-  %gather = arith.ori %permw, %usemask : i1
-  %wt0 = scf.if %gather -> (tensor<?x?xf32>) {
-    %g = func.call @__gptq_transpose_gather(%w, %perm, %permw, %hmask, %usemask) : (tensor<?x?xf32>, tensor<?xi64>, i1, tensor<?x?xf32>, i1) -> tensor<?x?xf32>
-    scf.yield %g : tensor<?x?xf32>
-  } else {
-    %t = func.call @__gptq_transpose(%w) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-    scf.yield %t : tensor<?x?xf32>
-  }
-  %s0, %z0 = scf.if %fixed -> (tensor<?x?xf32>, tensor<?x?xf32>) {
-    %st = func.call @__gptq_transpose(%sin) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-    %zt = func.call @__gptq_transpose(%zin) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-    scf.yield %st, %zt : tensor<?x?xf32>, tensor<?x?xf32>
-  } else {
-    %ng = arith.ceildivsi %c, %gs : index
-    %ge = tensor.empty(%ng, %r) : tensor<?x?xf32>
-    %gz = linalg.fill ins(%zero : f32) outs(%ge : tensor<?x?xf32>) -> tensor<?x?xf32>
-    scf.yield %gz, %gz : tensor<?x?xf32>, tensor<?x?xf32>
-  }
-  %codes0 = tensor.empty(%c, %r) : tensor<?x?xi8>
-  %le = tensor.empty(%r) : tensor<?xf64>
-  %loss0 = linalg.fill ins(%zerod : f64) outs(%le : tensor<?xf64>) -> tensor<?xf64>
+  %r = tensor.dim %wt0, %c1 : tensor<?x?xf32>
+  %c = tensor.dim %wt0, %c0 : tensor<?x?xf32>
+  %chunk = func.call @__gptq_chunk_quantize() : () -> index
   %nch = arith.ceildivsi %r, %chunk : index
   %notfixed = arith.xori %fixed, %true : i1
   %out:5 = scf.for %i1 = %c0 to %c step %bsz iter_args(%wo = %wt0, %codes = %codes0, %sg = %s0, %zg = %z0, %loss = %loss0) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
@@ -675,59 +770,7 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
       %errc0 = tensor.extract_slice %err[0, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %cdc0 = tensor.extract_slice %cd[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
       %lc0 = tensor.extract_slice %ls[%r0] [%rc] [1] : tensor<?xf64> to tensor<?xf64>
-      %in:4 = scf.for %i = %c0 to %cnt step %c1 iter_args(%w1 = %w1init, %errc = %errc0, %cdc = %cdc0, %lc = %lc0) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>) {
-        %col = arith.addi %i1, %i : index
-        %g = scf.if %fixed -> (index) {
-          %gv = tensor.extract %gmap[%col] : tensor<?xi32>
-          %gvi = arith.index_cast %gv : i32 to index
-          scf.yield %gvi : index
-        } else {
-          %gi = arith.divsi %col, %gs : index
-          scf.yield %gi : index
-        }
-        %srow = tensor.extract_slice %sb[%g, %r0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-        %zrow = tensor.extract_slice %zb[%g, %r0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-        %wrow = tensor.extract_slice %w1[%i, 0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-        %crow0 = tensor.extract_slice %cdc[%i, 0] [1, %rc] [1, 1] : tensor<?x?xi8> to tensor<?xi8>
-        %erow0 = tensor.extract_slice %errc[%i, 0] [1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-        %d = tensor.extract %ublk[%i, %i] : tensor<?x?xf32>
-        %dd = arith.mulf %d, %d : f32
-        %q:3 = linalg.generic {indexing_maps = [#id1, #id1, #id1, #id1, #id1, #id1], iterator_types = ["parallel"]}
-            ins(%wrow, %srow, %zrow : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) outs(%crow0, %erow0, %lc : tensor<?xi8>, tensor<?xf32>, tensor<?xf64>) {
-        ^bb0(%v: f32, %sc: f32, %zp: f32, %o0: i8, %o1: f32, %acc: f64):
-          %t = arith.divf %v, %sc : f32
-          %rt = math.roundeven %t : f32
-          %q0 = arith.addf %rt, %zp : f32
-          %q1 = arith.maximumf %q0, %zero : f32
-          %q2 = arith.minimumf %q1, %maxq : f32
-          %code = arith.fptoui %q2 : f32 to i8
-          %q3 = arith.subf %q2, %zp : f32
-          %deq = arith.mulf %sc, %q3 : f32
-          %diff = arith.subf %v, %deq : f32
-          %errv = arith.divf %diff, %d : f32
-          %sq = arith.mulf %diff, %diff : f32
-          %lv = arith.divf %sq, %dd : f32
-          %lvd = arith.extf %lv : f32 to f64
-          %lh = arith.mulf %lvd, %halfd : f64
-          %acc1 = arith.addf %acc, %lh : f64
-          linalg.yield %code, %errv, %acc1 : i8, f32, f64
-        } -> (tensor<?xi8>, tensor<?xf32>, tensor<?xf64>)
-        %cdc1 = tensor.insert_slice %q#0 into %cdc[%i, 0] [1, %rc] [1, 1] : tensor<?xi8> into tensor<?x?xi8>
-        %errc1 = tensor.insert_slice %q#1 into %errc[%i, 0] [1, %rc] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
-        // W1[:, i:] -= err (outer) U[col, i1+i : i2], on the transposed block.
-        %rest = arith.subi %cnt, %i : index
-        %urow = tensor.extract_slice %ublk[%i, %i] [1, %rest] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-        %w1tail = tensor.extract_slice %w1[%i, 0] [%rest, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-        %w1upd = linalg.generic {indexing_maps = [#row, #col, #id2], iterator_types = ["parallel", "parallel"]}
-            ins(%urow, %q#1 : tensor<?xf32>, tensor<?xf32>) outs(%w1tail : tensor<?x?xf32>) {
-        ^bb0(%uv: f32, %ev: f32, %o: f32):
-          %p = arith.mulf %ev, %uv : f32
-          %nv = arith.subf %o, %p : f32
-          linalg.yield %nv : f32
-        } -> tensor<?x?xf32>
-        %w1n = tensor.insert_slice %w1upd into %w1[%i, 0] [%rest, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-        scf.yield %w1n, %errc1, %cdc1, %q#2 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>
-      }
+      %in:4 = func.call @__gptq_block_columns(%w1init, %errc0, %cdc0, %lc0, %ublk, %sb, %zb, %r0, %gmap, %fixed, %gs, %i1, %maxq, %cnt, %rc) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, tensor<?xi32>, i1, index, index, f32, index, index) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>)
       scf.forall.in_parallel {
         tensor.parallel_insert_slice %in#1 into %err[0, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
         tensor.parallel_insert_slice %in#2 into %cd[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
@@ -748,6 +791,196 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
       scf.yield %blk#2 : tensor<?x?xf32>
     }
     scf.yield %wn, %blk#1, %sb, %zb, %blk#3 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
+  }
+  return %out#0, %out#1, %out#2, %out#3, %out#4 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
+}
+
+// W[j, r] -= sum over k of U[k, j] E[k, r], in increasing k (%w is N x R,
+// %u K x N, %e K x R): the errors of earlier columns given to later ones,
+// as the reference's products give them.
+func.func private @__gptq_subtract_products(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>, %e: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(j, r, k) -> (k, j)>, affine_map<(j, r, k) -> (k, r)>, affine_map<(j, r, k) -> (j, r)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%u, %e : tensor<?x?xf32>, tensor<?x?xf32>) outs(%w : tensor<?x?xf32>) {
+  ^bb0(%uv: f32, %ev: f32, %acc: f32):
+    %p = arith.mulf %uv, %ev : f32
+    %s = arith.subf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// The same operations in another order: each block's columns are first
+// given the errors of every earlier column, inside the block's parallel
+// loop, then their grids are taken and the column loop runs. A block is one
+// parallel loop over chunks of rows (on a GPU, one kernel) and no product
+// spans rows; the errors of all columns are kept (E^T, cols x rows).
+// Each weight receives the products of the earlier columns' errors in
+// increasing column order, as in the reference's order.
+//
+// A group's grid reads its columns as they are when the block where it
+// starts begins. Where a group reaches past that block (a group size above
+// the block size, or not dividing it), those columns are brought up to the
+// block's start too, and later blocks continue from there: columns
+// [i1, %dend) have received the errors of the columns below %dk, the later
+// ones none.
+func.func private @__gptq_quantize_left_looking(%wt0: tensor<?x?xf32>, %codes0: tensor<?x?xi8>, %s0: tensor<?x?xf32>, %z0: tensor<?x?xf32>, %loss0: tensor<?xf64>, %u: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %true = arith.constant true
+  %r = tensor.dim %wt0, %c1 : tensor<?x?xf32>
+  %c = tensor.dim %wt0, %c0 : tensor<?x?xf32>
+  %ng = tensor.dim %s0, %c0 : tensor<?x?xf32>
+  %chunk = func.call @__gptq_chunk_quantize() : () -> index
+  %nch = arith.ceildivsi %r, %chunk : index
+  %notfixed = arith.xori %fixed, %true : i1
+  %et0 = tensor.empty(%c, %r) : tensor<?x?xf32>
+  %out:8 = scf.for %i1 = %c0 to %c step %bsz iter_args(%wo = %wt0, %codes = %codes0, %sg = %s0, %zg = %z0, %loss = %loss0, %dend = %c0, %dk = %c0, %et = %et0) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>, index, index, tensor<?x?xf32>) {
+    %left = arith.subi %c, %i1 : index
+    %cnt = arith.minsi %bsz, %left : index
+    %i2 = arith.addi %i1, %cnt : index
+    // The end of the last group that starts in the block (i2 where none
+    // does, or the grids are given).
+    %last = arith.subi %i2, %c1 : index
+    %lastg = arith.divsi %last, %gs : index
+    %lasts = arith.muli %lastg, %gs : index
+    %starts0 = arith.cmpi sge, %lasts, %i1 : index
+    %starts = arith.andi %starts0, %notfixed : i1
+    %gend0 = arith.addi %lasts, %gs : index
+    %gend = arith.minsi %gend0, %c : index
+    %gend1 = arith.select %starts, %gend, %i2 : index
+    %ext = arith.maxsi %gend1, %i2 : index
+    // Columns [i1, e) are brought up to the block's start: [i1, pe) from
+    // the errors of columns dk .. i1 - 1, [pe, e) from all before i1.
+    %e = arith.maxsi %ext, %dend : index
+    %pe0 = arith.minsi %dend, %e : index
+    %pe = arith.maxsi %pe0, %i1 : index
+    %ncols = arith.subi %e, %i1 : index
+    %npart = arith.subi %pe, %i1 : index
+    %nfresh = arith.subi %e, %pe : index
+    %nk = arith.subi %i1, %dk : index
+    // U's block, which every task reads whole: a target may keep it close
+    // to its threads (the GPU pipeline stages it in shared memory).
+    %ublk = tensor.extract_slice %u[%i1, %i1] [%cnt, %cnt] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %upart = tensor.extract_slice %u[%dk, %i1] [%nk, %npart] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %ufresh = tensor.extract_slice %u[0, %pe] [%i1, %nfresh] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %blk:6 = scf.forall (%ch) in (%nch) shared_outs(%cd = %codes, %wv = %wo, %ls = %loss, %sgo = %sg, %zgo = %zg, %ev = %et) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xf64>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) {
+      %r0 = arith.muli %ch, %chunk : index
+      %rleft = arith.subi %r, %r0 : index
+      %rc = arith.minsi %rleft, %chunk : index
+      // The chunk's errors of the columns up to the block's end (those
+      // before it read, the block's written), and the columns that the
+      // block brings up to date (in place).
+      %epart = tensor.extract_slice %ev[0, %r0] [%i2, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %eprev = tensor.extract_slice %epart[0, 0] [%i1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %wp0 = tensor.extract_slice %wv[%i1, %r0] [%ncols, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %ep = tensor.extract_slice %eprev[%dk, 0] [%nk, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %wa = tensor.extract_slice %wp0[0, 0] [%npart, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %wa2 = func.call @__gptq_subtract_products(%wa, %upart, %ep) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %wp1 = tensor.insert_slice %wa2 into %wp0[0, 0] [%npart, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %wb = tensor.extract_slice %wp1[%npart, 0] [%nfresh, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %wb2 = func.call @__gptq_subtract_products(%wb, %ufresh, %eprev) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %wp2 = tensor.insert_slice %wb2 into %wp1[%npart, 0] [%nfresh, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      // The grids of the groups that start in the block, row by row.
+      %sgc0 = tensor.extract_slice %sgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %zgc0 = tensor.extract_slice %zgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %sgc, %zgc = scf.if %notfixed -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+        %gfirst0 = arith.ceildivsi %i1, %gs : index
+        %gfirst = arith.muli %gfirst0, %gs : index
+        %gr:2 = scf.for %col = %gfirst to %i2 step %gs iter_args(%sgi = %sgc0, %zgi = %zgc0) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+          %gi = arith.divsi %col, %gs : index
+          %gleft = arith.subi %c, %col : index
+          %glen = arith.minsi %gs, %gleft : index
+          %off = arith.subi %col, %i1 : index
+          %slice = tensor.extract_slice %wp2[%off, 0] [%glen, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+          %rows:2 = scf.for %row = %c0 to %rc step %c1 iter_args(%sr = %sgi, %zr = %zgi) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+            %sv, %zv = func.call @__gptq_row_params(%slice, %row, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, index, f32, i1, i1, f32, index, f64) -> (f32, f32)
+            %sr1 = tensor.insert %sv into %sr[%gi, %row] : tensor<?x?xf32>
+            %zr1 = tensor.insert %zv into %zr[%gi, %row] : tensor<?x?xf32>
+            scf.yield %sr1, %zr1 : tensor<?x?xf32>, tensor<?x?xf32>
+          }
+          scf.yield %rows#0, %rows#1 : tensor<?x?xf32>, tensor<?x?xf32>
+        }
+        scf.yield %gr#0, %gr#1 : tensor<?x?xf32>, tensor<?x?xf32>
+      } else {
+        scf.yield %sgc0, %zgc0 : tensor<?x?xf32>, tensor<?x?xf32>
+      }
+      %w1 = tensor.extract_slice %wp2[0, 0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %cdc0 = tensor.extract_slice %cd[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+      %lc0 = tensor.extract_slice %ls[%r0] [%rc] [1] : tensor<?xf64> to tensor<?xf64>
+      %eblk = tensor.extract_slice %epart[%i1, 0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %in:4 = func.call @__gptq_block_columns(%w1, %eblk, %cdc0, %lc0, %ublk, %sgc, %zgc, %c0, %gmap, %fixed, %gs, %i1, %maxq, %cnt, %rc) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, tensor<?xi32>, i1, index, index, f32, index, index) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>)
+      %wp3 = tensor.insert_slice %in#0 into %wp2[0, 0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %epart2 = tensor.insert_slice %in#1 into %epart[%i1, 0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.forall.in_parallel {
+        tensor.parallel_insert_slice %in#2 into %cd[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
+        tensor.parallel_insert_slice %wp3 into %wv[%i1, %r0] [%ncols, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        tensor.parallel_insert_slice %in#3 into %ls[%r0] [%rc] [1] : tensor<?xf64> into tensor<?xf64>
+        tensor.parallel_insert_slice %epart2 into %ev[0, %r0] [%i2, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        tensor.parallel_insert_slice %sgc into %sgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        tensor.parallel_insert_slice %zgc into %zgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      }
+    }
+    // Columns [i2, e) have now received the errors of the columns below i1.
+    scf.yield %blk#1, %blk#0, %blk#3, %blk#4, %blk#2, %e, %i1, %blk#5 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>, index, index, tensor<?x?xf32>
+  }
+  return %out#0, %out#1, %out#2, %out#3, %out#4 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
+}
+
+// The blocked quantize-and-compensate loop. With %fixed, column c uses grid
+// %gmap[c] of (%sin, %zin); otherwise grids of %gs columns are computed at
+// group starts from the outer W of the current block.
+//
+// With %permw, the weight operand is W before the column permutation %perm
+// (and with %usemask before masking the dead inputs of %hmask); with
+// %permcodes the codes come back in the column order before %perm. These
+// fold gptq.mask_dead_inputs and gptq.permute around the op into the passes
+// that transpose W and the codes anyway.
+//
+// The loop works on W^T (cols x rows): a column of W, its error and its
+// codes are contiguous rows. Rows of W are independent once U is known, so
+// each block is processed in chunks of __gptq_chunk_quantize() rows of W
+// (scf.forall). The kernel file chooses between two orders of the same
+// operations (__gptq_left_looking): the reference's, each block's errors
+// applied to every later column at the end of the block (a matrix product
+// per block, __gptq_quantize_right_looking), or each block's columns first
+// given every earlier column's error inside the block's parallel loop
+// (__gptq_quantize_left_looking), so that a block is one parallel loop.
+// Each weight receives the same products in the same order either way.
+func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>, %sin: tensor<?x?xf32>, %zin: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64, %perm: tensor<?xi64>, %permw: i1, %hmask: tensor<?x?xf32>, %usemask: i1, %permcodes: i1) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %zerod = arith.constant 0.0 : f64
+  %r = tensor.dim %w, %c0 : tensor<?x?xf32>
+  %c = tensor.dim %w, %c1 : tensor<?x?xf32>
+  %gather = arith.ori %permw, %usemask : i1
+  %wt0 = scf.if %gather -> (tensor<?x?xf32>) {
+    %g = func.call @__gptq_transpose_gather(%w, %perm, %permw, %hmask, %usemask) : (tensor<?x?xf32>, tensor<?xi64>, i1, tensor<?x?xf32>, i1) -> tensor<?x?xf32>
+    scf.yield %g : tensor<?x?xf32>
+  } else {
+    %t = func.call @__gptq_transpose(%w) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    scf.yield %t : tensor<?x?xf32>
+  }
+  %s0, %z0 = scf.if %fixed -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+    %st = func.call @__gptq_transpose(%sin) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    %zt = func.call @__gptq_transpose(%zin) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    scf.yield %st, %zt : tensor<?x?xf32>, tensor<?x?xf32>
+  } else {
+    %ng = arith.ceildivsi %c, %gs : index
+    %ge = tensor.empty(%ng, %r) : tensor<?x?xf32>
+    %gz = linalg.fill ins(%zero : f32) outs(%ge : tensor<?x?xf32>) -> tensor<?x?xf32>
+    scf.yield %gz, %gz : tensor<?x?xf32>, tensor<?x?xf32>
+  }
+  %codes0 = tensor.empty(%c, %r) : tensor<?x?xi8>
+  %le = tensor.empty(%r) : tensor<?xf64>
+  %loss0 = linalg.fill ins(%zerod : f64) outs(%le : tensor<?xf64>) -> tensor<?xf64>
+  %leftlooking = func.call @__gptq_left_looking() : () -> i1
+  %out:5 = scf.if %leftlooking -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
+    %o:5 = func.call @__gptq_quantize_left_looking(%wt0, %codes0, %s0, %z0, %loss0, %u, %gmap, %fixed, %gs, %bsz, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>, tensor<?x?xf32>, tensor<?xi32>, i1, index, index, f32, i1, i1, f32, index, f64) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>)
+    scf.yield %o#0, %o#1, %o#2, %o#3, %o#4 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
+  } else {
+    %o:5 = func.call @__gptq_quantize_right_looking(%wt0, %codes0, %s0, %z0, %loss0, %u, %gmap, %fixed, %gs, %bsz, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>, tensor<?x?xf32>, tensor<?xi32>, i1, index, index, f32, i1, i1, f32, index, f64) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>)
+    scf.yield %o#0, %o#1, %o#2, %o#3, %o#4 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
   }
   %lsum0 = tensor.empty() : tensor<f64>
   %lsumz = linalg.fill ins(%zerod : f64) outs(%lsum0 : tensor<f64>) -> tensor<f64>

@@ -4,16 +4,22 @@
 // memory, no atomics): one OpenMP region whose threads take the 3 x 2
 // blocks in turn (thread i: blocks i, i + n, ...), each block's 4 x 2
 // threads one after another (z, y, x), each in an alloca scope since it
-// allocates on the stack. No team per block, no barrier declared.
+// allocates on the stack. No team per block, no barrier declared. The
+// launch is counted first, as the CUDA runtime counts a launch with blocks.
 
 // CHECK-DAG: func.func private @omp_get_thread_num() -> i32
 // CHECK-DAG: func.func private @omp_get_num_threads() -> i32
+// CHECK-DAG: func.func private @gptq_runtime_count_launch()
 // CHECK-NOT: GOMP_barrier
 // CHECK-LABEL: func.func @apart
 // CHECK-SAME: (%[[OUT:.*]]: memref<?xf32>)
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[NB:.*]] = arith.muli %[[C3]], %{{.*}} : index
+// CHECK: %[[ANY:.*]] = arith.cmpi sgt, %[[NB]]
+// CHECK: scf.if %[[ANY]] {
+// CHECK-NEXT: func.call @gptq_runtime_count_launch() : () -> ()
 // CHECK: %[[N:.*]] = arith.muli %[[C3]], %{{.*}} : index
 // CHECK: omp.parallel {
 // CHECK-NOT: num_threads

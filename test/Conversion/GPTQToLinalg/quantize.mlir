@@ -14,26 +14,54 @@ func.func @dynamic(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>) -> (tensor<?x?xi8>,
   return %c, %s, %z, %l : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32
 }
 
-// The loop: blocks of columns; in each, the grids of the groups that start
-// there (from W as the block begins), then the column loop in tasks of
-// rows, reading U's block, on W1 as the schedule gives it, and the lazy
-// batch update through the GEMM kernel.
+// The loop: W transposed, then blocks of columns in the order the kernel
+// file chooses (__gptq_left_looking; the default kernels are the CPU's).
 // CHECK-LABEL: func.func private @__gptq_quantize_blocks
 // CHECK: call @__gptq_transpose
+// CHECK: %[[LEFT:.*]] = call @__gptq_left_looking()
+// CHECK: scf.if %[[LEFT]]
+// CHECK: call @__gptq_quantize_left_looking
+// CHECK: } else {
+// CHECK: call @__gptq_quantize_right_looking
+// CHECK-LABEL: func.func private @__gptq_left_looking
+// CHECK: arith.constant false
+// Left-looking: in each block one parallel loop whose tasks give the
+// block's columns the earlier columns' errors (two products: columns
+// brought part way before, and the others), take the grids of the groups
+// that start there row by row, and run the column loop.
+// CHECK-LABEL: func.func private @__gptq_quantize_left_looking
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %{{.*}}[%[[LI1:.*]], %[[LI1]]] [%[[LCNT:.*]], %[[LCNT]]] [1, 1]
+// CHECK: scf.forall
+// CHECK: call @__gptq_subtract_products
+// CHECK: call @__gptq_subtract_products
+// CHECK: scf.if
+// CHECK: call @__gptq_row_params
+// CHECK: call @__gptq_block_columns
+// CHECK: tensor.parallel_insert_slice
+// The reference's order: the grids of the groups that start in the block
+// (from W as the block begins), then the column loop in tasks of rows, on
+// W1 as the schedule gives it, and the lazy batch update through the GEMM
+// kernel.
+// CHECK-LABEL: func.func private @__gptq_quantize_right_looking
 // CHECK: scf.for
 // CHECK: scf.if
 // CHECK: scf.for
 // CHECK: call @__gptq_group_grid
-// CHECK: %[[UBLK:.*]] = tensor.extract_slice %{{.*}}[%[[I1:.*]], %[[I1]]] [%[[CNT:.*]], %[[CNT]]] [1, 1]
+// CHECK: tensor.extract_slice %{{.*}}[%[[I1:.*]], %[[I1]]] [%[[CNT:.*]], %[[CNT]]] [1, 1]
 // CHECK: scf.forall
 // CHECK: call @__gptq_block_rows
+// CHECK: call @__gptq_block_columns
+// CHECK: tensor.parallel_insert_slice
+// CHECK: call @__gptq_gemm_sub
+// The column loop reads U's block (its diagonal, then its row).
+// CHECK-LABEL: func.func private @__gptq_block_columns
+// CHECK-SAME: %[[UBLK:[^:]*]]: tensor<?x?xf32>, %{{[^:]*}}: tensor<?x?xf32>, %{{[^:]*}}: tensor<?x?xf32>, %{{[^:]*}}: index
 // CHECK: scf.for
 // CHECK: tensor.extract %[[UBLK]]
 // CHECK: math.roundeven
 // CHECK: arith.fptoui
 // CHECK: tensor.extract_slice %[[UBLK]]
-// CHECK: tensor.parallel_insert_slice
-// CHECK: call @__gptq_gemm_sub
 
 // -----
 
@@ -73,8 +101,15 @@ func.func @grid_per_row(%w: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32
 // CHECK-LABEL: func.func private @__gptq_find_params
 // CHECK: arith.minimumf
 // CHECK: arith.maximumf
-// CHECK: math.roundeven
+// CHECK: call @__gptq_range_grid
 // CHECK: scf.if
+// CHECK: call @__gptq_shrunk_grid
+// CHECK: call @__gptq_grid_error
+// CHECK-LABEL: func.func private @__gptq_range_grid
+// CHECK: math.roundeven
+// CHECK-LABEL: func.func private @__gptq_shrunk_grid
+// CHECK: math.roundeven
+// CHECK-LABEL: func.func private @__gptq_grid_error
 // CHECK: math.powf
 
 // -----

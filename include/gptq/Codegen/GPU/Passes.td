@@ -176,6 +176,11 @@ def GPTQLaunchesToCPU : Pass<"gptq-launches-to-cpu", "ModuleOp"> {
     the host's cores are not spent switching between hundreds of OpenMP
     threads (the golden layers' emulated quantization: 24 s to 7 s on two
     cores).
+
+    Each launch whose grid has blocks first calls the runtime's
+    `gptq_runtime_count_launch` (`include/gptq/Runtime/LaunchCount.h`), as
+    the CUDA runtime does for each kernel it launches: the launches that a
+    computation makes are counted the same way emulated and on a device.
   }];
   let dependentDialects = [
     "::mlir::omp::OpenMPDialect", "::mlir::scf::SCFDialect",
