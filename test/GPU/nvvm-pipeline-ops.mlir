@@ -34,6 +34,11 @@
 // OUTLINED-NOT: scf.parallel
 // OUTLINED: gpu.func @act_order_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // OUTLINED-NOT: scf.parallel
+// The quantize-and-compensate loop, a row of W per thread running the
+// block's column loop (gptq.long_iterations): blocks of 32 threads, so
+// that the rows spread over the chip's multiprocessors.
+// OUTLINED: gpu.func @quantize_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 32, 1, 1>}
+// OUTLINED: gpu.func @quantize_fixed_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 32, 1, 1>}
 
 // CHECK-LABEL: llvm.func @hessian(
 // CHECK: gpu.launch_func @hessian_kernel

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir {
 namespace gptq {
@@ -120,6 +121,41 @@ std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
       return std::nullopt;
   }
   return c;
+}
+
+/// The buffer that `v` is a view of.
+Value rootBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      v = view.getViewSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(def))
+      v = cast.getSource();
+    else
+      break;
+  }
+  return v;
+}
+
+/// The linalg.fill that sets all of `op`'s result just before it (only ops
+/// without memory effects between), whose value the product can start
+/// from instead of reading C: the fill is then dead, since the tiled
+/// kernel stores every element of C. None where an operand may be a view
+/// of the result's buffer (its elements would be the fill's).
+linalg::FillOp fillBefore(linalg::LinalgOp op) {
+  Value output = op.getDpsInits()[0];
+  Value root = rootBuffer(output);
+  for (Value input : op.getDpsInputs())
+    if (rootBuffer(input) == root)
+      return nullptr;
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev))
+      return fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == output
+                 ? fill
+                 : nullptr;
+    if (!isMemoryEffectFree(prev))
+      return nullptr;
+  }
+  return nullptr;
 }
 
 bool inParallelCode(Operation *op) {
@@ -255,9 +291,16 @@ struct GPTQGPUTileContractionsPass
         inside.push_back(arith::AndIOp::create(b, loc, rowIn[a], colIn[bb]));
       }
     // The accumulators start from C (as the op's body receives it); those
-    // outside C start from zero and are never stored.
+    // outside C start from zero and are never stored. A C that a fill has
+    // just set is not read: the accumulators start from the fill's value,
+    // and the fill goes (one launch fewer).
     SmallVector<Value> inits;
-    for (int64_t r = 0; r < R * R; ++r) {
+    if (linalg::FillOp fill = fillBefore(op)) {
+      Value value = fill.getDpsInputs()[0];
+      fill->erase();
+      inits.assign(R * R, value);
+    }
+    for (int64_t r = 0; r < R * R && inits.size() < size_t(R * R); ++r) {
       auto init =
           scf::IfOp::create(b, loc, TypeRange{element}, inside[r], true);
       OpBuilder::InsertionGuard guard(b);

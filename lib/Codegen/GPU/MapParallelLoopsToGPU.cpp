@@ -176,13 +176,24 @@ void runInOneBlock(scf::ForOp loop, ArrayRef<scf::ParallelOp> loops,
   loop->removeAttr("gptq.one_block");
 }
 
+/// Whether each iteration of `loop` runs a loop marked
+/// gptq.long_iterations.
+bool runsLong(scf::ParallelOp loop) {
+  return loop.getBody()
+      ->walk([](scf::ForOp inner) {
+        return inner->hasAttr("gptq.long_iterations") ? WalkResult::interrupt()
+                                                      : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 struct GPTQMapParallelLoopsToGPUPass
     : gptq::impl::GPTQMapParallelLoopsToGPUBase<GPTQMapParallelLoopsToGPUPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (threads1D < 1 || threadsX < 1 || threadsY < 1 ||
-        threads1D > 1024 || threadsX * threadsY > 1024) {
+    if (threads1D < 1 || threadsX < 1 || threadsY < 1 || threadsLong < 1 ||
+        threads1D > 1024 || threadsLong > 1024 || threadsX * threadsY > 1024) {
       getOperation().emitError()
           << "gptq-map-parallel-loops-to-gpu: threads per block must be "
              "between 1 and 1024";
@@ -236,7 +247,7 @@ struct GPTQMapParallelLoopsToGPUPass
       unsigned rank = loop.getNumLoops();
       SmallVector<int64_t> tiles(rank, 1);
       if (rank == 1) {
-        tiles[0] = threads1D;
+        tiles[0] = runsLong(loop) ? threadsLong : threads1D;
       } else {
         tiles[rank - 1] = threadsX;
         tiles[rank - 2] = threadsY;

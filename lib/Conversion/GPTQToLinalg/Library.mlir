@@ -650,7 +650,9 @@ func.func private @__gptq_grid(%w: tensor<?x?xf32>, %gs: index, %maxq: f32, %sym
 // them, which the CPU schedule's vector sizes are derived from): each column quantized with its group's
 // grid (rows %roff.. of %sb, %zb), its error divided by U's diagonal, and
 // the block's later columns compensated. Returns W1, the errors, the codes
-// and the loss per row.
+// and the loss per row. The column loop is marked gptq.long_iterations:
+// each task that runs it runs long, and the GPU schedule spreads such
+// tasks over the chip in small blocks.
 func.func private @__gptq_block_columns(%w1init: tensor<?x?xf32>, %err0: tensor<?x?xf32>, %cd0: tensor<?x?xi8>, %l0: tensor<?xf64>, %ublk: tensor<?x?xf32>, %sb: tensor<?x?xf32>, %zb: tensor<?x?xf32>, %roff: index, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %i1: index, %maxq: f32, %cnt: index, %rc: index) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -708,7 +710,7 @@ func.func private @__gptq_block_columns(%w1init: tensor<?x?xf32>, %err0: tensor<
     } -> tensor<?x?xf32>
     %w1n = tensor.insert_slice %w1upd into %w1[%i, 0] [%rest, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     scf.yield %w1n, %errc1, %cdc1, %q#2 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>
-  }
+  } {gptq.long_iterations}
   return %in#0, %in#1, %in#2, %in#3 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>
 }
 

@@ -1,6 +1,7 @@
 // RUN: gptq-opt %s --gptq-map-parallel-loops-to-gpu --split-input-file | FileCheck %s
 // RUN: not gptq-opt %s --gptq-map-parallel-loops-to-gpu="threads-x=64 threads-y=32" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOOMANY
 // RUN: gptq-opt %s --gptq-map-parallel-loops-to-gpu --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: gptq-opt %s --gptq-map-parallel-loops-to-gpu="threads-long=64" --split-input-file | FileCheck %s --check-prefix=LONG64
 
 // A 2-D loop: tiles of 8 x 32, the tile loop on blocks and the loop in a
 // tile on threads, the last dimension on x; the nested loop runs
@@ -61,6 +62,34 @@ func.func @four_d(%m: memref<?x?x?x?xf32>, %a: index) {
   %f = arith.constant 1.0 : f32
   scf.parallel (%i, %j, %k, %l) = (%c0, %c0, %c0, %c0) to (%a, %a, %a, %a) step (%c1, %c1, %c1, %c1) {
     memref.store %f, %m[%i, %j, %k, %l] : memref<?x?x?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A 1-D loop whose iterations run a loop marked gptq.long_iterations (a
+// row of W through a block's column loop): 32 threads per block, so that
+// the iterations spread over many blocks; with threads-long, that many.
+// CHECK-LABEL: func.func @long_iterations
+// CHECK: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: %[[S:.*]] = arith.muli %{{.*}}, %[[C32]] : index
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to ({{.*}}) step (%[[S]])
+// CHECK: {gptq.long_iterations}
+// CHECK: {mapping = [#gpu.loop_dim_map<processor = thread_x, {{.*}}>]}
+// CHECK: {mapping = [#gpu.loop_dim_map<processor = block_x, {{.*}}>]}
+// LONG64-LABEL: func.func @long_iterations
+// LONG64: arith.constant 64 : index
+// LONG64-NOT: arith.constant 32 : index
+func.func @long_iterations(%m: memref<?x?xf32>, %a: index, %b: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%a) step (%c1) {
+    scf.for %j = %c0 to %b step %c1 {
+      memref.store %f, %m[%j, %i] : memref<?x?xf32>
+    } {gptq.long_iterations}
     scf.reduce
   }
   return

@@ -58,6 +58,35 @@ func.func @gemm_sub(%at: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf3
 
 // -----
 
+// C set by a fill just before the product (the portable kernels' products
+// into a fresh result): the accumulators start from the fill's value, C is
+// not read, and the fill goes: one launch, not two. A product reading a
+// view of the filled buffer keeps its fill.
+// CHECK-LABEL: func.func @filled
+// CHECK-SAME: (%[[A:[a-z0-9_]+]]: memref<?x?xf32>, %[[B:[a-z0-9_]+]]: memref<?x?xf32>, %[[C:[a-z0-9_]+]]: memref<?x?xf32>, %[[V:[a-z0-9_]+]]: f32)
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK-NOT: memref.load %[[C]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16 iter_args(%{{.*}} = %[[V]], %{{.*}} = %[[V]],
+// CHECK: memref.store %{{.*}}, %[[C]]
+// CHECK-LABEL: func.func @filled_alias
+// CHECK: linalg.fill
+// CHECK: gpu.launch
+func.func @filled(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>, %v: f32) {
+  linalg.fill ins(%v : f32) outs(%c : memref<?x?xf32>)
+  %c0 = arith.constant 0 : index
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  return
+}
+func.func @filled_alias(%b: memref<?x?xf32>, %c: memref<8x8xf32>, %v: f32) {
+  linalg.fill ins(%v : f32) outs(%c : memref<8x8xf32>)
+  %a = memref.cast %c : memref<8x8xf32> to memref<?x?xf32>
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<8x8xf32>)
+  return
+}
+
+// -----
+
 // A named linalg.matmul: A (M x K) is read along k, so consecutive threads
 // take consecutive k (element e of the tile: row e / 16, column e mod 16).
 

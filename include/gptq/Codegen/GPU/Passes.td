@@ -17,8 +17,12 @@ def GPTQMapParallelLoopsToGPU
       thread (`scf.for` nests): with the portable kernels every row is a
       task of its own, so the outer loop carries the parallelism;
     - it is tiled (`scf::tileParallelLoop`, constant tile bounds with a guard
-      for the partial tiles): 256 iterations per block for one dimension;
-      for more, 8 x 32 over the last two dimensions and 1 over the others;
+      for the partial tiles): 256 iterations per block for one dimension
+      (`threads-1d`), 32 (`threads-long`) when an `scf.for` in it is marked
+      `gptq.long_iterations` (each iteration runs long: the portable
+      quantize-and-compensate loop, a row of W per iteration; small blocks
+      spread a 4096-row layer over 128 multiprocessors, not 16); for more,
+      8 x 32 over the last two dimensions and 1 over the others;
     - the tile loop is mapped to the grid and the loop in a tile to the
       threads of a block, the last dimension to `x` (consecutive threads take
       consecutive elements of a row), the one before to `y`, the third last
@@ -77,6 +81,9 @@ def GPTQMapParallelLoopsToGPU
   let options = [
     Option<"threads1D", "threads-1d", "int64_t", /*default=*/"256",
            "Threads per block of a one-dimensional loop">,
+    Option<"threadsLong", "threads-long", "int64_t", /*default=*/"32",
+           "Threads per block of a one-dimensional loop whose iterations run "
+           "a loop marked gptq.long_iterations">,
     Option<"threadsX", "threads-x", "int64_t", /*default=*/"32",
            "Threads along the last dimension of a loop of two or more">,
     Option<"threadsY", "threads-y", "int64_t", /*default=*/"8",
