@@ -155,24 +155,48 @@ func.func private @__gptq_reversed_hessian(%h: tensor<?x?xf32>, %qidx: tensor<?x
   return %a : tensor<?x?xf32>
 }
 
-// Unblocked Cholesky of a small SPD block (its lower triangle is read):
-// L, lower with zeros above, and for each column whether its pivot was
-// positive. The CPU kernel's steps on T = A^T (KernelsCPU.mlir), each step's
-// independent updates one linalg op: row j of T divided by its pivot's root
-// into a scratch row, then row j set from it and each later row i updated
-// as T[i, k] - r[k] r[i] for k >= i. Every entry gets the CPU kernel's
-// operations in its order. The loop over the steps is marked
-// gptq.one_block: the GPU schedule runs it whole in one block of threads,
-// with barriers between the steps' loops, instead of two kernels per step.
-func.func private @__gptq_chol_unblocked(%a: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?xi1>) {
+// The diagonal block of the blocked factorization: M = chol(A)^-1 (lower,
+// zeros above; A's lower triangle is read) written over A and into a
+// buffer of its own (which the step's products read while they write the
+// rest of A), and whether each pivot was positive written into %flags. The whole block is one loop
+// marked gptq.one_block (one iteration): the GPU schedule runs it in one
+// block of threads, its steps' loops shared among the threads with
+// barriers between, so a diagonal block is one kernel.
+//
+// The factorization works on T = A^T as the CPU kernel does
+// (KernelsCPU.mlir), each step's independent updates one linalg op: row j
+// of T divided by its pivot's root into a scratch row, then row j set from
+// it and each later row i updated as T[i, k] - r[k] r[i] for k >= i. The
+// inverse takes a column per task: column j of M is M[j, j] = 1 / L[j, j]
+// and, below it, M[i, j] = -(sum over j <= p < i of L[i, p] M[p, j]) /
+// L[i, i], each sum from zero in increasing p, with L[i, p] = T[p, i]. Every
+// entry gets the CPU kernels' operations in their order.
+func.func private @__gptq_factor_diagonal(%a: tensor<?x?xf32>, %flags: tensor<?xi1>) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %te = tensor.empty(%n, %n) : tensor<?x?xf32>
+  %re = tensor.empty(%n) : tensor<?xf32>
+  %ce = tensor.empty(%n, %n) : tensor<?x?xf32>
+  // One iteration (step %n, which canonicalization does not fold away).
+  %res:5 = scf.for %once = %c0 to %n step %n iter_args(%tt = %te, %row0 = %re, %fl0 = %flags, %m = %a, %mc0 = %ce) -> (tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>, tensor<?x?xf32>, tensor<?x?xf32>) {
+    %t0 = linalg.transpose ins(%m : tensor<?x?xf32>) outs(%tt : tensor<?x?xf32>) permutation = [1, 0]
+    %r:3 = func.call @__gptq_chol_steps(%t0, %row0, %fl0) : (tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>) -> (tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>)
+    %mi = func.call @__gptq_trinv_of_transposed(%r#0, %m) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+    %mc = linalg.copy ins(%mi : tensor<?x?xf32>) outs(%mc0 : tensor<?x?xf32>) -> tensor<?x?xf32>
+    scf.yield %r#0, %r#1, %r#2, %mi, %mc : tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>, tensor<?x?xf32>, tensor<?x?xf32>
+  } {gptq.one_block}
+  return %res#3, %res#4, %res#2 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>
+}
+
+// The unblocked Cholesky's steps on T = A^T (see __gptq_factor_diagonal),
+// with a scratch row and the pivots' flags.
+func.func private @__gptq_chol_steps(%t0: tensor<?x?xf32>, %row0: tensor<?xf32>, %fl0: tensor<?xi1>) -> (tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
-  %n = tensor.dim %a, %c0 : tensor<?x?xf32>
-  %t0 = func.call @__gptq_transpose(%a) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-  %re = tensor.empty(%n) : tensor<?xf32>
-  %fe = tensor.empty(%n) : tensor<?xi1>
-  %r:3 = scf.for %j = %c0 to %n step %c1 iter_args(%t = %t0, %row = %re, %fl = %fe) -> (tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>) {
+  %n = tensor.dim %t0, %c0 : tensor<?x?xf32>
+  %r:3 = scf.for %j = %c0 to %n step %c1 iter_args(%t = %t0, %row = %row0, %fl = %fl0) -> (tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>) {
     %tjj = tensor.extract %t[%j, %j] : tensor<?x?xf32>
     %d = math.sqrt %tjj : f32
     %len = arith.subi %n, %j : index
@@ -209,38 +233,34 @@ func.func private @__gptq_chol_unblocked(%a: tensor<?x?xf32>) -> (tensor<?x?xf32
     %row2 = tensor.insert_slice %s#0 into %row[%j] [%len] [1] : tensor<?xf32> into tensor<?xf32>
     %fl2 = tensor.insert_slice %s#1 into %fl[%j] [%len] [1] : tensor<?xi1> into tensor<?xi1>
     scf.yield %t2, %row2, %fl2 : tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>
-  } {gptq.one_block}
-  %l = func.call @__gptq_lower_of_transposed(%r#0) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-  return %l, %r#2 : tensor<?x?xf32>, tensor<?xi1>
+  }
+  return %r#0, %r#1, %r#2 : tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>
 }
 
-// Inverse of a small lower triangular matrix (lower triangular), a column
-// per task: column j of M = L^-1 is M[j, j] = 1 / L[j, j] and, below it,
-// M[i, j] = -(sum over j <= p < i of L[i, p] M[p, j]) / L[i, i], each sum
-// from zero in increasing p: the CPU kernel's operations in its order.
-func.func private @__gptq_trinv_unblocked(%l: tensor<?x?xf32>) -> tensor<?x?xf32> {
+// M = L^-1 into %m (its contents are not read) for L = T^T on and below the
+// diagonal, a column per task (see __gptq_factor_diagonal).
+func.func private @__gptq_trinv_of_transposed(%t: tensor<?x?xf32>, %m: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f32
-  %n = tensor.dim %l, %c0 : tensor<?x?xf32>
-  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
-  %m = scf.forall (%j) in (%n) shared_outs(%mo = %z) -> (tensor<?x?xf32>) {
+  %n = tensor.dim %t, %c0 : tensor<?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%m : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = scf.forall (%j) in (%n) shared_outs(%mo = %z) -> (tensor<?x?xf32>) {
     %col = tensor.extract_slice %mo[0, %j] [%n, 1] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
-    %ljj = tensor.extract %l[%j, %j] : tensor<?x?xf32>
+    %ljj = tensor.extract %t[%j, %j] : tensor<?x?xf32>
     %inv = arith.divf %one, %ljj : f32
     %col1 = tensor.insert %inv into %col[%j] : tensor<?xf32>
     %j1 = arith.addi %j, %c1 : index
     %colf = scf.for %i = %j1 to %n step %c1 iter_args(%cc = %col1) -> (tensor<?xf32>) {
       %acc = scf.for %p = %j to %i step %c1 iter_args(%sum = %zero) -> (f32) {
-        %lip = tensor.extract %l[%i, %p] : tensor<?x?xf32>
+        %lip = tensor.extract %t[%p, %i] : tensor<?x?xf32>
         %mpj = tensor.extract %cc[%p] : tensor<?xf32>
         %xy = arith.mulf %lip, %mpj : f32
         %sum2 = arith.addf %sum, %xy : f32
         scf.yield %sum2 : f32
       }
-      %lii = tensor.extract %l[%i, %i] : tensor<?x?xf32>
+      %lii = tensor.extract %t[%i, %i] : tensor<?x?xf32>
       %ns = arith.negf %acc : f32
       %v = arith.divf %ns, %lii : f32
       %cc2 = tensor.insert %v into %cc[%i] : tensor<?xf32>
@@ -250,7 +270,64 @@ func.func private @__gptq_trinv_unblocked(%l: tensor<?x?xf32>) -> tensor<?x?xf32
       tensor.parallel_insert_slice %colf into %mo[0, %j] [%n, 1] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
     }
   }
-  return %m : tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// L21^T = M11 P^T (M11 is kb x kb, P rest x kb), P read in place.
+func.func private @__gptq_factor_panel(%mkk: tensor<?x?xf32>, %p: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %kb = tensor.dim %mkk, %c0 : tensor<?x?xf32>
+  %rest = tensor.dim %p, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%kb, %rest) : tensor<?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%mkk, %p : tensor<?x?xf32>, tensor<?x?xf32>) outs(%z : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %x = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// The transpose of %src written into %dst (of the transposed shape).
+func.func private @__gptq_transpose_to(%src: tensor<?x?xf32>, %dst: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %t = linalg.transpose ins(%src : tensor<?x?xf32>) outs(%dst : tensor<?x?xf32>) permutation = [1, 0]
+  return %t : tensor<?x?xf32>
+}
+
+// L[K, 0:K] M[0:K, 0:K] (kb x k), both read in place.
+func.func private @__gptq_factor_row_product(%lrow: tensor<?x?xf32>, %mtl: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %kb = tensor.dim %lrow, %c0 : tensor<?x?xf32>
+  %k = tensor.dim %mtl, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%kb, %k) : tensor<?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%lrow, %mtl : tensor<?x?xf32>, tensor<?x?xf32>) outs(%z : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %x = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// -M11 T written into %dst (its contents are not read; kb x k).
+func.func private @__gptq_factor_row_inverse(%mkk: tensor<?x?xf32>, %t: tensor<?x?xf32>, %dst: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%dst : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%mkk, %t : tensor<?x?xf32>, tensor<?x?xf32>) outs(%z : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %x = arith.mulf %a, %b : f32
+    %s = arith.subf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
 }
 
 // __gptq_find_params on a group of W^T (%xt is L x R): its linalg ops over

@@ -9,11 +9,13 @@
 // factorization) as scf.for, the independent work as linalg ops and
 // scf.forall. What a target tunes lives in a kernel file of the same
 // functions: the matrix products (__gptq_gemm_sub), transposes and gathers,
-// the unblocked factorization and inversion of the diagonal blocks
-// (__gptq_chol_unblocked, __gptq_trinv_unblocked: the same operations in the
-// same order in both files), and the rows per task of the parallel loops
-// (__gptq_chunk_*). KernelsCPU.mlir is the CPU schedule; KernelsPortable.mlir
-// writes each kernel as plain linalg ops, for the GPU pipeline.
+// the pieces of a step of the blocked factorization (__gptq_factor_*: the
+// diagonal block factored and inverted with the same operations in the same
+// order in both files, the panel, the block row of the inverse), the order
+// of the quantize-and-compensate loop (__gptq_left_looking), and the rows
+// per task of the parallel loops (__gptq_chunk_*). KernelsCPU.mlir is the
+// CPU schedule; KernelsPortable.mlir writes each kernel as plain linalg ops
+// reading its operands in place, for the GPU pipeline.
 
 #id1 = affine_map<(d0) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
@@ -146,54 +148,56 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
   // at the end of the step; the part of block row K right of the diagonal is
   // zeroed, so that the finished rows hold exactly the lower triangular M.
   // Whether each pivot was positive, written by the diagonal blocks' kernels
-  // and read once at the end.
+  // and read once at the end. The step's pieces are kernel functions
+  // (__gptq_factor_*): the CPU kernels build them from their transposes
+  // and matrix kernel, the portable kernels read operands in place.
   %flags0 = tensor.empty(%n) : tensor<?xi1>
   %res:2 = scf.for %k = %c0 to %n step %nb iter_args(%a = %rev, %fl = %flags0) -> (tensor<?x?xf32>, tensor<?xi1>) {
     %left = arith.subi %n, %k : index
     %kb = arith.minsi %nb, %left : index
     %k2 = arith.addi %k, %kb : index
     %rest = arith.subi %n, %k2 : index
+    // M[K,K] = chol(A[K,K])^-1 in the diagonal block's place (nothing
+    // else in the step reads A[K,K]) and in a buffer of its own, which the
+    // step's products read, and the pivots' flags.
     %akk = tensor.extract_slice %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %lkk, %fkk = func.call @__gptq_chol_unblocked(%akk) : (tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?xi1>)
-    %mkk = func.call @__gptq_trinv_unblocked(%lkk) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-    %mkkt = func.call @__gptq_transpose(%mkk) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    %flk = tensor.extract_slice %fl[%k] [%kb] [1] : tensor<?xi1> to tensor<?xi1>
+    %mkk, %mkkc, %fkk = func.call @__gptq_factor_diagonal(%akk, %flk) : (tensor<?x?xf32>, tensor<?xi1>) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>)
+    %a1 = tensor.insert_slice %mkk into %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
     %fl2 = tensor.insert_slice %fkk into %fl[%k] [%kb] [1] : tensor<?xi1> into tensor<?xi1>
     %haverest = arith.cmpi sgt, %rest, %c0 : index
     %a2 = scf.if %haverest -> (tensor<?x?xf32>) {
       // L21^T = M11 P^T, then A22 -= L21 L21^T on the lower triangle.
-      %p = tensor.extract_slice %a[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %pt = func.call @__gptq_transpose(%p) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-      %z = tensor.empty(%kb, %rest) : tensor<?x?xf32>
-      %l21t = func.call @__gptq_gemm_sub(%z, %mkkt, %pt, %true, %false, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
-      %a22 = tensor.extract_slice %a[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %p = tensor.extract_slice %a1[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %l21t = func.call @__gptq_factor_panel(%mkkc, %p) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %a22 = tensor.extract_slice %a1[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %a22n = func.call @__gptq_gemm_sub(%a22, %l21t, %l21t, %false, %true, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
-      %l21 = func.call @__gptq_transpose(%l21t) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-      %a3 = tensor.insert_slice %a22n into %a[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %a3 = tensor.insert_slice %a22n into %a1[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      // L21 into its place below the diagonal block, then zeros into the
+      // block row right of it (the finished rows hold exactly the lower M).
+      %pd = tensor.extract_slice %a3[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %l21 = func.call @__gptq_transpose_to(%l21t, %pd) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
       %a4 = tensor.insert_slice %l21 into %a3[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       %up = tensor.extract_slice %a4[%k, %k2] [%kb, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %upz = linalg.fill ins(%zero : f32) outs(%up : tensor<?x?xf32>) -> tensor<?x?xf32>
       %a5 = tensor.insert_slice %upz into %a4[%k, %k2] [%kb, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %a5 : tensor<?x?xf32>
     } else {
-      scf.yield %a : tensor<?x?xf32>
+      scf.yield %a1 : tensor<?x?xf32>
     }
     %havek = arith.cmpi sgt, %k, %c0 : index
     %a6 = scf.if %havek -> (tensor<?x?xf32>) {
       // M[K, 0:K] = -M11 (L[K, 0:K] M[0:K, 0:K]); M[0:K, 0:K] is lower.
       %lrow = tensor.extract_slice %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %lrowt = func.call @__gptq_transpose(%lrow) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %mtl = tensor.extract_slice %a2[0, 0] [%k, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %z1 = tensor.empty(%kb, %k) : tensor<?x?xf32>
-      %t = func.call @__gptq_gemm_sub(%z1, %lrowt, %mtl, %true, %false, %true, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
-      %z2 = tensor.empty(%kb, %k) : tensor<?x?xf32>
-      %x = func.call @__gptq_gemm_sub(%z2, %mkkt, %t, %false, %false, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
+      %t = func.call @__gptq_factor_row_product(%lrow, %mtl) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %x = func.call @__gptq_factor_row_inverse(%mkkc, %t, %lrow) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
       %m3 = tensor.insert_slice %x into %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.yield %m3 : tensor<?x?xf32>
     } else {
       scf.yield %a2 : tensor<?x?xf32>
     }
-    %a7 = tensor.insert_slice %mkk into %a6[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-    scf.yield %a7, %fl2 : tensor<?x?xf32>, tensor<?xi1>
+    scf.yield %a6, %fl2 : tensor<?x?xf32>, tensor<?xi1>
   }
   %ok = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %true) -> (i1) {
     %f = tensor.extract %res#1[%i] : tensor<?xi1>

@@ -4,35 +4,51 @@
 // RUN: not gptq-opt %s --convert-gptq-to-linalg=kernels=gpu 2>&1 | FileCheck %s --check-prefix=BADKERNELS
 
 // The same algorithm with the portable kernels: J H J as one gather, the
-// products as one linalg.generic each, no vector ops.
+// products as one linalg.generic each reading their operands in place, no
+// vector ops.
 // PORTABLE-LABEL: func.func private @__gptq_damped_cholesky
 // PORTABLE: call @__gptq_reversed_hessian
-// PORTABLE: call @__gptq_chol_unblocked
+// PORTABLE: call @__gptq_factor_diagonal
+// PORTABLE: call @__gptq_factor_panel
 // PORTABLE: call @__gptq_gemm_sub
+// PORTABLE: call @__gptq_transpose_to
+// PORTABLE: call @__gptq_factor_row_product
+// PORTABLE: call @__gptq_factor_row_inverse
 // PORTABLE-LABEL: func.func private @__gptq_reversed_hessian
 // PORTABLE-NOT: vector.
 // PORTABLE: linalg.generic
 // PORTABLE: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<?x?xf32>
-// The diagonal blocks: each step of the factorization two linalg ops (the
-// pivot's row scaled, the later rows updated), the steps in one loop marked
-// to run in one block of GPU threads; the inverse a column per task.
-// PORTABLE-LABEL: func.func private @__gptq_chol_unblocked
+// A diagonal block in one loop marked to run in one block of GPU threads:
+// A transposed, each step of the factorization two linalg ops (the pivot's
+// row scaled, the later rows updated), the inverse a column per task
+// written over A, and a copy of it.
+// PORTABLE-LABEL: func.func private @__gptq_factor_diagonal
 // PORTABLE: scf.for
-// PORTABLE: math.sqrt
-// PORTABLE: linalg.generic {{.*}}iterator_types = ["parallel"]
-// PORTABLE: arith.cmpf ogt
-// PORTABLE: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+// PORTABLE: linalg.transpose
+// PORTABLE: call @__gptq_chol_steps
+// PORTABLE: call @__gptq_trinv_of_transposed
+// PORTABLE: linalg.copy
 // PORTABLE: } {gptq.one_block}
-// PORTABLE-LABEL: func.func private @__gptq_trinv_unblocked
-// PORTABLE: scf.forall
-// PORTABLE: scf.for
-// PORTABLE: scf.for
-// PORTABLE: tensor.parallel_insert_slice
+// The panel L21^T = M11 P^T with P read transposed in place.
+// PORTABLE-LABEL: func.func private @__gptq_factor_panel
+// PORTABLE: linalg.fill
+// PORTABLE: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
 // PORTABLE-LABEL: func.func private @__gptq_gemm_sub
 // PORTABLE-NOT: vector.
 // PORTABLE: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
 // PORTABLE-NOT: vector.
 // PORTABLE: return
+// PORTABLE-LABEL: func.func private @__gptq_chol_steps
+// PORTABLE: scf.for
+// PORTABLE: math.sqrt
+// PORTABLE: linalg.generic {{.*}}iterator_types = ["parallel"]
+// PORTABLE: arith.cmpf ogt
+// PORTABLE: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+// PORTABLE-LABEL: func.func private @__gptq_trinv_of_transposed
+// PORTABLE: scf.forall
+// PORTABLE: scf.for
+// PORTABLE: scf.for
+// PORTABLE: tensor.parallel_insert_slice
 // BADKERNELS: error: kernels must be 'cpu' or 'portable', found 'gpu'
 
 // CHECK-LABEL: func.func @chol
@@ -69,12 +85,13 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 // CHECK: call @__gptq_perm_index
 // CHECK: call @__gptq_reversed_hessian
 // CHECK: scf.for
-// CHECK: call @__gptq_chol_unblocked
-// CHECK: call @__gptq_trinv_unblocked
+// CHECK: call @__gptq_factor_diagonal
 // CHECK: tensor.insert_slice %{{.*}} : tensor<?xi1> into tensor<?xi1>
-// CHECK: call @__gptq_gemm_sub({{.*}}, %false, %false, %true)
+// CHECK: call @__gptq_factor_panel
 // CHECK: call @__gptq_gemm_sub({{.*}}, %true, %false, %false)
-// CHECK: call @__gptq_gemm_sub({{.*}}, %false, %true, %true)
+// CHECK: call @__gptq_transpose_to
+// CHECK: call @__gptq_factor_row_product
+// CHECK: call @__gptq_factor_row_inverse
 // The flag is the conjunction of the pivots' flags, read once at the end.
 // CHECK: scf.for
 // CHECK: arith.andi %{{.*}} : i1
@@ -85,12 +102,14 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 // CHECK-LABEL: func.func private @__gptq_reversed_hessian
 // CHECK: scf.forall
 // CHECK: vector.gather {{.*}} : tensor<?x?xf32>, vector<16xi32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
-
-// A pivot that is not positive (or NaN) clears its column's flag.
-// CHECK-LABEL: func.func private @__gptq_chol_unblocked
-// CHECK: %[[POS:.*]] = arith.cmpf ogt
-// CHECK: tensor.insert %[[POS]] into %{{.*}} : tensor<?xi1>
-// CHECK: math.sqrt
+// The step's pieces from the unblocked kernels, transposes and the GEMM
+// kernel: the diagonal block factored and inverted, the panel, the block
+// row of the inverse (M lower: the kernel may skip its upper triangle).
+// CHECK-LABEL: func.func private @__gptq_factor_diagonal
+// CHECK: call @__gptq_chol_unblocked
+// CHECK: call @__gptq_trinv_unblocked
+// CHECK-LABEL: func.func private @__gptq_factor_panel
+// CHECK: call @__gptq_gemm_sub({{.*}}, %true, %false, %false, %true)
 
 // The kernel: packed operands, column panels in parallel, and register
 // tiles of outer products in each panel.
@@ -100,6 +119,17 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 // CHECK: scf.forall
 // CHECK: call @__gptq_gemm_panel
 // CHECK: tensor.parallel_insert_slice
+// CHECK-LABEL: func.func private @__gptq_factor_row_product
+// CHECK: call @__gptq_gemm_sub({{.*}}, %true, %false, %true, %true)
+// CHECK-LABEL: func.func private @__gptq_factor_row_inverse
+// CHECK: call @__gptq_gemm_sub({{.*}}, %false, %false, %false, %true)
+
+// A pivot that is not positive (or NaN) clears its column's flag.
+// CHECK-LABEL: func.func private @__gptq_chol_unblocked
+// CHECK: %[[POS:.*]] = arith.cmpf ogt
+// CHECK: tensor.insert %[[POS]] into %{{.*}} : tensor<?xi1>
+// CHECK: math.sqrt
+
 // CHECK-LABEL: func.func private @__gptq_gemm_panel
 // CHECK: scf.if
 // CHECK: linalg.fill
