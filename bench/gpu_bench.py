@@ -15,8 +15,9 @@ counts; the first pays for loading the kernels and faulting in managed
 memory) and bench/torch_gptq.py's implementation of the reference on
 cuda with TF32 off --torch-repeats times (best counts; the first pays
 for cuBLAS and cuSOLVER's start-up), and prints seconds, the ratio, and the work model's
-TFLOP/s against the chip's FP32 peak. The two losses are compared as a
-check that both solved the same problem. Needs numpy and PyTorch with CUDA;
+TFLOP/s against the chip's FP32 peak, and our kernel launches per call
+(the runtime's count, which the executable prints with --time). The two
+losses are compared as a check that both solved the same problem. Needs numpy and PyTorch with CUDA;
 no MLIR.
 """
 
@@ -82,9 +83,11 @@ def run_ours(exe, wp, hp, out, repeats, timeout):
         raise RuntimeError("ours failed: " + p.stderr.strip())
     line = [l for l in p.stderr.splitlines() if l.startswith("run_seconds")][-1]
     seconds = [float(x) for x in line.split()[1:]]
+    counted = [l for l in p.stderr.splitlines() if l.startswith("kernel_launches")]
+    launches = int(counted[-1].split()[1]) if counted else None
     results = sorted(f for f in os.listdir(out) if f.endswith(".npy"))
     loss = float(np.load(os.path.join(out, "%d.npy" % (len(results) - 2)))[0])
-    return seconds, loss
+    return seconds, loss, launches
 
 
 def run_torch(wp, hp, repeats):
@@ -135,9 +138,9 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     name, peak = chip_peak()
     print("device: %s; FP32 peak %s TFLOP/s" % (name, peak if peak else "unknown"))
-    print("| layer | ours s (best of %d) | ours TFLOP/s | %% of FP32 peak | PyTorch s (best of %d) | ratio | loss ours | loss PyTorch |"
+    print("| layer | ours s (best of %d) | ours TFLOP/s | %% of FP32 peak | PyTorch s (best of %d) | ratio | loss ours | loss PyTorch | our launches |"
           % (a.repeats, a.torch_repeats))
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     rows_out = []
     for size in a.sizes.split(","):
         rows, cols = (int(x) for x in size.lower().split("x"))
@@ -146,9 +149,9 @@ def main():
         wp, hp = make_layer(rows, cols, 0, folder)
         entry = {"rows": rows, "cols": cols, "work_flops": work_flops(rows, cols)}
         try:
-            ours, loss = run_ours(a.exe, wp, hp, os.path.join(folder, "out"), a.repeats,
-                                  a.timeout)
-            entry.update(ours_seconds=ours, ours_loss=loss)
+            ours, loss, launches = run_ours(a.exe, wp, hp, os.path.join(folder, "out"),
+                                            a.repeats, a.timeout)
+            entry.update(ours_seconds=ours, ours_loss=loss, ours_launches=launches)
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             entry.update(ours_error=str(e))
         try:
@@ -168,6 +171,7 @@ def main():
             "%.1fx" % (tbest / best) if best and tbest else "-",
             "%.6g" % entry["ours_loss"] if "ours_loss" in entry else "-",
             "%.6g" % entry["torch_loss"] if "torch_loss" in entry else "-",
+            str(entry["ours_launches"]) if entry.get("ours_launches") is not None else "-",
         ]
         print("| " + " | ".join(cells) + " |", flush=True)
         rows_out.append(entry)

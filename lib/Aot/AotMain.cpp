@@ -12,6 +12,7 @@
 #include "gptq/Execution/Npy.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Signals.h"
+#include "gptq/Runtime/LaunchCount.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -91,7 +92,8 @@ void usage(const PackedEntry &entry) {
     llvm::outs() << "  " << s.describe() << "\n";
   llvm::outs() << "\n  --repeat N  call N times (default 1), write the last "
                   "results\n  --time      print run_seconds of each call "
-                  "to stderr\n";
+                  "and the GPU\n              kernel_launches per call to "
+                  "stderr\n";
 }
 
 } // namespace
@@ -156,6 +158,7 @@ int main(int argc, char **argv) {
           checkResultFiles(outputDir, entry.results.size(), inputs, entry.name))
     return fail(llvm::toString(std::move(err)));
   std::vector<double> seconds;
+  uint64_t launchesBefore = gptq_runtime_launches();
   auto results = callRepeatedly(
       repeat, [&] { return callPackedEntry(entry, {}, args, inputs); },
       seconds);
@@ -168,6 +171,9 @@ int main(int argc, char **argv) {
     for (double s : seconds)
       llvm::errs() << " " << s;
     llvm::errs() << "\n";
+    // Every call launches the same kernels (none on the CPU).
+    llvm::errs() << "kernel_launches "
+                 << (gptq_runtime_launches() - launchesBefore) / repeat << "\n";
   }
   return 0;
 }

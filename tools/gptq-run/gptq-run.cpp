@@ -6,6 +6,7 @@
 #include "gptq/Execution/Npy.h"
 #include "gptq/Execution/Output.h"
 #include "gptq/Execution/Parameters.h"
+#include "gptq/Runtime/LaunchCount.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -59,9 +60,11 @@ static cl::opt<int64_t>
     choleskyBlock("cholesky-block",
                   cl::desc("Block size of the blocked Cholesky (default 128)"),
                   cl::init(128), cl::cat(category));
-static cl::opt<bool> timing("time",
-                            cl::desc("Print compile and run seconds to stderr"),
-                            cl::cat(category));
+static cl::opt<bool> timing(
+    "time",
+    cl::desc("Print compile and run seconds, and the GPU kernel launches "
+             "per call, to stderr"),
+    cl::cat(category));
 static cl::opt<unsigned> repeat(
     "repeat",
     cl::desc("Call the function N times (default 1) and write the last "
@@ -193,6 +196,7 @@ static int run(int argc, char **argv) {
             files.addOutput(resultPath(outputDir, i), "--output-dir"))
       return fail(llvm::toString(std::move(err)));
   std::vector<double> runSeconds;
+  uint64_t launchesBefore = gptq_runtime_launches();
   auto results = callRepeatedly(
       repeat, [&] { return (*fn)->call(args, names); }, runSeconds);
   if (!results)
@@ -206,7 +210,9 @@ static int run(int argc, char **argv) {
                  << "\nrun_seconds";
     for (double s : runSeconds)
       llvm::errs() << " " << s;
-    llvm::errs() << "\n";
+    // Every call launches the same kernels (none on the CPU).
+    llvm::errs() << "\nkernel_launches "
+                 << (gptq_runtime_launches() - launchesBefore) / repeat << "\n";
   }
   return 0;
 }
