@@ -13,8 +13,8 @@ bench/bench_quantize.py does (seeded correlated activations, H = 2/n X^T X,
 W ~ N(0, 0.02^2)), runs ours --repeats times in one process (best call
 counts; the first pays for loading the kernels and faulting in managed
 memory) and bench/torch_gptq.py's implementation of the reference on
-cuda with TF32 off --torch-repeats times (best counts; the first pays
-for cuBLAS and cuSOLVER's start-up), and prints seconds, the ratio, and the work model's
+cuda with TF32 off, then on, --torch-repeats times each (best counts; the
+first pays for cuBLAS and cuSOLVER's start-up), and prints seconds, the ratio, and the work model's
 TFLOP/s against the chip's FP32 peak, and our kernel launches per call
 (the runtime's count, which the executable prints with --time). The two
 losses are compared as a check that both solved the same problem. Needs numpy and PyTorch with CUDA;
@@ -90,11 +90,11 @@ def run_ours(exe, wp, hp, out, repeats, timeout):
     return seconds, loss, launches
 
 
-def run_torch(wp, hp, repeats):
+def run_torch(wp, hp, repeats, tf32=False):
     import torch
     from torch_gptq import gptq_quantize
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
     W = torch.from_numpy(np.load(wp)).cuda()
     H = torch.from_numpy(np.load(hp)).cuda()
     seconds, loss = [], None
@@ -124,7 +124,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--exe", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--sizes", default="4096x4096,4096x11008,11008x4096",
+    ap.add_argument("--sizes", default="4096x4096,4096x11008,11008x4096,4096x14336",
                     help="rows x cols of each layer (default: %(default)s)")
     ap.add_argument("--repeats", type=int, default=3,
                     help="calls of ours in one process; the best counts (default: %(default)s)")
@@ -138,9 +138,9 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     name, peak = chip_peak()
     print("device: %s; FP32 peak %s TFLOP/s" % (name, peak if peak else "unknown"))
-    print("| layer | ours s (best of %d) | ours TFLOP/s | %% of FP32 peak | PyTorch s (best of %d) | ratio | loss ours | loss PyTorch | our launches |"
+    print("| layer | ours s (best of %d) | ours TFLOP/s | %% of FP32 peak | PyTorch s (best of %d) | ratio | PyTorch TF32 s | ratio | loss ours | loss PyTorch | our launches |"
           % (a.repeats, a.torch_repeats))
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     rows_out = []
     for size in a.sizes.split(","):
         rows, cols = (int(x) for x in size.lower().split("x"))
@@ -159,8 +159,14 @@ def main():
             entry.update(torch_seconds=ts, torch_loss=tl)
         except Exception as e:  # reported, not fatal: the other figures stand
             entry.update(torch_error=str(e))
+        try:
+            ts, tl = run_torch(wp, hp, a.torch_repeats, tf32=True)
+            entry.update(torch_tf32_seconds=ts, torch_tf32_loss=tl)
+        except Exception as e:
+            entry.update(torch_tf32_error=str(e))
         best = min(entry["ours_seconds"]) if "ours_seconds" in entry else None
         tbest = min(entry["torch_seconds"]) if "torch_seconds" in entry else None
+        t32 = min(entry["torch_tf32_seconds"]) if "torch_tf32_seconds" in entry else None
         tflops = entry["work_flops"] / best / 1e12 if best else None
         cells = [
             size,
@@ -169,6 +175,8 @@ def main():
             "%.1f%%" % (100 * tflops / peak) if tflops and peak else "-",
             "%.4f" % tbest if tbest else entry.get("torch_error", "-"),
             "%.1fx" % (tbest / best) if best and tbest else "-",
+            "%.4f" % t32 if t32 else entry.get("torch_tf32_error", "-"),
+            "%.1fx" % (t32 / best) if best and t32 else "-",
             "%.6g" % entry["ours_loss"] if "ours_loss" in entry else "-",
             "%.6g" % entry["torch_loss"] if "torch_loss" in entry else "-",
             str(entry["ours_launches"]) if entry.get("ours_launches") is not None else "-",
