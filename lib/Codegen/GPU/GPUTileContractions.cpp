@@ -295,12 +295,12 @@ struct GPTQGPUTileContractionsPass
     // just set is not read: the accumulators start from the fill's value,
     // and the fill goes (one launch fewer).
     SmallVector<Value> inits;
-    if (linalg::FillOp fill = fillBefore(op)) {
-      Value value = fill.getDpsInputs()[0];
+    linalg::FillOp fill = fillBefore(op);
+    if (fill) {
+      inits.assign(R * R, fill.getDpsInputs()[0]);
       fill->erase();
-      inits.assign(R * R, value);
     }
-    for (int64_t r = 0; r < R * R && inits.size() < size_t(R * R); ++r) {
+    for (int64_t r = 0; !fill && r < R * R; ++r) {
       auto init =
           scf::IfOp::create(b, loc, TypeRange{element}, inside[r], true);
       OpBuilder::InsertionGuard guard(b);

@@ -121,7 +121,12 @@ def GPTQGPUTileContractions
     for the chunk's `k` in order, reading each operand element from shared
     memory once per `results` products; a second barrier guards the tiles
     until all have read them. The accumulators start from the result's
-    values, as the op's body receives them, and are stored once.
+    values, as the op's body receives them, and are stored once. Where a
+    `linalg.fill` of the result's buffer comes just before the op (with
+    only ops free of memory effects between) and no operand is a view of
+    that buffer, the accumulators start from the fill's value instead and
+    the fill is removed: a product into a fresh result is one launch, not
+    two.
 
     Every result is the op's body applied in the order of `k`, as the
     loops that `convert-linalg-to-parallel-loops` make compute it: the
