@@ -2966,23 +2966,23 @@ func.func private @__gptq_trinv_unblocked(%l: tensor<?x?xf32>) -> tensor<?x?xf32
 // __gptq_damped_cholesky), from the unblocked kernels above, the
 // transposes and the matrix kernel.
 
-// M = chol(A)^-1 of a diagonal block (twice: for A and for the step's
-// products) and its pivots' flags (the second operand's contents are not
-// read).
+// M = chol(A)^-1 of a diagonal block, M^T for the step's products (the
+// matrix kernel takes its left operand transposed), and the pivots' flags
+// (the second operand's contents are not read).
 func.func private @__gptq_factor_diagonal(%a: tensor<?x?xf32>, %flags: tensor<?xi1>) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>) {
   %l, %f = func.call @__gptq_chol_unblocked(%a) : (tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?xi1>)
   %m = func.call @__gptq_trinv_unblocked(%l) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-  return %m, %m, %f : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>
+  %mt = func.call @__gptq_transpose(%m) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %m, %mt, %f : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>
 }
 
-// L21^T = M11 P^T.
-func.func private @__gptq_factor_panel(%mkk: tensor<?x?xf32>, %p: tensor<?x?xf32>) -> tensor<?x?xf32> {
+// L21^T = M11 P^T (%mkkt: M11^T).
+func.func private @__gptq_factor_panel(%mkkt: tensor<?x?xf32>, %p: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %true = arith.constant true
   %false = arith.constant false
-  %kb = tensor.dim %mkk, %c0 : tensor<?x?xf32>
+  %kb = tensor.dim %mkkt, %c0 : tensor<?x?xf32>
   %rest = tensor.dim %p, %c0 : tensor<?x?xf32>
-  %mkkt = func.call @__gptq_transpose(%mkk) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %pt = func.call @__gptq_transpose(%p) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %z = tensor.empty(%kb, %rest) : tensor<?x?xf32>
   %r = func.call @__gptq_gemm_sub(%z, %mkkt, %pt, %true, %false, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
@@ -3009,15 +3009,14 @@ func.func private @__gptq_factor_row_product(%lrow: tensor<?x?xf32>, %mtl: tenso
   return %r : tensor<?x?xf32>
 }
 
-// -M11 T (%dst gives only its shape).
-func.func private @__gptq_factor_row_inverse(%mkk: tensor<?x?xf32>, %t: tensor<?x?xf32>, %dst: tensor<?x?xf32>) -> tensor<?x?xf32> {
+// -M11 T (%mkkt: M11^T; %dst gives only its shape).
+func.func private @__gptq_factor_row_inverse(%mkkt: tensor<?x?xf32>, %t: tensor<?x?xf32>, %dst: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %false = arith.constant false
   %true = arith.constant true
-  %kb = tensor.dim %mkk, %c0 : tensor<?x?xf32>
+  %kb = tensor.dim %mkkt, %c0 : tensor<?x?xf32>
   %k = tensor.dim %t, %c1 : tensor<?x?xf32>
-  %mkkt = func.call @__gptq_transpose(%mkk) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %z = tensor.empty(%kb, %k) : tensor<?x?xf32>
   %r = func.call @__gptq_gemm_sub(%z, %mkkt, %t, %false, %false, %false, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>

@@ -158,10 +158,11 @@ func.func private @__gptq_reversed_hessian(%h: tensor<?x?xf32>, %qidx: tensor<?x
 // The diagonal block of the blocked factorization: M = chol(A)^-1 (lower,
 // zeros above; A's lower triangle is read) written over A and into a
 // buffer of its own (which the step's products read while they write the
-// rest of A), and whether each pivot was positive written into %flags. The whole block is one loop
-// marked gptq.one_block (one iteration): the GPU schedule runs it in one
-// block of threads, its steps' loops shared among the threads with
-// barriers between, so a diagonal block is one kernel.
+// rest of A), and whether each pivot was positive written into %flags.
+// The whole block is one loop marked gptq.one_block (one iteration): the
+// GPU schedule runs it in one block of threads, its steps' loops shared
+// among the threads with barriers between, so a diagonal block is one
+// kernel.
 //
 // The factorization works on T = A^T as the CPU kernel does
 // (KernelsCPU.mlir), each step's independent updates one linalg op: row j
@@ -301,31 +302,35 @@ func.func private @__gptq_transpose_to(%src: tensor<?x?xf32>, %dst: tensor<?x?xf
 func.func private @__gptq_factor_row_product(%lrow: tensor<?x?xf32>, %mtl: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.0 : f32
+  %true = arith.constant true
   %kb = tensor.dim %lrow, %c0 : tensor<?x?xf32>
   %k = tensor.dim %mtl, %c1 : tensor<?x?xf32>
   %e = tensor.empty(%kb, %k) : tensor<?x?xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%lrow, %mtl : tensor<?x?xf32>, tensor<?x?xf32>) outs(%z : tensor<?x?xf32>) {
-  ^bb0(%a: f32, %b: f32, %acc: f32):
-    %x = arith.mulf %a, %b : f32
-    %s = arith.addf %acc, %x : f32
-    linalg.yield %s : f32
-  } -> tensor<?x?xf32>
+  %r = func.call @__gptq_product_from_zero(%e, %lrow, %mtl, %true) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }
 
 // -M11 T written into %dst (its contents are not read; kb x k).
 func.func private @__gptq_factor_row_inverse(%mkk: tensor<?x?xf32>, %t: tensor<?x?xf32>, %dst: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %false = arith.constant false
+  %r = func.call @__gptq_product_from_zero(%dst, %mkk, %t, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// A B (with %plus) or -A B into %c (its contents are not read), A read as
+// it lies (M x K): each sum from zero in the order of k, as
+// __gptq_gemm_sub's with A given transposed.
+func.func private @__gptq_product_from_zero(%c: tensor<?x?xf32>, %a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %plus: i1) -> tensor<?x?xf32> {
   %zero = arith.constant 0.0 : f32
-  %z = linalg.fill ins(%zero : f32) outs(%dst : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%mkk, %t : tensor<?x?xf32>, tensor<?x?xf32>) outs(%z : tensor<?x?xf32>) {
-  ^bb0(%a: f32, %b: f32, %acc: f32):
-    %x = arith.mulf %a, %b : f32
-    %s = arith.subf %acc, %x : f32
-    linalg.yield %s : f32
+      ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%z : tensor<?x?xf32>) {
+  ^bb0(%av: f32, %bv: f32, %acc: f32):
+    %p = arith.mulf %av, %bv : f32
+    %s = arith.subf %acc, %p : f32
+    %t = arith.addf %acc, %p : f32
+    %v = arith.select %plus, %t, %s : f32
+    linalg.yield %v : f32
   } -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }

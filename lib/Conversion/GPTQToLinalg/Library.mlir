@@ -158,8 +158,9 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
     %k2 = arith.addi %k, %kb : index
     %rest = arith.subi %n, %k2 : index
     // M[K,K] = chol(A[K,K])^-1 in the diagonal block's place (nothing
-    // else in the step reads A[K,K]) and in a buffer of its own, which the
-    // step's products read, and the pivots' flags.
+    // else in the step reads A[K,K]), M[K,K] again in a buffer of its own
+    // and in the layout the kernel file's products read (the CPU's:
+    // transposed), and the pivots' flags.
     %akk = tensor.extract_slice %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
     %flk = tensor.extract_slice %fl[%k] [%kb] [1] : tensor<?xi1> to tensor<?xi1>
     %mkk, %mkkc, %fkk = func.call @__gptq_factor_diagonal(%akk, %flk) : (tensor<?x?xf32>, tensor<?xi1>) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>)
@@ -457,9 +458,6 @@ func.func private @__gptq_range_grid(%lo: f32, %hi: f32, %maxq: f32, %sym: i1) -
   %zero = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f32
   %mone = arith.constant -1.0 : f32
-  %half = arith.constant 0.5 : f32
-  %symzero0 = arith.addf %maxq, %one : f32
-  %symzero = arith.mulf %symzero0, %half : f32
   %alo = math.absf %lo : f32
   %shi = arith.maximumf %alo, %hi : f32
   %neg = arith.cmpf olt, %lo, %zero : f32
@@ -472,23 +470,14 @@ func.func private @__gptq_range_grid(%lo: f32, %hi: f32, %maxq: f32, %sym: i1) -
   %both = arith.andi %lz, %hz : i1
   %lo2 = arith.select %both, %mone, %lo1 : f32
   %hi2 = arith.select %both, %one, %hi1 : f32
-  %rng = arith.subf %hi2, %lo2 : f32
-  %scale = arith.divf %rng, %maxq : f32
-  %nlo = arith.negf %lo2 : f32
-  %zq = arith.divf %nlo, %scale : f32
-  %za = math.roundeven %zq : f32
-  %zero1 = arith.select %sym, %symzero, %za : f32
-  return %scale, %zero1, %lo2, %hi2 : f32, f32, f32, f32
+  %g:2 = func.call @__gptq_grid_of(%lo2, %hi2, %maxq, %sym) : (f32, f32, f32, i1) -> (f32, f32)
+  return %g#0, %g#1, %lo2, %hi2 : f32, f32, f32, f32
 }
 
 // The grid of step %i of the MSE search: the range [lo, hi] shrunk by
 // 1 - i / grid.
 func.func private @__gptq_shrunk_grid(%lo: f32, %hi: f32, %i: index, %grid: f64, %maxq: f32, %sym: i1) -> (f32, f32) {
-  %one = arith.constant 1.0 : f32
-  %half = arith.constant 0.5 : f32
   %oned = arith.constant 1.0 : f64
-  %symzero0 = arith.addf %maxq, %one : f32
-  %symzero = arith.mulf %symzero0, %half : f32
   %ii = arith.index_cast %i : index to i64
   %if = arith.sitofp %ii : i64 to f64
   %frac = arith.divf %if, %grid : f64
@@ -496,9 +485,20 @@ func.func private @__gptq_shrunk_grid(%lo: f32, %hi: f32, %i: index, %grid: f64,
   %p = arith.truncf %pd : f64 to f32
   %lo1 = arith.mulf %p, %lo : f32
   %hi1 = arith.mulf %p, %hi : f32
-  %rng = arith.subf %hi1, %lo1 : f32
+  %g:2 = func.call @__gptq_grid_of(%lo1, %hi1, %maxq, %sym) : (f32, f32, f32, i1) -> (f32, f32)
+  return %g#0, %g#1 : f32, f32
+}
+
+// Scale and zero of the grid over [lo, hi]; with %sym, the zero is the
+// middle code.
+func.func private @__gptq_grid_of(%lo: f32, %hi: f32, %maxq: f32, %sym: i1) -> (f32, f32) {
+  %one = arith.constant 1.0 : f32
+  %half = arith.constant 0.5 : f32
+  %symzero0 = arith.addf %maxq, %one : f32
+  %symzero = arith.mulf %symzero0, %half : f32
+  %rng = arith.subf %hi, %lo : f32
   %scale = arith.divf %rng, %maxq : f32
-  %nlo = arith.negf %lo1 : f32
+  %nlo = arith.negf %lo : f32
   %zq = arith.divf %nlo, %scale : f32
   %za = math.roundeven %zq : f32
   %zero1 = arith.select %sym, %symzero, %za : f32
@@ -651,9 +651,9 @@ func.func private @__gptq_grid(%w: tensor<?x?xf32>, %gs: index, %maxq: f32, %sym
 
 // The column loop of a block on a chunk of rows (W1 = the block's columns
 // of W^T for those rows, %cnt x %rc, sizes given as the callers computed
-// them, which the CPU schedule's vector sizes are derived from): each column quantized with its group's
-// grid (rows %roff.. of %sb, %zb), its error divided by U's diagonal, and
-// the block's later columns compensated. Returns W1, the errors, the codes
+// them, which the CPU schedule's vector sizes are derived from): each
+// column quantized with its group's grid (rows %roff.. of %sb, %zb), its
+// error divided by U's diagonal, and the block's later columns compensated. Returns W1, the errors, the codes
 // and the loss per row. The column loop is marked gptq.long_iterations:
 // each task that runs it runs long, and the GPU schedule spreads such
 // tasks over the chip in small blocks.
@@ -721,9 +721,9 @@ func.func private @__gptq_block_columns(%w1init: tensor<?x?xf32>, %err0: tensor<
 // The reference's order: each block's column loop in chunks of rows, then
 // the lazy batch update W[:, i2:] -= Err1 U[i1:i2, i2:], the kernel's
 // W^T[i2:, :] -= U[i1:i2, i2:]^T Err1^T with U's block as the transposed
-// left operand. Returns W^T, the codes (transposed), the grids
-// (transposed) and the loss per row.
-func.func private @__gptq_quantize_right_looking(%wt0: tensor<?x?xf32>, %codes0: tensor<?x?xi8>, %s0: tensor<?x?xf32>, %z0: tensor<?x?xf32>, %loss0: tensor<?xf64>, %u: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
+// left operand. Returns the codes (transposed), the grids (transposed) and
+// the loss per row.
+func.func private @__gptq_quantize_right_looking(%wt0: tensor<?x?xf32>, %codes0: tensor<?x?xi8>, %s0: tensor<?x?xf32>, %z0: tensor<?x?xf32>, %loss0: tensor<?xf64>, %u: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %true = arith.constant true
@@ -798,21 +798,7 @@ func.func private @__gptq_quantize_right_looking(%wt0: tensor<?x?xf32>, %codes0:
     }
     scf.yield %wn, %blk#1, %sb, %zb, %blk#3 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
   }
-  return %out#0, %out#1, %out#2, %out#3, %out#4 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
-}
-
-// W[j, r] -= sum over k of U[k, j] E[k, r], in increasing k (%w is N x R,
-// %u K x N, %e K x R): the errors of earlier columns given to later ones,
-// as the reference's products give them.
-func.func private @__gptq_subtract_products(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>, %e: tensor<?x?xf32>) -> tensor<?x?xf32> {
-  %r = linalg.generic {indexing_maps = [affine_map<(j, r, k) -> (k, j)>, affine_map<(j, r, k) -> (k, r)>, affine_map<(j, r, k) -> (j, r)>], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%u, %e : tensor<?x?xf32>, tensor<?x?xf32>) outs(%w : tensor<?x?xf32>) {
-  ^bb0(%uv: f32, %ev: f32, %acc: f32):
-    %p = arith.mulf %uv, %ev : f32
-    %s = arith.subf %acc, %p : f32
-    linalg.yield %s : f32
-  } -> tensor<?x?xf32>
-  return %r : tensor<?x?xf32>
+  return %out#1, %out#2, %out#3, %out#4 : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
 }
 
 // The same operations in another order: each block's columns are first
@@ -829,10 +815,11 @@ func.func private @__gptq_subtract_products(%w: tensor<?x?xf32>, %u: tensor<?x?x
 // block's start too, and later blocks continue from there: columns
 // [i1, %dend) have received the errors of the columns below %dk, the later
 // ones none.
-func.func private @__gptq_quantize_left_looking(%wt0: tensor<?x?xf32>, %codes0: tensor<?x?xi8>, %s0: tensor<?x?xf32>, %z0: tensor<?x?xf32>, %loss0: tensor<?xf64>, %u: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
+func.func private @__gptq_quantize_left_looking(%wt0: tensor<?x?xf32>, %codes0: tensor<?x?xi8>, %s0: tensor<?x?xf32>, %z0: tensor<?x?xf32>, %loss0: tensor<?xf64>, %u: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %true = arith.constant true
+  %false = arith.constant false
   %r = tensor.dim %wt0, %c1 : tensor<?x?xf32>
   %c = tensor.dim %wt0, %c0 : tensor<?x?xf32>
   %ng = tensor.dim %s0, %c0 : tensor<?x?xf32>
@@ -881,10 +868,13 @@ func.func private @__gptq_quantize_left_looking(%wt0: tensor<?x?xf32>, %codes0: 
       %wp0 = tensor.extract_slice %wv[%i1, %r0] [%ncols, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %ep = tensor.extract_slice %eprev[%dk, 0] [%nk, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
       %wa = tensor.extract_slice %wp0[0, 0] [%npart, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %wa2 = func.call @__gptq_subtract_products(%wa, %upart, %ep) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      // W[j, r] -= sum over k of U[k, j] E[k, r], in increasing k: the
+      // matrix kernel's own operations (the portable one's is not tiled
+      // inside a parallel loop).
+      %wa2 = func.call @__gptq_gemm_sub(%wa, %upart, %ep, %false, %false, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
       %wp1 = tensor.insert_slice %wa2 into %wp0[0, 0] [%npart, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       %wb = tensor.extract_slice %wp1[%npart, 0] [%nfresh, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %wb2 = func.call @__gptq_subtract_products(%wb, %ufresh, %eprev) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %wb2 = func.call @__gptq_gemm_sub(%wb, %ufresh, %eprev, %false, %false, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
       %wp2 = tensor.insert_slice %wb2 into %wp1[%npart, 0] [%nfresh, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       // The grids of the groups that start in the block, row by row.
       %sgc0 = tensor.extract_slice %sgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
@@ -929,7 +919,7 @@ func.func private @__gptq_quantize_left_looking(%wt0: tensor<?x?xf32>, %codes0: 
     // Columns [i2, e) have now received the errors of the columns below i1.
     scf.yield %blk#1, %blk#0, %blk#3, %blk#4, %blk#2, %e, %i1, %blk#5 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>, index, index, tensor<?x?xf32>
   }
-  return %out#0, %out#1, %out#2, %out#3, %out#4 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
+  return %out#1, %out#2, %out#3, %out#4 : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
 }
 
 // The blocked quantize-and-compensate loop. With %fixed, column c uses grid
@@ -981,17 +971,17 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
   %le = tensor.empty(%r) : tensor<?xf64>
   %loss0 = linalg.fill ins(%zerod : f64) outs(%le : tensor<?xf64>) -> tensor<?xf64>
   %leftlooking = func.call @__gptq_left_looking() : () -> i1
-  %out:5 = scf.if %leftlooking -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
-    %o:5 = func.call @__gptq_quantize_left_looking(%wt0, %codes0, %s0, %z0, %loss0, %u, %gmap, %fixed, %gs, %bsz, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>, tensor<?x?xf32>, tensor<?xi32>, i1, index, index, f32, i1, i1, f32, index, f64) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>)
-    scf.yield %o#0, %o#1, %o#2, %o#3, %o#4 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
+  %out:4 = scf.if %leftlooking -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) {
+    %o:4 = func.call @__gptq_quantize_left_looking(%wt0, %codes0, %s0, %z0, %loss0, %u, %gmap, %fixed, %gs, %bsz, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>, tensor<?x?xf32>, tensor<?xi32>, i1, index, index, f32, i1, i1, f32, index, f64) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>)
+    scf.yield %o#0, %o#1, %o#2, %o#3 : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
   } else {
-    %o:5 = func.call @__gptq_quantize_right_looking(%wt0, %codes0, %s0, %z0, %loss0, %u, %gmap, %fixed, %gs, %bsz, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>, tensor<?x?xf32>, tensor<?xi32>, i1, index, index, f32, i1, i1, f32, index, f64) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>)
-    scf.yield %o#0, %o#1, %o#2, %o#3, %o#4 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
+    %o:4 = func.call @__gptq_quantize_right_looking(%wt0, %codes0, %s0, %z0, %loss0, %u, %gmap, %fixed, %gs, %bsz, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>, tensor<?x?xf32>, tensor<?xi32>, i1, index, index, f32, i1, i1, f32, index, f64) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>)
+    scf.yield %o#0, %o#1, %o#2, %o#3 : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
   }
   %lsum0 = tensor.empty() : tensor<f64>
   %lsumz = linalg.fill ins(%zerod : f64) outs(%lsum0 : tensor<f64>) -> tensor<f64>
   %lsum = linalg.generic {indexing_maps = [#id1, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-      ins(%out#4 : tensor<?xf64>) outs(%lsumz : tensor<f64>) {
+      ins(%out#3 : tensor<?xf64>) outs(%lsumz : tensor<f64>) {
   ^bb0(%v: f64, %acc: f64):
     %a = arith.addf %acc, %v : f64
     linalg.yield %a : f64
@@ -1005,13 +995,13 @@ func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf3
   } else {
     scf.yield %perm : tensor<?xi64>
   }
-  %codes = func.call @__gptq_transpose_gather_i8(%out#1, %q, %permcodes) : (tensor<?x?xi8>, tensor<?xi64>, i1) -> tensor<?x?xi8>
+  %codes = func.call @__gptq_transpose_gather_i8(%out#0, %q, %permcodes) : (tensor<?x?xi8>, tensor<?xi64>, i1) -> tensor<?x?xi8>
   // Fixed grids are returned as they came (the loop never writes them).
   %sout, %zout = scf.if %fixed -> (tensor<?x?xf32>, tensor<?x?xf32>) {
     scf.yield %sin, %zin : tensor<?x?xf32>, tensor<?x?xf32>
   } else {
-    %st = func.call @__gptq_transpose(%out#2) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-    %zt = func.call @__gptq_transpose(%out#3) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    %st = func.call @__gptq_transpose(%out#1) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    %zt = func.call @__gptq_transpose(%out#2) : (tensor<?x?xf32>) -> tensor<?x?xf32>
     scf.yield %st, %zt : tensor<?x?xf32>, tensor<?x?xf32>
   }
   return %codes, %sout, %zout, %lossf : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32

@@ -33,8 +33,8 @@ func.func @dynamic(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>) -> (tensor<?x?xi8>,
 // CHECK: scf.for
 // CHECK: tensor.extract_slice %{{.*}}[%[[LI1:.*]], %[[LI1]]] [%[[LCNT:.*]], %[[LCNT]]] [1, 1]
 // CHECK: scf.forall
-// CHECK: call @__gptq_subtract_products
-// CHECK: call @__gptq_subtract_products
+// CHECK: call @__gptq_gemm_sub({{.*}}, %false, %false, %false, %false)
+// CHECK: call @__gptq_gemm_sub({{.*}}, %false, %false, %false, %false)
 // CHECK: scf.if
 // CHECK: call @__gptq_row_params
 // CHECK: call @__gptq_block_columns
@@ -106,11 +106,13 @@ func.func @grid_per_row(%w: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32
 // CHECK: call @__gptq_shrunk_grid
 // CHECK: call @__gptq_grid_error
 // CHECK-LABEL: func.func private @__gptq_range_grid
-// CHECK: math.roundeven
+// CHECK: call @__gptq_grid_of
 // CHECK-LABEL: func.func private @__gptq_shrunk_grid
-// CHECK: math.roundeven
+// CHECK: call @__gptq_grid_of
 // CHECK-LABEL: func.func private @__gptq_grid_error
 // CHECK: math.powf
+// CHECK-LABEL: func.func private @__gptq_grid_of
+// CHECK: math.roundeven
 
 // -----
 
