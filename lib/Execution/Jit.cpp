@@ -1089,14 +1089,16 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
       options.pipeline(pm);
     } else if (cuda || options.device == "cuda-emulated") {
       NVVMPipelineOptions pipelineOptions;
-      pipelineOptions.choleskyBlock = options.choleskyBlock;
+      if (options.choleskyBlock)
+        pipelineOptions.choleskyBlock = *options.choleskyBlock;
       if (!chip.empty())
         pipelineOptions.chip = chip;
       pipelineOptions.emulate = !cuda;
       buildNVVMPipeline(pm, pipelineOptions);
     } else {
       CPUPipelineOptions pipelineOptions;
-      pipelineOptions.choleskyBlock = options.choleskyBlock;
+      if (options.choleskyBlock)
+        pipelineOptions.choleskyBlock = *options.choleskyBlock;
       pipelineOptions.kernels = options.kernels;
       pipelineOptions.cpuIsa = cpuIsaName(*isa).str();
       pipelineOptions.byteDots = options.byteDots;

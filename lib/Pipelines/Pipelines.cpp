@@ -150,8 +150,14 @@ void gptq::buildCPUPipeline(OpPassManager &pm,
   kernel.fuseDequantize = options.fuseDequantize;
   kernel.fuseWidening = options.fuseWidening;
   pm.addPass(createGPTQMatmulToUKernel(kernel));
-  addLibraryAndBuffers(pm, options.choleskyBlock, options.kernels,
-                       options.cpuIsa, options.byteDots,
+  // The portable kernels factor in the GPU's blocks unless told otherwise,
+  // so that they compute here what the GPU computes.
+  int64_t choleskyBlock =
+      options.kernels == "portable" && !options.choleskyBlock.hasValue()
+          ? kPortableCholeskyBlock
+          : options.choleskyBlock;
+  addLibraryAndBuffers(pm, choleskyBlock, options.kernels, options.cpuIsa,
+                       options.byteDots,
                        /*forwardArgumentResults=*/true);
   // The microkernels as calls of the library built for the instruction set.
   GPTQLowerUKernelsOptions ukernels;

@@ -12,7 +12,6 @@
 // RUN: FileCheck %s < %t/isa.mlir
 // RUN: FileCheck %s --check-prefix=MEM < %t/isa.mlir
 // RUN: FileCheck %s --check-prefixes=PTX,NOAPPROX < %t/isa.mlir
-// RUN: FileCheck %s --check-prefix=SMEM < %t/isa.mlir
 // RUN: FileCheck %s --check-prefix=NOMALLOC < %t/isa.mlir
 // RUN: FileCheck %s --check-prefix=TILED < %t/isa.mlir
 // RUN: FileCheck %s --check-prefix=OUTLINED < %t/outlined.mlir
@@ -76,15 +75,11 @@
 
 // The kernels, as PTX for sm_90 (binaries precede the host functions).
 // PTX: gpu.binary @hessian_kernel {{ *}}[#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.target sm_90
-// The quantize kernel's error step: IEEE division, nothing approximate.
-// PTX: gpu.binary @quantize_kernel{{.*}}div.rn.f32
 
-// The column loop's kernel: U's block in the launch's dynamic shared
-// memory (copied by the block's threads with st.shared, then bar.sync),
-// the column loop reading it (ld.shared) and dividing with IEEE rounding.
-// SMEM-LABEL: llvm.func @quantize(
-// SMEM: gpu.launch_func @quantize_kernel_{{[0-9]+}}::@quantize_kernel {{.*}} dynamic_shared_memory_size
-// SMEM: gpu.binary @quantize_kernel_{{[0-9]+}} {{.*}}.extern .shared .align 16 .b8 __dynamic_shmem__{{[0-9]+}}[];{{.*}}st.shared.b32{{.*}}bar.sync{{.*}}ld.shared.b32{{.*}}cvt.rni.f32.f32{{.*}}div.rn.f32
+// The quantize-and-compensate loop's kernel (every block of columns for a
+// chunk of rows): rounding to the grid and the error step with IEEE
+// division.
+// PTX: gpu.binary @quantize_kernel_{{[0-9]+}} {{.*}}cvt.rni.f32.f32{{.*}}div.rn.f32
 
 // The matrix products (here the Hessian's X^T X) stage each chunk of
 // their operands in shared memory (st.shared, bar.sync), read it back

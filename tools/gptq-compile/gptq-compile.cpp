@@ -76,8 +76,9 @@ static cl::opt<std::string>
          cl::init("sm_90"), cl::cat(category));
 static cl::opt<int64_t>
     choleskyBlock("cholesky-block",
-                  cl::desc("Block size of the blocked Cholesky (default 128)"),
-                  cl::init(128), cl::cat(category));
+                  cl::desc("Block size of the blocked Cholesky (default: 128 "
+                           "on the CPU, 256 on a GPU)"),
+                  cl::init(0), cl::cat(category));
 
 /// Fails in one line when `chip` is not an architecture the build can
 /// target, before any lowering (the pipeline's own check would fail inside
@@ -211,7 +212,7 @@ static int run(int argc, char **argv) {
       "DIR/0.npy, DIR/1.npy, ..., all\ntogether and only when the call "
       "succeeded; --help lists its arguments.\nThe output file is written "
       "only when compiling and linking succeeded.\n");
-  if (choleskyBlock < 1)
+  if (choleskyBlock.getNumOccurrences() > 0 && choleskyBlock < 1)
     return fail("--cholesky-block must be >= 1");
   if (llvm::Error err = checkDeviceName(device))
     return fail(llvm::toString(std::move(err)));
@@ -265,7 +266,8 @@ static int run(int argc, char **argv) {
 
   JitOptions options;
   options.toolName = "gptq-compile";
-  options.choleskyBlock = choleskyBlock;
+  if (choleskyBlock.getNumOccurrences() > 0)
+    options.choleskyBlock = choleskyBlock;
   options.device = device;
   options.chip = chip;
   // The executable carries its weights: nothing passes them in.

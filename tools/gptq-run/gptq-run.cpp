@@ -58,8 +58,9 @@ static cl::opt<std::string> device(
     cl::init("cpu"), cl::cat(category));
 static cl::opt<int64_t>
     choleskyBlock("cholesky-block",
-                  cl::desc("Block size of the blocked Cholesky (default 128)"),
-                  cl::init(128), cl::cat(category));
+                  cl::desc("Block size of the blocked Cholesky (default: 128 "
+                           "on the CPU, 256 on a GPU)"),
+                  cl::init(0), cl::cat(category));
 static cl::opt<bool> timing(
     "time",
     cl::desc("Print compile and run seconds, and the GPU kernel launches "
@@ -123,7 +124,7 @@ static int run(int argc, char **argv) {
       return fail("--output-dir is required (or --describe)");
     if (llvm::Error err = checkOutputDirectory(outputDir, "--output-dir"))
       return fail(llvm::toString(std::move(err)));
-    if (choleskyBlock < 1)
+    if (choleskyBlock.getNumOccurrences() > 0 && choleskyBlock < 1)
       return fail("--cholesky-block must be >= 1");
   }
 
@@ -178,7 +179,8 @@ static int run(int argc, char **argv) {
     return fail(llvm::toString(std::move(err)));
 
   JitOptions options = jitOptionsFromCommandLine("gptq-run");
-  options.choleskyBlock = choleskyBlock;
+  if (choleskyBlock.getNumOccurrences() > 0)
+    options.choleskyBlock = choleskyBlock;
   options.device = device;
   auto fn = CompiledFunction::compile(std::move(module), entry, options);
   if (!fn)

@@ -53,8 +53,9 @@ struct JitOptions {
   /// the CPU pipeline (gptq-lower-to-cpu-pipeline) with choleskyBlock.
   std::function<void(OpPassManager &)> pipeline;
   /// Block size of the blocked Cholesky factorization (the default
-  /// pipeline's option).
-  int64_t choleskyBlock = 128;
+  /// pipeline's option); none: the pipeline's default (128 on the CPU, 256
+  /// on a GPU).
+  std::optional<int64_t> choleskyBlock;
   /// The default pipeline's kernels: "cpu" or "portable" (see
   /// convert-gptq-to-linalg).
   std::string kernels = "cpu";

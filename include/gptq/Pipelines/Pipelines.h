@@ -9,11 +9,18 @@ namespace mlir {
 class OpPassManager;
 namespace gptq {
 
+/// The Cholesky block of the portable kernels (the GPU's): the step of a
+/// block is four parallel loops, so the block is larger than the CPU
+/// kernels' 128 to keep a layer's launches few.
+inline constexpr int64_t kPortableCholeskyBlock = 256;
+
 /// Options of `gptq-lower-to-cpu-pipeline`.
 struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<int64_t> choleskyBlock{
       *this, "cholesky-block",
-      llvm::cl::desc("Block size of the blocked Cholesky factorization"),
+      llvm::cl::desc("Block size of the blocked Cholesky factorization "
+                     "(default 128; 256 with the portable kernels, as on a "
+                     "GPU, whose steps are four parallel loops each)"),
       llvm::cl::init(128)};
   PassOptions::Option<bool> runtimeAllocator{
       *this, "runtime-allocator",
@@ -90,8 +97,11 @@ struct NVVMPipelineOptions
                      "fatbinary)"))};
   PassOptions::Option<int64_t> choleskyBlock{
       *this, "cholesky-block",
-      llvm::cl::desc("Block size of the blocked Cholesky factorization"),
-      llvm::cl::init(128)};
+      llvm::cl::desc(
+          "Block size of the blocked Cholesky factorization: each block is "
+          "four kernels (one of them a single block of threads), so larger "
+          "blocks make fewer launches and a longer one-block kernel"),
+      llvm::cl::init(kPortableCholeskyBlock)};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("The CUDA toolkit (ptxas, libdevice for math "

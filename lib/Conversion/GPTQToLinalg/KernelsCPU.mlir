@@ -2966,14 +2966,30 @@ func.func private @__gptq_trinv_unblocked(%l: tensor<?x?xf32>) -> tensor<?x?xf32
 // __gptq_damped_cholesky), from the unblocked kernels above, the
 // transposes and the matrix kernel.
 
-// M = chol(A)^-1 of a diagonal block, M^T for the step's products (the
-// matrix kernel takes its left operand transposed), and the pivots' flags
-// (the second operand's contents are not read).
-func.func private @__gptq_factor_diagonal(%a: tensor<?x?xf32>, %flags: tensor<?xi1>) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>) {
+// M = chol(A)^-1 of a diagonal block (with %unit, the identity instead),
+// M^T for the step's products (the matrix kernel takes its left operand
+// transposed), and the pivots' flags (the second operand's contents are
+// not read).
+func.func private @__gptq_factor_diagonal(%a: tensor<?x?xf32>, %flags: tensor<?xi1>, %unit: i1) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
   %l, %f = func.call @__gptq_chol_unblocked(%a) : (tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?xi1>)
   %m = func.call @__gptq_trinv_unblocked(%l) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %mt = func.call @__gptq_transpose(%m) : (tensor<?x?xf32>) -> tensor<?x?xf32>
-  return %m, %mt, %f : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>
+  %first = scf.if %unit -> (tensor<?x?xf32>) {
+    %i = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%a : tensor<?x?xf32>) {
+    ^bb0(%o: f32):
+      %r = linalg.index 0 : index
+      %c = linalg.index 1 : index
+      %d = arith.cmpi eq, %r, %c : index
+      %v = arith.select %d, %one, %zero : f32
+      linalg.yield %v : f32
+    } -> tensor<?x?xf32>
+    scf.yield %i : tensor<?x?xf32>
+  } else {
+    scf.yield %m : tensor<?x?xf32>
+  }
+  return %first, %mt, %f : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>
 }
 
 // L21^T = M11 P^T (%mkkt: M11^T).
@@ -3070,6 +3086,13 @@ func.func private @__gptq_block_rows(%wt: tensor<?x?xf32>, %i1: index, %r0: inde
 // errors given to the later columns by one matrix product per block (the
 // matrix kernel), see __gptq_quantize_blocks.
 func.func private @__gptq_left_looking() -> i1 {
+  %f = arith.constant false
+  return %f : i1
+}
+
+// The factorization's order (see __gptq_damped_cholesky): row by row, whose
+// products skip the triangles that are never read.
+func.func private @__gptq_accumulate_inverse() -> i1 {
   %f = arith.constant false
   return %f : i1
 }

@@ -156,9 +156,10 @@ func.func private @__gptq_reversed_hessian(%h: tensor<?x?xf32>, %qidx: tensor<?x
 }
 
 // The diagonal block of the blocked factorization: M = chol(A)^-1 (lower,
-// zeros above; A's lower triangle is read) written over A and into a
-// buffer of its own (which the step's products read while they write the
-// rest of A), and whether each pivot was positive written into %flags.
+// zeros above; A's lower triangle is read) written into a buffer of its
+// own (which the step's products read while they write the rest of A) and
+// over A (with %unit, the identity over A instead), and whether each pivot
+// was positive written into %flags.
 // The whole block is one loop marked gptq.one_block (one iteration): the
 // GPU schedule runs it in one block of threads, its steps' loops shared
 // among the threads with barriers between, so a diagonal block is one
@@ -172,9 +173,11 @@ func.func private @__gptq_reversed_hessian(%h: tensor<?x?xf32>, %qidx: tensor<?x
 // and, below it, M[i, j] = -(sum over j <= p < i of L[i, p] M[p, j]) /
 // L[i, i], each sum from zero in increasing p, with L[i, p] = T[p, i]. Every
 // entry gets the CPU kernels' operations in their order.
-func.func private @__gptq_factor_diagonal(%a: tensor<?x?xf32>, %flags: tensor<?xi1>) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>) {
+func.func private @__gptq_factor_diagonal(%a: tensor<?x?xf32>, %flags: tensor<?xi1>, %unit: i1) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
   %n = tensor.dim %a, %c0 : tensor<?x?xf32>
   %te = tensor.empty(%n, %n) : tensor<?x?xf32>
   %re = tensor.empty(%n) : tensor<?xf32>
@@ -183,9 +186,18 @@ func.func private @__gptq_factor_diagonal(%a: tensor<?x?xf32>, %flags: tensor<?x
   %res:5 = scf.for %once = %c0 to %n step %n iter_args(%tt = %te, %row0 = %re, %fl0 = %flags, %m = %a, %mc0 = %ce) -> (tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>, tensor<?x?xf32>, tensor<?x?xf32>) {
     %t0 = linalg.transpose ins(%m : tensor<?x?xf32>) outs(%tt : tensor<?x?xf32>) permutation = [1, 0]
     %r:3 = func.call @__gptq_chol_steps(%t0, %row0, %fl0) : (tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>) -> (tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>)
-    %mi = func.call @__gptq_trinv_of_transposed(%r#0, %m) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
-    %mc = linalg.copy ins(%mi : tensor<?x?xf32>) outs(%mc0 : tensor<?x?xf32>) -> tensor<?x?xf32>
-    scf.yield %r#0, %r#1, %r#2, %mi, %mc : tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>, tensor<?x?xf32>, tensor<?x?xf32>
+    %mc = func.call @__gptq_trinv_of_transposed(%r#0, %mc0) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+    %mo = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%mc : tensor<?x?xf32>) outs(%m : tensor<?x?xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %i = linalg.index 0 : index
+      %j = linalg.index 1 : index
+      %d = arith.cmpi eq, %i, %j : index
+      %e = arith.select %d, %one, %zero : f32
+      %w = arith.select %unit, %e, %v : f32
+      linalg.yield %w : f32
+    } -> tensor<?x?xf32>
+    scf.yield %r#0, %r#1, %r#2, %mo, %mc : tensor<?x?xf32>, tensor<?xf32>, tensor<?xi1>, tensor<?x?xf32>, tensor<?x?xf32>
   } {gptq.one_block}
   return %res#3, %res#4, %res#2 : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>
 }
@@ -354,6 +366,14 @@ func.func private @__gptq_block_rows(%wt: tensor<?x?xf32>, %i1: index, %r0: inde
 // __gptq_quantize_blocks): one parallel loop, so one kernel, per block of
 // columns, instead of a kernel for the block and a matrix product.
 func.func private @__gptq_left_looking() -> i1 {
+  %t = arith.constant true
+  return %t : i1
+}
+
+// The factorization with M's block rows accumulated (see
+// __gptq_damped_cholesky): four parallel pieces, so four kernels, per
+// block of columns, instead of seven.
+func.func private @__gptq_accumulate_inverse() -> i1 {
   %t = arith.constant true
   return %t : i1
 }

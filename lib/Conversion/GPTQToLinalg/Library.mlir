@@ -11,8 +11,9 @@
 // functions: the matrix products (__gptq_gemm_sub), transposes and gathers,
 // the pieces of a step of the blocked factorization (__gptq_factor_*: the
 // diagonal block factored and inverted with the same operations in the same
-// order in both files, the panel, the block row of the inverse), the order
-// of the quantize-and-compensate loop (__gptq_left_looking), and the rows
+// order in both files, the panel, the block row of the inverse), the orders
+// of the factorization (__gptq_accumulate_inverse) and of the
+// quantize-and-compensate loop (__gptq_left_looking), and the rows
 // per task of the parallel loops (__gptq_chunk_*). KernelsCPU.mlir is the
 // CPU schedule; KernelsPortable.mlir writes each kernel as plain linalg ops
 // reading its operands in place, for the GPU pipeline.
@@ -98,6 +99,140 @@ func.func private @__gptq_perm_index(%perm: tensor<?xi64>, %useperm: i1, %i: ind
   return %r : index
 }
 
+// M = L^-1 for L = chol(A) (A is n x n, its lower triangle read) in A's
+// lower triangle with zeros above, and whether each pivot was positive:
+// the right-looking blocked Cholesky of A, with the block rows of M written
+// over those of L once they are no longer needed:
+// L[K,K] = chol(A[K,K]); M[K,K] = L[K,K]^-1;
+// L[below,K] = A[below,K] M[K,K]^T; A[below,below] -= L[below,K] L[below,K]^T;
+// M[K,0:K] = -M[K,K] (L[K,0:K] M[0:K,0:K]).
+// Block row K of L is read only in step K, so M's block row K replaces it
+// at the end of the step; the part of block row K right of the diagonal is
+// zeroed, so that the finished rows hold exactly the lower triangular M.
+// The step's pieces are kernel functions (__gptq_factor_*): the CPU kernels
+// build them from their transposes and matrix kernel, skipping the upper
+// triangles that are never read.
+func.func private @__gptq_factor_row_by_row(%a0: tensor<?x?xf32>, %flags0: tensor<?xi1>, %nb: index) -> (tensor<?x?xf32>, tensor<?xi1>) {
+  %c0 = arith.constant 0 : index
+  %false = arith.constant false
+  %true = arith.constant true
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %a0, %c0 : tensor<?x?xf32>
+  %res:2 = scf.for %k = %c0 to %n step %nb iter_args(%a = %a0, %fl = %flags0) -> (tensor<?x?xf32>, tensor<?xi1>) {
+    %left = arith.subi %n, %k : index
+    %kb = arith.minsi %nb, %left : index
+    %k2 = arith.addi %k, %kb : index
+    %rest = arith.subi %n, %k2 : index
+    // M[K,K] = chol(A[K,K])^-1 in the diagonal block's place (nothing
+    // else in the step reads A[K,K]), M[K,K] again in a buffer of its own
+    // and in the layout the kernel file's products read (the CPU's:
+    // transposed), and the pivots' flags.
+    %akk = tensor.extract_slice %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %flk = tensor.extract_slice %fl[%k] [%kb] [1] : tensor<?xi1> to tensor<?xi1>
+    %mkk, %mkkc, %fkk = func.call @__gptq_factor_diagonal(%akk, %flk, %false) : (tensor<?x?xf32>, tensor<?xi1>, i1) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>)
+    %a1 = tensor.insert_slice %mkk into %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    %fl2 = tensor.insert_slice %fkk into %fl[%k] [%kb] [1] : tensor<?xi1> into tensor<?xi1>
+    %haverest = arith.cmpi sgt, %rest, %c0 : index
+    %a2 = scf.if %haverest -> (tensor<?x?xf32>) {
+      // L21^T = M11 P^T, then A22 -= L21 L21^T on the lower triangle.
+      %p = tensor.extract_slice %a1[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %l21t = func.call @__gptq_factor_panel(%mkkc, %p) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %a22 = tensor.extract_slice %a1[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %a22n = func.call @__gptq_gemm_sub(%a22, %l21t, %l21t, %false, %true, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
+      %a3 = tensor.insert_slice %a22n into %a1[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      // L21 into its place below the diagonal block, then zeros into the
+      // block row right of it (the finished rows hold exactly the lower M).
+      %pd = tensor.extract_slice %a3[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %l21 = func.call @__gptq_transpose_to(%l21t, %pd) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %a4 = tensor.insert_slice %l21 into %a3[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      %up = tensor.extract_slice %a4[%k, %k2] [%kb, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %upz = linalg.fill ins(%zero : f32) outs(%up : tensor<?x?xf32>) -> tensor<?x?xf32>
+      %a5 = tensor.insert_slice %upz into %a4[%k, %k2] [%kb, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.yield %a5 : tensor<?x?xf32>
+    } else {
+      scf.yield %a1 : tensor<?x?xf32>
+    }
+    %havek = arith.cmpi sgt, %k, %c0 : index
+    %a6 = scf.if %havek -> (tensor<?x?xf32>) {
+      // M[K, 0:K] = -M11 (L[K, 0:K] M[0:K, 0:K]); M[0:K, 0:K] is lower.
+      %lrow = tensor.extract_slice %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %mtl = tensor.extract_slice %a2[0, 0] [%k, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %t = func.call @__gptq_factor_row_product(%lrow, %mtl) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %x = func.call @__gptq_factor_row_inverse(%mkkc, %t, %lrow) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+      %m3 = tensor.insert_slice %x into %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.yield %m3 : tensor<?x?xf32>
+    } else {
+      scf.yield %a2 : tensor<?x?xf32>
+    }
+    scf.yield %a6, %fl2 : tensor<?x?xf32>, tensor<?xi1>
+  }
+  return %res#0, %res#1 : tensor<?x?xf32>, tensor<?xi1>
+}
+
+// The same M in fewer, larger steps: each block row of M is the sum of
+// products accumulated while the factorization goes right, so that a step
+// is four parallel pieces (on a GPU, four kernels) whatever the number of
+// blocks before it. With T[j, i] = sum over p of L[j, p] M[p, i] (whose
+// block row K gives M[K, 0:K] = -M[K,K] T[K, 0:K]), the step of block K:
+//   M11 = chol(A[K,K])^-1 into a buffer of its own, and I over A[K,K];
+//   R = M11 A[:, K]^T, a block row of n columns: over A[0:K, K], where
+//     -T[K, 0:K]^T has been accumulated, it is M[K, 0:K]; over A[K,K] = I,
+//     M11; over A[below, K] (the updated A), L[below, K]^T;
+//   block row K of A = R left of the diagonal block's end, zeros right of
+//     it (where the accumulation for block row K starts);
+//   A[:, below] -= R^T R[:, below]: rows below give A[below, below] -=
+//     L[below, K] L[below, K]^T, rows above accumulate -T^T.
+// Each entry receives the products of the other order in the same order
+// (the accumulation runs in increasing p, as T's sum from zero, and
+// -(M11 T) = M11 (-T) exactly), so the two orders give the same M. The
+// upper triangle is left with the accumulations: the caller reads the
+// lower one.
+func.func private @__gptq_factor_accumulating(%a0: tensor<?x?xf32>, %flags0: tensor<?xi1>, %nb: index) -> (tensor<?x?xf32>, tensor<?xi1>) {
+  %c0 = arith.constant 0 : index
+  %false = arith.constant false
+  %true = arith.constant true
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %a0, %c0 : tensor<?x?xf32>
+  %res:2 = scf.for %k = %c0 to %n step %nb iter_args(%a = %a0, %fl = %flags0) -> (tensor<?x?xf32>, tensor<?xi1>) {
+    %left = arith.subi %n, %k : index
+    %kb = arith.minsi %nb, %left : index
+    %k2 = arith.addi %k, %kb : index
+    %rest = arith.subi %n, %k2 : index
+    %akk = tensor.extract_slice %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %flk = tensor.extract_slice %fl[%k] [%kb] [1] : tensor<?xi1> to tensor<?xi1>
+    %ikk, %mkk, %fkk = func.call @__gptq_factor_diagonal(%akk, %flk, %true) : (tensor<?x?xf32>, tensor<?xi1>, i1) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>)
+    %a1 = tensor.insert_slice %ikk into %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    %fl2 = tensor.insert_slice %fkk into %fl[%k] [%kb] [1] : tensor<?xi1> into tensor<?xi1>
+    // R = M11 A[:, K]^T (kb x n).
+    %colk = tensor.extract_slice %a1[0, %k] [%n, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %rb = func.call @__gptq_factor_panel(%mkk, %colk) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+    // Block row K = [R[:, 0:k2] | 0].
+    %rowk = tensor.extract_slice %a1[%k, 0] [%kb, %n] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+    %rown = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%rb : tensor<?x?xf32>) outs(%rowk : tensor<?x?xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %j = linalg.index 1 : index
+      %in = arith.cmpi ult, %j, %k2 : index
+      %w = arith.select %in, %v, %zero : f32
+      linalg.yield %w : f32
+    } -> tensor<?x?xf32>
+    %a2 = tensor.insert_slice %rown into %a1[%k, 0] [%kb, %n] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+    %haverest = arith.cmpi sgt, %rest, %c0 : index
+    %a3 = scf.if %haverest -> (tensor<?x?xf32>) {
+      // A[:, below] -= R^T R[:, below].
+      %cb = tensor.extract_slice %a2[0, %k2] [%n, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %rr = tensor.extract_slice %rb[0, %k2] [%kb, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %cn = func.call @__gptq_gemm_sub(%cb, %rb, %rr, %false, %false, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
+      %a4 = tensor.insert_slice %cn into %a2[0, %k2] [%n, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+      scf.yield %a4 : tensor<?x?xf32>
+    } else {
+      scf.yield %a2 : tensor<?x?xf32>
+    }
+    scf.yield %a3, %fl2 : tensor<?x?xf32>, tensor<?xi1>
+  }
+  return %res#0, %res#1 : tensor<?x?xf32>, tensor<?xi1>
+}
+
 // U, upper, with (P H P^T with dead inputs set to 1, damped)^-1 = U^T U,
 // where P is the permutation %perm (with %useperm; the identity otherwise),
 // so that a symmetric permutation of H costs no pass of its own.
@@ -139,66 +274,16 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
     linalg.yield %pki : i32
   } -> tensor<?xi32>
   %rev = func.call @__gptq_reversed_hessian(%h, %qidx, %damp) : (tensor<?x?xf32>, tensor<?xi32>, f32) -> tensor<?x?xf32>
-  // Right-looking blocked Cholesky of A, with the block rows of M = L^-1
-  // written over those of L once they are no longer needed:
-  // L[K,K] = chol(A[K,K]); M[K,K] = L[K,K]^-1;
-  // L[below,K] = A[below,K] M[K,K]^T; A[below,below] -= L[below,K] L[below,K]^T;
-  // M[K,0:K] = -M[K,K] (L[K,0:K] M[0:K,0:K]).
-  // Block row K of L is read only in step K, so M's block row K replaces it
-  // at the end of the step; the part of block row K right of the diagonal is
-  // zeroed, so that the finished rows hold exactly the lower triangular M.
-  // Whether each pivot was positive, written by the diagonal blocks' kernels
-  // and read once at the end. The step's pieces are kernel functions
-  // (__gptq_factor_*): the CPU kernels build them from their transposes
-  // and matrix kernel, the portable kernels read operands in place.
+  // The kernel file chooses between two orders of the factorization
+  // (__gptq_accumulate_inverse); both leave M = L^-1 in A's lower triangle.
   %flags0 = tensor.empty(%n) : tensor<?xi1>
-  %res:2 = scf.for %k = %c0 to %n step %nb iter_args(%a = %rev, %fl = %flags0) -> (tensor<?x?xf32>, tensor<?xi1>) {
-    %left = arith.subi %n, %k : index
-    %kb = arith.minsi %nb, %left : index
-    %k2 = arith.addi %k, %kb : index
-    %rest = arith.subi %n, %k2 : index
-    // M[K,K] = chol(A[K,K])^-1 in the diagonal block's place (nothing
-    // else in the step reads A[K,K]), M[K,K] again in a buffer of its own
-    // and in the layout the kernel file's products read (the CPU's:
-    // transposed), and the pivots' flags.
-    %akk = tensor.extract_slice %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %flk = tensor.extract_slice %fl[%k] [%kb] [1] : tensor<?xi1> to tensor<?xi1>
-    %mkk, %mkkc, %fkk = func.call @__gptq_factor_diagonal(%akk, %flk) : (tensor<?x?xf32>, tensor<?xi1>) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi1>)
-    %a1 = tensor.insert_slice %mkk into %a[%k, %k] [%kb, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-    %fl2 = tensor.insert_slice %fkk into %fl[%k] [%kb] [1] : tensor<?xi1> into tensor<?xi1>
-    %haverest = arith.cmpi sgt, %rest, %c0 : index
-    %a2 = scf.if %haverest -> (tensor<?x?xf32>) {
-      // L21^T = M11 P^T, then A22 -= L21 L21^T on the lower triangle.
-      %p = tensor.extract_slice %a1[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %l21t = func.call @__gptq_factor_panel(%mkkc, %p) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
-      %a22 = tensor.extract_slice %a1[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %a22n = func.call @__gptq_gemm_sub(%a22, %l21t, %l21t, %false, %true, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
-      %a3 = tensor.insert_slice %a22n into %a1[%k2, %k2] [%rest, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-      // L21 into its place below the diagonal block, then zeros into the
-      // block row right of it (the finished rows hold exactly the lower M).
-      %pd = tensor.extract_slice %a3[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %l21 = func.call @__gptq_transpose_to(%l21t, %pd) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
-      %a4 = tensor.insert_slice %l21 into %a3[%k2, %k] [%rest, %kb] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-      %up = tensor.extract_slice %a4[%k, %k2] [%kb, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %upz = linalg.fill ins(%zero : f32) outs(%up : tensor<?x?xf32>) -> tensor<?x?xf32>
-      %a5 = tensor.insert_slice %upz into %a4[%k, %k2] [%kb, %rest] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-      scf.yield %a5 : tensor<?x?xf32>
-    } else {
-      scf.yield %a1 : tensor<?x?xf32>
-    }
-    %havek = arith.cmpi sgt, %k, %c0 : index
-    %a6 = scf.if %havek -> (tensor<?x?xf32>) {
-      // M[K, 0:K] = -M11 (L[K, 0:K] M[0:K, 0:K]); M[0:K, 0:K] is lower.
-      %lrow = tensor.extract_slice %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %mtl = tensor.extract_slice %a2[0, 0] [%k, %k] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %t = func.call @__gptq_factor_row_product(%lrow, %mtl) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
-      %x = func.call @__gptq_factor_row_inverse(%mkkc, %t, %lrow) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
-      %m3 = tensor.insert_slice %x into %a2[%k, 0] [%kb, %k] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-      scf.yield %m3 : tensor<?x?xf32>
-    } else {
-      scf.yield %a2 : tensor<?x?xf32>
-    }
-    scf.yield %a6, %fl2 : tensor<?x?xf32>, tensor<?xi1>
+  %accumulate = func.call @__gptq_accumulate_inverse() : () -> i1
+  %res:2 = scf.if %accumulate -> (tensor<?x?xf32>, tensor<?xi1>) {
+    %f:2 = func.call @__gptq_factor_accumulating(%rev, %flags0, %nb) : (tensor<?x?xf32>, tensor<?xi1>, index) -> (tensor<?x?xf32>, tensor<?xi1>)
+    scf.yield %f#0, %f#1 : tensor<?x?xf32>, tensor<?xi1>
+  } else {
+    %f:2 = func.call @__gptq_factor_row_by_row(%rev, %flags0, %nb) : (tensor<?x?xf32>, tensor<?xi1>, index) -> (tensor<?x?xf32>, tensor<?xi1>)
+    scf.yield %f#0, %f#1 : tensor<?x?xf32>, tensor<?xi1>
   }
   %ok = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %true) -> (i1) {
     %f = tensor.extract %res#1[%i] : tensor<?xi1>
@@ -206,7 +291,8 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
     scf.yield %acc2 : i1
   }
   // U = J M J in place: element (p, j) trades places with (n-1-p, n-1-j),
-  // row pairs in parallel, then the middle row of an odd n reversed.
+  // row pairs in parallel, then the middle row of an odd n reversed. Only
+  // M's lower triangle is read: zeros come in from above it.
   %npairs = arith.divui %n, %c2 : index
   %u0 = scf.forall (%pp) in (%npairs) shared_outs(%uo = %res#0) -> (tensor<?x?xf32>) {
     // Rows p and n-1-p as one strided slice.
@@ -215,8 +301,13 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
     %pair = tensor.extract_slice %uo[%pp, 0] [2, %n] [%gap, 1] : tensor<?x?xf32> to tensor<2x?xf32>
     %sw = scf.for %j = %c0 to %n step %c1 iter_args(%pr = %pair) -> (tensor<2x?xf32>) {
       %rj = arith.subi %nm1, %j : index
-      %a = tensor.extract %pr[%c0, %j] : tensor<2x?xf32>
-      %b = tensor.extract %pr[%c1, %rj] : tensor<2x?xf32>
+      %a0 = tensor.extract %pr[%c0, %j] : tensor<2x?xf32>
+      %b0 = tensor.extract %pr[%c1, %rj] : tensor<2x?xf32>
+      // M[p, j] is read where j <= p, M[n-1-p, n-1-j] where j >= p.
+      %alow = arith.cmpi ule, %j, %pp : index
+      %blow = arith.cmpi uge, %j, %pp : index
+      %a = arith.select %alow, %a0, %zero : f32
+      %b = arith.select %blow, %b0, %zero : f32
       %pr1 = tensor.insert %b into %pr[%c0, %j] : tensor<2x?xf32>
       %pr2 = tensor.insert %a into %pr1[%c1, %rj] : tensor<2x?xf32>
       scf.yield %pr2 : tensor<2x?xf32>
@@ -232,9 +323,9 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
     %row = tensor.extract_slice %uu[%mid, 0] [1, %n] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
     %mrev = scf.for %j = %c0 to %npairs step %c1 iter_args(%r = %row) -> (tensor<?xf32>) {
       %rj = arith.subi %nm1, %j : index
+      // M[mid, n-1-j] lies above the diagonal (j < mid).
       %a = tensor.extract %r[%j] : tensor<?xf32>
-      %b = tensor.extract %r[%rj] : tensor<?xf32>
-      %r1 = tensor.insert %b into %r[%j] : tensor<?xf32>
+      %r1 = tensor.insert %zero into %r[%j] : tensor<?xf32>
       %r2 = tensor.insert %a into %r1[%rj] : tensor<?xf32>
       scf.yield %r2 : tensor<?xf32>
     }
@@ -801,13 +892,15 @@ func.func private @__gptq_quantize_right_looking(%wt0: tensor<?x?xf32>, %codes0:
   return %out#1, %out#2, %out#3, %out#4 : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
 }
 
-// The same operations in another order: each block's columns are first
-// given the errors of every earlier column, inside the block's parallel
-// loop, then their grids are taken and the column loop runs. A block is one
-// parallel loop over chunks of rows (on a GPU, one kernel) and no product
-// spans rows; the errors of all columns are kept (E^T, cols x rows).
-// Each weight receives the products of the earlier columns' errors in
-// increasing column order, as in the reference's order.
+// The same operations in another order: rows of W are independent once U
+// is known, so the loop over chunks of rows is outermost (one parallel
+// loop for the whole layer: on a GPU, one kernel), and each chunk runs
+// every block in turn. A block's columns are first given the errors of
+// every earlier column, then their grids are taken and the column loop
+// runs; no product spans chunks. The chunk keeps the errors of all its
+// columns (E^T, cols x rows). Each weight receives the products of the
+// earlier columns' errors in increasing column order, as in the
+// reference's order.
 //
 // A group's grid reads its columns as they are when the block where it
 // starts begins. Where a group reaches past that block (a group size above
@@ -827,99 +920,109 @@ func.func private @__gptq_quantize_left_looking(%wt0: tensor<?x?xf32>, %codes0: 
   %nch = arith.ceildivsi %r, %chunk : index
   %notfixed = arith.xori %fixed, %true : i1
   %et0 = tensor.empty(%c, %r) : tensor<?x?xf32>
-  %out:8 = scf.for %i1 = %c0 to %c step %bsz iter_args(%wo = %wt0, %codes = %codes0, %sg = %s0, %zg = %z0, %loss = %loss0, %dend = %c0, %dk = %c0, %et = %et0) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>, index, index, tensor<?x?xf32>) {
-    %left = arith.subi %c, %i1 : index
-    %cnt = arith.minsi %bsz, %left : index
-    %i2 = arith.addi %i1, %cnt : index
-    // The end of the last group that starts in the block (i2 where none
-    // does, or the grids are given).
-    %last = arith.subi %i2, %c1 : index
-    %lastg = arith.divsi %last, %gs : index
-    %lasts = arith.muli %lastg, %gs : index
-    %starts0 = arith.cmpi sge, %lasts, %i1 : index
-    %starts = arith.andi %starts0, %notfixed : i1
-    %gend0 = arith.addi %lasts, %gs : index
-    %gend = arith.minsi %gend0, %c : index
-    %gend1 = arith.select %starts, %gend, %i2 : index
-    %ext = arith.maxsi %gend1, %i2 : index
-    // Columns [i1, e) are brought up to the block's start: [i1, pe) from
-    // the errors of columns dk .. i1 - 1, [pe, e) from all before i1.
-    %e = arith.maxsi %ext, %dend : index
-    %pe0 = arith.minsi %dend, %e : index
-    %pe = arith.maxsi %pe0, %i1 : index
-    %ncols = arith.subi %e, %i1 : index
-    %npart = arith.subi %pe, %i1 : index
-    %nfresh = arith.subi %e, %pe : index
-    %nk = arith.subi %i1, %dk : index
-    // U's block, which every task reads whole: a target may keep it close
-    // to its threads (the GPU pipeline stages it in shared memory).
-    %ublk = tensor.extract_slice %u[%i1, %i1] [%cnt, %cnt] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %upart = tensor.extract_slice %u[%dk, %i1] [%nk, %npart] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %ufresh = tensor.extract_slice %u[0, %pe] [%i1, %nfresh] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-    %blk:6 = scf.forall (%ch) in (%nch) shared_outs(%cd = %codes, %wv = %wo, %ls = %loss, %sgo = %sg, %zgo = %zg, %ev = %et) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xf64>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) {
+  // W^T and E^T are worked on in place and never read after the loop: a
+  // loop of one trip (step %c, which canonicalization does not fold away)
+  // carries them, so that they stay outputs of the parallel loop. Unused,
+  // they would be dropped from it, and each task would copy its part (on a
+  // GPU, an allocation inside the kernel).
+  %once:6 = scf.for %trip = %c0 to %c step %c iter_args(%codesi = %codes0, %wti = %wt0, %lossi = %loss0, %si = %s0, %zi = %z0, %eti = %et0) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xf64>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) {
+    %res:6 = scf.forall (%ch) in (%nch) shared_outs(%cd = %codesi, %wv = %wti, %ls = %lossi, %sgo = %si, %zgo = %zi, %ev = %eti) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xf64>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) {
       %r0 = arith.muli %ch, %chunk : index
       %rleft = arith.subi %r, %r0 : index
       %rc = arith.minsi %rleft, %chunk : index
-      // The chunk's errors of the columns up to the block's end (those
-      // before it read, the block's written), and the columns that the
-      // block brings up to date (in place).
-      %epart = tensor.extract_slice %ev[0, %r0] [%i2, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %eprev = tensor.extract_slice %epart[0, 0] [%i1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %wp0 = tensor.extract_slice %wv[%i1, %r0] [%ncols, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %ep = tensor.extract_slice %eprev[%dk, 0] [%nk, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %wa = tensor.extract_slice %wp0[0, 0] [%npart, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      // W[j, r] -= sum over k of U[k, j] E[k, r], in increasing k: the
-      // matrix kernel's own operations (the portable one's is not tiled
-      // inside a parallel loop).
-      %wa2 = func.call @__gptq_gemm_sub(%wa, %upart, %ep, %false, %false, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
-      %wp1 = tensor.insert_slice %wa2 into %wp0[0, 0] [%npart, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-      %wb = tensor.extract_slice %wp1[%npart, 0] [%nfresh, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %wb2 = func.call @__gptq_gemm_sub(%wb, %ufresh, %eprev, %false, %false, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
-      %wp2 = tensor.insert_slice %wb2 into %wp1[%npart, 0] [%nfresh, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-      // The grids of the groups that start in the block, row by row.
-      %sgc0 = tensor.extract_slice %sgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %zgc0 = tensor.extract_slice %zgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %sgc, %zgc = scf.if %notfixed -> (tensor<?x?xf32>, tensor<?x?xf32>) {
-        %gfirst0 = arith.ceildivsi %i1, %gs : index
-        %gfirst = arith.muli %gfirst0, %gs : index
-        %gr:2 = scf.for %col = %gfirst to %i2 step %gs iter_args(%sgi = %sgc0, %zgi = %zgc0) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
-          %gi = arith.divsi %col, %gs : index
-          %gleft = arith.subi %c, %col : index
-          %glen = arith.minsi %gs, %gleft : index
-          %off = arith.subi %col, %i1 : index
-          %slice = tensor.extract_slice %wp2[%off, 0] [%glen, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-          %rows:2 = scf.for %row = %c0 to %rc step %c1 iter_args(%sr = %sgi, %zr = %zgi) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
-            %sv, %zv = func.call @__gptq_row_params(%slice, %row, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, index, f32, i1, i1, f32, index, f64) -> (f32, f32)
-            %sr1 = tensor.insert %sv into %sr[%gi, %row] : tensor<?x?xf32>
-            %zr1 = tensor.insert %zv into %zr[%gi, %row] : tensor<?x?xf32>
-            scf.yield %sr1, %zr1 : tensor<?x?xf32>, tensor<?x?xf32>
+      // The chunk's columns of W^T, codes, loss, grids and errors.
+      %wch = tensor.extract_slice %wv[0, %r0] [%c, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %cch = tensor.extract_slice %cd[0, %r0] [%c, %rc] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+      %lch = tensor.extract_slice %ls[%r0] [%rc] [1] : tensor<?xf64> to tensor<?xf64>
+      %sch = tensor.extract_slice %sgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %zch = tensor.extract_slice %zgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %ech = tensor.extract_slice %ev[0, %r0] [%c, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+      %out:8 = scf.for %i1 = %c0 to %c step %bsz iter_args(%wp = %wch, %cdc = %cch, %lsc = %lch, %sgc0 = %sch, %zgc0 = %zch, %epart = %ech, %dend = %c0, %dk = %c0) -> (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index) {
+        %left = arith.subi %c, %i1 : index
+        %cnt = arith.minsi %bsz, %left : index
+        %i2 = arith.addi %i1, %cnt : index
+        // The end of the last group that starts in the block (i2 where none
+        // does, or the grids are given).
+        %last = arith.subi %i2, %c1 : index
+        %lastg = arith.divsi %last, %gs : index
+        %lasts = arith.muli %lastg, %gs : index
+        %starts0 = arith.cmpi sge, %lasts, %i1 : index
+        %starts = arith.andi %starts0, %notfixed : i1
+        %gend0 = arith.addi %lasts, %gs : index
+        %gend = arith.minsi %gend0, %c : index
+        %gend1 = arith.select %starts, %gend, %i2 : index
+        %ext = arith.maxsi %gend1, %i2 : index
+        // Columns [i1, e) are brought up to the block's start: [i1, pe) from
+        // the errors of columns dk .. i1 - 1, [pe, e) from all before i1.
+        %e = arith.maxsi %ext, %dend : index
+        %pe0 = arith.minsi %dend, %e : index
+        %pe = arith.maxsi %pe0, %i1 : index
+        %ncols = arith.subi %e, %i1 : index
+        %npart = arith.subi %pe, %i1 : index
+        %nfresh = arith.subi %e, %pe : index
+        %nk = arith.subi %i1, %dk : index
+        %ublk = tensor.extract_slice %u[%i1, %i1] [%cnt, %cnt] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %upart = tensor.extract_slice %u[%dk, %i1] [%nk, %npart] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %ufresh = tensor.extract_slice %u[0, %pe] [%i1, %nfresh] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        // The errors of the columns before the block, and the columns that
+        // the block brings up to date (in place).
+        %eprev = tensor.extract_slice %epart[0, 0] [%i1, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %wp0 = tensor.extract_slice %wp[%i1, 0] [%ncols, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %ep = tensor.extract_slice %eprev[%dk, 0] [%nk, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %wa = tensor.extract_slice %wp0[0, 0] [%npart, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        // W[j, r] -= sum over k of U[k, j] E[k, r], in increasing k: the
+        // matrix kernel's own operations (the portable one's is not tiled
+        // inside a parallel loop).
+        %wa2 = func.call @__gptq_gemm_sub(%wa, %upart, %ep, %false, %false, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
+        %wp1 = tensor.insert_slice %wa2 into %wp0[0, 0] [%npart, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        %wb = tensor.extract_slice %wp1[%npart, 0] [%nfresh, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %wb2 = func.call @__gptq_gemm_sub(%wb, %ufresh, %eprev, %false, %false, %false, %false) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, i1, i1, i1, i1) -> tensor<?x?xf32>
+        %wp2 = tensor.insert_slice %wb2 into %wp1[%npart, 0] [%nfresh, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        // The grids of the groups that start in the block, row by row.
+        %sgc, %zgc = scf.if %notfixed -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+          %gfirst0 = arith.ceildivsi %i1, %gs : index
+          %gfirst = arith.muli %gfirst0, %gs : index
+          %gr:2 = scf.for %col = %gfirst to %i2 step %gs iter_args(%sgi = %sgc0, %zgi = %zgc0) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+            %gi = arith.divsi %col, %gs : index
+            %gleft = arith.subi %c, %col : index
+            %glen = arith.minsi %gs, %gleft : index
+            %off = arith.subi %col, %i1 : index
+            %slice = tensor.extract_slice %wp2[%off, 0] [%glen, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+            %rows:2 = scf.for %row = %c0 to %rc step %c1 iter_args(%sr = %sgi, %zr = %zgi) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+              %sv, %zv = func.call @__gptq_row_params(%slice, %row, %maxq, %sym, %mse, %norm, %steps, %grid) : (tensor<?x?xf32>, index, f32, i1, i1, f32, index, f64) -> (f32, f32)
+              %sr1 = tensor.insert %sv into %sr[%gi, %row] : tensor<?x?xf32>
+              %zr1 = tensor.insert %zv into %zr[%gi, %row] : tensor<?x?xf32>
+              scf.yield %sr1, %zr1 : tensor<?x?xf32>, tensor<?x?xf32>
+            }
+            scf.yield %rows#0, %rows#1 : tensor<?x?xf32>, tensor<?x?xf32>
           }
-          scf.yield %rows#0, %rows#1 : tensor<?x?xf32>, tensor<?x?xf32>
+          scf.yield %gr#0, %gr#1 : tensor<?x?xf32>, tensor<?x?xf32>
+        } else {
+          scf.yield %sgc0, %zgc0 : tensor<?x?xf32>, tensor<?x?xf32>
         }
-        scf.yield %gr#0, %gr#1 : tensor<?x?xf32>, tensor<?x?xf32>
-      } else {
-        scf.yield %sgc0, %zgc0 : tensor<?x?xf32>, tensor<?x?xf32>
+        %w1 = tensor.extract_slice %wp2[0, 0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %cdc1 = tensor.extract_slice %cdc[%i1, 0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
+        %eblk = tensor.extract_slice %epart[%i1, 0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+        %in:4 = func.call @__gptq_block_columns(%w1, %eblk, %cdc1, %lsc, %ublk, %sgc, %zgc, %c0, %gmap, %fixed, %gs, %i1, %maxq, %cnt, %rc) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, tensor<?xi32>, i1, index, index, f32, index, index) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>)
+        %wp3 = tensor.insert_slice %in#0 into %wp2[0, 0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        %wpn = tensor.insert_slice %wp3 into %wp[%i1, 0] [%ncols, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        %epn = tensor.insert_slice %in#1 into %epart[%i1, 0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        %cdn = tensor.insert_slice %in#2 into %cdc[%i1, 0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
+        // Columns [i2, e) have now received the errors of the columns below i1.
+        scf.yield %wpn, %cdn, %in#3, %sgc, %zgc, %epn, %e, %i1 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, index
       }
-      %w1 = tensor.extract_slice %wp2[0, 0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %cdc0 = tensor.extract_slice %cd[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> to tensor<?x?xi8>
-      %lc0 = tensor.extract_slice %ls[%r0] [%rc] [1] : tensor<?xf64> to tensor<?xf64>
-      %eblk = tensor.extract_slice %epart[%i1, 0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
-      %in:4 = func.call @__gptq_block_columns(%w1, %eblk, %cdc0, %lc0, %ublk, %sgc, %zgc, %c0, %gmap, %fixed, %gs, %i1, %maxq, %cnt, %rc) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, index, tensor<?xi32>, i1, index, index, f32, index, index) -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi8>, tensor<?xf64>)
-      %wp3 = tensor.insert_slice %in#0 into %wp2[0, 0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-      %epart2 = tensor.insert_slice %in#1 into %epart[%i1, 0] [%cnt, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       scf.forall.in_parallel {
-        tensor.parallel_insert_slice %in#2 into %cd[%i1, %r0] [%cnt, %rc] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
-        tensor.parallel_insert_slice %wp3 into %wv[%i1, %r0] [%ncols, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-        tensor.parallel_insert_slice %in#3 into %ls[%r0] [%rc] [1] : tensor<?xf64> into tensor<?xf64>
-        tensor.parallel_insert_slice %epart2 into %ev[0, %r0] [%i2, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-        tensor.parallel_insert_slice %sgc into %sgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
-        tensor.parallel_insert_slice %zgc into %zgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        tensor.parallel_insert_slice %out#1 into %cd[0, %r0] [%c, %rc] [1, 1] : tensor<?x?xi8> into tensor<?x?xi8>
+        tensor.parallel_insert_slice %out#0 into %wv[0, %r0] [%c, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        tensor.parallel_insert_slice %out#2 into %ls[%r0] [%rc] [1] : tensor<?xf64> into tensor<?xf64>
+        tensor.parallel_insert_slice %out#3 into %sgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        tensor.parallel_insert_slice %out#4 into %zgo[0, %r0] [%ng, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
+        tensor.parallel_insert_slice %out#5 into %ev[0, %r0] [%c, %rc] [1, 1] : tensor<?x?xf32> into tensor<?x?xf32>
       }
     }
-    // Columns [i2, e) have now received the errors of the columns below i1.
-    scf.yield %blk#1, %blk#0, %blk#3, %blk#4, %blk#2, %e, %i1, %blk#5 : tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>, index, index, tensor<?x?xf32>
+    scf.yield %res#0, %res#1, %res#2, %res#3, %res#4, %res#5 : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?xf64>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>
   }
-  return %out#1, %out#2, %out#3, %out#4 : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
+  return %once#0, %once#3, %once#4, %once#2 : tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>
 }
 
 // The blocked quantize-and-compensate loop. With %fixed, column c uses grid
@@ -939,8 +1042,9 @@ func.func private @__gptq_quantize_left_looking(%wt0: tensor<?x?xf32>, %codes0: 
 // operations (__gptq_left_looking): the reference's, each block's errors
 // applied to every later column at the end of the block (a matrix product
 // per block, __gptq_quantize_right_looking), or each block's columns first
-// given every earlier column's error inside the block's parallel loop
-// (__gptq_quantize_left_looking), so that a block is one parallel loop.
+// given every earlier column's error, each chunk of rows running all the
+// blocks (__gptq_quantize_left_looking), so that the layer's loop is one
+// parallel loop.
 // Each weight receives the same products in the same order either way.
 func.func private @__gptq_quantize_blocks(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>, %sin: tensor<?x?xf32>, %zin: tensor<?x?xf32>, %gmap: tensor<?xi32>, %fixed: i1, %gs: index, %bsz: index, %maxq: f32, %sym: i1, %mse: i1, %norm: f32, %steps: index, %grid: f64, %perm: tensor<?xi64>, %permw: i1, %hmask: tensor<?x?xf32>, %usemask: i1, %permcodes: i1) -> (tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x?xf32>, f32) {
   %c0 = arith.constant 0 : index

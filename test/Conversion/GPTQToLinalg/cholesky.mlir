@@ -3,31 +3,28 @@
 // RUN: gptq-opt %s --convert-gptq-to-linalg=kernels=portable | FileCheck %s --check-prefix=PORTABLE
 // RUN: not gptq-opt %s --convert-gptq-to-linalg=kernels=gpu 2>&1 | FileCheck %s --check-prefix=BADKERNELS
 
-// The same algorithm with the portable kernels: J H J as one gather, the
-// products as one linalg.generic each reading their operands in place, no
-// vector ops.
+// The same algorithm with the portable kernels, in the accumulating order:
+// J H J as one gather, the products as one linalg.generic each reading
+// their operands in place, no vector ops.
 // PORTABLE-LABEL: func.func private @__gptq_damped_cholesky
 // PORTABLE: call @__gptq_reversed_hessian
-// PORTABLE: call @__gptq_factor_diagonal
-// PORTABLE: call @__gptq_factor_panel
-// PORTABLE: call @__gptq_gemm_sub
-// PORTABLE: call @__gptq_transpose_to
-// PORTABLE: call @__gptq_factor_row_product
-// PORTABLE: call @__gptq_factor_row_inverse
 // PORTABLE-LABEL: func.func private @__gptq_reversed_hessian
 // PORTABLE-NOT: vector.
 // PORTABLE: linalg.generic
 // PORTABLE: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<?x?xf32>
+// PORTABLE-LABEL: func.func private @__gptq_accumulate_inverse
+// PORTABLE: arith.constant true
 // A diagonal block in one loop marked to run in one block of GPU threads:
 // A transposed, each step of the factorization two linalg ops (the pivot's
-// row scaled, the later rows updated), the inverse a column per task
-// written over A, and a copy of it.
+// row scaled, the later rows updated), the inverse a column per task into
+// a buffer of its own, then it or the identity over A.
 // PORTABLE-LABEL: func.func private @__gptq_factor_diagonal
 // PORTABLE: scf.for
 // PORTABLE: linalg.transpose
 // PORTABLE: call @__gptq_chol_steps
 // PORTABLE: call @__gptq_trinv_of_transposed
-// PORTABLE: linalg.copy
+// PORTABLE: linalg.generic
+// PORTABLE: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
 // PORTABLE: } {gptq.one_block}
 // The panel L21^T = M11 P^T with P read transposed in place.
 // PORTABLE-LABEL: func.func private @__gptq_factor_panel
@@ -77,31 +74,51 @@ func.func @static(%h: tensor<16x16xf32>, %p: f32) -> (tensor<16x16xf32>, i1) {
 }
 
 // The blocked factorization: J H J formed in one buffer (through the
-// permutation when one is folded in), a loop over diagonal blocks, each
-// factored and inverted unblocked, the trailing update and the block rows of
-// the inverse as calls of the GEMM kernel (the trailing update on the lower
-// triangle), then the reversal in place.
+// permutation when one is folded in), factored in the kernel file's order
+// (the CPU's: row by row), the pivots' flags read once at the end, then
+// the reversal in place.
 // CHECK-LABEL: func.func private @__gptq_damped_cholesky
 // CHECK: call @__gptq_perm_index
 // CHECK: call @__gptq_reversed_hessian
+// CHECK: %[[ACC:.*]] = call @__gptq_accumulate_inverse()
+// CHECK: scf.if %[[ACC]]
+// CHECK: call @__gptq_factor_accumulating
+// CHECK: } else {
+// CHECK: call @__gptq_factor_row_by_row
+// The flag is the conjunction of the pivots' flags, read once at the end.
 // CHECK: scf.for
-// CHECK: call @__gptq_factor_diagonal
+// CHECK: arith.andi %{{.*}} : i1
+// CHECK: scf.forall
+// CHECK: tensor.extract_slice {{.*}} [2, %{{.*}}] [%{{.*}}, 1] : tensor<?x?xf32> to tensor<2x?xf32>
+// The CPU kernels gather J H J by rows, 16 elements at a time.
+// CHECK-LABEL: func.func private @__gptq_reversed_hessian
+// CHECK: scf.forall
+// CHECK: vector.gather {{.*}} : tensor<?x?xf32>, vector<16xi32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-LABEL: func.func private @__gptq_accumulate_inverse
+// CHECK: arith.constant false
+// Accumulating (the portable kernels' order): per block the diagonal
+// block (the identity left in its place), the block row R = M11 A[:, K]^T,
+// block row K set from R, and one product for the trailing update and the
+// accumulation.
+// CHECK-LABEL: func.func private @__gptq_factor_accumulating
+// CHECK: scf.for
+// CHECK: call @__gptq_factor_diagonal({{.*}}, %true)
+// CHECK: call @__gptq_factor_panel
+// CHECK: linalg.generic
+// CHECK: call @__gptq_gemm_sub({{.*}}, %false, %false, %false, %false)
+// Row by row: the diagonal block, the panel, the trailing update on the
+// lower triangle through the GEMM kernel, L21 into place, then the block
+// row of the inverse.
+// CHECK-LABEL: func.func private @__gptq_factor_row_by_row
+// CHECK: scf.for
+// CHECK: call @__gptq_factor_diagonal({{.*}}, %false)
 // CHECK: tensor.insert_slice %{{.*}} : tensor<?xi1> into tensor<?xi1>
 // CHECK: call @__gptq_factor_panel
 // CHECK: call @__gptq_gemm_sub({{.*}}, %true, %false, %false)
 // CHECK: call @__gptq_transpose_to
 // CHECK: call @__gptq_factor_row_product
 // CHECK: call @__gptq_factor_row_inverse
-// The flag is the conjunction of the pivots' flags, read once at the end.
-// CHECK: scf.for
-// CHECK: arith.andi %{{.*}} : i1
-// CHECK: scf.forall
-// CHECK: tensor.extract_slice {{.*}} [2, %{{.*}}] [%{{.*}}, 1] : tensor<?x?xf32> to tensor<2x?xf32>
 
-// The CPU kernels gather J H J by rows, 16 elements at a time.
-// CHECK-LABEL: func.func private @__gptq_reversed_hessian
-// CHECK: scf.forall
-// CHECK: vector.gather {{.*}} : tensor<?x?xf32>, vector<16xi32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 // The step's pieces from the unblocked kernels, transposes and the GEMM
 // kernel: the diagonal block factored and inverted, the panel, the block
 // row of the inverse (M lower: the kernel may skip its upper triangle).

@@ -25,14 +25,15 @@ func.func @dynamic(%w: tensor<?x?xf32>, %u: tensor<?x?xf32>) -> (tensor<?x?xi8>,
 // CHECK: call @__gptq_quantize_right_looking
 // CHECK-LABEL: func.func private @__gptq_left_looking
 // CHECK: arith.constant false
-// Left-looking: in each block one parallel loop whose tasks give the
-// block's columns the earlier columns' errors (two products: columns
-// brought part way before, and the others), take the grids of the groups
-// that start there row by row, and run the column loop.
+// Left-looking: one parallel loop for the layer whose tasks (chunks of
+// rows) run every block: give the block's columns the earlier columns'
+// errors (two products: columns brought part way before, and the others),
+// take the grids of the groups that start there row by row, and run the
+// column loop.
 // CHECK-LABEL: func.func private @__gptq_quantize_left_looking
+// CHECK: scf.forall
 // CHECK: scf.for
 // CHECK: tensor.extract_slice %{{.*}}[%[[LI1:.*]], %[[LI1]]] [%[[LCNT:.*]], %[[LCNT]]] [1, 1]
-// CHECK: scf.forall
 // CHECK: call @__gptq_gemm_sub({{.*}}, %false, %false, %false, %false)
 // CHECK: call @__gptq_gemm_sub({{.*}}, %false, %false, %false, %false)
 // CHECK: scf.if
