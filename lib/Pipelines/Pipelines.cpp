@@ -262,6 +262,23 @@ static int64_t sharedBytesPerBlock(StringRef chip) {
       .Default(49152);
 }
 
+/// The products' tensor cores: the option's, but off by default where the
+/// chip has none for TF32 (before sm_80) and on emulated kernels (each
+/// emulated warp multiply costs two barriers of the whole block: given
+/// explicitly, for tests).
+static std::string tensorCoresFor(const NVVMPipelineOptions &options) {
+  if (options.tensorCores.hasValue())
+    return options.tensorCores.getValue();
+  unsigned version = 0;
+  StringRef chip = options.chip;
+  bool hasTF32 = chip.consume_front("sm_") &&
+                 !chip.take_while(llvm::isDigit).getAsInteger(10, version) &&
+                 version >= 80;
+  if (options.emulate || !hasTF32)
+    return "off";
+  return options.tensorCores.getValue();
+}
+
 void gptq::buildNVVMPipeline(OpPassManager &pm,
                              const NVVMPipelineOptions &options) {
   // Emulated kernels need no toolkit: they never become binaries.
@@ -290,7 +307,9 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   pm.addPass(createForallToParallelLoopPass());
   // Matrix products as tiled kernels with their operands' tiles in shared
   // memory; the other linalg ops as parallel loops.
-  pm.addNestedPass<func::FuncOp>(createGPTQGPUTileContractions());
+  GPTQGPUTileContractionsOptions tile;
+  tile.tensorCores = tensorCoresFor(options);
+  pm.addNestedPass<func::FuncOp>(createGPTQGPUTileContractions(tile));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createGPTQMapParallelLoopsToGPU());
@@ -305,7 +324,8 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGPTQStageUniformReads(stage));
   if (options.emulate) {
     // The launches on the host's cores, lowered as the CPU pipeline lowers
-    // its loops.
+    // its loops; the warps' matrix multiplies through shared memory.
+    pm.addNestedPass<func::FuncOp>(createGPTQEmulateWarpMMA());
     pm.addPass(createGPTQLaunchesToCPU());
     // Math functions that the CPU cannot take from LLVM (erf, ...), as the
     // CPU pipeline computes them; real kernels use libdevice's.
@@ -328,6 +348,7 @@ void gptq::buildNVVMPipeline(OpPassManager &pm,
   target.features = ptxFeaturesFor(options.chip, options.features);
   target.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVGPUToNVVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   pm.addNestedPass<gpu::GPUModuleOp>(createGPTQExternDynamicSharedMemory());
   addHostToLLVM(pm, FinalizeMemRefToLLVMConversionPassOptions(),

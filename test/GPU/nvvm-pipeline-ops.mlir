@@ -28,8 +28,8 @@
 // the last dimension on x; 256 for a 1-D one).
 // OUTLINED-NOT: scf.parallel
 // OUTLINED: gpu.func @hessian_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 32, 8, 1>}
-// The product X^T X: a tiled kernel of 16 x 16 threads.
-// OUTLINED: gpu.func @hessian_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 16, 16, 1>}
+// The product X^T X: a tiled kernel of 4 warps (32 x 4 threads).
+// OUTLINED: gpu.func @hessian_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 32, 4, 1>}
 // OUTLINED-NOT: scf.parallel
 // OUTLINED: gpu.func @act_order_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // OUTLINED-NOT: scf.parallel
@@ -81,13 +81,15 @@
 // division.
 // PTX: gpu.binary @quantize_kernel_{{[0-9]+}} {{.*}}cvt.rni.f32.f32{{.*}}div.rn.f32
 
-// The matrix products (here the Hessian's X^T X) stage each chunk of
-// their operands in shared memory (st.shared, bar.sync), read it back
-// (ld.shared) for the multiply-adds, rounded as the portable kernels are
-// on the CPU (mul.rn.f32 then add.rn.f32: no contraction into fma).
+// The matrix products (here the Hessian's X^T X) run on tensor cores
+// (sm_90 here): each chunk of their operands staged in shared memory
+// (st.shared, bar.sync), read back (ld.shared) as TF32 fragments for
+// mma.sync m16n8k8, three per multiply (3xTF32) in each of a warp's 8
+// tiles and 2 steps of a chunk: 48. (The CUDA-core kernels that
+// tensor-cores=off gives are checked in test/Codegen/GPU.)
 // TILED-LABEL: llvm.func @hessian(
 // TILED: gpu.launch_func @hessian_kernel_{{[0-9]+}}::@hessian_kernel {{.*}} dynamic_shared_memory_size
-// TILED: gpu.binary @hessian_kernel_{{[0-9]+}} {{.*}}.extern .shared .align 16 .b8 __dynamic_shmem__{{[0-9]+}}[];{{.*}}st.shared.b32{{.*}}st.shared.b32{{.*}}bar.sync{{.*}}ld.shared.b32{{.*}}ld.shared.b32{{.*}}mul.rn.f32{{.*}}add.rn.f32
+// TILED: gpu.binary @hessian_kernel_{{[0-9]+}} {{.*}}.extern .shared .align 16 .b8 __dynamic_shmem__{{[0-9]+}}[];{{.*}}st.shared.b32{{.*}}bar.sync{{.*}}ld.shared.b32{{.*}}mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 
 // No kernel allocates memory of its own (malloc on the device heap): the
 // column loop works on W in place and the grids are computed before it.

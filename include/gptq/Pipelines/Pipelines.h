@@ -114,6 +114,15 @@ struct NVVMPipelineOptions
       llvm::cl::desc("Optimization level of the kernels' NVPTX code "
                      "generation (default 3)"),
       llvm::cl::init(3)};
+  PassOptions::Option<std::string> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc(
+          "Matrix products on tensor cores: 3xtf32 (three TF32 products per "
+          "multiply, an error near FP32's; the default from sm_80 on), tf32 "
+          "(one, faster, 10 bits of fraction), or off (FP32 on the CUDA "
+          "cores; the default before sm_80 and for emulated kernels, where "
+          "each emulated warp multiply costs two barriers of the block)"),
+      llvm::cl::init("3xtf32")};
   PassOptions::Option<bool> emulate{
       *this, "emulate",
       llvm::cl::desc("Run the kernels on the host CPU instead "

@@ -135,9 +135,15 @@ def GPTQGPUTileContractions
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
-    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::vector::VectorDialect"
   ];
   let options = [
+    Option<"tensorCores", "tensor-cores", "std::string", /*default=*/"\"off\"",
+           "Products on tensor cores: off (FP32 on the CUDA cores, as "
+           "described above), tf32 (nvgpu.mma.sync with TF32 operands, "
+           "sm_80 and later) or 3xtf32 (three TF32 products per multiply, "
+           "an error near FP32's)">,
     Option<"threads", "threads", "int64_t", /*default=*/"16",
            "Threads per block along each dimension, and the reduction's "
            "chunk (1 to 32)">,
@@ -203,6 +209,36 @@ def GPTQLaunchesToCPU : Pass<"gptq-launches-to-cpu", "ModuleOp"> {
     Option<"freeShared", "free-shared", "bool", /*default=*/"true",
            "Free the shared-memory buffer after the launch's blocks (false: "
            "for IR that buffer deallocation has yet to see)">
+  ];
+}
+
+def GPTQEmulateWarpMMA : Pass<"gptq-emulate-warp-mma", "func::FuncOp"> {
+  let summary = "Run nvgpu.mma.sync (m16n8k8, TF32) in a kernel that runs "
+                "on the host, through shared memory";
+  let description = [{
+    For `gptq-launches-to-cpu`, whose GPU threads are OpenMP threads that
+    cannot read each other's registers: each `nvgpu.mma.sync` of shape
+    `[16, 8, 8]` with `tf32Enabled` in a `gpu.launch` becomes, in every
+    thread, its fragments of A (16 x 8) and B (8 x 8) stored into its
+    warp's part of the launch's dynamic shared memory (lane `l` holds
+    A's rows `l / 4` and `l / 4 + 8`, columns `l % 4` and `l % 4 + 4`, and
+    B's rows `l % 4` and `l % 4 + 4`, column `l / 4`, as on the GPU), a
+    `gpu.barrier`, its four results of C computed from the whole tiles
+    (each `c + sum over k of a b` in the order of `k`, the operands cut to
+    TF32's 10 bits of fraction as the tensor cores read them), and a second
+    barrier before the tiles are written again. Warps are runs of 32
+    consecutive threads (`x` fastest). The launch's dynamic shared memory
+    grows by 768 bytes per warp, after what it asked for.
+
+    Every thread of the block must reach each `nvgpu.mma.sync` (as every
+    lane of a warp must on the GPU); a launch whose block size or dynamic
+    shared memory size is not a constant, or whose threads are not a
+    multiple of 32, is an error. Results equal the tensor cores' up to the
+    order and rounding of the additions inside the instruction.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect"
   ];
 }
 
