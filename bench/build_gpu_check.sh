@@ -38,6 +38,9 @@ func.func @layer(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>)
 }
 MLIR
 build/bin/gptq-compile "$out/layer.mlir" --entry layer --device cuda --chip "$chip" -o "$out/layer"
+# The same with the products on the CUDA cores, for the comparison.
+build/bin/gptq-compile "$out/layer.mlir" --entry layer --device cuda --chip "$chip" \
+  --tensor-cores off -o "$out/layer-cuda-cores"
 mkdir -p "$out/model"
 PYTHONPATH=python .venv/bin/python -m gptq_mlir import-llama2c data/stories260K/stories260K.bin \
   -o "$out/model/model.mlir" 2>/dev/null

@@ -133,6 +133,8 @@ def main():
                          "cuBLAS/cuSOLVER start-up (default: %(default)s)")
     ap.add_argument("--timeout", type=float, default=60,
                     help="seconds allowed to each run of ours")
+    ap.add_argument("--no-torch", action="store_true",
+                    help="measure ours only (another build of it, say)")
     ap.add_argument("--json")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
@@ -154,16 +156,15 @@ def main():
             entry.update(ours_seconds=ours, ours_loss=loss, ours_launches=launches)
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             entry.update(ours_error=str(e))
-        try:
-            ts, tl = run_torch(wp, hp, a.torch_repeats)
-            entry.update(torch_seconds=ts, torch_loss=tl)
-        except Exception as e:  # reported, not fatal: the other figures stand
-            entry.update(torch_error=str(e))
-        try:
-            ts, tl = run_torch(wp, hp, a.torch_repeats, tf32=True)
-            entry.update(torch_tf32_seconds=ts, torch_tf32_loss=tl)
-        except Exception as e:
-            entry.update(torch_tf32_error=str(e))
+        for tf32, key in ((False, "torch"), (True, "torch_tf32")):
+            if a.no_torch:
+                entry[key + "_error"] = "not run"
+                continue
+            try:
+                ts, tl = run_torch(wp, hp, a.torch_repeats, tf32=tf32)
+                entry.update({key + "_seconds": ts, key + "_loss": tl})
+            except Exception as e:  # reported, not fatal: the other figures stand
+                entry[key + "_error"] = str(e)
         best = min(entry["ours_seconds"]) if "ours_seconds" in entry else None
         tbest = min(entry["torch_seconds"]) if "torch_seconds" in entry else None
         t32 = min(entry["torch_tf32_seconds"]) if "torch_tf32_seconds" in entry else None

@@ -9,9 +9,11 @@
 #      computed on the CPU when it was built;
 #   3. the layer benchmark (bench/gpu_bench.py): 4096 x 4096, 4096 x 11008,
 #      11008 x 4096 and 4096 x 14336 layers, ours against PyTorch on cuda
-#      (TF32 off and on) in the same run, with our kernel launches per call.
+#      (TF32 off and on) in the same run, with our kernel launches per call;
+#      then ours with the products on the CUDA cores (tensor-cores=off) on
+#      the 4096 x 4096 layer.
 # Everything it prints also goes to $OUT (default build/gpu-check-out).
-# Each step has its own time limit, so the whole stays under 5 minutes.
+# Each step has its own time limit, so the whole stays under 6 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 in=build/gpu-check
@@ -40,6 +42,9 @@ raise SystemExit(0 if rel <= 1e-5 else 1)" || status=1
   echo "== layer benchmark"
   timeout 210 python3 bench/gpu_bench.py --exe "$in/layer" --work /tmp/gpu-bench \
     --json "$out/gpu-bench.json" || status=1
+  echo "== the same, products on the CUDA cores"
+  timeout 40 python3 bench/gpu_bench.py --exe "$in/layer-cuda-cores" --work /tmp/gpu-bench \
+    --sizes 4096x4096 --no-torch --json "$out/gpu-bench-cuda-cores.json" || status=1
   echo "== status $status"
   exit "$status"
 } 2>&1 | tee "$out/gpu-check.txt"

@@ -1091,6 +1091,8 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
       NVVMPipelineOptions pipelineOptions;
       if (options.choleskyBlock)
         pipelineOptions.choleskyBlock = *options.choleskyBlock;
+      if (options.tensorCores)
+        pipelineOptions.tensorCores = *options.tensorCores;
       if (!chip.empty())
         pipelineOptions.chip = chip;
       pipelineOptions.emulate = !cuda;

@@ -74,6 +74,14 @@ static cl::opt<std::string>
     chip("chip",
          cl::desc("With --device cuda: the GPU architecture (default sm_90)"),
          cl::init("sm_90"), cl::cat(category));
+static cl::opt<std::string> tensorCores(
+    "tensor-cores",
+    cl::desc("With --device cuda or cuda-emulated: the matrix products on "
+             "tensor cores, 3xtf32 (three TF32 products per multiply, an "
+             "error near FP32's; the default from sm_80 on), tf32 (one), or "
+             "off (FP32 on the CUDA cores; the default before sm_80 and for "
+             "emulated kernels)"),
+    cl::cat(category));
 static cl::opt<int64_t>
     choleskyBlock("cholesky-block",
                   cl::desc("Block size of the blocked Cholesky (default: 128 "
@@ -216,6 +224,14 @@ static int run(int argc, char **argv) {
     return fail("--cholesky-block must be >= 1");
   if (llvm::Error err = checkDeviceName(device))
     return fail(llvm::toString(std::move(err)));
+  if (tensorCores.getNumOccurrences() > 0) {
+    if (tensorCores != "off" && tensorCores != "tf32" &&
+        tensorCores != "3xtf32")
+      return fail("--tensor-cores must be off, tf32 or 3xtf32, found '" +
+                  tensorCores + "'");
+    if (device == "cpu")
+      return fail("--tensor-cores applies to --device cuda or cuda-emulated");
+  }
   if (device == "cuda")
     if (llvm::Error err = checkChip(chip))
       return fail(llvm::toString(std::move(err)));
@@ -268,6 +284,8 @@ static int run(int argc, char **argv) {
   options.toolName = "gptq-compile";
   if (choleskyBlock.getNumOccurrences() > 0)
     options.choleskyBlock = choleskyBlock;
+  if (tensorCores.getNumOccurrences() > 0)
+    options.tensorCores = tensorCores.getValue();
   options.device = device;
   options.chip = chip;
   // The executable carries its weights: nothing passes them in.

@@ -74,6 +74,10 @@ struct JitOptions {
   /// With device "cuda": the GPU architecture to compile for ("sm_90");
   /// empty: the default GPU's, which must then answer.
   std::string chip;
+  /// With a GPU device: the matrix products' tensor cores ("off", "tf32",
+  /// "3xtf32"; gptq-lower-to-nvvm-pipeline's tensor-cores); none: the
+  /// pipeline's default.
+  std::optional<std::string> tensorCores;
   /// LLVM optimization level of the generated code.
   unsigned optLevel = 3;
   /// Where compiled code is kept between runs, as shared libraries named by
