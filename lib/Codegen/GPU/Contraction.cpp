@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -151,4 +152,64 @@ std::optional<int> gptq::productSign(linalg::LinalgOp op,
       return -1;
   }
   return std::nullopt;
+}
+
+void gptq::stageTile(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                     ArrayRef<SmallVector<unsigned>> reads, ArrayRef<Value> ivs,
+                     Value linear, int64_t threads, const OperandTile &tile,
+                     bool zeroOutside) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto ult = [&](Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  };
+  Value source = op->getOperand(tile.operand);
+  Type element = cast<MemRefType>(source.getType()).getElementType();
+  bool alongInner = reads[tile.operand].back() == tile.innerDim;
+  int64_t P = tile.rows, Q = tile.cols;
+  for (int64_t st = 0; st < P * Q / threads; ++st) {
+    Value e = arith::AddIOp::create(b, loc, linear, index(st * threads));
+    Value i, j;
+    if (alongInner) {
+      j = arith::RemUIOp::create(b, loc, e, index(Q));
+      i = arith::DivUIOp::create(b, loc, e, index(Q));
+    } else {
+      i = arith::RemUIOp::create(b, loc, e, index(P));
+      j = arith::DivUIOp::create(b, loc, e, index(P));
+    }
+    Value oi = arith::AddIOp::create(b, loc, tile.outer0, i);
+    Value ij = arith::AddIOp::create(b, loc, tile.inner0, j);
+    Value inside = arith::AndIOp::create(b, loc, ult(oi, tile.outerSize),
+                                         ult(ij, tile.innerSize));
+    auto load = [&]() -> Value {
+      SmallVector<Value> at(ivs);
+      at[tile.outerDim] = oi;
+      at[tile.innerDim] = ij;
+      SmallVector<Value> indices;
+      for (unsigned d : reads[tile.operand])
+        indices.push_back(at[d]);
+      return memref::LoadOp::create(b, loc, source, indices);
+    };
+    if (!zeroOutside) {
+      auto ifInside = scf::IfOp::create(b, loc, TypeRange{}, inside, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifInside.thenBlock());
+      memref::StoreOp::create(b, loc, load(), tile.buffer, ValueRange{i, j});
+      continue;
+    }
+    auto value = scf::IfOp::create(b, loc, TypeRange{element}, inside, true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(value.thenBlock());
+      scf::YieldOp::create(b, loc, load());
+      b.setInsertionPointToStart(value.elseBlock());
+      scf::YieldOp::create(
+          b, loc,
+          arith::ConstantOp::create(b, loc, b.getZeroAttr(element))
+              .getResult());
+    }
+    memref::StoreOp::create(b, loc, value.getResult(0), tile.buffer,
+                            ValueRange{i, j});
+  }
 }

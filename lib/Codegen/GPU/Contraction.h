@@ -44,6 +44,30 @@ linalg::FillOp fillBefore(linalg::LinalgOp op);
 /// matrix unit may form before it meets the accumulator.
 std::optional<int> productSign(linalg::LinalgOp op, const Contraction &c);
 
+/// A tile of a contraction's input in shared memory: buffer[i][j] = the
+/// operand at the loop indices where `outerDim` is outer0 + i and
+/// `innerDim` is inner0 + j (the other loops as the caller gives them),
+/// for i < rows and j < cols, where those lie inside the operand
+/// (outerSize, innerSize).
+struct OperandTile {
+  unsigned operand, outerDim, innerDim;
+  Value outer0, inner0, outerSize, innerSize;
+  int64_t rows, cols;
+  Value buffer;
+};
+
+/// The copy of `tile` by a block of `threads` threads, thread `linear`
+/// taking elements linear + s threads: consecutive threads take consecutive
+/// elements of the operand's rows (along j when the operand's last index
+/// is `innerDim`, along i otherwise). Elements outside the operand are not
+/// read; with `zeroOutside` their entries are set to zero, otherwise left
+/// as they are. `reads` holds the loops each operand reads, `ivs` the loop
+/// indices of the loops other than the tile's.
+void stageTile(OpBuilder &b, Location loc, linalg::LinalgOp op,
+               ArrayRef<SmallVector<unsigned>> reads, ArrayRef<Value> ivs,
+               Value linear, int64_t threads, const OperandTile &tile,
+               bool zeroOutside);
+
 /// Replaces `op` (a contraction of f32 operands whose body is acc + sign *
 /// lhs * rhs) with a gpu.launch that forms the products on tensor cores
 /// (nvgpu.mma.sync, TF32 operands; with `split`, three products per

@@ -103,15 +103,8 @@ struct GPTQEmulateWarpMMAPass
       return arith::AddIOp::create(b, loc, x, index(y));
     };
     Type f32 = b.getF32Type();
-    gpu::KernelDim3 tid = launch.getThreadIds();
-    gpu::KernelDim3 size = launch.getBlockSizeOperandValues();
-    // The thread's linear id (x fastest), its warp and lane.
-    Value linear = arith::AddIOp::create(
-        b, loc, tid.x,
-        arith::MulIOp::create(
-            b, loc, size.x,
-            arith::AddIOp::create(
-                b, loc, tid.y, arith::MulIOp::create(b, loc, size.y, tid.z))));
+    // The thread's warp and lane: warps are runs of 32 threads, x fastest.
+    Value linear = gptq::linearThreadId(b, loc, launch);
     Value warp = arith::DivUIOp::create(b, loc, linear, index(32));
     Value lane = arith::RemUIOp::create(b, loc, linear, index(32));
     Value g = arith::DivUIOp::create(b, loc, lane, index(4));

@@ -220,42 +220,15 @@ struct GPTQGPUTileContractionsPass
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(chunks.getBody());
       Value k0 = chunks.getInductionVar();
-      // Tile [i][j] = operand(outer0 + i, inner0 + j), P x Q elements over
-      // loop dimensions (outerDim, innerDim), R per thread: element e =
-      // linear + s T T. Consecutive threads take consecutive elements of
-      // the operand's rows: along j when its last index is innerDim, along
-      // i otherwise. Elements outside the operand are not read.
-      auto stage = [&](unsigned operand, Value outer0, Value inner0,
-                       unsigned outerDim, unsigned innerDim, int64_t P,
-                       int64_t Q, Value outerSize, Value innerSize,
-                       Value tileBuf) {
-        bool alongInner = reads[operand].back() == innerDim;
-        for (int64_t st = 0; st < P * Q / (T * T); ++st) {
-          Value e = arith::AddIOp::create(b, loc, linear, constant(st * T * T));
-          Value i, j;
-          if (alongInner) {
-            j = arith::RemUIOp::create(b, loc, e, constant(Q));
-            i = arith::DivUIOp::create(b, loc, e, constant(Q));
-          } else {
-            i = arith::RemUIOp::create(b, loc, e, constant(P));
-            j = arith::DivUIOp::create(b, loc, e, constant(P));
-          }
-          Value oi = arith::AddIOp::create(b, loc, outer0, i);
-          Value ij = arith::AddIOp::create(b, loc, inner0, j);
-          Value cond = arith::AndIOp::create(b, loc, ult(oi, outerSize),
-                                             ult(ij, innerSize));
-          auto guardIf = scf::IfOp::create(b, loc, TypeRange{}, cond, false);
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPointToStart(guardIf.thenBlock());
-          SmallVector<Value> ivs = loopIndices();
-          ivs[outerDim] = oi;
-          ivs[innerDim] = ij;
-          memref::StoreOp::create(b, loc, load(operand, ivs), tileBuf,
-                                  ValueRange{i, j});
-        }
-      };
-      stage(c.lhs, m0, k0, c.m, c.k, BT, T, m, k, lhsTile);
-      stage(c.rhs, k0, n0, c.k, c.n, T, BT, k, n, rhsTile);
+      // Both operands' tiles of the chunk, elements outside the operands
+      // not read.
+      SmallVector<Value> ivs = loopIndices();
+      stageTile(b, loc, op, reads, ivs, linear, T * T,
+                {c.lhs, c.m, c.k, m0, k0, m, k, BT, T, lhsTile},
+                /*zeroOutside=*/false);
+      stageTile(b, loc, op, reads, ivs, linear, T * T,
+                {c.rhs, c.k, c.n, k0, n0, k, n, T, BT, rhsTile},
+                /*zeroOutside=*/false);
       gpu::BarrierOp::create(b, loc);
       Value left = arith::SubIOp::create(b, loc, k, k0);
       Value count = arith::MinUIOp::create(b, loc, left, t);

@@ -318,15 +318,8 @@ struct GPTQStageUniformReadsPass
     // fastest) take consecutive elements.
     if (firstOfBody)
       b.setInsertionPoint(firstOfBody);
-    gpu::KernelDim3 tid = launch.getThreadIds();
     gpu::KernelDim3 bsize = launch.getBlockSize();
-    Value linear = arith::AddIOp::create(
-        b, loc, tid.x,
-        arith::MulIOp::create(
-            b, loc, bsize.x,
-            arith::AddIOp::create(
-                b, loc, tid.y,
-                arith::MulIOp::create(b, loc, bsize.y, tid.z))));
+    Value linear = gptq::linearThreadId(b, loc, launch);
     Value threads = arith::MulIOp::create(
         b, loc, bsize.x, arith::MulIOp::create(b, loc, bsize.y, bsize.z));
     for (auto [i, v] : llvm::enumerate(staged)) {

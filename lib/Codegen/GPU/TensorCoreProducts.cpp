@@ -161,47 +161,6 @@ private:
         index(lhsFloats * static_cast<int64_t>(sizeof(float))), ValueRange{});
   }
 
-  /// Tile [i][j] = operand(outer0 + i, inner0 + j) over loop dimensions
-  /// (outerDim, innerDim), P x Q elements, zero outside the operand;
-  /// consecutive threads take consecutive elements of the operand's rows.
-  void stage(unsigned operand, Value outer0, Value inner0, unsigned outerDim,
-             unsigned innerDim, int64_t P, int64_t Q, Value tileBuf) {
-    Value outerSize = bounds[outerDim], innerSize = bounds[innerDim];
-    bool alongInner = reads[operand].back() == innerDim;
-    for (int64_t st = 0; st < P * Q / Threads; ++st) {
-      Value e = add(linear, st * Threads);
-      Value i, j;
-      if (alongInner) {
-        j = arith::RemUIOp::create(b, loc, e, index(Q));
-        i = arith::DivUIOp::create(b, loc, e, index(Q));
-      } else {
-        i = arith::RemUIOp::create(b, loc, e, index(P));
-        j = arith::DivUIOp::create(b, loc, e, index(P));
-      }
-      Value oi = add(outer0, i), ij = add(inner0, j);
-      Value inside =
-          arith::AndIOp::create(b, loc, ult(oi, outerSize), ult(ij, innerSize));
-      auto value = scf::IfOp::create(b, loc, TypeRange{f32}, inside, true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(value.thenBlock());
-        SmallVector<Value> ivs = loopIndices();
-        ivs[outerDim] = oi;
-        ivs[innerDim] = ij;
-        Value v = memref::LoadOp::create(b, loc, op->getOperand(operand),
-                                         indicesOf(operand, ivs));
-        scf::YieldOp::create(b, loc, v);
-        b.setInsertionPointToStart(value.elseBlock());
-        scf::YieldOp::create(
-            b, loc,
-            arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f))
-                .getResult());
-      }
-      memref::StoreOp::create(b, loc, value.getResult(0), tileBuf,
-                              ValueRange{i, j});
-    }
-  }
-
   /// A fragment: (hi, lo) of the elements at `coords` of a shared tile (lo
   /// only with `split`).
   std::pair<Value, Value> fragment(Value tile,
@@ -267,8 +226,16 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(chunks.getBody());
     Value k0 = chunks.getInductionVar();
-    stage(c.lhs, m0, k0, c.m, c.k, BM, BK, lhsTile);
-    stage(c.rhs, k0, n0, c.k, c.n, BK, BN, rhsTile);
+    // Both operands' tiles of the chunk, zeros outside the operands (the
+    // multiplies read whole tiles).
+    SmallVector<Value> ivs = loopIndices();
+    Value m = bounds[c.m], n = bounds[c.n], k = bounds[c.k];
+    stageTile(b, loc, op, reads, ivs, linear, Threads,
+              {c.lhs, c.m, c.k, m0, k0, m, k, BM, BK, lhsTile},
+              /*zeroOutside=*/true);
+    stageTile(b, loc, op, reads, ivs, linear, Threads,
+              {c.rhs, c.k, c.n, k0, n0, k, n, BK, BN, rhsTile},
+              /*zeroOutside=*/true);
     gpu::BarrierOp::create(b, loc);
     SmallVector<Value> accs(chunks.getRegionIterArgs());
     for (int64_t kk = 0; kk < BK; kk += 8)

@@ -243,7 +243,6 @@ func.func private @__gptq_damped_cholesky(%h: tensor<?x?xf32>, %percdamp: f32, %
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %false = arith.constant false
   %zero = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f32
   %true = arith.constant true
