@@ -35,6 +35,11 @@ fi
 if [ -s requirements.txt ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt >&2
 fi
+# The package itself, editable (python/gptq_mlir as it is in the checkout),
+# for the gptq-mlir command; Debian's setuptools builds it, nothing is fetched.
+if [ ! -x .venv/bin/gptq-mlir ]; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e . >&2
+fi
 
 cmake -S . -B build -G Ninja >/dev/null
 cmake --build build

@@ -12,8 +12,9 @@ crashes the process::
 
 :func:`open_module` keeps one :class:`NativeModule` per file (reopened when
 the file changes), so that every caller in a process shares the compiled
-code. The library is ``$GPTQ_CAPI_LIB`` if set, else
-``build/lib/libGPTQCAPI.so`` under the repository root.
+code. The library is found as :mod:`gptq_mlir.paths` says
+(``$GPTQ_MLIR_BUILD_DIR/lib``, the checkout's ``build/lib``, or
+``$GPTQ_CAPI_LIB``).
 """
 
 import ctypes
@@ -26,11 +27,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import paths
 from .errors import GPTQError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_LIBRARY = REPO_ROOT / "build" / "lib" / "libGPTQCAPI.so"
-ENV_VAR = "GPTQ_CAPI_LIB"
+LIBRARY = "libGPTQCAPI.so"
 
 #: GptqDType's values, in order.
 _DTYPES = [
@@ -50,14 +50,13 @@ class _Buffer(ctypes.Structure):
     ]
 
 
-#: The libraries loaded, by path (one, unless $GPTQ_CAPI_LIB changes).
+#: The libraries loaded, by path (one, unless the environment changes).
 _libraries: Dict[Path, ctypes.CDLL] = {}
 _library_lock = threading.Lock()
 
 
 def library_path() -> Path:
-    configured = os.environ.get(ENV_VAR)
-    return Path(configured) if configured else DEFAULT_LIBRARY
+    return paths.library(LIBRARY)
 
 
 def _load() -> ctypes.CDLL:
@@ -66,11 +65,7 @@ def _load() -> ctypes.CDLL:
         if path in _libraries:
             return _libraries[path]
         if not path.is_file():
-            where = f"${ENV_VAR}={path}" if os.environ.get(ENV_VAR) else str(path)
-            raise GPTQError(
-                f"libGPTQCAPI.so not found at {where}: build it first (cmake --build build "
-                f"--target GPTQCAPI) or point ${ENV_VAR} at it"
-            )
+            raise GPTQError(paths.missing(LIBRARY, path, "GPTQCAPI"))
         try:
             lib = ctypes.CDLL(str(path))
         except OSError as error:

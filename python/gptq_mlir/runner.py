@@ -9,8 +9,9 @@ compiled once and called on NumPy arrays, with no files in between.
 ``gptq-opt`` runs passes on a module and writes the result (``-o FILE``);
 this module is the only place that starts it.
 
-The binaries are ``$GPTQ_RUN`` and ``$GPTQ_OPT`` if set, else
-``build/bin/gptq-run`` and ``build/bin/gptq-opt`` under the repository root.
+The binaries are found as :mod:`gptq_mlir.paths` says
+(``$GPTQ_MLIR_BUILD_DIR/bin``, the checkout's ``build/bin``, or ``$GPTQ_RUN``
+and ``$GPTQ_OPT``).
 """
 
 import os
@@ -20,52 +21,41 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
+from . import paths
 from .errors import GPTQError
 from .native import error_line
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_RUNNER = REPO_ROOT / "build" / "bin" / "gptq-run"
-ENV_VAR = "GPTQ_RUN"
-DEFAULT_OPT = REPO_ROOT / "build" / "bin" / "gptq-opt"
-OPT_ENV_VAR = "GPTQ_OPT"
 
-
-def _find_tool(env_var: str, default: Path) -> Optional[Path]:
-    configured = os.environ.get(env_var)
-    candidate = Path(configured) if configured else default
+def _find_tool(name: str) -> Optional[Path]:
+    candidate = paths.tool(name)
     return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
 
 
-def _require_tool(name: str, env_var: str, default: Path) -> Path:
-    tool = _find_tool(env_var, default)
+def _require_tool(name: str) -> Path:
+    tool = _find_tool(name)
     if tool is None:
-        configured = os.environ.get(env_var)
-        where = f"${env_var}={configured}" if configured else str(default)
-        raise GPTQError(
-            f"{name} not found at {where}: build it first (cmake --build build "
-            f"--target {name}) or point ${env_var} at the binary"
-        )
+        raise GPTQError(paths.missing(name, paths.tool(name), name))
     return tool
 
 
 def find_runner() -> Optional[Path]:
     """The gptq-run binary, or None when it has not been built."""
-    return _find_tool(ENV_VAR, DEFAULT_RUNNER)
+    return _find_tool("gptq-run")
 
 
 def require_runner() -> Path:
     """The gptq-run binary; raise GPTQError saying how to get one if missing."""
-    return _require_tool("gptq-run", ENV_VAR, DEFAULT_RUNNER)
+    return _require_tool("gptq-run")
 
 
 def find_opt() -> Optional[Path]:
     """The gptq-opt binary, or None when it has not been built."""
-    return _find_tool(OPT_ENV_VAR, DEFAULT_OPT)
+    return _find_tool("gptq-opt")
 
 
 def require_opt() -> Path:
     """The gptq-opt binary; raise GPTQError saying how to get one if missing."""
-    return _require_tool("gptq-opt", OPT_ENV_VAR, DEFAULT_OPT)
+    return _require_tool("gptq-opt")
 
 
 def run_opt(

@@ -18,7 +18,7 @@ TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS.parent))
 sys.path.insert(0, str(TESTS))
 
-from gptq_mlir import llama2c, runner  # noqa: E402
+from gptq_mlir import llama2c, paths, runner  # noqa: E402
 
 REPO_ROOT = TESTS.parents[1]
 DATA = REPO_ROOT / "data" / "stories260K"
@@ -54,7 +54,7 @@ def gptq_opt() -> Path:
     """The gptq-opt binary; tests that need it skip when it is not built."""
     path = runner.find_opt()
     if path is None:
-        pytest.skip(f"gptq-opt is not built (looked at ${runner.OPT_ENV_VAR} and {runner.DEFAULT_OPT})")
+        pytest.skip(f"gptq-opt is not built (looked at {paths.where('gptq-opt', paths.tool('gptq-opt'))})")
     return path
 
 
@@ -74,7 +74,7 @@ def gptq_run() -> Path:
 
     path = runner.find_runner()
     if path is None:
-        pytest.skip(f"gptq-run is not built (looked at ${runner.ENV_VAR} and {runner.DEFAULT_RUNNER})")
+        pytest.skip(f"gptq-run is not built (looked at {paths.where('gptq-run', paths.tool('gptq-run'))})")
     if not native.available():
         pytest.skip(f"libGPTQCAPI.so is not built (looked at {native.library_path()})")
     return path

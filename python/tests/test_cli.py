@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import assert_one_line_error
+from conftest import REPO_ROOT, assert_one_line_error
 from gptq_mlir import cli
 from gptq_mlir.errors import GPTQError
 from gptq_mlir.fileio import atomic_output, save_npy
@@ -234,3 +234,21 @@ def test_model_that_is_not_utf8(gptq_run, gptq_opt, tokenizer_path, short_text, 
     result = _run(command, "--model", str(model), "--tokenizer", str(tokenizer_path), *args)
     assert_one_line_error(result, f"{model}:1:", "error: unexpected character")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.mlir", "text.txt"]
+
+
+def test_console_command_is_python_m():
+    """pyproject.toml's gptq-mlir command runs the entry that ``python -m
+    gptq_mlir`` runs, as pip's wrapper script calls it."""
+    import tomllib
+
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    assert project["scripts"] == {"gptq-mlir": "gptq_mlir.console:main"}
+    assert "from .console import main" in (REPO_ROOT / "python" / "gptq_mlir" / "__main__.py").read_text()
+    wrapper = "import sys; from gptq_mlir.console import main; sys.argv[0] = 'gptq-mlir'; sys.exit(main())"
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT / "python"))
+    ran = [subprocess.run([sys.executable, *how, "import-llama2c", "/nonexistent.bin", "-o", "/tmp/x.mlir"],
+                          capture_output=True, text=True, env=env)
+           for how in (["-c", wrapper], ["-m", "gptq_mlir"])]
+    assert ran[0].returncode == ran[1].returncode == 1
+    assert ran[0].stderr == ran[1].stderr
+    assert ran[0].stderr.startswith("gptq_mlir: error: ")

@@ -144,6 +144,16 @@ def test_missing_library_is_a_clear_error(stories_mlir, tokenizer_path, monkeypa
     assert "cmake --build build --target GPTQCAPI" in err
 
 
+def test_build_dir_variable_finds_the_library(stories_mlir, tokenizer_path, monkeypatch, tmp_path, capsys):
+    monkeypatch.delenv("GPTQ_CAPI_LIB", raising=False)
+    monkeypatch.setenv("GPTQ_MLIR_BUILD_DIR", str(tmp_path))
+    code = main(["generate", "--model", str(stories_mlir), "--tokenizer", str(tokenizer_path), "--steps", "1"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert f"libGPTQCAPI.so not found at {tmp_path}/lib/libGPTQCAPI.so ($GPTQ_MLIR_BUILD_DIR={tmp_path})" in err
+    assert "set $GPTQ_MLIR_BUILD_DIR to the build folder" in err
+
+
 def test_model_paths_that_are_not_files(tmp_path):
     """A missing model and one that is a device, a FIFO or a folder are
     told apart, each one line, before the C interface opens anything."""

@@ -313,13 +313,12 @@ def test_input_as_output_is_refused(stories_mlir, tokenizer_path, small_inputs, 
 
 def test_missing_gptq_opt(stories_mlir, tokenizer_path, small_inputs, tmp_path, monkeypatch, capsys):
     text, calib = small_inputs
-    monkeypatch.setenv(runner.OPT_ENV_VAR, str(tmp_path / "no-gptq-opt"))
+    monkeypatch.setenv("GPTQ_OPT", str(tmp_path / "no-gptq-opt"))
     out = tmp_path / "out"
     assert cli.main(["sweep", *_sweep_args(stories_mlir, tokenizer_path, text, calib, out, "rtn-w4")]) == 1
     err = capsys.readouterr().err
-    assert err == (f"gptq_mlir: error: gptq-opt not found at ${runner.OPT_ENV_VAR}={tmp_path / 'no-gptq-opt'}: "
-                   f"build it first (cmake --build build --target gptq-opt) or point ${runner.OPT_ENV_VAR} "
-                   f"at the binary\n")
+    assert err == (f"gptq_mlir: error: gptq-opt not found at $GPTQ_OPT={tmp_path / 'no-gptq-opt'}: "
+                   f"build it first (cmake --build build --target gptq-opt) or point $GPTQ_OPT at it\n")
     assert not out.exists()
 
 
