@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gptq/Execution/Npy.h"
+#include "gptq/Support/Npy.h"
 
 #include <cstdint>
 #include <cstdlib>

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gptq/Execution/Npz.h"
+#include "gptq/Support/Npz.h"
 
 #include <cstdint>
 #include <cstdlib>

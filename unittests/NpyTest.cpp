@@ -1,6 +1,6 @@
 //===- NpyTest.cpp - .npy reading and writing -----------------------------===//
 
-#include "gptq/Execution/Npy.h"
+#include "gptq/Support/Npy.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"

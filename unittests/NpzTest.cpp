@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gptq/Execution/Npz.h"
-#include "gptq/Execution/Output.h"
+#include "gptq/Support/Npz.h"
+#include "gptq/Support/Output.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CRC.h"

@@ -1,7 +1,7 @@
 //===- OutputTest.cpp - Output files that never lose data -----------------===//
 
-#include "gptq/Execution/Output.h"
-#include "gptq/Execution/Signals.h"
+#include "gptq/Support/Output.h"
+#include "gptq/Support/Signals.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"

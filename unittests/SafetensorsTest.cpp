@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gptq/Execution/Safetensors.h"
+#include "gptq/Support/Safetensors.h"
 
 #include "llvm/Support/Endian.h"
 

@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "gptq/Execution/Call.h"
-#include "gptq/Execution/Npy.h"
-#include "gptq/Execution/Output.h"
-#include "gptq/Execution/Signals.h"
 #include "gptq/Runtime/LaunchCount.h"
+#include "gptq/Support/Npy.h"
+#include "gptq/Support/Output.h"
+#include "gptq/Support/Signals.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"

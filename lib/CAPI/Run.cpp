@@ -22,9 +22,9 @@
 
 #include "gptq/Execution/Describe.h"
 #include "gptq/Execution/Jit.h"
-#include "gptq/Execution/Npy.h"
 #include "gptq/Execution/Parameters.h"
-#include "gptq/Execution/Signals.h"
+#include "gptq/Support/Npy.h"
+#include "gptq/Support/Signals.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"

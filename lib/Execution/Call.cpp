@@ -1,7 +1,7 @@
 //===- Call.cpp - Call compiled entry functions on arrays -----------------===//
 
 #include "gptq/Execution/Call.h"
-#include "gptq/Execution/Output.h"
+#include "gptq/Support/Output.h"
 
 #include "gptq/Runtime/Allocator.h"
 #include "gptq/Runtime/Checks.h"

@@ -3,10 +3,11 @@
 #include "gptq/Execution/Parameters.h"
 
 #include "gptq/Execution/Jit.h"
-#include "gptq/Execution/Npz.h"
-#include "gptq/Execution/Output.h"
-#include "gptq/Execution/Safetensors.h"
-#include "gptq/Execution/Signals.h"
+#include "gptq/Support/MappedPages.h"
+#include "gptq/Support/Npz.h"
+#include "gptq/Support/Output.h"
+#include "gptq/Support/Safetensors.h"
+#include "gptq/Support/Signals.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
@@ -100,47 +101,6 @@ std::mutex attachedMutex;
 std::map<const char *, Attached> &attached() {
   static std::map<const char *, Attached> blobs;
   return blobs;
-}
-
-/// The live file mappings of parameter archives, whose pages
-/// releaseParameterPages may hand back.
-std::mutex mappingsMutex;
-std::vector<llvm::StringRef> &mappings() {
-  static std::vector<llvm::StringRef> live;
-  return live;
-}
-
-/// madvise(`advice`) on the pages that `data` touches, or with `inside`
-/// only on those that lie wholly inside it.
-void advisePages(llvm::StringRef data, int advice, bool inside) {
-  size_t page = llvm::sys::Process::getPageSizeEstimate();
-  uintptr_t first = uintptr_t(data.data()), last = first + data.size();
-  uintptr_t begin = inside ? llvm::alignTo(first, page)
-                           : llvm::alignDown(first, page);
-  uintptr_t end = inside ? llvm::alignDown(last, page)
-                         : llvm::alignTo(last, page);
-  if (begin < end)
-    ::madvise(reinterpret_cast<void *>(begin), end - begin, advice);
-}
-
-/// Asks the kernel to map the archive's pages 2 MiB at a time: the pages
-/// it reads from disk for this mapping then come in 2 MiB folios, mapped
-/// with one TLB entry each. A decode step reads every weight once, and with
-/// 4 KiB pages a 4-bit 1B model costs 170,000 TLB misses a step (about 10%
-/// of its time here, docs/performance.md). Pages already cached stay as the
-/// kernel holds them (the archive writers drop theirs once written: Output.cpp).
-void adviseHugePages(llvm::StringRef data) {
-#ifdef MADV_HUGEPAGE
-  advisePages(data, MADV_HUGEPAGE, /*inside=*/false);
-#endif
-}
-
-/// Asks the kernel to map the pages that lie wholly inside `data` 4 KiB at
-/// a time, within a mapping adviseHugePages advised.
-void adviseSmallPages(llvm::StringRef data) {
-#ifdef MADV_NOHUGEPAGE
-  advisePages(data, MADV_NOHUGEPAGE, /*inside=*/true);
-#endif
 }
 
 struct MappedFile {
@@ -306,32 +266,6 @@ llvm::Error addArchive(llvm::StringRef path, llvm::StringRef moduleLabel,
                "safetensors index (.json)");
 }
 } // namespace
-
-void mlir::gptq::registerParameterMapping(llvm::StringRef mapping) {
-  std::lock_guard<std::mutex> lock(mappingsMutex);
-  mappings().push_back(mapping);
-}
-
-void mlir::gptq::unregisterParameterMapping(const char *start) {
-  std::lock_guard<std::mutex> lock(mappingsMutex);
-  llvm::erase_if(mappings(),
-                 [&](llvm::StringRef m) { return m.data() == start; });
-}
-
-void mlir::gptq::releaseParameterPages(llvm::ArrayRef<char> data) {
-  if (data.empty())
-    return;
-  std::lock_guard<std::mutex> lock(mappingsMutex);
-  for (llvm::StringRef m : mappings()) {
-    if (data.data() < m.data() || data.end() > m.end())
-      continue;
-    // Whole pages only: a page may also hold the neighbouring tensors'
-    // bytes, which stay.
-    advisePages(llvm::StringRef(data.data(), data.size()), MADV_DONTNEED,
-                /*inside=*/true);
-    return;
-  }
-}
 
 AsmResourceBlob mlir::gptq::archiveBlob(llvm::ArrayRef<char> data,
                                         size_t elementSize,

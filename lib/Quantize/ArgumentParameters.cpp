@@ -3,9 +3,9 @@
 #include "gptq/Quantize/ArgumentParameters.h"
 
 #include "gptq/Execution/Jit.h"
-#include "gptq/Execution/Npz.h"
 #include "gptq/Execution/Parameters.h"
-#include "gptq/Execution/Safetensors.h"
+#include "gptq/Support/Npz.h"
+#include "gptq/Support/Safetensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/AsmState.h"

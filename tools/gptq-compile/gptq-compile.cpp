@@ -10,12 +10,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gptq/Execution/Jit.h"
-#include "gptq/Execution/Output.h"
-#include "gptq/Execution/Parameters.h"
 #include "gptq/Codegen/GPU/Chips.h"
-#include "gptq/Execution/Signals.h"
+#include "gptq/Execution/Jit.h"
+#include "gptq/Execution/Parameters.h"
 #include "gptq/Pipelines/Pipelines.h"
+#include "gptq/Support/Output.h"
+#include "gptq/Support/Signals.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"

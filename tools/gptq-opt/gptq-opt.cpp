@@ -10,11 +10,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "gptq/Execution/Jit.h"
-#include "gptq/Execution/ModuleFile.h"
-#include "gptq/Execution/Output.h"
 #include "gptq/Execution/Parameters.h"
-#include "gptq/Execution/SourceLines.h"
 #include "gptq/InitGPTQ.h"
+#include "gptq/Support/ModuleFile.h"
+#include "gptq/Support/Output.h"
+#include "gptq/Support/SourceLines.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"

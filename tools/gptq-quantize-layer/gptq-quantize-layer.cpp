@@ -8,9 +8,9 @@
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Execution/Jit.h"
-#include "gptq/Execution/Npy.h"
-#include "gptq/Execution/Output.h"
 #include "gptq/Quantize/QuantizeLayer.h"
+#include "gptq/Support/Npy.h"
+#include "gptq/Support/Output.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/SmallString.h"

@@ -3,10 +3,10 @@
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Execution/Describe.h"
 #include "gptq/Execution/Jit.h"
-#include "gptq/Execution/Npy.h"
-#include "gptq/Execution/Output.h"
 #include "gptq/Execution/Parameters.h"
 #include "gptq/Runtime/LaunchCount.h"
+#include "gptq/Support/Npy.h"
+#include "gptq/Support/Output.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"

@@ -11,7 +11,7 @@
 #ifndef GPTQ_EXECUTION_CALL_H
 #define GPTQ_EXECUTION_CALL_H
 
-#include "gptq/Execution/Npy.h"
+#include "gptq/Support/Npy.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"

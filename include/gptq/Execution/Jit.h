@@ -12,7 +12,7 @@
 #define GPTQ_EXECUTION_JIT_H
 
 #include "gptq/Execution/Call.h"
-#include "gptq/Execution/Npy.h"
+#include "gptq/Support/Npy.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -56,20 +56,6 @@ AsmResourceBlob archiveBlob(llvm::ArrayRef<char> data, size_t elementSize,
                             std::shared_ptr<const void> keep,
                             bool *inPlace = nullptr);
 
-/// Hands the whole pages of `data` back to the system when `data` lies in a
-/// parameter archive that loadParameters mapped (a read-only file mapping:
-/// pages used again are read from the file again), so that a model's
-/// weights stop counting in the process's memory once used; other data is
-/// left alone. The model pass calls it for each layer's weight once the
-/// layer is quantized.
-void releaseParameterPages(llvm::ArrayRef<char> data);
-
-/// Records a read-only file mapping whose pages releaseParameterPages may
-/// hand back (the archives loadParameters maps; a ScratchFile's mapping),
-/// and forgets it (by its start) before it is unmapped.
-void registerParameterMapping(llvm::StringRef mapping);
-void unregisterParameterMapping(const char *start);
-
 /// The archive storeParameters writes beside the module `outputFile`:
 /// model.q.mlir -> model.q.safetensors.
 std::string parameterArchiveFor(llvm::StringRef outputFile);

@@ -12,9 +12,9 @@
 #ifndef GPTQ_QUANTIZE_ACTIVATIONSTORE_H
 #define GPTQ_QUANTIZE_ACTIVATIONSTORE_H
 
-#include "gptq/Execution/Npy.h"
-#include "gptq/Execution/Scratch.h"
 #include "gptq/Quantize/ByteCount.h"
+#include "gptq/Support/Npy.h"
+#include "gptq/Support/Scratch.h"
 
 #include "llvm/Support/Error.h"
 

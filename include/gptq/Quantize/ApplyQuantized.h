@@ -12,9 +12,9 @@
 #ifndef GPTQ_QUANTIZE_APPLYQUANTIZED_H
 #define GPTQ_QUANTIZE_APPLYQUANTIZED_H
 
-#include "gptq/Execution/Npy.h"
 #include "gptq/Quantize/LinearLayers.h"
 #include "gptq/Quantize/QuantTypes.h"
+#include "gptq/Support/Npy.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

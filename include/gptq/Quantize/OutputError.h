@@ -11,7 +11,7 @@
 #define GPTQ_QUANTIZE_OUTPUTERROR_H
 
 #include "gptq/Execution/Jit.h"
-#include "gptq/Execution/Npy.h"
+#include "gptq/Support/Npy.h"
 
 #include "llvm/Support/Error.h"
 

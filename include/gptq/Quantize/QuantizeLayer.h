@@ -16,7 +16,7 @@
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Execution/Jit.h"
-#include "gptq/Execution/Npy.h"
+#include "gptq/Support/Npy.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/Twine.h"

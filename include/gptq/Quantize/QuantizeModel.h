@@ -13,8 +13,8 @@
 #ifndef GPTQ_QUANTIZE_QUANTIZEMODEL_H
 #define GPTQ_QUANTIZE_QUANTIZEMODEL_H
 
-#include "gptq/Execution/Npy.h"
 #include "gptq/Quantize/Passes.h"
+#include "gptq/Support/Npy.h"
 
 #include "mlir/Pass/Pass.h"
 #include "llvm/Support/raw_ostream.h"

@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_EXECUTION_MODULEFILE_H
-#define GPTQ_EXECUTION_MODULEFILE_H
+#ifndef GPTQ_SUPPORT_MODULEFILE_H
+#define GPTQ_SUPPORT_MODULEFILE_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -47,4 +47,4 @@ std::unique_ptr<llvm::MemoryBuffer> guardedModuleBuffer(llvm::StringRef bytes,
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_EXECUTION_MODULEFILE_H
+#endif // GPTQ_SUPPORT_MODULEFILE_H

@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gptq/Execution/Npz.h"
-#include "gptq/Execution/Output.h"
-#include "gptq/Execution/Signals.h"
+#include "gptq/Support/Npz.h"
+#include "gptq/Support/Output.h"
+#include "gptq/Support/Signals.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -218,7 +218,7 @@ llvm::Expected<Reader::Directory> Reader::findDirectory() const {
   if (*endAt >= kZip64LocatorSize &&
       read32(bytes, *endAt - kZip64LocatorSize) == kZip64LocatorSignature) {
     if (llvm::Error err = readZip64End(*endAt, dir))
-      return std::move(err);
+      return err;
   } else if (dir.count == 0xffff || dir.size == 0xffffffff ||
              dir.offset == 0xffffffff) {
     return fail("the end-of-central-directory record defers to a ZIP64 "
@@ -323,7 +323,7 @@ llvm::Expected<Reader::Member> Reader::readCentral(uint64_t &at,
   if (disk != 0 && disk != 0xffff)
     return fail("zip archives split over several disks are not supported");
   if (llvm::Error err = readZip64Extra(extra, member))
-    return std::move(err);
+    return err;
   return member;
 }
 
@@ -489,7 +489,7 @@ llvm::Error Reader::visit(
     StringRef data = *stored;
     if (member->method == kMethodDeflate) {
       if (llvm::Error err = inflate(*member, *stored, inflated))
-        return std::move(err);
+        return err;
       data = StringRef(inflated.data(), member->size);
     }
     uint32_t crc = llvm::crc32(llvm::arrayRefFromStringRef(data));
@@ -520,7 +520,7 @@ llvm::Expected<std::vector<Entry>> Reader::collect(bool inPlace, Parse parse) {
         return llvm::Error::success();
       });
   if (err)
-    return std::move(err);
+    return err;
   return entries;
 }
 
@@ -591,7 +591,7 @@ llvm::Error checkEntries(llvm::ArrayRef<NpzEntryRef> entries) {
 
 llvm::Expected<std::vector<Planned>> plan(llvm::ArrayRef<NpzEntryRef> entries) {
   if (llvm::Error err = checkEntries(entries))
-    return std::move(err);
+    return err;
   std::vector<Planned> planned;
   for (const NpzEntryRef &entry : entries) {
     StringRef name = entry.name;

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_EXECUTION_NPY_H
-#define GPTQ_EXECUTION_NPY_H
+#ifndef GPTQ_SUPPORT_NPY_H
+#define GPTQ_SUPPORT_NPY_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -161,4 +161,4 @@ llvm::Error writeNpy(PendingOutputs &outputs, llvm::StringRef path,
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_EXECUTION_NPY_H
+#endif // GPTQ_SUPPORT_NPY_H

@@ -1,6 +1,6 @@
 //===- SourceLines.cpp - Diagnostics without overlong source lines --------===//
 
-#include "gptq/Execution/SourceLines.h"
+#include "gptq/Support/SourceLines.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"

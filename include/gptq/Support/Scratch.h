@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_EXECUTION_SCRATCH_H
-#define GPTQ_EXECUTION_SCRATCH_H
+#ifndef GPTQ_SUPPORT_SCRATCH_H
+#define GPTQ_SUPPORT_SCRATCH_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -69,4 +69,4 @@ private:
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_EXECUTION_SCRATCH_H
+#endif // GPTQ_SUPPORT_SCRATCH_H

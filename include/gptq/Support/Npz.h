@@ -20,10 +20,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_EXECUTION_NPZ_H
-#define GPTQ_EXECUTION_NPZ_H
+#ifndef GPTQ_SUPPORT_NPZ_H
+#define GPTQ_SUPPORT_NPZ_H
 
-#include "gptq/Execution/Npy.h"
+#include "gptq/Support/Npy.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -106,4 +106,4 @@ llvm::Error writeNpz(llvm::raw_ostream &os, llvm::ArrayRef<NpzEntryRef> entries,
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_EXECUTION_NPZ_H
+#endif // GPTQ_SUPPORT_NPZ_H

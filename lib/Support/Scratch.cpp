@@ -1,8 +1,8 @@
 //===- Scratch.cpp - Data kept on disk while a run makes it ---------------===//
 
-#include "gptq/Execution/Scratch.h"
+#include "gptq/Support/Scratch.h"
 
-#include "gptq/Execution/Parameters.h"
+#include "gptq/Support/MappedPages.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"

@@ -1,8 +1,8 @@
 //===- Npy.cpp - .npy array files -----------------------------------------===//
 
-#include "gptq/Execution/Npy.h"
-#include "gptq/Execution/Output.h"
-#include "gptq/Execution/Signals.h"
+#include "gptq/Support/Npy.h"
+#include "gptq/Support/Output.h"
+#include "gptq/Support/Signals.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"

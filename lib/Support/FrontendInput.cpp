@@ -1,8 +1,8 @@
 //===- FrontendInput.cpp - Modules in other frontends' dialects -----------===//
 
-#include "gptq/Execution/FrontendInput.h"
+#include "gptq/Support/FrontendInput.h"
 
-#include "gptq/Execution/ModuleFile.h"
+#include "gptq/Support/ModuleFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"

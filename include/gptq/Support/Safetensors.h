@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_EXECUTION_SAFETENSORS_H
-#define GPTQ_EXECUTION_SAFETENSORS_H
+#ifndef GPTQ_SUPPORT_SAFETENSORS_H
+#define GPTQ_SUPPORT_SAFETENSORS_H
 
-#include "gptq/Execution/Npy.h"
+#include "gptq/Support/Npy.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -103,4 +103,4 @@ std::string checkJsonStructure(llvm::StringRef text, unsigned maxDepth);
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_EXECUTION_SAFETENSORS_H
+#endif // GPTQ_SUPPORT_SAFETENSORS_H

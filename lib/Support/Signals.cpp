@@ -1,6 +1,6 @@
 //===- Signals.cpp - Signals that end a tool cleanly ----------------------===//
 
-#include "gptq/Execution/Signals.h"
+#include "gptq/Support/Signals.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Signals.h"

@@ -1,9 +1,9 @@
 //===- ModuleFile.cpp - Module files as the parser reads them -------------===//
 
-#include "gptq/Execution/ModuleFile.h"
+#include "gptq/Support/ModuleFile.h"
 
-#include "gptq/Execution/FrontendInput.h"
-#include "gptq/Execution/Signals.h"
+#include "gptq/Support/FrontendInput.h"
+#include "gptq/Support/Signals.h"
 
 #include "llvm/Support/Process.h"
 

@@ -1,6 +1,6 @@
 //===- Safetensors.cpp - safetensors files and sharded indexes -----------===//
 
-#include "gptq/Execution/Safetensors.h"
+#include "gptq/Support/Safetensors.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_EXECUTION_FRONTENDINPUT_H
-#define GPTQ_EXECUTION_FRONTENDINPUT_H
+#ifndef GPTQ_SUPPORT_FRONTENDINPUT_H
+#define GPTQ_SUPPORT_FRONTENDINPUT_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -57,4 +57,4 @@ convertFrontendInput(std::unique_ptr<llvm::MemoryBuffer> input,
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_EXECUTION_FRONTENDINPUT_H
+#endif // GPTQ_SUPPORT_FRONTENDINPUT_H

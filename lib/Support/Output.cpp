@@ -1,8 +1,8 @@
 //===- Output.cpp - Output files that never lose data ---------------------===//
 
-#include "gptq/Execution/Output.h"
+#include "gptq/Support/Output.h"
 
-#include "gptq/Execution/Signals.h"
+#include "gptq/Support/Signals.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_EXECUTION_OUTPUT_H
-#define GPTQ_EXECUTION_OUTPUT_H
+#ifndef GPTQ_SUPPORT_OUTPUT_H
+#define GPTQ_SUPPORT_OUTPUT_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -147,4 +147,4 @@ private:
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_EXECUTION_OUTPUT_H
+#endif // GPTQ_SUPPORT_OUTPUT_H

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_EXECUTION_SOURCELINES_H
-#define GPTQ_EXECUTION_SOURCELINES_H
+#ifndef GPTQ_SUPPORT_SOURCELINES_H
+#define GPTQ_SUPPORT_SOURCELINES_H
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -41,4 +41,4 @@ void registerLongLineHandler(MLIRContext *context, llvm::StringRef path,
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_EXECUTION_SOURCELINES_H
+#endif // GPTQ_SUPPORT_SOURCELINES_H

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_EXECUTION_SIGNALS_H
-#define GPTQ_EXECUTION_SIGNALS_H
+#ifndef GPTQ_SUPPORT_SIGNALS_H
+#define GPTQ_SUPPORT_SIGNALS_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -137,4 +137,4 @@ public:
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_EXECUTION_SIGNALS_H
+#endif // GPTQ_SUPPORT_SIGNALS_H
