@@ -1,7 +1,7 @@
 //===- ActivationStoreTest.cpp - Activations within a budget --------------===//
 
-#include "gptq/Quantize/ActivationStore.h"
-#include "gptq/Quantize/MemoryEstimate.h"
+#include "gptq/Driver/ActivationStore.h"
+#include "gptq/Driver/MemoryEstimate.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -1,7 +1,7 @@
 //===- QuantizeLayerTest.cpp - The per-layer GPTQ procedure
 //----------------===//
 
-#include "gptq/Quantize/QuantizeLayer.h"
+#include "gptq/Driver/QuantizeLayer.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FileSystem.h"

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gptq/InitGPTQ.h"
-#include "gptq/Quantize/QuantizeModel.h"
+#include "gptq/Driver/QuantizeModel.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -11,7 +11,7 @@
 
 #include "gptq/InitGPTQ.h"
 #include "gptq/Pipelines/Pipelines.h"
-#include "gptq/Quantize/QuantizeModel.h"
+#include "gptq/Driver/QuantizeModel.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"

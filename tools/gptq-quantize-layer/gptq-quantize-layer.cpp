@@ -8,7 +8,7 @@
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Execution/Jit.h"
-#include "gptq/Quantize/QuantizeLayer.h"
+#include "gptq/Driver/QuantizeLayer.h"
 #include "gptq/Support/Npy.h"
 #include "gptq/Support/Output.h"
 

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_QUANTIZE_OUTPUTERROR_H
-#define GPTQ_QUANTIZE_OUTPUTERROR_H
+#ifndef GPTQ_DRIVER_OUTPUTERROR_H
+#define GPTQ_DRIVER_OUTPUTERROR_H
 
 #include "gptq/Execution/Jit.h"
 #include "gptq/Support/Npy.h"
@@ -60,4 +60,4 @@ private:
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_QUANTIZE_OUTPUTERROR_H
+#endif // GPTQ_DRIVER_OUTPUTERROR_H

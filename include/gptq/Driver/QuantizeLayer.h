@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_QUANTIZE_QUANTIZELAYER_H
-#define GPTQ_QUANTIZE_QUANTIZELAYER_H
+#ifndef GPTQ_DRIVER_QUANTIZELAYER_H
+#define GPTQ_DRIVER_QUANTIZELAYER_H
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Execution/Jit.h"
@@ -176,4 +176,4 @@ private:
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_QUANTIZE_QUANTIZELAYER_H
+#endif // GPTQ_DRIVER_QUANTIZELAYER_H

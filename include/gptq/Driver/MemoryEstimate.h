@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_QUANTIZE_MEMORYESTIMATE_H
-#define GPTQ_QUANTIZE_MEMORYESTIMATE_H
+#ifndef GPTQ_DRIVER_MEMORYESTIMATE_H
+#define GPTQ_DRIVER_MEMORYESTIMATE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Types.h"
@@ -77,4 +77,4 @@ uint64_t layerErrorBytes(int64_t out, int64_t in, uint64_t bandBytes);
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_QUANTIZE_MEMORYESTIMATE_H
+#endif // GPTQ_DRIVER_MEMORYESTIMATE_H

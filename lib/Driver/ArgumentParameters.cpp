@@ -1,6 +1,6 @@
 //===- ArgumentParameters.cpp - Weights passed as arguments ---------------===//
 
-#include "gptq/Quantize/ArgumentParameters.h"
+#include "gptq/Driver/ArgumentParameters.h"
 
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Parameters.h"

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_QUANTIZE_ARGUMENTPARAMETERS_H
-#define GPTQ_QUANTIZE_ARGUMENTPARAMETERS_H
+#ifndef GPTQ_DRIVER_ARGUMENTPARAMETERS_H
+#define GPTQ_DRIVER_ARGUMENTPARAMETERS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -56,4 +56,4 @@ LogicalResult restoreBoundArguments(func::FuncOp func,
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_QUANTIZE_ARGUMENTPARAMETERS_H
+#endif // GPTQ_DRIVER_ARGUMENTPARAMETERS_H

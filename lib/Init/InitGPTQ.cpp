@@ -7,6 +7,7 @@
 #include "gptq/Codegen/GPU/Passes.h"
 #include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/Transforms/Passes.h"
+#include "gptq/Driver/Passes.h"
 #include "gptq/Execution/Jit.h"
 #include "gptq/Pipelines/Pipelines.h"
 #include "gptq/Quantize/Passes.h"
@@ -23,6 +24,7 @@ void mlir::gptq::registerGPTQPassesAndPipelines() {
   registerGPTQCodegenGPUPasses();
   registerGPTQConversionPasses();
   registerGPTQQuantizePasses();
+  registerGPTQDriverPasses();
   registerPipelines();
   registerUpstreamPipeline();
 }

@@ -13,22 +13,22 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gptq/Quantize/QuantizeModel.h"
+#include "gptq/Driver/QuantizeModel.h"
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Execution/CompileJobs.h"
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Parameters.h"
-#include "gptq/Quantize/ActivationStore.h"
+#include "gptq/Driver/ActivationStore.h"
 #include "gptq/Quantize/ApplyQuantized.h"
-#include "gptq/Quantize/ArgumentParameters.h"
+#include "gptq/Driver/ArgumentParameters.h"
 #include "gptq/Quantize/CalibrationStages.h"
 #include "gptq/Quantize/EntryFunction.h"
 #include "gptq/Quantize/LinearLayers.h"
-#include "gptq/Quantize/MemoryEstimate.h"
-#include "gptq/Quantize/OutputError.h"
-#include "gptq/Quantize/Passes.h"
+#include "gptq/Driver/MemoryEstimate.h"
+#include "gptq/Driver/OutputError.h"
+#include "gptq/Driver/Passes.h"
 #include "gptq/Quantize/QuantTypes.h"
-#include "gptq/Quantize/QuantizeLayer.h"
+#include "gptq/Driver/QuantizeLayer.h"
 #include "gptq/Runtime/Allocator.h"
 #include "gptq/Support/MappedPages.h"
 #include "gptq/Support/Npy.h"
@@ -69,7 +69,7 @@
 namespace mlir {
 namespace gptq {
 #define GEN_PASS_DEF_GPTQQUANTIZEMODEL
-#include "gptq/Quantize/Passes.h.inc"
+#include "gptq/Driver/Passes.h.inc"
 } // namespace gptq
 } // namespace mlir
 

@@ -1,6 +1,6 @@
 //===- ActivationStore.cpp - Calibration activations within a budget ------===//
 
-#include "gptq/Quantize/ActivationStore.h"
+#include "gptq/Driver/ActivationStore.h"
 
 #include "llvm/ADT/StringExtras.h"
 

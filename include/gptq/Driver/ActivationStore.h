@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_QUANTIZE_ACTIVATIONSTORE_H
-#define GPTQ_QUANTIZE_ACTIVATIONSTORE_H
+#ifndef GPTQ_DRIVER_ACTIVATIONSTORE_H
+#define GPTQ_DRIVER_ACTIVATIONSTORE_H
 
 #include "gptq/Quantize/ByteCount.h"
 #include "gptq/Support/Npy.h"
@@ -63,4 +63,4 @@ private:
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_QUANTIZE_ACTIVATIONSTORE_H
+#endif // GPTQ_DRIVER_ACTIVATIONSTORE_H

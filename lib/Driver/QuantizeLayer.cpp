@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gptq/Quantize/QuantizeLayer.h"
+#include "gptq/Driver/QuantizeLayer.h"
 #include "gptq/Runtime/LaunchCount.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_QUANTIZE_QUANTIZEMODEL_H
-#define GPTQ_QUANTIZE_QUANTIZEMODEL_H
+#ifndef GPTQ_DRIVER_QUANTIZEMODEL_H
+#define GPTQ_DRIVER_QUANTIZEMODEL_H
 
-#include "gptq/Quantize/Passes.h"
+#include "gptq/Driver/Passes.h"
 #include "gptq/Support/Npy.h"
 
 #include "mlir/Pass/Pass.h"
@@ -93,4 +93,4 @@ createQuantizeModelPass(const GPTQQuantizeModelOptions &options,
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_QUANTIZE_QUANTIZEMODEL_H
+#endif // GPTQ_DRIVER_QUANTIZEMODEL_H

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gptq/Quantize/OutputError.h"
+#include "gptq/Driver/OutputError.h"
 
 #include "mlir/IR/MLIRContext.h"
 

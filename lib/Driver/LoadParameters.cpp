@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gptq/Execution/Parameters.h"
-#include "gptq/Quantize/Passes.h"
+#include "gptq/Driver/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Location.h"
@@ -14,7 +14,7 @@
 namespace mlir {
 namespace gptq {
 #define GEN_PASS_DEF_GPTQLOADPARAMETERS
-#include "gptq/Quantize/Passes.h.inc"
+#include "gptq/Driver/Passes.h.inc"
 } // namespace gptq
 } // namespace mlir
 

@@ -1,6 +1,6 @@
 //===- MemoryEstimate.cpp - Memory a calibration stage holds --------------===//
 
-#include "gptq/Quantize/MemoryEstimate.h"
+#include "gptq/Driver/MemoryEstimate.h"
 
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
 #include "gptq/Quantize/ExpertDispatch.h"
