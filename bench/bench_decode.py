@@ -38,7 +38,7 @@ Engines and forms:
   of ``float32`` and ``wBgG[-act][-all]`` (B bits, groups of G; ``-act``
   GPTQ with act-order as above, else round to nearest; ``-all`` the
   classifier too), e.g. ``--forms float32,w3g128-all,w2g128-all``. Calls through the C API
-  (``gptq_mlir.model``: ``@prefill``, then ``@decode`` per token).
+  (``gptq_mlir.runtime.model``: ``@prefill``, then ``@decode`` per token).
 - ``torch``: transformers' ``LlamaForCausalLM`` (``MixtralForCausalLM``)
   in float32 with its KV cache (eager), at 1 and 2 threads; the better is
   reported. Its weights are filled in place a tensor at a time (peak: the
@@ -103,8 +103,8 @@ def _prompt(vocab: int, length: int) -> np.ndarray:
 
 
 def worker_ours(module: str, prompt: np.ndarray, new: int) -> Dict:
-    from gptq_mlir import native
-    from gptq_mlir.model import Model
+    from gptq_mlir.runtime import native
+    from gptq_mlir.runtime.model import Model
 
     model = Model(module)
     handle = native.open_module(module)
@@ -357,7 +357,7 @@ def _drop_stale_modules(folder: Path) -> None:
     """Removes our modules in ``folder`` that an earlier version of the
     importers wrote with the KV caches' old layout (they would refuse to
     generate), so that they are imported and quantized again."""
-    from gptq_mlir.model import Model
+    from gptq_mlir.runtime.model import Model
 
     module = folder / "model.mlir"
     if not module.exists() or Model(module).cache_shape is not None:
@@ -423,7 +423,7 @@ def prepare(work: Path, model: str, args) -> Dict:
         if not (hf_folder / "config.json").exists():
             sys.path.insert(0, str(ROOT / "python" / "tests"))
             import hf_convert
-            from gptq_mlir import llama2c
+            from gptq_mlir.importers import llama2c
 
             hf_convert.write_hf_checkpoint(llama2c.read_checkpoint(source), hf_folder)
         module = folder / "model.mlir"

@@ -15,7 +15,7 @@ a. Forward (``--skip-forward`` to leave it out). For each model of
      as above. Round-to-nearest writes the same rewritten structure
      (packed codes, ``gptq.unpack`` + ``gptq.dequantize`` in front of each
      layer's matmul) as GPTQ, so the forward speed is GPTQ's;
-   - PyTorch eager float32 (``gptq_mlir.torch_model.Llama2c``, the same
+   - PyTorch eager float32 (``gptq_mlir.importers.torch_model.Llama2c``, the same
      checkpoint, ``torch.no_grad()``): each setting in its own subprocess with
      ``torch.set_num_threads(T)`` and ``OMP/OPENBLAS/MKL_NUM_THREADS = T``,
      T in ``--torch-threads`` (1, 2), each with the environment's
@@ -267,7 +267,7 @@ def model_checkpoint(args, name: str) -> str:
 def checkpoint_config(path: str):
     """The config in a checkpoint's header, checked against the file's size
     (without reading the weights)."""
-    from gptq_mlir import llama2c
+    from gptq_mlir.importers import llama2c
     with open(path, "rb") as handle:
         head = handle.read(llama2c.VERSION1_HEADER_BYTES)
     return llama2c._expected_size(head, os.path.getsize(path))[0]
@@ -302,7 +302,7 @@ def import_model(args, name: str, checkpoint: str) -> Dict:
 
 def save_tokens(path: str, batch: int, seqlen: int, vocab: int, seed: int) -> None:
     import numpy as np
-    from gptq_mlir.fileio import save_npy
+    from gptq_mlir.files.outputs import save_npy
     rng = np.random.default_rng(seed)
     save_npy(path, rng.integers(0, vocab, size=(batch, seqlen), dtype=np.int32))
 
@@ -361,8 +361,8 @@ def _worker_forward(a) -> None:
     import numpy as np
     import torch
     import torch_gptq_model
-    from gptq_mlir import llama2c
-    from gptq_mlir.torch_model import Llama2c
+    from gptq_mlir.importers import llama2c
+    from gptq_mlir.importers.torch_model import Llama2c
     _torch_threads(a.threads)
     model = Llama2c.from_checkpoint(llama2c.read_checkpoint(a.checkpoint))
     if a.rtn_bits:
@@ -459,7 +459,7 @@ def _worker_gptq(a) -> None:
     import numpy as np
     import torch
     import torch_gptq_model
-    from gptq_mlir import llama2c, torch_model
+    from gptq_mlir.importers import llama2c, torch_model
     _torch_threads(a.threads)
     timer = _Timer()
     # Phases, by wrapping what quantize_model calls (nothing is copied).
@@ -1032,7 +1032,7 @@ def run(args) -> int:
     meta["seconds"] = time.time() - started
     meta["made_checkpoints_seconds"] = MADE
     if args.json:
-        from gptq_mlir.fileio import atomic_output
+        from gptq_mlir.files.outputs import atomic_output
         with atomic_output(args.json) as handle:
             handle.write(json.dumps(results, indent=1, default=str).encode())
     return 0

@@ -3,7 +3,7 @@
 The reference's Llama driver (docs/gptq-semantics.md, section 6), written by
 us in PyTorch, against which `gptq-opt --gptq-quantize-model` is compared. It
 is a benchmark and a cross-check, not part of the product: the model runs as
-`gptq_mlir.torch_model.Llama2c` (PyTorch, not the MLIR path), each layer is
+`gptq_mlir.importers.torch_model.Llama2c` (PyTorch, not the MLIR path), each layer is
 quantized by `bench/torch_gptq.py`.
 
 The procedure (default `--sequential layers`):
@@ -60,10 +60,11 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "python"))
 from torch_gptq import Grid, gptq_quantize, quantize  # noqa: E402
 
-from gptq_mlir import data, llama2c  # noqa: E402
+from gptq_mlir.data import corpus  # noqa: E402
+from gptq_mlir.importers import llama2c
 from gptq_mlir.errors import GPTQError  # noqa: E402
-from gptq_mlir.tokenizer import load_tokenizer  # noqa: E402
-from gptq_mlir.torch_model import Llama2c  # noqa: E402
+from gptq_mlir.data.tokenizer import load_tokenizer  # noqa: E402
+from gptq_mlir.importers.torch_model import Llama2c  # noqa: E402
 
 STORIES = os.path.join(REPO, "data", "stories260K")
 
@@ -255,14 +256,14 @@ def perplexity(model: Llama2c, windows: np.ndarray, batch: int = 32) -> float:
 
 def calibration_windows(tokenizer_path, text_path, samples, seqlen, seed, end_fraction=0.8):
     """The windows `python -m gptq_mlir calib --end-fraction F` writes."""
-    stream = data.load_corpus(load_tokenizer(tokenizer_path), text_path, 0.0, end_fraction)
-    return data.calibration_windows(stream, samples, seqlen, seed)
+    stream = corpus.load_corpus(load_tokenizer(tokenizer_path), text_path, 0.0, end_fraction)
+    return corpus.calibration_windows(stream, samples, seqlen, seed)
 
 
 def heldout_windows(tokenizer_path, text_path, seqlen, start_fraction=0.8):
     """The windows `python -m gptq_mlir perplexity --start-fraction F` scores."""
-    stream = data.load_corpus(load_tokenizer(tokenizer_path), text_path, start_fraction, 1.0)
-    return data.consecutive_windows(stream, seqlen)
+    stream = corpus.load_corpus(load_tokenizer(tokenizer_path), text_path, start_fraction, 1.0)
+    return corpus.consecutive_windows(stream, seqlen)
 
 
 def configs_from(methods: Sequence[str], bits: Sequence[int], group_sizes: Sequence[int],

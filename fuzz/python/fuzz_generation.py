@@ -1,4 +1,4 @@
-"""Fuzzes generation and evaluation (gptq_mlir.model's Sampler, generate
+"""Fuzzes generation and evaluation (gptq_mlir.runtime.model's Sampler, generate
 and perplexity, and the generate and perplexity commands) with atheris, on
 a stand-in for a compiled model.
 
@@ -16,7 +16,7 @@ caches of the model's layout, a decode position inside the caches.
 Each input is one of five cases (its first byte): the sampler on one row
 of logits; ``generate`` with and without the KV cache; ``perplexity``
 over windows; and the ``generate`` and ``perplexity`` commands through
-``cli.main`` (the stand-in in place of the module, stories260K's tokenizer,
+``commands.main`` (the stand-in in place of the module, stories260K's tokenizer,
 a short text) with arguments spelled as on a command line. Arguments
 range over what the API and the command line take and what they must
 refuse: temperatures 0, subnormal, huge, negative, NaN and infinite; top-p
@@ -72,10 +72,10 @@ import atheris
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 with atheris.instrument_imports(include=["gptq_mlir"]):
-    from gptq_mlir import cli
+    from gptq_mlir.cli import commands
     from gptq_mlir.errors import GPTQError
-    from gptq_mlir.model import Model, Sampler, generate, perplexity
-    from gptq_mlir.tokenizer import BOS, EOS
+    from gptq_mlir.runtime.model import Model, Sampler, generate, perplexity
+    from gptq_mlir.data.tokenizer import BOS, EOS
 
 import numpy as np
 
@@ -332,24 +332,24 @@ def perplexity_case(reader: Reader) -> None:
 
 @contextlib.contextmanager
 def command_model(model: Model):
-    """``cli.Model`` gives ``model`` for any path, and the perplexity
+    """``commands.Model`` gives ``model`` for any path, and the perplexity
     command's progress goes to the ``sys.stderr`` of the moment (its
     default is the one of import time)."""
-    real = cli.Model, cli.perplexity, cli.build_parser
-    cli.Model = lambda path: model
-    cli.perplexity = lambda model, windows, batch: perplexity(model, windows, batch, progress=sys.stderr)
+    real = commands.Model, commands.perplexity, commands.build_parser
+    commands.Model = lambda path: model
+    commands.perplexity = lambda model, windows, batch: perplexity(model, windows, batch, progress=sys.stderr)
     # Built once: building is most of a short command's time, parsing leaves it as it was.
-    cli.build_parser = lambda: PARSER
+    commands.build_parser = lambda: PARSER
     try:
         yield
     finally:
-        cli.Model, cli.perplexity, cli.build_parser = real
+        commands.Model, commands.perplexity, commands.build_parser = real
 
 
 def run_command(argv, model: Model) -> None:
     out, err = io.StringIO(), io.StringIO()
     with command_model(model), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli.main(argv)
+        status = commands.main(argv)
     lines = err.getvalue().splitlines()
     if status == 0:
         if argv[0] == "perplexity":
@@ -418,7 +418,7 @@ def write_text() -> str:
 
 
 TEXT_FILE = ""
-PARSER = cli.build_parser()
+PARSER = commands.build_parser()
 
 
 def main() -> None:

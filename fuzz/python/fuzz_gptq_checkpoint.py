@@ -1,5 +1,5 @@
-"""Fuzzes the checkpoint folder readers (gptq_mlir.gptq_checkpoint's
-read_gptq_checkpoint and gptq_mlir.hf's read_checkpoint) with atheris.
+"""Fuzzes the checkpoint folder readers (gptq_mlir.checkpoints.gptq's
+read_gptq_checkpoint and gptq_mlir.importers.hf's read_checkpoint) with atheris.
 
 An input is a folder's files joined by SEPARATOR: config.json, then
 quantize_config.json, then model.safetensors (a part that is absent is a
@@ -26,13 +26,14 @@ import atheris
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 with atheris.instrument_imports(include=["gptq_mlir"]):
-    from gptq_mlir import gptq_checkpoint, hf, importer
+    from gptq_mlir.checkpoints import gptq
+    from gptq_mlir.importers import hf, emitter
     from gptq_mlir.errors import GPTQError
 
 import numpy as np
 
 SEPARATOR = b"\n--gptq-fuzz-file--\n"
-FILES = (hf.CONFIG_FILE, gptq_checkpoint.QUANTIZE_CONFIG_FILE, hf.SINGLE_FILE)
+FILES = (hf.CONFIG_FILE, gptq.QUANTIZE_CONFIG_FILE, hf.SINGLE_FILE)
 
 
 def _scratch() -> Path:
@@ -77,12 +78,12 @@ def _check(checkpoint) -> None:
             raise AssertionError(f"layer {name}: qweight {layer.qweight.shape}, g_idx {layer.g_idx.shape}")
         if layer.zeros.shape != (out, groups) or layer.g_idx.min() < 0 or layer.g_idx.max() >= groups:
             raise AssertionError(f"layer {name}: zeros {layer.zeros.shape}, g_idx outside [0, {groups})")
-    importer.module_text(checkpoint)
+    emitter.module_text(checkpoint)
 
 
 def test_one_input(data: bytes) -> None:
     _write(data)
-    for read in (gptq_checkpoint.read_gptq_checkpoint, hf.read_checkpoint):
+    for read in (gptq.read_gptq_checkpoint, hf.read_checkpoint):
         try:
             checkpoint = read(SCRATCH)
         except GPTQError:

@@ -1,5 +1,5 @@
-"""Fuzzes the JSON parser of every JSON input (gptq_mlir.inputs.parse_json)
-and the Hugging Face config reader (gptq_mlir.hf.parse_config) with atheris.
+"""Fuzzes the JSON parser of every JSON input (gptq_mlir.files.inputs.parse_json)
+and the Hugging Face config reader (gptq_mlir.importers.hf.parse_config) with atheris.
 
 Every input either parses or raises GPTQError, the readers' documented
 error. JSON that parses is what Python's own parser makes of it, and
@@ -23,7 +23,8 @@ import atheris
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 with atheris.instrument_imports(include=["gptq_mlir"]):
-    from gptq_mlir import architectures, hf, inputs
+    from gptq_mlir.importers import architectures, hf
+    from gptq_mlir.files import inputs
     from gptq_mlir.errors import GPTQError
 
 import numpy as np

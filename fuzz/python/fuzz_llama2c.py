@@ -1,4 +1,4 @@
-"""Fuzzes the llama2.c checkpoint reader (gptq_mlir.llama2c) with atheris.
+"""Fuzzes the llama2.c checkpoint reader (gptq_mlir.importers.llama2c) with atheris.
 
 Every input either parses or raises GPTQError, the reader's documented
 error; anything else (another exception, a hang, running out of memory) is a
@@ -18,7 +18,7 @@ import atheris
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 with atheris.instrument_imports(include=["gptq_mlir"]):
-    from gptq_mlir import llama2c
+    from gptq_mlir.importers import llama2c
     from gptq_mlir.errors import GPTQError
 
 

@@ -1,4 +1,4 @@
-"""Fuzzes the safetensors reader (gptq_mlir.inputs.parse_safetensors) with
+"""Fuzzes the safetensors reader (gptq_mlir.files.inputs.parse_safetensors) with
 atheris, against the safetensors package.
 
 Every input either parses or raises GPTQError. A file that parses has
@@ -21,7 +21,7 @@ import atheris
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 with atheris.instrument_imports(include=["gptq_mlir"]):
-    from gptq_mlir import inputs
+    from gptq_mlir.files import inputs
     from gptq_mlir.errors import GPTQError
 
 import numpy as np

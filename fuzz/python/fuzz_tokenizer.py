@@ -1,4 +1,4 @@
-"""Fuzzes the llama2.c tokenizer reader (gptq_mlir.tokenizer) with atheris.
+"""Fuzzes the llama2.c tokenizer reader (gptq_mlir.data.tokenizer) with atheris.
 
 Every input either parses or raises GPTQError, the reader's documented
 error. A tokenizer that parses then encodes and decodes a few texts (ASCII,
@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 with atheris.instrument_imports(include=["gptq_mlir"]):
     from gptq_mlir.errors import GPTQError
-    from gptq_mlir.tokenizer import parse_tokenizer
+    from gptq_mlir.data.tokenizer import parse_tokenizer
 
 TEXTS = ["Once upon a time, there was a little girl.", "caf\u00e9 \u2603\n\t<0x41>", "\x00\x7f", ""]
 

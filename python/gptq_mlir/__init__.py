@@ -12,7 +12,7 @@ import it from the checkout with ``PYTHONPATH=python``.
 The native library and tools come from the CMake build folder:
 ``$GPTQ_MLIR_BUILD_DIR``, else ``build/`` of the checkout the package is
 imported from; ``$GPTQ_CAPI_LIB``, ``$GPTQ_RUN`` and ``$GPTQ_OPT`` name one
-file each (:mod:`gptq_mlir.paths`, docs/python.md).
+file each (:mod:`gptq_mlir.runtime.paths`, docs/python.md).
 """
 
 __all__ = ["__version__"]

@@ -2,6 +2,6 @@
 
 import sys
 
-from .console import main
+from .cli.console import main
 
 sys.exit(main())

@@ -18,7 +18,8 @@ TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS.parent))
 sys.path.insert(0, str(TESTS))
 
-from gptq_mlir import llama2c, paths, runner  # noqa: E402
+from gptq_mlir.importers import llama2c  # noqa: E402
+from gptq_mlir.runtime import paths, runner
 
 REPO_ROOT = TESTS.parents[1]
 DATA = REPO_ROOT / "data" / "stories260K"
@@ -70,7 +71,7 @@ def load_bench_module(name: str):
 def gptq_run() -> Path:
     """The gptq-run binary; tests that need it (or the in-process JIT of
     libGPTQCAPI.so, built with it) skip when it is not built."""
-    from gptq_mlir import native
+    from gptq_mlir.runtime import native
 
     path = runner.find_runner()
     if path is None:
@@ -92,10 +93,10 @@ def mlir_opt() -> str:
 @pytest.fixture(scope="session")
 def stories_mlir(tmp_path_factory, checkpoint_path) -> Path:
     """stories260K imported once for the whole session."""
-    from gptq_mlir import importer
+    from gptq_mlir.importers import emitter
 
     path = tmp_path_factory.mktemp("stories") / "stories260K.mlir"
-    importer.write_module(llama2c.read_checkpoint(checkpoint_path), path)
+    emitter.write_module(llama2c.read_checkpoint(checkpoint_path), path)
     return path
 
 

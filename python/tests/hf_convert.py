@@ -19,8 +19,8 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from gptq_mlir import hf
-from gptq_mlir.llama2c import RMS_NORM_EPS, ROPE_THETA, Llama2cCheckpoint
+from gptq_mlir.importers import hf
+from gptq_mlir.importers.llama2c import RMS_NORM_EPS, ROPE_THETA, Llama2cCheckpoint
 
 
 def hf_config(ckpt: Llama2cCheckpoint, dtype: str = "F32") -> Dict[str, Any]:
@@ -128,7 +128,7 @@ def write_gptq_checkpoint(ckpt: Llama2cCheckpoint, folder: Path, bits: int = 4) 
 if __name__ == "__main__":
     import argparse
 
-    from gptq_mlir import llama2c
+    from gptq_mlir.importers import llama2c
 
     parser = argparse.ArgumentParser(description="llama2.c checkpoint -> Hugging Face Llama folder")
     parser.add_argument("checkpoint")

@@ -263,8 +263,8 @@ def main() -> None:
     import tempfile
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from gptq_mlir.cli import main as cli
-    from gptq_mlir.model import Model
+    from gptq_mlir.cli.commands import main as cli
+    from gptq_mlir.runtime.model import Model
 
     print("| config | architectures | positions | dtype | max abs logit error / max abs logit | same top token |")
     print("| --- | --- | --- | --- | --- | --- |")

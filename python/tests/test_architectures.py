@@ -20,9 +20,11 @@ import numpy as np
 import pytest
 
 import hf_models
-from gptq_mlir import architectures, gptq_checkpoint, runner
-from gptq_mlir.cli import main
-from gptq_mlir.model import Model
+from gptq_mlir.importers import architectures
+from gptq_mlir.checkpoints import gptq
+from gptq_mlir.runtime import runner
+from gptq_mlir.cli.commands import main
+from gptq_mlir.runtime.model import Model
 from hf_models import CONFIGS, SCALED, relative_error
 
 #: Agreement with the reference implementation, float32 throughout.
@@ -406,8 +408,8 @@ def test_quantize_export_and_import(tmp_path, checkpoints, gptq_opt, gptq_run, n
     imported = tmp_path / "imported.mlir"
     assert main(["import-gptq", str(tmp_path / "gptq"), "-o", str(imported)]) == 0
 
-    before = gptq_checkpoint.read_rewritten_model(quantized)
-    after = gptq_checkpoint.read_rewritten_model(imported)
+    before = gptq.read_rewritten_model(quantized)
+    after = gptq.read_rewritten_model(imported)
     assert sorted(before.layers) == sorted(after.layers) == sorted(expected)
     for layer_name, layer in before.layers.items():
         again = after.layers[layer_name]

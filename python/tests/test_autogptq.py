@@ -40,9 +40,10 @@ transformers = pytest.importorskip("transformers", reason="transformers is not i
 pytest.importorskip("auto_gptq", reason="AutoGPTQ is not installed (scripts/test-deps.sh)")
 import torch  # noqa: E402  (AutoGPTQ needs it)
 
-from gptq_mlir import gptq_checkpoint, runner  # noqa: E402
-from gptq_mlir.cli import main  # noqa: E402
-from gptq_mlir.model import Model  # noqa: E402
+from gptq_mlir.checkpoints import gptq  # noqa: E402
+from gptq_mlir.runtime import runner
+from gptq_mlir.cli.commands import main  # noqa: E402
+from gptq_mlir.runtime.model import Model  # noqa: E402
 from gptq_reader import read_safetensors, zero_points  # noqa: E402
 
 BITS, GROUP_SIZE = 4, 32
@@ -134,7 +135,7 @@ def our_logits():
 
     def ours(key: tuple, imported: Path, tokens: np.ndarray) -> np.ndarray:
         text = _FORMAT_RECORD.sub("", imported.read_text())
-        model = gptq_checkpoint.read_rewritten_model(imported)
+        model = gptq.read_rewritten_model(imported)
         if key in seen:
             seen_text, seen_model, seen_tokens, logits = seen[key]
             if seen_text == text and np.array_equal(seen_tokens, tokens) and _same_weights(seen_model, model):
@@ -146,7 +147,7 @@ def our_logits():
     return ours
 
 
-def _same_weights(a: gptq_checkpoint.RewrittenModel, b: gptq_checkpoint.RewrittenModel) -> bool:
+def _same_weights(a: gptq.RewrittenModel, b: gptq.RewrittenModel) -> bool:
     """Whether two rewritten models hold the same quantized layers and float
     weights, to the bit."""
     if sorted(a.layers) != sorted(b.layers) or sorted(a.weights) != sorted(b.weights):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
-from gptq_mlir import llama2c
+from gptq_mlir.importers import llama2c
 
 MAKE = REPO_ROOT / "bench" / "make_checkpoint.py"
 BENCH = REPO_ROOT / "bench" / "bench_model.py"

@@ -15,10 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gptq_mlir import gptq_checkpoint, inputs, llama2c, runner
+from gptq_mlir.checkpoints import gptq
+from gptq_mlir.files import inputs
+from gptq_mlir.importers import llama2c
+from gptq_mlir.runtime import runner
 from gptq_mlir.errors import GPTQError
-from gptq_mlir.cli import main
-from gptq_mlir.model import Model
+from gptq_mlir.cli.commands import main
+from gptq_mlir.runtime.model import Model
 from hf_convert import write_hf_checkpoint
 
 # The feed-forward layers of stories260K (hidden 172) have no GPTQ checkpoint form.
@@ -119,7 +122,7 @@ def test_quantized_bit_for_bit_as_the_float32_copy(tmp_path, imports, gptq_opt):
     # group, with the permutation as a fifth tensor (int64 [in]).
     assert len(archive.tensors) == 5 * 20
     assert archive.tensors["layers.0.attention.wq.perm"].dtype == "I64"
-    read = gptq_checkpoint.read_rewritten_model(imported)
+    read = gptq.read_rewritten_model(imported)
     assert len(read.layers) == 20
     np.testing.assert_array_equal(Model(imported).logits(tokens), Model(embedded).logits(tokens))
     for module in (imported, embedded):
@@ -188,7 +191,7 @@ def test_export_reads_float_weights_a_run_of_rows_at_a_time(tmp_path, quantized_
         return read_range(self, name, offset, count)
 
     monkeypatch.setattr(inputs.SafetensorsFile, "read_range", spy)
-    monkeypatch.setattr(gptq_checkpoint, "CHUNK_BYTES", 1024)
+    monkeypatch.setattr(gptq, "CHUNK_BYTES", 1024)
     runs = tmp_path / "runs"
     assert main(["export-gptq", str(quantized_in_place), "--out", str(runs)]) == 0
     data = (whole / "model.safetensors").read_bytes()
@@ -198,7 +201,7 @@ def test_export_reads_float_weights_a_run_of_rows_at_a_time(tmp_path, quantized_
     tensors = load_file(str(whole / "model.safetensors"))
     assert tensors["model.embed_tokens.weight"].dtype == torch.bfloat16
     again = tmp_path / "again.safetensors"
-    save_file(tensors, str(again), metadata=gptq_checkpoint.SAFETENSORS_METADATA)
+    save_file(tensors, str(again), metadata=gptq.SAFETENSORS_METADATA)
     assert again.read_bytes() == data
 
 
@@ -206,7 +209,7 @@ def test_membership_of_a_rewritten_models_weights_reads_nothing(quantized_in_pla
     """Asking whether a model has a float weight reads no tensor (the
     export asks whether the classifier is separate; a Mapping's default
     membership test made the value, which widened the 8B's lm_head whole)."""
-    model = gptq_checkpoint.read_rewritten_model(quantized_in_place)
+    model = gptq.read_rewritten_model(quantized_in_place)
 
     def refuse(self, name, offset, count):
         raise AssertionError(f"read {name}")
@@ -231,7 +234,7 @@ def test_export_of_a_damaged_archive_is_an_error(tmp_path, quantized_in_place, c
     assert not out.exists()
 
     archive.write_bytes(data)
-    model = gptq_checkpoint.read_rewritten_model(module)
+    model = gptq.read_rewritten_model(module)
     replacement = tmp_path / "replacement"
     replacement.write_bytes(data)
     replacement.replace(archive)

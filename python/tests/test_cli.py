@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from conftest import REPO_ROOT, assert_one_line_error
-from gptq_mlir import cli
+from gptq_mlir.cli import commands
 from gptq_mlir.errors import GPTQError
-from gptq_mlir.fileio import atomic_output, save_npy
+from gptq_mlir.files.outputs import atomic_output, save_npy
 
-PACKAGE_ROOT = Path(cli.__file__).parents[1]
+PACKAGE_ROOT = Path(commands.__file__).parents[2]
 
 
 def _run(*args: str, cwd=None) -> subprocess.CompletedProcess:
@@ -58,8 +58,8 @@ def test_bad_command_and_missing_options():
     assert_one_line_error(_run("no-such-command"), "invalid choice: 'no-such-command'")
     assert_one_line_error(_run("import-llama2c"), "import-llama2c: the following arguments are required")
     assert _run("--help").returncode == 0
-    assert cli.main(["calib", "--help"]) == 0
-    assert cli.main(["calib", "--seed", "-1"]) == 1
+    assert commands.main(["calib", "--help"]) == 0
+    assert commands.main(["calib", "--seed", "-1"]) == 1
 
 
 @pytest.mark.parametrize("where", ["missing/out.npy", "readonly/out.npy", "."])
@@ -101,8 +101,8 @@ def test_main_maps_system_errors(monkeypatch, capsys, error, message):
     def fail(path):
         raise error
 
-    monkeypatch.setattr(cli.llama2c, "read_checkpoint", fail)
-    assert cli.main(["import-llama2c", "model.bin", "-o", "model.mlir"]) == 1
+    monkeypatch.setattr(commands.llama2c, "read_checkpoint", fail)
+    assert commands.main(["import-llama2c", "model.bin", "-o", "model.mlir"]) == 1
     assert capsys.readouterr().err == message + "\n"
 
 
@@ -190,8 +190,8 @@ def test_unexpected_exceptions_are_one_line(monkeypatch, capsys, tmp_path, error
     def fail(path):
         raise error
 
-    monkeypatch.setattr(cli.llama2c, "read_checkpoint", fail)
-    assert cli.main(["import-llama2c", "model.bin", "-o", str(tmp_path / "model.mlir")]) == 1
+    monkeypatch.setattr(commands.llama2c, "read_checkpoint", fail)
+    assert commands.main(["import-llama2c", "model.bin", "-o", str(tmp_path / "model.mlir")]) == 1
     assert capsys.readouterr().err == message + "\n"
     assert list(tmp_path.iterdir()) == []
 
@@ -200,9 +200,9 @@ def test_keyboard_interrupt_is_exit_130(monkeypatch, capsys, tmp_path):
     def interrupt(path):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli.llama2c, "read_checkpoint", interrupt)
+    monkeypatch.setattr(commands.llama2c, "read_checkpoint", interrupt)
     output = tmp_path / "model.mlir"
-    assert cli.main(["import-llama2c", "model.bin", "-o", str(output)]) == 130
+    assert commands.main(["import-llama2c", "model.bin", "-o", str(output)]) == 130
     assert capsys.readouterr().err == "gptq_mlir: error: interrupted\n"
     assert list(tmp_path.iterdir()) == []
 
@@ -214,8 +214,8 @@ def test_error_when_sys_stderr_is_closed(monkeypatch, capfd):
     closed = io.StringIO()
     closed.close()
     monkeypatch.setattr(sys, "stderr", closed)
-    assert cli.main(["no-such-command"]) == 1
-    assert cli.main(["calib", "--seed", "-1"]) == 1
+    assert commands.main(["no-such-command"]) == 1
+    assert commands.main(["calib", "--seed", "-1"]) == 1
     err = capfd.readouterr().err.splitlines()
     assert len(err) == 2 and all(line.startswith("gptq_mlir: error: ") for line in err), err
 
@@ -242,9 +242,9 @@ def test_console_command_is_python_m():
     import tomllib
 
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    assert project["scripts"] == {"gptq-mlir": "gptq_mlir.console:main"}
-    assert "from .console import main" in (REPO_ROOT / "python" / "gptq_mlir" / "__main__.py").read_text()
-    wrapper = "import sys; from gptq_mlir.console import main; sys.argv[0] = 'gptq-mlir'; sys.exit(main())"
+    assert project["scripts"] == {"gptq-mlir": "gptq_mlir.cli.console:main"}
+    assert "from .cli.console import main" in (REPO_ROOT / "python" / "gptq_mlir" / "__main__.py").read_text()
+    wrapper = "import sys; from gptq_mlir.cli.console import main; sys.argv[0] = 'gptq-mlir'; sys.exit(main())"
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT / "python"))
     ran = [subprocess.run([sys.executable, *how, "import-llama2c", "/nonexistent.bin", "-o", "/tmp/x.mlir"],
                           capture_output=True, text=True, env=env)

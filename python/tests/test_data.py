@@ -11,27 +11,27 @@ import numpy as np
 import pytest
 
 from conftest import assert_one_line_error
-from gptq_mlir import data
-from gptq_mlir.cli import main
+from gptq_mlir.data import corpus
+from gptq_mlir.cli.commands import main
 from gptq_mlir.errors import GPTQError
-from gptq_mlir.tokenizer import BOS, load_tokenizer
+from gptq_mlir.data.tokenizer import BOS, load_tokenizer
 
 
 def test_paragraphs_and_fractions():
     text = "one\n\ntwo\nlines\n \nthree\n\n\n\nfour\n"
-    paragraphs = data.split_paragraphs(text)
+    paragraphs = corpus.split_paragraphs(text)
     assert paragraphs == ["one", "two\nlines", "three", "four"]
-    assert data.select_fraction(paragraphs, 0.0, 0.5) == ["one", "two\nlines"]
-    assert data.select_fraction(paragraphs, 0.5) == ["three", "four"]
+    assert corpus.select_fraction(paragraphs, 0.0, 0.5) == ["one", "two\nlines"]
+    assert corpus.select_fraction(paragraphs, 0.5) == ["three", "four"]
     with pytest.raises(GPTQError, match="fractions"):
-        data.select_fraction(paragraphs, 0.6, 0.5)
+        corpus.select_fraction(paragraphs, 0.6, 0.5)
 
 
 def test_corpus_starts_each_paragraph_with_bos(tokenizer_path, tmp_path):
     tok = load_tokenizer(tokenizer_path)
     path = tmp_path / "t.txt"
     path.write_text("Once upon a time.\n\nThe end.\n")
-    stream = data.load_corpus(tok, path)
+    stream = corpus.load_corpus(tok, path)
     assert stream.dtype == np.int32
     assert list(stream) == tok.encode("Once upon a time.") + tok.encode("The end.")
     assert list(stream).count(BOS) == 2
@@ -39,9 +39,9 @@ def test_corpus_starts_each_paragraph_with_bos(tokenizer_path, tmp_path):
 
 def test_windows():
     stream = np.arange(10, dtype=np.int32)
-    np.testing.assert_array_equal(data.consecutive_windows(stream, 4), [[0, 1, 2, 3], [4, 5, 6, 7]])
+    np.testing.assert_array_equal(corpus.consecutive_windows(stream, 4), [[0, 1, 2, 3], [4, 5, 6, 7]])
     with pytest.raises(GPTQError, match="fewer than one window"):
-        data.consecutive_windows(stream, 11)
+        corpus.consecutive_windows(stream, 11)
 
 
 def _calib(tokenizer, text, output, seed="0", extra=()):
@@ -59,7 +59,7 @@ def test_calib_is_reproducible(tokenizer_path, text_path, tmp_path):
     assert a.shape == (6, 32) and a.dtype == np.int32
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
-    stream = data.load_corpus(load_tokenizer(tokenizer_path), text_path, end_fraction=0.8)
+    stream = corpus.load_corpus(load_tokenizer(tokenizer_path), text_path, end_fraction=0.8)
     joined = stream.tobytes()
     for row in a:
         assert row.tobytes() in joined
@@ -109,7 +109,7 @@ def test_texts_are_bounded(tokenizer_path, tmp_path, monkeypatch):
     for path, size in ((huge, 2 << 30), (zeros, 64 << 20)):
         with open(path, "wb") as handle:
             handle.truncate(size)
-    env = dict(os.environ, PYTHONPATH=str(Path(data.__file__).parents[1]))
+    env = dict(os.environ, PYTHONPATH=str(Path(corpus.__file__).parents[2]))
     started = time.monotonic()
     for path, message in (
         (huge, f"{huge}: the text is {2 << 30} bytes, more than the {1 << 30} bytes (1 GiB) a text may hold; "
@@ -127,25 +127,25 @@ def test_texts_are_bounded(tokenizer_path, tmp_path, monkeypatch):
     assert not (tmp_path / "out.npy").exists()
 
     tok = load_tokenizer(tokenizer_path)
-    monkeypatch.setattr(data, "MAX_DOCUMENT_CHARS", 40)
+    monkeypatch.setattr(corpus, "MAX_DOCUMENT_CHARS", 40)
     text = tmp_path / "long.txt"
     text.write_text("Short.\n\n" + "A paragraph longer than forty characters in all.\n")
     with pytest.raises(GPTQError, match=r"long.txt: paragraph 2 holds 48 characters, more than the 40 a document"):
-        data.load_corpus(tok, text)
+        corpus.load_corpus(tok, text)
     records = tmp_path / "docs.jsonl"
     records.write_text('{"text": "One."}\n{"text": "T\\u0000o"}\n')
     with pytest.raises(GPTQError, match=r"docs.jsonl: line 2 holds a NUL character \(at character 1\): not text"):
-        data.load_corpus(tok, records)
-    monkeypatch.setattr(data, "MAX_TEXT_BYTES", 16)
+        corpus.load_corpus(tok, records)
+    monkeypatch.setattr(corpus, "MAX_TEXT_BYTES", 16)
     with pytest.raises(GPTQError, match=r"docs.jsonl: the text is 38 bytes, more than the 16 bytes a text"):
-        data.load_corpus(tok, records)
+        corpus.load_corpus(tok, records)
 
-    monkeypatch.setattr(data, "MAX_TEXT_BYTES", 1 << 30)
-    monkeypatch.setattr(data, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(corpus, "MAX_TEXT_BYTES", 1 << 30)
+    monkeypatch.setattr(corpus, "PROGRESS_SECONDS", 0.0)
     text.write_text("Once upon a time.\n\nThe end.\n")
     progress = io.StringIO()
     expected = tok.encode("Once upon a time.") + tok.encode("The end.")
-    assert list(data.load_corpus(tok, text, progress=progress)) == expected
+    assert list(corpus.load_corpus(tok, text, progress=progress)) == expected
     assert progress.getvalue().splitlines()[-1] == (
         f"tokenizing {text}: 2 of 2 documents, 100% of the characters, {len(expected)} tokens"
     )

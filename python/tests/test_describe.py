@@ -9,9 +9,10 @@ import subprocess
 import pytest
 
 from conftest import synthetic_checkpoint
-from gptq_mlir import importer, runner
+from gptq_mlir.importers import emitter
+from gptq_mlir.runtime import runner
 from gptq_mlir.errors import GPTQError
-from gptq_mlir.model import Model, read_model_attributes
+from gptq_mlir.runtime.model import Model, read_model_attributes
 
 STORIES = {
     "dim": 64, "hidden_dim": 172, "n_heads": 8, "n_kv_heads": 4,
@@ -24,7 +25,7 @@ def synthetic_mlir(tmp_path_factory):
     """A small imported model and its configuration."""
     ckpt = synthetic_checkpoint(seed=11)
     path = tmp_path_factory.mktemp("describe") / "model.mlir"
-    importer.write_module(ckpt, path)
+    emitter.write_module(ckpt, path)
     return ckpt.config, path
 
 

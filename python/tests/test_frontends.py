@@ -39,8 +39,8 @@ from typing import Tuple
 import numpy as np
 import pytest
 
-from gptq_mlir.torch_import import export_module
-from gptq_mlir.torch_mlir_lowering import lower
+from gptq_mlir.importers.torch_import import export_module
+from gptq_mlir.importers.torch_mlir_lowering import lower
 from iree_helpers import iree_context, relative, upstream_form
 
 torch_mlir = pytest.importorskip("torch_mlir", reason="torch-mlir is not installed (scripts/test-deps.sh)")

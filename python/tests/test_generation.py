@@ -22,11 +22,13 @@ import pytest
 
 import hf_models
 from conftest import synthetic_checkpoint
-from gptq_mlir import cli, importer, runner
-from gptq_mlir.cli import main
+from gptq_mlir.cli import commands
+from gptq_mlir.importers import emitter
+from gptq_mlir.runtime import runner
+from gptq_mlir.cli.commands import main
 from gptq_mlir.errors import GPTQError
-from gptq_mlir.model import Model, Sampler, generate, perplexity
-from gptq_mlir.tokenizer import BOS, EOS, load_tokenizer
+from gptq_mlir.runtime.model import Model, Sampler, generate, perplexity
+from gptq_mlir.data.tokenizer import BOS, EOS, load_tokenizer
 from hf_models import CONFIGS
 
 TOLERANCE = 1e-5
@@ -60,7 +62,7 @@ def check_against_forward(model: Model, prompt: np.ndarray, steps: int, capacity
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("generation") / "tiny.mlir"
-    importer.write_module(synthetic_checkpoint(seed=5, n_kv_heads=2, seq_len=24), path)
+    emitter.write_module(synthetic_checkpoint(seed=5, n_kv_heads=2, seq_len=24), path)
     return path
 
 
@@ -99,7 +101,7 @@ def test_4bit_groups_of_128(gptq_run, gptq_opt, tmp_path):
     source = tmp_path / "wide.mlir"
     checkpoint = synthetic_checkpoint(seed=9, dim=256, hidden_dim=344, n_heads=4, n_kv_heads=2,
                                       vocab_size=203, seq_len=32)
-    importer.write_module(checkpoint, source)
+    emitter.write_module(checkpoint, source)
     quantized = tmp_path / "wide-q4.mlir"
     runner.run_opt(source, quantized, ["--gptq-quantize-model=method=rtn bits=4 group-size=128 classifier=true"])
     model = Model(quantized)
@@ -119,7 +121,7 @@ def test_low_bit_decode_kernels(gptq_run, gptq_opt, tmp_path, options):
     source = tmp_path / "wide.mlir"
     checkpoint = synthetic_checkpoint(seed=9, dim=256, hidden_dim=344, n_heads=4, n_kv_heads=2,
                                       vocab_size=203, seq_len=32)
-    importer.write_module(checkpoint, source)
+    emitter.write_module(checkpoint, source)
     calib = tmp_path / "calib.npy"
     np.save(calib, np.random.default_rng(3).integers(0, 203, size=(4, 16)).astype(np.int32))
     quantized = tmp_path / "wide-q.mlir"
@@ -158,7 +160,7 @@ def test_half_precision_checkpoints(gptq_run, tmp_path, checkpoint_path, dtype):
     """Weights read in place as float16 or bfloat16 and widened inside the
     kernels: a decode step's (a few rows) the same as the forward's."""
     from hf_convert import write_hf_checkpoint
-    from gptq_mlir import llama2c
+    from gptq_mlir.importers import llama2c
 
     folder = write_hf_checkpoint(llama2c.read_checkpoint(checkpoint_path), tmp_path / "hf", dtype)
     assert main(["import-hf", str(folder), "-o", str(tmp_path / "model.mlir")]) == 0
@@ -299,12 +301,12 @@ def test_nonfinite_logits_stop_generation_and_perplexity(tokenizer_path, text_pa
         perplexity(FixedLogits(bad=-1, peak=1e30), np.array([[1, 2, 4]], np.int32), progress=None)
 
     # The commands: one line, exit status 1.
-    monkeypatch.setattr(cli, "Model", lambda path: FixedLogits(bad=1, vocab_size=512, seq_len=512))
-    assert cli.main(["generate", "--model", "m.mlir", "--tokenizer", str(tokenizer_path), "--temperature", "0.8"]) == 1
+    monkeypatch.setattr(commands, "Model", lambda path: FixedLogits(bad=1, vocab_size=512, seq_len=512))
+    assert commands.main(["generate", "--model", "m.mlir", "--tokenizer", str(tokenizer_path), "--temperature", "0.8"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("gptq_mlir: error: nan.mlir: token position 0: the model's logits are not finite "
                           "(512 of 512 values are NaN)") and err.count("\n") == 1, err
-    assert cli.main(["perplexity", "--model", "m.mlir", "--tokenizer", str(tokenizer_path), "--text", str(text_path),
+    assert commands.main(["perplexity", "--model", "m.mlir", "--tokenizer", str(tokenizer_path), "--text", str(text_path),
                      "--start-fraction", "0.99", "--seqlen", "64"]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[-1].startswith("gptq_mlir: error: nan.mlir: window 1 of ") and ", token position 0: " in err[-1], err

@@ -10,10 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gptq_mlir import data, gptq_checkpoint, hf, importer, llama2c, runner
-from gptq_mlir.cli import main
-from gptq_mlir.model import Model, perplexity
-from gptq_mlir.tokenizer import load_tokenizer
+from gptq_mlir.data import corpus
+from gptq_mlir.checkpoints import gptq
+from gptq_mlir.importers import hf, emitter, llama2c
+from gptq_mlir.runtime import runner
+from gptq_mlir.cli.commands import main
+from gptq_mlir.runtime.model import Model, perplexity
+from gptq_mlir.data.tokenizer import load_tokenizer
 from gptq_reader import dequantize, read_metadata, read_safetensors, zero_points
 
 #: Relative error of rounding a float32 scale to float16 (10 stored bits):
@@ -24,9 +27,9 @@ FP16_SCALE_ROUNDING = 2.0**-11 + 2.0**-20
 
 @pytest.fixture(scope="module")
 def calibration(tmp_path_factory, tokenizer_path, text_path) -> Path:
-    stream = data.load_corpus(load_tokenizer(tokenizer_path), text_path, 0.0, 0.8)
+    stream = corpus.load_corpus(load_tokenizer(tokenizer_path), text_path, 0.0, 0.8)
     path = tmp_path_factory.mktemp("calib") / "calib.npy"
-    np.save(path, data.calibration_windows(stream, 4, 64, 0))
+    np.save(path, corpus.calibration_windows(stream, 4, 64, 0))
     return path
 
 
@@ -73,7 +76,7 @@ def test_independent_reader_agrees(tmp_path, stories_mlir, calibration, options,
     assert config["architectures"] == ["LlamaForCausalLM"] and config["tie_word_embeddings"] is True
 
     tensors = read_safetensors(out / "model.safetensors")
-    ours = gptq_checkpoint.read_rewritten_model(floats).weights
+    ours = gptq.read_rewritten_model(floats).weights
     bits = quantization["bits"]
     checked = 0
     for layer in range(2):
@@ -123,8 +126,8 @@ def test_round_trip_perplexity(round_trip, tokenizer_path, text_path):
     # by gptq-opt's rewrite and by import-gptq alike.
     assert text.count("gptq.unpack") == 60 and text.count("gptq.dequantize") == 60
     assert text.count("gptq.permute") == 60 and quantized.read_text().count("gptq.permute") == 60
-    stream = data.load_corpus(load_tokenizer(tokenizer_path), text_path, 0.8, 1.0)
-    windows = data.consecutive_windows(stream, 128)[:8]
+    stream = corpus.load_corpus(load_tokenizer(tokenizer_path), text_path, 0.8, 1.0)
+    windows = corpus.consecutive_windows(stream, 128)[:8]
     before = perplexity(Model(quantized), windows, progress=None)["perplexity"]
     after = perplexity(Model(imported), windows, progress=None)["perplexity"]
     assert before != after  # the scales were rounded
@@ -137,8 +140,8 @@ def test_round_trip_layers_and_reexport(round_trip, tmp_path):
     (the llama2.c module's permuted; the imported module rotates halves);
     exporting it again gives the same file."""
     quantized, ckpt, imported = round_trip
-    before = gptq_checkpoint.read_rewritten_model(quantized)
-    after = gptq_checkpoint.read_rewritten_model(imported)
+    before = gptq.read_rewritten_model(quantized)
+    after = gptq.read_rewritten_model(imported)
     assert sorted(before.layers) == sorted(after.layers)
     assert 'rotary = "halves"' in imported.read_text().splitlines()[0]
     cfg = llama2c.read_checkpoint(Path(__file__).parents[2] / "data/stories260K/stories260K.bin").config
@@ -164,11 +167,11 @@ def test_round_trip_layers_and_reexport(round_trip, tmp_path):
 def test_pack_stream_three_bits():
     """32 three-bit codes fill three words; codes 10 and 21 cross words."""
     codes = np.arange(32, dtype=np.uint8)[None] % 8
-    words = gptq_checkpoint.pack_stream(codes, 3)
+    words = gptq.pack_stream(codes, 3)
     assert words.shape == (1, 3)
     value = sum(int(c) << (3 * j) for j, c in enumerate(codes[0]))
     assert [int(w) for w in words[0]] == [(value >> (32 * i)) & 0xFFFFFFFF for i in range(3)]
-    np.testing.assert_array_equal(gptq_checkpoint.unpack_stream(words, 32, 3), codes)
+    np.testing.assert_array_equal(gptq.unpack_stream(words, 32, 3), codes)
 
 
 def _error(capsys, *fragments):
@@ -190,27 +193,27 @@ def test_export_refuses_what_the_format_cannot_store(tmp_path, stories_mlir, rou
 
     # Mixed bit widths and a zero point of 0, made by changing the imported
     # checkpoint's layers and emitting it again.
-    checkpoint = gptq_checkpoint.read_gptq_checkpoint(round_trip[1])
+    checkpoint = gptq.read_gptq_checkpoint(round_trip[1])
     layer = checkpoint.quantized["layers.1.attention.wv"]
-    codes = gptq_checkpoint.unpack_stream(layer.qweight, layer.g_idx.size, 4)
-    layer.qweight = gptq_checkpoint.pack_stream(codes, 8).view(np.int32)
+    codes = gptq.unpack_stream(layer.qweight, layer.g_idx.size, 4)
+    layer.qweight = gptq.pack_stream(codes, 8).view(np.int32)
     layer.bits = 8
-    importer.write_module(checkpoint, tmp_path / "mixed.mlir")
+    emitter.write_module(checkpoint, tmp_path / "mixed.mlir")
     out.mkdir()
     (out / "keep.txt").write_text("old")
     assert main(["export-gptq", str(tmp_path / "mixed.mlir"), "--out", str(out)]) == 1
     _error(capsys, "mixed bit widths", "layers.1.attention.wv")
-    layer.qweight = gptq_checkpoint.pack_stream(codes, 4).view(np.int32)
+    layer.qweight = gptq.pack_stream(codes, 4).view(np.int32)
     layer.bits = 4
     layer.zeros[3, 1] = 0
-    importer.write_module(checkpoint, tmp_path / "zero.mlir")
+    emitter.write_module(checkpoint, tmp_path / "zero.mlir")
     assert main(["export-gptq", str(tmp_path / "zero.mlir"), "--out", str(out)]) == 1
     _error(capsys, "layer layers.1.attention.wv: zero point 0.0 (row 3, group 1) is not an integer in [1, 15], "
            "which the gptq format (zero - 1 in 4 bits) can store; --format gptq_v2 stores zero points of 0")
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
     # A zero point no format stores: gptq_v2 gives no hint, and v1 none either.
     layer.zeros[5, 0] = 16
-    importer.write_module(checkpoint, tmp_path / "sixteen.mlir")
+    emitter.write_module(checkpoint, tmp_path / "sixteen.mlir")
     for checkpoint_format in ("gptq", "gptq_v2"):
         command = ["export-gptq", str(tmp_path / "sixteen.mlir"), "--out", str(out), "--format", checkpoint_format]
         assert main(command) == 1
@@ -249,13 +252,13 @@ def test_gptq_v2(tmp_path, round_trip, capsys):
     # The module records config.json, checkpoint_format included, on its first line.
     assert again.read_text().splitlines()[1:] == imported.read_text().splitlines()[1:]
 
-    checkpoint = gptq_checkpoint.read_gptq_checkpoint(v1)
+    checkpoint = gptq.read_gptq_checkpoint(v1)
     checkpoint.quantized["layers.1.attention.wv"].zeros[3, 1] = 0
-    importer.write_module(checkpoint, tmp_path / "zero.mlir")
+    emitter.write_module(checkpoint, tmp_path / "zero.mlir")
     zero = tmp_path / "zero"
     assert main(["export-gptq", str(tmp_path / "zero.mlir"), "--out", str(zero), "--format", "gptq_v2"]) == 0
     assert main(["import-gptq", str(zero), "-o", str(tmp_path / "zero-again.mlir")]) == 0
-    layer = gptq_checkpoint.read_rewritten_model(tmp_path / "zero-again.mlir").layers["layers.1.attention.wv"]
+    layer = gptq.read_rewritten_model(tmp_path / "zero-again.mlir").layers["layers.1.attention.wv"]
     assert layer.zeros[3, 1] == 0
     np.testing.assert_array_equal(layer.zeros, checkpoint.quantized["layers.1.attention.wv"].zeros)
 
@@ -484,7 +487,7 @@ def test_quantized_classifier(tmp_path, stories_mlir):
     assert "model.embed_tokens.weight" in tensors
     imported = tmp_path / "imported.mlir"
     assert main(["import-gptq", str(tmp_path / "ckpt"), "-o", str(imported)]) == 0
-    before = gptq_checkpoint.read_rewritten_model(quantized).layers["output"]
-    after = gptq_checkpoint.read_rewritten_model(imported).layers["output"]
+    before = gptq.read_rewritten_model(quantized).layers["output"]
+    after = gptq.read_rewritten_model(imported).layers["output"]
     np.testing.assert_array_equal(before.codes, after.codes)
     np.testing.assert_array_equal(before.zeros, after.zeros)

@@ -19,10 +19,11 @@ import numpy as np
 import pytest
 
 from conftest import synthetic_checkpoint
-from gptq_mlir import data, importer
-from gptq_mlir.cli import main
-from gptq_mlir.model import Model, generate
-from gptq_mlir.tokenizer import open_tokenizer
+from gptq_mlir.data import corpus
+from gptq_mlir.importers import emitter
+from gptq_mlir.cli.commands import main
+from gptq_mlir.runtime.model import Model, generate
+from gptq_mlir.data.tokenizer import open_tokenizer
 
 BOS_TEXT, EOS_TEXT = "<s>", "</s>"
 BOS, EOS = 0, 1
@@ -58,7 +59,7 @@ def _train(tokenizers_lib, paragraphs, vocab_size, special_tokens):
 
 @pytest.fixture(scope="session")
 def paragraphs(text_path):
-    return data.split_paragraphs(text_path.read_text(encoding="utf-8"))
+    return corpus.split_paragraphs(text_path.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")
@@ -182,7 +183,7 @@ def test_plain_text_that_starts_with_a_brace_stays_text(hf_folder, trained, tmp_
     text.write_text('{"text": "not a record"}\n\nThe end.\n')
     tokenizer = open_tokenizer(hf_folder)
     expected = _stream(trained, ['{"text": "not a record"}', "The end."])
-    assert list(data.load_corpus(tokenizer, text)) == expected
+    assert list(corpus.load_corpus(tokenizer, text)) == expected
 
 
 def test_add_eos_token(trained, documents, tmp_path):
@@ -326,7 +327,7 @@ def test_generate_without_bos_needs_a_prompt(gptq_run, stories_mlir, trained, tm
 def wide_model(tmp_path_factory) -> Path:
     """A tiny model with 600 tokens, more than either tokenizer has."""
     path = tmp_path_factory.mktemp("wide") / "wide.mlir"
-    importer.write_module(synthetic_checkpoint(vocab_size=600), path)
+    emitter.write_module(synthetic_checkpoint(vocab_size=600), path)
     return path
 
 
@@ -578,16 +579,16 @@ def test_parquet_without_a_text_column_of_strings(hf_folder, pyarrow_lib, tmp_pa
 
 def test_parquet_recognised_by_magic(hf_folder, trained, documents, pyarrow_lib, tmp_path):
     path = _parquet(pyarrow_lib, tmp_path / "test-00000-of-00001", {"text": documents[:3]})
-    assert data.text_format(path) == "parquet"
+    assert corpus.text_format(path) == "parquet"
     expected = _stream(trained, documents[:3])
-    assert list(data.load_corpus(open_tokenizer(hf_folder), path)) == expected
+    assert list(corpus.load_corpus(open_tokenizer(hf_folder), path)) == expected
 
 
 def test_fractions_select_records(hf_folder, trained, documents, pyarrow_lib, tmp_path):
     tokenizer = open_tokenizer(hf_folder)
     for name in ("docs.jsonl", "docs.parquet"):
         text = _write_text(tmp_path / name, documents, pyarrow_lib)
-        stream = data.load_corpus(tokenizer, text, start_fraction=0.5)
+        stream = corpus.load_corpus(tokenizer, text, start_fraction=0.5)
         assert list(stream) == _stream(trained, documents[DOCUMENTS // 2 :])
 
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from conftest import synthetic_checkpoint, write_checkpoint
-from gptq_mlir import importer, llama2c
-from gptq_mlir.cli import main
+from gptq_mlir.importers import emitter, llama2c
+from gptq_mlir.cli.commands import main
 from gptq_mlir.errors import GPTQError
-from gptq_mlir.model import read_model_attributes
+from gptq_mlir.runtime.model import read_model_attributes
 
 LINEARS = [f"attention.{w}" for w in ("wq", "wk", "wv", "wo")] + [
     f"feed_forward.{w}" for w in ("w1", "w2", "w3")
@@ -106,11 +106,11 @@ def test_failed_write_leaves_no_partial_file(tmp_path, checkpoint_path, monkeypa
         handle.write(b"partial")
         raise OSError("disk full")
 
-    monkeypatch.setattr(importer, "_write_resources", fail)
+    monkeypatch.setattr(emitter, "_write_resources", fail)
     output = tmp_path / "out.mlir"
     output.write_text("previous contents")
     with pytest.raises(GPTQError, match="cannot write .*out.mlir: disk full"):
-        importer.write_module(ckpt, output)
+        emitter.write_module(ckpt, output)
     assert output.read_text() == "previous contents"
     assert list(tmp_path.iterdir()) == [output]
 
@@ -125,7 +125,7 @@ def test_missing_checkpoint(tmp_path, capsys):
 def checked_model(tmp_path_factory):
     """A tiny imported model (vocab_size 37, seq_len 12) and its text."""
     path = tmp_path_factory.mktemp("checked") / "model.mlir"
-    importer.write_module(synthetic_checkpoint(), path)
+    emitter.write_module(synthetic_checkpoint(), path)
     return path, path.read_text()
 
 
@@ -222,10 +222,10 @@ def test_external_weights_write_both_files_or_neither(tmp_path, checkpoint_path,
         handle.write(b"partial")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(importer, "write_weights", fail)
+    monkeypatch.setattr(emitter, "write_weights", fail)
     output = tmp_path / "out.mlir"
     output.write_text("previous contents")
     with pytest.raises(GPTQError, match="No space left on device"):
-        importer.write_module(ckpt, output, external_weights=True)
+        emitter.write_module(ckpt, output, external_weights=True)
     assert output.read_text() == "previous contents"
     assert list(tmp_path.iterdir()) == [output]

@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 
 from conftest import synthetic_checkpoint
-from gptq_mlir import gptq_checkpoint, inputs
-from gptq_mlir.cli import main
+from gptq_mlir.checkpoints import gptq
+from gptq_mlir.files import inputs
+from gptq_mlir.cli.commands import main
 from gptq_mlir.errors import GPTQError
 from hf_convert import hf_config, write_gptq_checkpoint, write_hf_checkpoint
 
@@ -34,7 +35,7 @@ def _cli(args, limit_bytes=2 << 30, timeout=60):
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
 
-    env = dict(os.environ, PYTHONPATH=str(Path(inputs.__file__).parents[1]))
+    env = dict(os.environ, PYTHONPATH=str(Path(inputs.__file__).parents[2]))
     return subprocess.run([sys.executable, "-m", "gptq_mlir", *map(str, args)], capture_output=True, text=True,
                           env=env, timeout=timeout, preexec_fn=cap)
 
@@ -468,7 +469,7 @@ def test_export_refuses_a_bad_hf_config_attribute(tmp_path, hf_folder, capsys):
 
 
 def _rtn(module: Path, output: Path) -> Path:
-    from gptq_mlir import runner
+    from gptq_mlir.runtime import runner
 
     if runner.find_opt() is None:
         pytest.skip("gptq-opt is not built")
@@ -479,7 +480,7 @@ def _rtn(module: Path, output: Path) -> Path:
 def test_export_of_truncated_bytecode_is_one_line(tmp_path, gptq_opt, gptq_folder):
     """gptq-opt's diagnostics for a cut-off bytecode file were passed on as
     several lines."""
-    from gptq_mlir import runner
+    from gptq_mlir.runtime import runner
 
     module = tmp_path / "m.mlir"
     assert main(["import-gptq", str(gptq_folder), "-o", str(module)]) == 0
@@ -558,7 +559,7 @@ def test_numpy_warnings_in_imports_are_errors(tmp_path, monkeypatch, capsys):
     def overflowing(path):
         return np.array([1e38], np.float32) * np.float32(10)
 
-    monkeypatch.setattr("gptq_mlir.llama2c.read_checkpoint", overflowing)
+    monkeypatch.setattr("gptq_mlir.importers.llama2c.read_checkpoint", overflowing)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert main(["import-llama2c", str(tmp_path / "ck.bin"), "-o", str(tmp_path / "m.mlir")]) == 1

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gptq_mlir.cli import main
-from gptq_mlir.model import Model
+from gptq_mlir.cli.commands import main
+from gptq_mlir.runtime.model import Model
 from iree_helpers import iree_context, relative, upstream_form
 
 pytest.importorskip("iree.compiler", reason="iree-base-compiler is not installed (scripts/test-deps.sh)")
@@ -107,7 +107,7 @@ def test_gptq_4bit_forward(gptq_opt, stories_mlir, tmp_path, tokens, calibration
 
 
 def test_hugging_face_import_with_weights_in_its_checkpoint(gptq_opt, checkpoint_path, tmp_path, tokens):
-    from gptq_mlir import llama2c
+    from gptq_mlir.importers import llama2c
     from hf_convert import write_hf_checkpoint
 
     folder = write_hf_checkpoint(llama2c.read_checkpoint(checkpoint_path), tmp_path / "hf")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import synthetic_checkpoint
-from gptq_mlir import llama2c
+from gptq_mlir.importers import llama2c
 from gptq_mlir.errors import GPTQError
 
 
@@ -111,7 +111,7 @@ def _run_limited(code: str, limit_bytes: int = 1 << 30) -> subprocess.CompletedP
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
 
-    env = dict(os.environ, PYTHONPATH=str(Path(llama2c.__file__).parents[1]))
+    env = dict(os.environ, PYTHONPATH=str(Path(llama2c.__file__).parents[2]))
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=cap, env=env, timeout=120
     )
@@ -135,7 +135,7 @@ def test_absurd_header_is_refused_before_allocating(name, tmp_path):
     path.write_bytes(_absurd_headers()[name])
     code = (
         "import sys\n"
-        "from gptq_mlir import llama2c\n"
+        "from gptq_mlir.importers import llama2c\n"
         "from gptq_mlir.errors import GPTQError\n"
         "for read in (llama2c.read_checkpoint, lambda p: llama2c.parse_checkpoint(open(p, 'rb').read())):\n"
         "    try:\n"
@@ -178,7 +178,8 @@ def test_endless_device_is_refused(tmp_path):
     """/dev/zero has no size and no end: the header (all zeros) is refused
     before anything past it is read."""
     code = (
-        "from gptq_mlir import llama2c, tokenizer\n"
+        "from gptq_mlir.data import tokenizer\n"
+        "from gptq_mlir.importers import llama2c\n"
         "from gptq_mlir.errors import GPTQError\n"
         "for read in (llama2c.read_checkpoint, tokenizer.load_tokenizer):\n"
         "    try:\n"

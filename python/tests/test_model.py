@@ -13,11 +13,12 @@ import pytest
 
 import oracle
 from conftest import synthetic_checkpoint, write_checkpoint
-from gptq_mlir import data, importer, llama2c
-from gptq_mlir.cli import main
+from gptq_mlir.data import corpus
+from gptq_mlir.importers import emitter, llama2c
+from gptq_mlir.cli.commands import main
 from gptq_mlir.errors import GPTQError
-from gptq_mlir.model import Model, window_nll
-from gptq_mlir.tokenizer import BOS, load_tokenizer
+from gptq_mlir.runtime.model import Model, window_nll
+from gptq_mlir.data.tokenizer import BOS, load_tokenizer
 
 SAMPLE = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park."
 
@@ -69,7 +70,7 @@ def test_synthetic_logits(gptq_run, tmp_path, version, kwargs):
     source = write_checkpoint(tmp_path / "model.bin", ckpt, version)
     parsed = llama2c.read_checkpoint(source)
     output = tmp_path / "model.mlir"
-    importer.write_module(parsed, output)
+    emitter.write_module(parsed, output)
     rng = np.random.default_rng(2)
     tokens = rng.integers(0, ckpt.config.vocab_size, size=(3, ckpt.config.seq_len)).astype(np.int32)
     assert_close(Model(output).logits(tokens), oracle.forward(ckpt, tokens))
@@ -79,7 +80,7 @@ def test_shape_generic(gptq_run, tmp_path):
     """One module runs batches and sequence lengths of any size up to seq_len."""
     ckpt = synthetic_checkpoint(seed=7)
     output = tmp_path / "model.mlir"
-    importer.write_module(ckpt, output)
+    emitter.write_module(ckpt, output)
     model = Model(output)
     for shape in [(1, 1), (2, 5)]:
         tokens = np.random.default_rng(8).integers(0, ckpt.config.vocab_size, size=shape).astype(np.int32)
@@ -104,8 +105,8 @@ def test_perplexity_matches_oracle(gptq_run, stories_mlir, checkpoint_path, toke
     assert code == 0
     out = capsys.readouterr()
     result = json.loads(out.out.strip().splitlines()[-1])
-    stream = data.load_corpus(load_tokenizer(tokenizer_path), text_path, start_fraction=0.99)
-    windows = data.consecutive_windows(stream, 64)
+    stream = corpus.load_corpus(load_tokenizer(tokenizer_path), text_path, start_fraction=0.99)
+    windows = corpus.consecutive_windows(stream, 64)
     assert result["tokens"] == windows.shape[0] * 63
     want = oracle.perplexity(llama2c.read_checkpoint(checkpoint_path), windows)
     assert result["perplexity"] == pytest.approx(want, rel=1e-4)

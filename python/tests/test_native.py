@@ -1,4 +1,4 @@
-"""Models called in-process through libGPTQCAPI.so (gptq_mlir.native).
+"""Models called in-process through libGPTQCAPI.so (gptq_mlir.runtime.native).
 
 The same results as gptq-run's, bit for bit; one compilation per module
 and process, a new one when the file changes; every bad input a GPTQError
@@ -18,14 +18,15 @@ import numpy as np
 import pytest
 
 from conftest import synthetic_checkpoint
-from gptq_mlir import importer, native
+from gptq_mlir.importers import emitter
+from gptq_mlir.runtime import native
 from gptq_mlir.errors import GPTQError
 
 
 @pytest.fixture()
 def tiny(tmp_path):
     path = tmp_path / "tiny.mlir"
-    importer.write_module(synthetic_checkpoint(seed=3), path)
+    emitter.write_module(synthetic_checkpoint(seed=3), path)
     return path
 
 
@@ -51,7 +52,7 @@ def test_one_compilation_per_module_and_file(gptq_run, tiny):
     tokens = np.zeros((1, 4), np.int32)
     (before,) = module.call("forward", [tokens])
     # A new file at the same path (other weights) is opened afresh.
-    importer.write_module(synthetic_checkpoint(seed=4), tiny)
+    emitter.write_module(synthetic_checkpoint(seed=4), tiny)
     reopened = native.open_module(tiny)
     assert reopened is not module
     (after,) = reopened.call("forward", [tokens])
@@ -193,7 +194,7 @@ _BESIDE_LIBGOMP = """
 import ctypes, sys
 import numpy as np
 ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
-from gptq_mlir import native
+from gptq_mlir.runtime import native
 module = native.open_module(sys.argv[2])
 tokens = np.load(sys.argv[3])
 for i in range(4):
@@ -219,7 +220,7 @@ def test_results_beside_another_openmp_runtime(gptq_run, stories_mlir, tmp_path)
     subprocess.run([sys.executable, "-c", _BESIDE_LIBGOMP, libgomp, str(stories_mlir),
                     str(tmp_path / "tokens.npy"), str(tmp_path / "out")],
                    check=True, env={**os.environ, "OMP_NUM_THREADS": "2",
-                                    "PYTHONPATH": str(Path(native.__file__).parents[1])})
+                                    "PYTHONPATH": str(Path(native.__file__).parents[2])})
     subprocess.run(
         [str(gptq_run), str(stories_mlir), "--entry", "forward", "--input", str(tmp_path / "tokens.npy"),
          "--output-dir", str(tmp_path / "ref")],

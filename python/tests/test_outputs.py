@@ -21,10 +21,13 @@ import numpy as np
 import pytest
 
 from conftest import assert_one_line_error, synthetic_checkpoint, write_checkpoint
-from gptq_mlir import cli, gptq_checkpoint, importer, llama2c, runner
+from gptq_mlir.cli import commands
+from gptq_mlir.checkpoints import gptq
+from gptq_mlir.importers import emitter, llama2c
+from gptq_mlir.runtime import runner
 from hf_convert import write_hf_checkpoint
 
-PACKAGE_ROOT = Path(cli.__file__).parents[1]
+PACKAGE_ROOT = Path(commands.__file__).parents[2]
 
 
 def _start(*args: str, **kwargs) -> subprocess.Popen:
@@ -147,7 +150,7 @@ def gptq_folder(gptq_opt, gptq_run, tmp_path_factory, stories_mlir) -> Path:
     nearest at 4 bits, exported."""
     root = tmp_path_factory.mktemp("gptq")
     runner.run_opt(stories_mlir, root / "q.mlir", [r"--gptq-quantize-model=method=rtn bits=4 include=^layers\.0\.attention"])
-    gptq_checkpoint.export_gptq(root / "q.mlir", root / "checkpoint")
+    gptq.export_gptq(root / "q.mlir", root / "checkpoint")
     return root / "checkpoint"
 
 
@@ -168,7 +171,7 @@ def external_model(tmp_path, checkpoint_path) -> Path:
     """stories260K imported with its weights in stories.weights.npz."""
     model = tmp_path / "model" / "stories.mlir"
     model.parent.mkdir()
-    importer.write_module(llama2c.read_checkpoint(checkpoint_path), model, external_weights=True)
+    emitter.write_module(llama2c.read_checkpoint(checkpoint_path), model, external_weights=True)
     return model
 
 
@@ -297,9 +300,9 @@ def test_signal_whatever_its_exception_became(monkeypatch, capsys, tmp_path, sig
             if becomes == "RuntimeError":
                 raise RuntimeError(f"{type(error).__name__}: {error or '<EMPTY MESSAGE>'}") from None
 
-    monkeypatch.setattr(cli, "_import_hf", command)
+    monkeypatch.setattr(commands, "_import_hf", command)
     status, message = _ENDED[signum]
-    assert cli.main(["import-hf", str(tmp_path), "-o", str(tmp_path / "m.mlir")]) == status
+    assert commands.main(["import-hf", str(tmp_path), "-o", str(tmp_path / "m.mlir")]) == status
     assert capsys.readouterr().err == f"gptq_mlir: error: {message}\n"
 
 
@@ -308,7 +311,8 @@ def test_torch_runs_with_the_signals_held(monkeypatch):
     torch is done: raised inside a torch call (which runs Python code from
     C++), it became an uncaught C++ exception that aborted the import and
     left its temporaries."""
-    from gptq_mlir import architectures, signals
+    from gptq_mlir.importers import architectures
+    from gptq_mlir import signals
 
     finished = []
 
@@ -403,7 +407,7 @@ def test_parameter_archives_of_a_model(tmp_path):
     read from its module line only: one, several, an index with its
     shards; nothing for a pipe (opened without waiting for a writer),
     bytecode, or a module that names none."""
-    from gptq_mlir.model import parameter_archives
+    from gptq_mlir.runtime.model import parameter_archives
 
     text = tmp_path / "m.mlir"
     text.write_text('#map = affine_map<(d0) -> (d0)>\n'
@@ -445,7 +449,7 @@ def test_commit_holds_the_lock_of_every_output_folder(tmp_path, held):
     turn, never one run's model beside the other's report."""
     import fcntl
 
-    from gptq_mlir.fileio import Run
+    from gptq_mlir.files.outputs import Run
 
     folders = {name: tmp_path / name for name in "ab"}
     for folder in folders.values():
@@ -479,7 +483,7 @@ def test_commit_checks_every_output_is_the_one_written(tmp_path, monkeypatch, ca
     (another program, which takes no lock, renamed its own over it) is an
     error naming it."""
     from gptq_mlir.errors import GPTQError
-    from gptq_mlir.fileio import Run
+    from gptq_mlir.files.outputs import Run
 
     outputs = [tmp_path / "m.mlir", tmp_path / "r.json"]
     run = Run()

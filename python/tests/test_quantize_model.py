@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from conftest import synthetic_checkpoint, write_checkpoint
-from gptq_mlir import gptq_checkpoint, runner
-from gptq_mlir.cli import main
+from gptq_mlir.checkpoints import gptq
+from gptq_mlir.runtime import runner
+from gptq_mlir.cli.commands import main
 
 # (checkpoint shape, format version, whether to compare with format=float)
 CASES = [
@@ -87,7 +88,7 @@ def test_layer_errors_are_the_output_errors(tmp_path, gptq_opt):
     # act-order (per group, from the float weights).
     report = quantize(gptq_opt, model, tmp_path / "q.mlir",
                       f"calibration={calib} calibration-batch=4 bits=3 group-size=16 dump-hessians={hessians}")
-    layers = gptq_checkpoint.read_rewritten_model(tmp_path / "q.mlir").layers
+    layers = gptq.read_rewritten_model(tmp_path / "q.mlir").layers
     saved = np.load(hessians)
     assert len(report["layers"]) == 14
     for entry in report["layers"]:

@@ -17,8 +17,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="the oracle is written in PyTorch")
 
 from conftest import load_bench_module  # noqa: E402
-from gptq_mlir import llama2c  # noqa: E402
-from gptq_mlir.model import Model, perplexity  # noqa: E402
+from gptq_mlir.importers import llama2c  # noqa: E402
+from gptq_mlir.runtime.model import Model, perplexity  # noqa: E402
 
 tgm = load_bench_module("torch_gptq_model")
 

@@ -11,13 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gptq_mlir import cli, data, runner, sweep
+from gptq_mlir.cli import commands, sweep
+from gptq_mlir.data import corpus
+from gptq_mlir.runtime import runner
 from gptq_mlir.errors import GPTQError
-from gptq_mlir.fileio import StagedOutputs
-from gptq_mlir.model import Model, perplexity
-from gptq_mlir.sweep import Configuration, parse_configuration, parse_configurations
+from gptq_mlir.files.outputs import StagedOutputs
+from gptq_mlir.runtime.model import Model, perplexity
+from gptq_mlir.cli.sweep import Configuration, parse_configuration, parse_configurations
 
-PACKAGE_ROOT = Path(cli.__file__).parents[1]
+PACKAGE_ROOT = Path(commands.__file__).parents[2]
 SEQLEN = 16
 
 
@@ -169,10 +171,10 @@ def small_inputs(tmp_path_factory, text_path, tokenizer_path):
     second is measured) and four calibration windows of 16 tokens."""
     root = tmp_path_factory.mktemp("sweep-inputs")
     text = root / "text.txt"
-    paragraphs = data.split_paragraphs(data.read_text(text_path))[:12]
+    paragraphs = corpus.split_paragraphs(corpus.read_text(text_path))[:12]
     text.write_text("\n\n".join(paragraphs) + "\n")
     calib = root / "calib.npy"
-    assert cli.main(["calib", "--tokenizer", str(tokenizer_path), "--text", str(text), "--end-fraction", "0.5",
+    assert commands.main(["calib", "--tokenizer", str(tokenizer_path), "--text", str(text), "--end-fraction", "0.5",
                      "--samples", "4", "--seqlen", str(SEQLEN), "-o", str(calib)]) == 0
     return text, calib
 
@@ -223,10 +225,10 @@ def test_sweep_results(small_sweep, tokenizer_path, small_inputs):
     # The perplexities are those of the models on the held-out windows
     # (checked for the last: the others are computed alike).
     text, _ = small_inputs
-    from gptq_mlir.tokenizer import load_tokenizer
+    from gptq_mlir.data.tokenizer import load_tokenizer
 
-    stream = data.load_corpus(load_tokenizer(tokenizer_path), text, 0.5, 1.0)
-    windows = data.consecutive_windows(stream, SEQLEN)
+    stream = corpus.load_corpus(load_tokenizer(tokenizer_path), text, 0.5, 1.0)
+    windows = corpus.consecutive_windows(stream, SEQLEN)
     assert document["windows"] == len(windows)
     want = perplexity(Model(out / "gptq-w3.mlir"), windows, 64, progress=None)["perplexity"]
     assert rows[2]["perplexity"] == pytest.approx(want, rel=1e-12)
@@ -315,7 +317,7 @@ def test_missing_gptq_opt(stories_mlir, tokenizer_path, small_inputs, tmp_path, 
     text, calib = small_inputs
     monkeypatch.setenv("GPTQ_OPT", str(tmp_path / "no-gptq-opt"))
     out = tmp_path / "out"
-    assert cli.main(["sweep", *_sweep_args(stories_mlir, tokenizer_path, text, calib, out, "rtn-w4")]) == 1
+    assert commands.main(["sweep", *_sweep_args(stories_mlir, tokenizer_path, text, calib, out, "rtn-w4")]) == 1
     err = capsys.readouterr().err
     assert err == (f"gptq_mlir: error: gptq-opt not found at $GPTQ_OPT={tmp_path / 'no-gptq-opt'}: "
                    f"build it first (cmake --build build --target gptq-opt) or point $GPTQ_OPT at it\n")

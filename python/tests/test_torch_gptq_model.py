@@ -16,9 +16,10 @@ torch = pytest.importorskip("torch", reason="the oracle is written in PyTorch")
 
 import oracle  # noqa: E402
 from conftest import load_bench_module  # noqa: E402
-from gptq_mlir import data, llama2c  # noqa: E402
-from gptq_mlir.cli import main  # noqa: E402
-from gptq_mlir.tokenizer import load_tokenizer  # noqa: E402
+from gptq_mlir.data import corpus  # noqa: E402
+from gptq_mlir.importers import llama2c
+from gptq_mlir.cli.commands import main  # noqa: E402
+from gptq_mlir.data.tokenizer import load_tokenizer  # noqa: E402
 
 tgm = load_bench_module("torch_gptq_model")
 
@@ -71,7 +72,7 @@ def test_calibration_windows_are_those_of_calib(tmp_path, tokenizer_path, text_p
 
 
 def test_heldout_windows_are_those_of_perplexity(tokenizer_path, text_path):
-    stream = data.load_corpus(load_tokenizer(tokenizer_path), text_path, start_fraction=0.8)
+    stream = corpus.load_corpus(load_tokenizer(tokenizer_path), text_path, start_fraction=0.8)
     windows = tgm.heldout_windows(tokenizer_path, text_path, 256)
     assert windows.shape == (len(stream) // 256, 256)
     np.testing.assert_array_equal(windows.reshape(-1), stream[: windows.size])

@@ -12,9 +12,9 @@ import pytest
 
 import oracle
 from conftest import synthetic_checkpoint, write_checkpoint
-from gptq_mlir import importer, llama2c
-from gptq_mlir.model import Model, read_model_attributes
-from gptq_mlir.torch_model import Llama2c
+from gptq_mlir.importers import emitter, llama2c
+from gptq_mlir.runtime.model import Model, read_model_attributes
+from gptq_mlir.importers.torch_model import Llama2c
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"n_kv_heads": 4, "shared_classifier": False}])
@@ -42,7 +42,7 @@ def test_stories260k_module_matches_oracle(checkpoint_path):
 def torch_mlir_module(tmp_path_factory):
     pytest.importorskip("onnx", reason="import-torch needs onnx (docs/torch-mlir.md)")
     pytest.importorskip("torch_mlir", reason="import-torch needs torch-mlir (docs/torch-mlir.md)")
-    from gptq_mlir.cli import main
+    from gptq_mlir.cli.commands import main
 
     directory = tmp_path_factory.mktemp("torch")
     ckpt = synthetic_checkpoint(seed=5)
@@ -67,7 +67,7 @@ def test_import_torch_parses_with_llvm22(torch_mlir_module, mlir_opt, gptq_run):
 def test_import_torch_logits_match_llama2c_import(torch_mlir_module, gptq_run, tmp_path):
     ckpt, source, output = torch_mlir_module
     direct = tmp_path / "direct.mlir"
-    importer.write_module(llama2c.read_checkpoint(source), direct)
+    emitter.write_module(llama2c.read_checkpoint(source), direct)
     tokens = np.random.default_rng(6).integers(0, ckpt.config.vocab_size, size=(2, 7)).astype(np.int32)
     want = Model(direct).logits(tokens)
     got = Model(output).logits(tokens)

@@ -2,7 +2,7 @@
 ``import-gptq``); see docs/gptq-checkpoints.md.
 
 A checkpoint is a folder with ``config.json`` (the config of one of the
-architectures :mod:`gptq_mlir.architectures` reads, with
+architectures :mod:`gptq_mlir.importers.architectures` reads, with
 ``quantization_config``), ``quantize_config.json`` and
 ``model.safetensors`` (AutoGPTQ's repositories may lack the
 ``quantization_config`` and name the file otherwise, e.g.
@@ -25,7 +25,7 @@ Weight ``W[o, j] = scales[g, o] * (q[j, o] - (qzeros[g, o] + 1))`` with
 ``g = g_idx[j]`` (without the ``+ 1`` for ``gptq_v2``). The other tensors
 are stored as they were, under their Hugging Face names, and a tied
 model's classifier as ``lm_head.weight`` too. q and k features are stored
-in Hugging Face's row order (:func:`gptq_mlir.architectures.rotary_rows`:
+in Hugging Face's row order (:func:`gptq_mlir.importers.architectures.rotary_rows`:
 the q and k projections, their biases, the q and k parts of a fused qkv
 projection). Modules of import-hf and import-gptq keep that order
 (``gptq.model``'s ``rotary = "halves"``); those of import-llama2c have
@@ -53,10 +53,12 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from . import architectures, hf, importer, inputs, runner
-from .errors import GPTQError
-from .fileio import Run
-from .llama2c import RMS_NORM_EPS, ROPE_THETA, Llama2cConfig
+from ..importers import architectures, hf, emitter
+from ..files import inputs
+from ..runtime import runner
+from ..errors import GPTQError
+from ..files.outputs import Run
+from ..importers.llama2c import RMS_NORM_EPS, ROPE_THETA, Llama2cConfig
 
 SUPPORTED_BITS = (2, 3, 4, 8)
 #: The default checkpoint_format, the original ("v1") one.
@@ -416,7 +418,7 @@ def _archive_names(value: str) -> List[str]:
         return [value]
     names = [_unescape(literal) for literal in re.findall(_STRING, value)]
     if not names:
-        raise GPTQError(f"attribute {importer.PARAMETERS_ATTRIBUTE} names no archive")
+        raise GPTQError(f"attribute {emitter.PARAMETERS_ATTRIBUTE} names no archive")
     return names
 
 
@@ -509,8 +511,8 @@ def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
     except GPTQError as error:
         raise GPTQError(f"{path}: {error}") from None
     external = None
-    if importer.PARAMETERS_ATTRIBUTE in attributes:
-        external = _Archives(path.parent, _archive_names(attributes[importer.PARAMETERS_ATTRIBUTE]))
+    if emitter.PARAMETERS_ATTRIBUTE in attributes:
+        external = _Archives(path.parent, _archive_names(attributes[emitter.PARAMETERS_ATTRIBUTE]))
     # A weight read from a checkpoint in place is named by its tensor's name;
     # the export knows weights by ours.
     ours_of = {}
@@ -684,31 +686,31 @@ def _rotary_order(model: RewrittenModel) -> str:
     """The order of the module's q and k features: "pairs" (llama2.c's, so
     that the export permutes them to Hugging Face's) or "halves"
     (Hugging Face's already)."""
-    text = model.attributes.get(importer.MODEL_ATTRIBUTE, "{}")
-    value = _string_dictionary(text, importer.MODEL_ATTRIBUTE).get("rotary", "pairs")
+    text = model.attributes.get(emitter.MODEL_ATTRIBUTE, "{}")
+    value = _string_dictionary(text, emitter.MODEL_ATTRIBUTE).get("rotary", "pairs")
     if value not in ("pairs", "halves"):
-        raise GPTQError(f"attribute {importer.MODEL_ATTRIBUTE}: rotary is {inputs.shown(value, 40)}, "
+        raise GPTQError(f"attribute {emitter.MODEL_ATTRIBUTE}: rotary is {inputs.shown(value, 40)}, "
                         "expected pairs or halves")
     return value
 
 
 def _model_config(model: RewrittenModel) -> Llama2cConfig:
-    text = model.attributes.get(importer.MODEL_ATTRIBUTE)
+    text = model.attributes.get(emitter.MODEL_ATTRIBUTE)
     if text is None:
         raise GPTQError(
-            f"no {importer.MODEL_ATTRIBUTE} attribute: export-gptq needs a model "
+            f"no {emitter.MODEL_ATTRIBUTE} attribute: export-gptq needs a model "
             "imported by import-llama2c, import-hf or import-gptq"
         )
-    values = _string_dictionary(text, importer.MODEL_ATTRIBUTE)
+    values = _string_dictionary(text, emitter.MODEL_ATTRIBUTE)
     fields = {}
     # head_dim is there only when the head size is not dim / n_heads.
     for key in _MODEL_FIELDS + (("head_dim",) if "head_dim" in values else ()):
         if key not in values:
-            raise GPTQError(f"attribute {importer.MODEL_ATTRIBUTE} has no field {key}")
+            raise GPTQError(f"attribute {emitter.MODEL_ATTRIBUTE} has no field {key}")
         match = re.fullmatch(r"([0-9]{1,18}) : i64", values[key])
         if match is None:
             raise GPTQError(
-                f"attribute {importer.MODEL_ATTRIBUTE}: field {key} is {inputs.shown(values[key], 40)}, "
+                f"attribute {emitter.MODEL_ATTRIBUTE}: field {key} is {inputs.shown(values[key], 40)}, "
                 "expected an integer : i64"
             )
         fields[key] = int(match.group(1))
@@ -716,14 +718,14 @@ def _model_config(model: RewrittenModel) -> Llama2cConfig:
     try:
         cfg.validate()
     except GPTQError as error:
-        raise GPTQError(f"attribute {importer.MODEL_ATTRIBUTE}: {str(error).replace('invalid checkpoint header: ', '')}") from None
+        raise GPTQError(f"attribute {emitter.MODEL_ATTRIBUTE}: {str(error).replace('invalid checkpoint header: ', '')}") from None
     # The names built from n_layers must be those of the module's weights
     # (and bounded by them: an attribute's n_layers costs nothing to write).
     layers = {int(m.group(1)) for m in map(_LAYER_WEIGHT.match, list(model.weights) + list(model.layers)) if m}
     present = max(layers) + 1 if layers else 0
     if present != cfg.n_layers:
         raise GPTQError(
-            f"attribute {importer.MODEL_ATTRIBUTE}: n_layers is {cfg.n_layers}, but the module's weights are "
+            f"attribute {emitter.MODEL_ATTRIBUTE}: n_layers is {cfg.n_layers}, but the module's weights are "
             f"those of {present} layers"
         )
     return cfg
@@ -950,7 +952,7 @@ def _hf_config(text: Optional[str], cfg: Llama2cConfig) -> Tuple[Dict[str, Any],
         if getattr(sizes, field) != getattr(cfg, field):
             raise GPTQError(
                 f"attribute {hf.CONFIG_ATTRIBUTE}: {key} gives {field} = {getattr(sizes, field)}, but "
-                f"{importer.MODEL_ATTRIBUTE} has {field} = {getattr(cfg, field)}"
+                f"{emitter.MODEL_ATTRIBUTE} has {field} = {getattr(cfg, field)}"
             )
     return config, arch
 
@@ -996,7 +998,7 @@ def _checkpoint_outputs(model: RewrittenModel, checkpoint_format: str
         if expected is not None and tuple(shape) != expected:
             raise GPTQError(
                 f"weight {name} ({names.get(name, name)}) has shape {list(shape)}, but the sizes of attribute "
-                f"{importer.MODEL_ATTRIBUTE} (dim {cfg.dim}, hidden_dim {cfg.hidden_dim}, vocab_size "
+                f"{emitter.MODEL_ATTRIBUTE} (dim {cfg.dim}, hidden_dim {cfg.hidden_dim}, vocab_size "
                 f"{cfg.vocab_size}, {cfg.n_heads}/{cfg.n_kv_heads} heads) give {list(expected)}"
             )
 
@@ -1031,7 +1033,7 @@ def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike
     three files appear together or none, and none may be the module or the
     parameter archive it names (checked before it is read). Returns the
     quantization_config."""
-    from .model import parameter_archives
+    from ..runtime.model import parameter_archives
 
     if checkpoint_format not in CHECKPOINT_FORMATS:
         raise GPTQError(f"unknown checkpoint format {inputs.shown(checkpoint_format, 40)}, expected gptq or gptq_v2")
@@ -1096,17 +1098,17 @@ class GptqCheckpoint(hf.HfCheckpoint):
     and the quantization config it was read with. Read without its weights
     (``read_weights=False``), the float weights are ``references`` to the
     checkpoint's tensors and the quantized layers
-    :class:`gptq_mlir.importer.QuantizedReference`s, whose tensors
+    :class:`gptq_mlir.importers.emitter.QuantizedReference`s, whose tensors
     :func:`write_quantized_archive` converts one at a time."""
 
-    quantized: Dict[str, Union[importer.QuantizedWeight, importer.QuantizedReference]] = dataclasses.field(
+    quantized: Dict[str, Union[emitter.QuantizedWeight, emitter.QuantizedReference]] = dataclasses.field(
         default_factory=dict)
     quantization: Optional[Quantization] = None
     #: The checkpoint's tensors, and each quantized layer's name prefix in it.
     files: Optional[hf.TensorFiles] = None
     prefixes: Dict[str, str] = dataclasses.field(default_factory=dict)
 
-    def quantized_weights(self) -> Dict[str, Union[importer.QuantizedWeight, importer.QuantizedReference]]:
+    def quantized_weights(self) -> Dict[str, Union[emitter.QuantizedWeight, emitter.QuantizedReference]]:
         return self.quantized
 
 
@@ -1225,7 +1227,7 @@ def _tensor_file_name(folder: Path, base_name: Optional[str], named_in: Path) ->
 
 def read_gptq_checkpoint(folder: Union[str, os.PathLike], read_weights: bool = True) -> GptqCheckpoint:
     """Read the GPTQ checkpoint in ``folder`` (``model.safetensors`` or
-    shards, as :class:`gptq_mlir.hf.TensorFiles` reads them, or the file
+    shards, as :class:`gptq_mlir.importers.hf.TensorFiles` reads them, or the file
     :func:`_tensor_file_name` finds); GPTQError naming the file, tensor or
     field for what it cannot read. Without ``read_weights`` only the
     headers are read (a tied classifier stored as well is compared with the
@@ -1258,8 +1260,8 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike], read_weights: bool = T
         shapes = hf.weight_shapes(cfg, arch)
         stored = set(names.values())
         weights: Dict[str, np.ndarray] = {}
-        references: Dict[str, importer.Reference] = {}
-        quantized: Dict[str, Union[importer.QuantizedWeight, importer.QuantizedReference]] = {}
+        references: Dict[str, emitter.Reference] = {}
+        quantized: Dict[str, Union[emitter.QuantizedWeight, emitter.QuantizedReference]] = {}
         prefixes: Dict[str, str] = {}
         dtypes: Dict[str, str] = {}
         consumed = set()
@@ -1284,7 +1286,7 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike], read_weights: bool = T
             _, info = files.located(theirs, hf.FLOAT_DTYPES, shape)
             if read_weights:
                 weights[ours] = np.ascontiguousarray(files.read_finite(theirs, shape))
-            references[ours] = importer.Reference(theirs, info.dtype, shape)
+            references[ours] = emitter.Reference(theirs, info.dtype, shape)
             dtypes[ours] = info.dtype
             consumed.add(theirs)
         if copied_head:
@@ -1303,7 +1305,7 @@ def read_gptq_checkpoint(folder: Union[str, os.PathLike], read_weights: bool = T
 
 
 def _quantized_layer(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int],
-                     quantization: Quantization) -> importer.QuantizedReference:
+                     quantization: Quantization) -> emitter.QuantizedReference:
     """One quantized layer of ``shape`` (out, in), its four tensors' dtypes
     and shapes checked (their values are not read)."""
     out, columns = shape
@@ -1321,7 +1323,7 @@ def _quantized_layer(files: "hf.TensorFiles", prefix: str, shape: Tuple[int, int
     # weight group by group (as gptq-opt's rewrite stores them).
     g_idx = files.read(f"{prefix}.g_idx", QUANTIZED_TENSORS["g_idx"], (columns,))
     unsorted = rows_kernel_reads_groups(bits, group_size) and bool(np.any(np.diff(g_idx.astype(np.int64)) < 0))
-    return importer.QuantizedReference(bits, out, columns, groups, sorted=unsorted)
+    return emitter.QuantizedReference(bits, out, columns, groups, sorted=unsorted)
 
 
 def rows_kernel_reads_groups(bits: int, group_size: int) -> bool:
@@ -1350,7 +1352,7 @@ def _checkpoint_shapes(bits: int, out: int, columns: int, groups: int) -> Dict[s
             "g_idx": (columns,)}
 
 
-def _read_layer_tensor(files: "hf.TensorFiles", prefix: str, layer: importer.QuantizedReference,
+def _read_layer_tensor(files: "hf.TensorFiles", prefix: str, layer: emitter.QuantizedReference,
                        quantization: Quantization, suffix: str) -> np.ndarray:
     """One of a quantized layer's tensors in the rewrite's layout (rows in
     the checkpoint's order: the module rotates Hugging Face's halves):
@@ -1396,12 +1398,12 @@ def _read_layer_tensor(files: "hf.TensorFiles", prefix: str, layer: importer.Qua
     return g_idx
 
 
-def _read_quantized(files: "hf.TensorFiles", prefix: str, layer: importer.QuantizedReference,
-                    quantization: Quantization) -> importer.QuantizedWeight:
+def _read_quantized(files: "hf.TensorFiles", prefix: str, layer: emitter.QuantizedReference,
+                    quantization: Quantization) -> emitter.QuantizedWeight:
     """One quantized layer's tensors, checked, in the rewrite's layout."""
     suffixes = ["g_idx", "scales", "qweight", "zeros"] + (["perm"] if layer.sorted else [])
     parts = {suffix: _read_layer_tensor(files, prefix, layer, quantization, suffix) for suffix in suffixes}
-    return importer.QuantizedWeight(bits=layer.bits, **parts)
+    return emitter.QuantizedWeight(bits=layer.bits, **parts)
 
 
 def quantized_archive_path(module: Union[str, os.PathLike]) -> Path:

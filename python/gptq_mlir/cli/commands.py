@@ -15,11 +15,14 @@ from typing import Callable, List, NoReturn, Optional, Tuple
 
 import numpy as np
 
-from . import data, importer, llama2c, signals, sweep
-from .errors import GPTQError, Terminated
-from .fileio import Run
-from .model import Model, Sampler, generate, parameter_archives, perplexity
-from .tokenizer import TextTokenizer, open_tokenizer, tokenizer_files
+from ..data import corpus
+from ..importers import emitter, llama2c
+from .. import signals
+from . import sweep
+from ..errors import GPTQError, Terminated
+from ..files.outputs import Run
+from ..runtime.model import Model, Sampler, generate, parameter_archives, perplexity
+from ..data.tokenizer import TextTokenizer, open_tokenizer, tokenizer_files
 
 
 #: The name every error message starts with: ``gptq_mlir: error: ...``.
@@ -86,7 +89,8 @@ def _checkpoint_inputs(run: Run, folder: str) -> None:
     a reader may open is an input of ``run``: config.json,
     quantize_config.json, the shard index, the files it names and every
     ``*.safetensors`` and ``*.safetensors.index.json``."""
-    from . import hf, inputs
+    from ..importers import hf
+    from ..files import inputs
 
     base = Path(folder)
     names = {hf.CONFIG_FILE, hf.SINGLE_FILE, hf.INDEX_FILE, "quantize_config.json"}
@@ -123,10 +127,10 @@ def _numpy_errors_raise(command: Callable[[argparse.Namespace], None]) -> Callab
 def _import_llama2c(args: argparse.Namespace) -> None:
     with Run() as run:
         run.input(args.checkpoint, "checkpoint")
-        importer.declare_module(run, args.output, args.external_weights)
+        emitter.declare_module(run, args.output, args.external_weights)
         run.begin()
         checkpoint = llama2c.read_checkpoint(args.checkpoint)
-        importer.write_module(checkpoint, args.output, args.external_weights, run)
+        emitter.write_module(checkpoint, args.output, args.external_weights, run)
     cfg = checkpoint.config
     classifier = "shared classifier" if cfg.shared_classifier else "separate classifier"
     print(
@@ -141,7 +145,7 @@ def _imported(args: argparse.Namespace, cfg, source: str, classifier: str, archi
     the checkpoint file it reads its weights from, ``archive``)."""
     weights = ""
     if args.external_weights:
-        weights = f" and {Path(args.output).parent / importer.weights_file_name(args.output)}"
+        weights = f" and {Path(args.output).parent / emitter.weights_file_name(args.output)}"
     elif archive is not None:
         weights = f", reading its weights from {archive}"
     return (
@@ -158,21 +162,21 @@ def _import_folder(args: argparse.Namespace, read: Callable, by_reference: bool 
     place (``read`` then reads only the headers)."""
     with Run() as run:
         _checkpoint_inputs(run, args.folder)
-        importer.declare_module(run, args.output, args.external_weights)
+        emitter.declare_module(run, args.output, args.external_weights)
         run.begin()
         if by_reference:
             checkpoint = read(args.folder, read_weights=False)
-            importer.write_module(checkpoint, args.output, run=run, references=checkpoint.references,
+            emitter.write_module(checkpoint, args.output, run=run, references=checkpoint.references,
                                   archive=checkpoint.archive)
         else:
             checkpoint = read(args.folder)
-            importer.write_module(checkpoint, args.output, args.external_weights, run)
+            emitter.write_module(checkpoint, args.output, args.external_weights, run)
     return checkpoint
 
 
 @_numpy_errors_raise
 def _import_hf(args: argparse.Namespace) -> None:
-    from . import hf
+    from ..importers import hf
 
     if args.embed_weights and args.external_weights:
         raise GPTQError("import-hf: --embed-weights and --external-weights both given; choose one")
@@ -188,9 +192,9 @@ def _import_hf(args: argparse.Namespace) -> None:
 
 @_numpy_errors_raise
 def _export_gptq(args: argparse.Namespace) -> None:
-    from . import gptq_checkpoint
+    from ..checkpoints import gptq
 
-    quantization = gptq_checkpoint.export_gptq(args.model, args.out, args.format)
+    quantization = gptq.export_gptq(args.model, args.out, args.format)
     print(
         f"export-gptq: wrote {Path(args.out) / 'model.safetensors'}, config.json and "
         f"quantize_config.json ({quantization['checkpoint_format']}, {quantization['bits']} bits, "
@@ -202,28 +206,28 @@ def _export_gptq(args: argparse.Namespace) -> None:
 
 @_numpy_errors_raise
 def _import_gptq(args: argparse.Namespace) -> None:
-    from . import gptq_checkpoint
+    from ..checkpoints import gptq
 
     if args.embed_weights and args.external_weights:
         raise GPTQError("import-gptq: --embed-weights and --external-weights both given; choose one")
     if args.embed_weights or args.external_weights:
-        checkpoint = _import_folder(args, gptq_checkpoint.read_gptq_checkpoint)
+        checkpoint = _import_folder(args, gptq.read_gptq_checkpoint)
         written = f"{args.output}"
         if args.external_weights:
-            written += f" and {Path(args.output).parent / importer.weights_file_name(args.output)}"
+            written += f" and {Path(args.output).parent / emitter.weights_file_name(args.output)}"
     else:
         # The float weights are the checkpoint's tensors, read in place; the
         # quantized layers, converted to the rewrite's layout one at a time,
         # go to a safetensors file beside the module.
-        archive = gptq_checkpoint.quantized_archive_path(args.output)
+        archive = gptq.quantized_archive_path(args.output)
         with Run() as run:
             _checkpoint_inputs(run, args.folder)
-            importer.declare_module(run, args.output)
+            emitter.declare_module(run, args.output)
             run.output(archive, f"output {archive} (the quantized layers of {args.output})")
             run.begin()
-            checkpoint = gptq_checkpoint.read_gptq_checkpoint(args.folder, read_weights=False)
-            gptq_checkpoint.write_quantized_archive(checkpoint, run.path(archive))
-            importer.write_module(checkpoint, args.output, run=run, references=checkpoint.references,
+            checkpoint = gptq.read_gptq_checkpoint(args.folder, read_weights=False)
+            gptq.write_quantized_archive(checkpoint, run.path(archive))
+            emitter.write_module(checkpoint, args.output, run=run, references=checkpoint.references,
                                   archive=[checkpoint.archive, archive])
         written = f"{args.output} and {archive}, reading its float weights from {checkpoint.archive}"
     print(
@@ -235,7 +239,7 @@ def _import_gptq(args: argparse.Namespace) -> None:
 
 @_numpy_errors_raise
 def _import_torch(args: argparse.Namespace) -> None:
-    from . import torch_import
+    from ..importers import torch_import
 
     with Run() as run:
         run.input(args.checkpoint, "checkpoint")
@@ -331,8 +335,8 @@ def _calib(args: argparse.Namespace) -> None:
         run.output(args.output)
         run.begin()
         tokenizer = open_tokenizer(args.tokenizer)
-        stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction, sys.stderr)
-        windows = data.calibration_windows(stream, args.samples, args.seqlen, args.seed)
+        stream = corpus.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction, sys.stderr)
+        windows = corpus.calibration_windows(stream, args.samples, args.seqlen, args.seed)
         with run.open(args.output) as handle:
             np.save(handle, windows, allow_pickle=False)
     print(
@@ -345,8 +349,8 @@ def _calib(args: argparse.Namespace) -> None:
 def _perplexity(args: argparse.Namespace) -> None:
     model, tokenizer = _model_and_tokenizer(args)
     model.check_context(args.seqlen, "a window (--seqlen)")
-    stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction, sys.stderr)
-    windows = data.consecutive_windows(stream, args.seqlen)
+    stream = corpus.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction, sys.stderr)
+    windows = corpus.consecutive_windows(stream, args.seqlen)
     model.check_tokens(windows[:1])
     print(
         f"perplexity: {len(stream)} tokens, {len(windows)} windows of {args.seqlen}",
@@ -383,8 +387,8 @@ def _sweep(args: argparse.Namespace) -> None:
         run.begin()
         model, tokenizer = _model_and_tokenizer(args)
         model.check_context(args.seqlen, "a window (--seqlen)")
-        stream = data.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction, sys.stderr)
-        windows = data.consecutive_windows(stream, args.seqlen)
+        stream = corpus.load_corpus(tokenizer, args.text, args.start_fraction, args.end_fraction, sys.stderr)
+        windows = corpus.consecutive_windows(stream, args.seqlen)
         model.check_tokens(windows[:1])
         description = {
             "model": args.model, "tokenizer": args.tokenizer, "text": args.text,

@@ -4,7 +4,7 @@
 import contextlib
 import os
 
-from . import signals
+from .. import signals
 
 
 def _run() -> int:
@@ -16,7 +16,7 @@ def _run() -> int:
     signals.install()
     try:
         with signals.raising(), signals.held():
-            from .cli import main
+            from .commands import main
     except BaseException:
         if signals.received() is None:
             raise

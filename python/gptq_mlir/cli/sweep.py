@@ -2,8 +2,8 @@
 (``python -m gptq_mlir sweep``).
 
 Each configuration is one run of ``gptq-opt --gptq-quantize-model`` (see
-:func:`gptq_mlir.runner.run_opt`); each model, the float32 one included, is
-then measured with :func:`gptq_mlir.model.perplexity` on the same windows.
+:func:`gptq_mlir.runtime.runner.run_opt`); each model, the float32 one included, is
+then measured with :func:`gptq_mlir.runtime.model.perplexity` on the same windows.
 The outputs, in the output folder, are written together at the end (a
 failed sweep leaves none of them):
 
@@ -28,10 +28,10 @@ from typing import Dict, List, Optional, Sequence, TextIO
 
 import numpy as np
 
-from . import runner
-from .errors import GPTQError
-from .fileio import PathLike, Run
-from .model import Model, perplexity
+from ..runtime import runner
+from ..errors import GPTQError
+from ..files.outputs import PathLike, Run
+from ..runtime.model import Model, perplexity
 
 FLOAT = "float32"
 METHODS = ("rtn", "gptq")

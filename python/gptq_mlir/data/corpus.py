@@ -17,7 +17,7 @@ Each document is stripped of surrounding whitespace, and empty ones are
 skipped, so the same documents give the same tokens in every format. The
 corpus is tokenized document by document, each as BOS followed by its
 tokens (for a Hugging Face tokenizer, BOS and EOS as its configuration
-says, see :mod:`gptq_mlir.hf_tokenizer`), and the documents are
+says, see :mod:`gptq_mlir.data.hf_tokenizer`), and the documents are
 concatenated into one stream, as in the GPTQ paper's evaluation protocol.
 
 A corpus is bounded so that no file makes a command run for hours or
@@ -40,8 +40,8 @@ from typing import List, Optional, TextIO, Tuple, Union
 
 import numpy as np
 
-from . import inputs
-from .errors import GPTQError
+from ..files import inputs
+from ..errors import GPTQError
 from .tokenizer import TextTokenizer
 
 _BLANK_LINE = re.compile(r"\n[ \t\r]*\n")

@@ -25,7 +25,7 @@ whichever of the two asks for it. EOS is put after it likewise
 ``tokenizer.json`` may configure are turned off: every document is encoded
 whole. Decoding skips special tokens.
 
-Every file is read through :mod:`gptq_mlir.inputs` (regular files only,
+Every file is read through :mod:`gptq_mlir.files.inputs` (regular files only,
 bounded); nothing is downloaded. Every failure is a :class:`GPTQError`
 whose message names the file and the field.
 """
@@ -34,8 +34,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, TypeVar, Union
 
-from . import inputs
-from .errors import GPTQError
+from ..files import inputs
+from ..errors import GPTQError
 
 TOKENIZER_FILE = "tokenizer.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
@@ -208,7 +208,7 @@ def _template(tokenizer, path: Path) -> Tuple[List[int], List[int]]:
 
 class HFTokenizer:
     """A ``tokenizers.Tokenizer`` with the BOS/EOS configuration of the files
-    beside it, with the interface of :class:`gptq_mlir.tokenizer.Tokenizer`."""
+    beside it, with the interface of :class:`gptq_mlir.data.tokenizer.Tokenizer`."""
 
     def __init__(
         self, tokenizer, path: Path, vocab_size: int, bos_id: Optional[int], eos_ids: Tuple[int, ...],

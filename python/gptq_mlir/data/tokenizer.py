@@ -7,7 +7,7 @@ BOS, 2 is EOS and ids 3..258 are the byte tokens ``<0x00>``..``<0xFF>``.
 Encoding and decoding follow llama2.c's ``run.c`` (``encode``/``decode``).
 
 :func:`open_tokenizer` is what the commands call: it reads either this kind
-or a Hugging Face tokenizer (:mod:`gptq_mlir.hf_tokenizer`), both with the
+or a Hugging Face tokenizer (:mod:`gptq_mlir.data.hf_tokenizer`), both with the
 interface :class:`TextTokenizer` describes.
 """
 
@@ -18,9 +18,8 @@ import struct
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, Union
 
-from .errors import GPTQError
-from .fileio import read_and_parse
-from .inputs import open_regular
+from ..errors import GPTQError
+from ..files.inputs import open_regular, read_and_parse
 
 UNK, BOS, EOS = 0, 1, 2
 BYTE_OFFSET = 3

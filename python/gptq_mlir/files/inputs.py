@@ -1,6 +1,7 @@
 """Building blocks of the readers of untrusted input files.
 
-Every file a reader opens goes through :func:`open_regular`: a FIFO, a
+:func:`read_and_parse` reads a whole file and parses it, with the file's
+name in every error. Every file a reader opens goes through :func:`open_regular`: a FIFO, a
 device, a socket or a folder (after following links) is refused before it
 is opened for reading, since a FIFO would block for ever and a device such
 as ``/dev/zero`` would never end. Sizes come from the file, never from its
@@ -28,13 +29,14 @@ import stat
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Any, BinaryIO, Dict, List, Tuple, Union
+from typing import Any, BinaryIO, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 import numpy as np
 
-from .errors import GPTQError
+from ..errors import GPTQError
 
 PathLike = Union[str, os.PathLike]
+T = TypeVar("T")
 
 #: The largest JSON file a reader accepts (a Llama config.json is about
 #: 1 KB; the index of a 400-billion-parameter model's shards about 100 KB).
@@ -65,6 +67,52 @@ _KINDS = (
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
 )
+
+
+#: Checks a file's first bytes against its size: (how many bytes it needs,
+#: a function of those bytes and the file's size, None when unknown, that
+#: raises GPTQError or returns the most bytes the file may hold).
+HeaderCheck = Tuple[int, Callable[[bytes, Optional[int]], int]]
+
+
+def read_and_parse(
+    path: PathLike, what: str, parse: Callable[[bytes], T], header: Optional[HeaderCheck] = None
+) -> T:
+    """Read the file at ``path`` and ``parse`` its bytes.
+
+    With ``header = (n, check)``, the first ``n`` bytes (all of the file when
+    shorter) and the file's size go to ``check`` before the rest is read, so
+    a header that disagrees with the size is refused before anything is
+    allocated for it. Of a pipe or device, whose size is unknown, at most as
+    many bytes as ``check`` allows are read. An unreadable file and a parse
+    error both become a GPTQError that names the file (``what`` says what it
+    should have been, e.g. "checkpoint").
+    """
+    try:
+        with open(path, "rb") as handle:
+            if header is None:
+                data = handle.read()
+            else:
+                status = os.fstat(handle.fileno())
+                regular = stat.S_ISREG(status.st_mode)
+                head = handle.read(header[0])
+                try:
+                    limit = header[1](head, status.st_size if regular else None)
+                except GPTQError as error:
+                    raise GPTQError(f"{path}: {error}") from None
+                if regular:
+                    handle.seek(0)
+                    data = handle.read()
+                else:
+                    data = head + handle.read(max(limit - len(head), 0) + 1)
+                    if len(data) > limit:
+                        raise GPTQError(f"{path}: longer than the {limit} bytes its header allows")
+    except OSError as error:
+        raise GPTQError(f"cannot read {what} {path}: {error.strerror or error}") from error
+    try:
+        return parse(data)
+    except GPTQError as error:
+        raise GPTQError(f"{path}: {error}") from None
 
 
 def shown(text: str, limit: int = 200) -> str:

@@ -1,5 +1,4 @@
-"""File helpers shared by the commands: reading binary inputs with clear
-errors, and one way of writing outputs (:class:`Run`): checked against the
+"""The one way the commands write outputs (:class:`Run`): checked against the
 inputs before any work, written to temporaries and renamed into place
 together at the end, so no partial output and no input replaced."""
 
@@ -10,61 +9,14 @@ import shutil
 import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
+from typing import BinaryIO, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
-from . import signals
-from .errors import GPTQError
+from .. import signals
+from ..errors import GPTQError
 
 PathLike = Union[str, os.PathLike]
-T = TypeVar("T")
-
-
-#: Checks a file's first bytes against its size: (how many bytes it needs,
-#: a function of those bytes and the file's size, None when unknown, that
-#: raises GPTQError or returns the most bytes the file may hold).
-HeaderCheck = Tuple[int, Callable[[bytes, Optional[int]], int]]
-
-
-def read_and_parse(
-    path: PathLike, what: str, parse: Callable[[bytes], T], header: Optional[HeaderCheck] = None
-) -> T:
-    """Read the file at ``path`` and ``parse`` its bytes.
-
-    With ``header = (n, check)``, the first ``n`` bytes (all of the file when
-    shorter) and the file's size go to ``check`` before the rest is read, so
-    a header that disagrees with the size is refused before anything is
-    allocated for it. Of a pipe or device, whose size is unknown, at most as
-    many bytes as ``check`` allows are read. An unreadable file and a parse
-    error both become a GPTQError that names the file (``what`` says what it
-    should have been, e.g. "checkpoint").
-    """
-    try:
-        with open(path, "rb") as handle:
-            if header is None:
-                data = handle.read()
-            else:
-                status = os.fstat(handle.fileno())
-                regular = stat.S_ISREG(status.st_mode)
-                head = handle.read(header[0])
-                try:
-                    limit = header[1](head, status.st_size if regular else None)
-                except GPTQError as error:
-                    raise GPTQError(f"{path}: {error}") from None
-                if regular:
-                    handle.seek(0)
-                    data = handle.read()
-                else:
-                    data = head + handle.read(max(limit - len(head), 0) + 1)
-                    if len(data) > limit:
-                        raise GPTQError(f"{path}: longer than the {limit} bytes its header allows")
-    except OSError as error:
-        raise GPTQError(f"cannot read {what} {path}: {error.strerror or error}") from error
-    try:
-        return parse(data)
-    except GPTQError as error:
-        raise GPTQError(f"{path}: {error}") from None
 
 
 def _new_file_mode(path: Path) -> int:

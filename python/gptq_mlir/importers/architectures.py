@@ -2,7 +2,7 @@
 
 Every one is a Llama-shaped stack (embedding, blocks of RMS-normalized
 (PhiMoE: LayerNorm-normalized) attention with rotary positions and a gated feed-forward layer, a final norm
-and a classifier), and :mod:`gptq_mlir.importer` emits all of them as one
+and a classifier), and :mod:`gptq_mlir.importers.emitter` emits all of them as one
 module form with the same weight and layer names. What differs is what
 :class:`Architecture` records:
 
@@ -76,8 +76,9 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from . import inputs, signals
-from .errors import GPTQError
+from ..files import inputs
+from .. import signals
+from ..errors import GPTQError
 from .llama2c import Llama2cConfig
 
 #: ``architectures`` value -> our kind, which is also its ``model_type``.

@@ -53,7 +53,7 @@ from typing import Dict, List, Optional, Protocol, Sequence, Tuple, Union
 import numpy as np
 
 from .architectures import Architecture
-from .fileio import Run
+from ..files.outputs import Run
 from .llama2c import Llama2cConfig
 
 #: Module attribute holding the model's hyper-parameters, which the drivers
@@ -132,9 +132,9 @@ class QuantizedReference:
 
 class Checkpoint(Protocol):
     """What the emitter reads of a checkpoint: the llama2.c reader's
-    (:class:`gptq_mlir.llama2c.Llama2cCheckpoint`), Hugging Face's
-    (:class:`gptq_mlir.hf.HfCheckpoint`) and a GPTQ checkpoint's
-    (:class:`gptq_mlir.gptq_checkpoint.GptqCheckpoint`) all provide it."""
+    (:class:`gptq_mlir.importers.llama2c.Llama2cCheckpoint`), Hugging Face's
+    (:class:`gptq_mlir.importers.hf.HfCheckpoint`) and a GPTQ checkpoint's
+    (:class:`gptq_mlir.checkpoints.gptq.GptqCheckpoint`) all provide it."""
 
     config: Llama2cConfig
     #: float32 arrays by our (llama2.c's) name; the rotary tables among
@@ -803,7 +803,7 @@ class _LlamaEmitter:
         )
 
     def long_frequencies(self, short: _Value) -> Tuple[_Value, str]:
-        """LongRoPE (:class:`gptq_mlir.architectures.LongRope`): the
+        """LongRoPE (:class:`gptq_mlir.importers.architectures.LongRope`): the
         frequencies ``short`` or, for a sequence long enough, the long
         ones; and the scale of the cos and sin (an f32 SSA value), chosen
         by the length of the sequence so far as transformers takes it."""

@@ -1,5 +1,5 @@
 """Reader for Hugging Face checkpoints of the architectures that
-:mod:`gptq_mlir.architectures` describes (safetensors).
+:mod:`gptq_mlir.importers.architectures` describes (safetensors).
 
 A checkpoint is a folder with ``config.json`` and either ``model.safetensors``
 or shards named by ``model.safetensors.index.json`` (its ``weight_map`` maps
@@ -7,7 +7,7 @@ each tensor name to the shard that holds it). Weights may be float32,
 float16 or bfloat16; they become float32.
 
 The result is a :class:`HfCheckpoint`, whose weights carry our (llama2.c's)
-names, so that :mod:`gptq_mlir.importer` emits one module form for every
+names, so that :mod:`gptq_mlir.importers.emitter` emits one module form for every
 architecture and for llama2.c checkpoints. Two conventions differ between
 the formats:
 
@@ -35,14 +35,15 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
-from . import architectures, inputs
+from . import architectures
+from ..files import inputs
 # The architectures' names, shapes, q/k permutation and config parser, which
 # this reader and its callers (export-gptq, import-gptq, the tests) use.
 from .architectures import hf_names, hf_rows, rotary_rows, weight_shapes  # noqa: F401
 from .architectures import Architecture, parse as parse_config  # noqa: F401
-from .errors import GPTQError
+from ..errors import GPTQError
 # One escaping of MLIR strings for every attribute the importers write.
-from .importer import Reference, mlir_string
+from .emitter import Reference, mlir_string
 from .llama2c import Llama2cConfig
 
 #: The architecture of the checkpoints that the llama2.c import's exports
@@ -149,7 +150,7 @@ class TensorFiles:
     shards ``model.safetensors.index.json`` names (``single_name`` in place
     of ``model.safetensors`` for a checkpoint that names its file otherwise,
     as AutoGPTQ's ``gptq_model-4bit-128g.safetensors``). Every file's header
-    is read and checked (:class:`gptq_mlir.inputs.SafetensorsFile`) when
+    is read and checked (:class:`gptq_mlir.files.inputs.SafetensorsFile`) when
     this is made, tensors one at a time when asked for.
 
     GPTQError naming the file for one that cannot be read, a tensor the

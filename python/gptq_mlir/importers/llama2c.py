@@ -25,8 +25,8 @@ from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from .errors import GPTQError
-from .fileio import read_and_parse
+from ..errors import GPTQError
+from ..files.inputs import read_and_parse
 
 MAGIC = 0x616B3432
 VERSION1_HEADER_BYTES = 256

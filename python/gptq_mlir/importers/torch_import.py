@@ -17,9 +17,9 @@ import io
 import os
 from typing import Optional, Sequence, Tuple, Union
 
-from .errors import GPTQError
-from .fileio import atomic_output
-from .importer import MODEL_ATTRIBUTE, model_attribute
+from ..errors import GPTQError
+from ..files.outputs import atomic_output
+from .emitter import MODEL_ATTRIBUTE, model_attribute
 from .llama2c import Llama2cCheckpoint, read_checkpoint
 from .torch_mlir_lowering import lower
 
@@ -28,7 +28,7 @@ ONNX_OPSET = 17
 
 def _require_toolchain():
     """onnx and torch, imported here; torch-mlir, found (it runs in a process
-    of its own: gptq_mlir.torch_mlir_lowering)."""
+    of its own: gptq_mlir.importers.torch_mlir_lowering)."""
     try:
         import onnx
         import torch

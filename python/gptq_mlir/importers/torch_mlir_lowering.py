@@ -2,12 +2,12 @@
 
 torch-mlir's wheel links LLVM 24 into its Python extension, and its symbols
 bind to an LLVM already in the process: once this package's native library
-(LLVM 22, ``gptq_mlir.native``) has run in a process, importing torch-mlir
+(LLVM 22, ``gptq_mlir.runtime.native``) has run in a process, importing torch-mlir
 there aborts it ("CommandLine Error: Option 'print-inst-addrs' registered
 more than once!"). :func:`lower` therefore runs torch-mlir in a child
 Python, which also keeps the caller's process free of it.
 
-    python -m gptq_mlir.torch_mlir_lowering model.onnx model.mlir [NAME ATTRIBUTE]...
+    python -m gptq_mlir.importers.torch_mlir_lowering model.onnx model.mlir [NAME ATTRIBUTE]...
 
 lowers an ONNX model (with shape information: ONNX shape inference with data
 propagation) to linalg on tensors, sets each module attribute NAME to the
@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .errors import GPTQError
+from ..errors import GPTQError
 
 
 def lower(model_proto: bytes, attributes: Optional[Dict[str, str]] = None) -> str:
@@ -32,7 +32,7 @@ def lower(model_proto: bytes, attributes: Optional[Dict[str, str]] = None) -> st
         onnx_path = Path(folder) / "model.onnx"
         out_path = Path(folder) / "model.mlir"
         onnx_path.write_bytes(model_proto)
-        command = [sys.executable, "-m", "gptq_mlir.torch_mlir_lowering", str(onnx_path), str(out_path)]
+        command = [sys.executable, "-m", "gptq_mlir.importers.torch_mlir_lowering", str(onnx_path), str(out_path)]
         for name, value in (attributes or {}).items():
             command += [name, value]
         env = dict(os.environ)

@@ -1,7 +1,7 @@
 """Language-model drivers over an imported module: logits, generation, perplexity.
 
 The model runs in this process, compiled once by the project's JIT (see
-:mod:`gptq_mlir.native`); Python only checks and prepares token ids and
+:mod:`gptq_mlir.runtime.native`); Python only checks and prepares token ids and
 reads the logits back.
 """
 
@@ -16,12 +16,12 @@ from typing import Any, Callable, Collection, Dict, List, Optional, TextIO, Tupl
 import numpy as np
 
 from . import native, runner
-from .errors import GPTQError
-from .tokenizer import BOS, EOS
+from ..errors import GPTQError
+from ..data.tokenizer import BOS, EOS
 
 
 #: The module attribute that names a model's parameter archives (see
-#: :mod:`gptq_mlir.importer`), as written in MLIR text: a string, or an array
+#: :mod:`gptq_mlir.importers.emitter`), as written in MLIR text: a string, or an array
 #: of strings.
 _PARAMETERS = re.compile(rb'gptq\.parameters\s*=\s*("(?:[^"\\]|\\.)*"|\[[^\]]*\])')
 _STRING = re.compile(rb'"((?:[^"\\]|\\.)*)"')
@@ -70,7 +70,7 @@ def parameter_archives(path: Union[str, os.PathLike]) -> List[Path]:
 def _shards(index: Path) -> List[Path]:
     """The shards a safetensors index lists (none when it cannot be read:
     the tools that read it say why)."""
-    from . import inputs
+    from ..files import inputs
 
     try:
         weight_map = inputs.load_json(index, "index").get("weight_map")
@@ -134,7 +134,7 @@ def _check_forward(path: Path, description: Dict[str, Any]) -> None:
 def _cache_shape(description: Dict[str, Any]) -> Optional[Tuple[int, int, int]]:
     """``(layers, kv heads, head size)`` of the KV caches when the module has
     ``@prefill`` and ``@decode`` as the importers write them (see
-    :data:`gptq_mlir.importer.ENTRIES`); None otherwise."""
+    :data:`gptq_mlir.importers.emitter.ENTRIES`); None otherwise."""
     functions = {function["name"]: function for function in description["functions"]}
     prefill, decode = functions.get("prefill"), functions.get("decode")
     if prefill is None or decode is None or "error" in prefill or "error" in decode:
@@ -173,7 +173,7 @@ class Model:
     Opening one parses the module (no compilation): GPTQError if it does not verify or has no such
     ``@forward``. ``seq_len`` and ``vocab_size`` come from its ``gptq.model``
     attribute, None when it has none. Entries are compiled on their first
-    call in the process and kept (:mod:`gptq_mlir.native`).
+    call in the process and kept (:mod:`gptq_mlir.runtime.native`).
     """
 
     def __init__(self, path: Union[str, os.PathLike]):

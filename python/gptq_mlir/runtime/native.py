@@ -12,7 +12,7 @@ crashes the process::
 
 :func:`open_module` keeps one :class:`NativeModule` per file (reopened when
 the file changes), so that every caller in a process shares the compiled
-code. The library is found as :mod:`gptq_mlir.paths` says
+code. The library is found as :mod:`gptq_mlir.runtime.paths` says
 (``$GPTQ_MLIR_BUILD_DIR/lib``, the checkout's ``build/lib``, or
 ``$GPTQ_CAPI_LIB``).
 """
@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import paths
-from .errors import GPTQError
+from ..errors import GPTQError
 
 LIBRARY = "libGPTQCAPI.so"
 

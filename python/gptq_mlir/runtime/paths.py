@@ -18,8 +18,8 @@ from typing import Optional
 #: The environment variable that names the CMake build folder.
 BUILD_DIR_VAR = "GPTQ_MLIR_BUILD_DIR"
 
-#: The checkout the package is imported from (python/gptq_mlir/paths.py).
-SOURCE_ROOT = Path(__file__).resolve().parents[2]
+#: The checkout the package is imported from (python/gptq_mlir/runtime/paths.py).
+SOURCE_ROOT = Path(__file__).resolve().parents[3]
 
 #: The environment variables that name one built file each, by file.
 OVERRIDES = {"libGPTQCAPI.so": "GPTQ_CAPI_LIB", "gptq-run": "GPTQ_RUN", "gptq-opt": "GPTQ_OPT"}

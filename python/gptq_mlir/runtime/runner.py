@@ -2,14 +2,14 @@
 ``gptq-opt``.
 
 :func:`run_function` and :func:`describe` call the JIT in this process
-through ``libGPTQCAPI.so`` (see :mod:`gptq_mlir.native`): an entry is
+through ``libGPTQCAPI.so`` (see :mod:`gptq_mlir.runtime.native`): an entry is
 compiled once and called on NumPy arrays, with no files in between.
 ``gptq-run`` does the same from the command line, on ``.npy`` files.
 
 ``gptq-opt`` runs passes on a module and writes the result (``-o FILE``);
 this module is the only place that starts it.
 
-The binaries are found as :mod:`gptq_mlir.paths` says
+The binaries are found as :mod:`gptq_mlir.runtime.paths` says
 (``$GPTQ_MLIR_BUILD_DIR/bin``, the checkout's ``build/bin``, or ``$GPTQ_RUN``
 and ``$GPTQ_OPT``).
 """
@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from . import paths
-from .errors import GPTQError
+from ..errors import GPTQError
 from .native import error_line
 
 
@@ -114,7 +114,7 @@ def describe(module: Union[str, os.PathLike], entry: Optional[str] = None) -> Di
     "memref" | "scalar", "dtype": "int32", "shape": [None, None]}`` (``None``
     for a dynamic size), or ``{"name", "error"}`` when it cannot be called.
     With ``entry``, only that function, and GPTQError when it cannot be
-    called. Parsed in-process (:mod:`gptq_mlir.native`, as ``gptq-run
+    called. Parsed in-process (:mod:`gptq_mlir.runtime.native`, as ``gptq-run
     --describe`` does); raises GPTQError with the parser's or verifier's
     message if the module does not parse or verify.
     """
@@ -130,7 +130,7 @@ def run_function(
 ) -> List[np.ndarray]:
     """Call ``entry`` of the MLIR module at ``module`` on ``inputs``.
 
-    In-process (:mod:`gptq_mlir.native`): the entry is compiled on the first
+    In-process (:mod:`gptq_mlir.runtime.native`): the entry is compiled on the first
     call in the process and reused while the module's file stays the same.
     Returns the function's results as arrays. Raises GPTQError with the
     compiler's or the code's own message if it fails.

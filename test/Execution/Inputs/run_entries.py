@@ -1,5 +1,5 @@
 """Calls entries of a module on the cases check_contractions.py makes, in one
-process through the C interface (gptq_mlir.native): each entry is compiled
+process through the C interface (gptq_mlir.runtime.native): each entry is compiled
 once and called on every case, where a gptq-run per case started a process
 and looked its code up in the cache each time. The compiled code is the
 JIT's, as gptq-run's is (test_native.py checks the two agree bit for bit).
@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from gptq_mlir import native
+from gptq_mlir.runtime import native
 from gptq_mlir.errors import GPTQError
 
 

@@ -1,6 +1,6 @@
 """Writes a tiny Hugging Face checkpoint with random weights, for lit tests:
 config.json and model.safetensors (written here, so that only NumPy is
-needed), the tensors named and shaped as gptq_mlir.architectures says for
+needed), the tensors named and shaped as gptq_mlir.importers.architectures says for
 the config. Usage: random_hf_checkpoint.py KIND FOLDER [LAYERS], KIND one
 of the configs below (each exercises what its architecture adds to Llama),
 LAYERS the number of layers (default 2: Gemma 2 alternates its window)."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gptq_mlir import architectures
+from gptq_mlir.importers import architectures
 
 _SIZES = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
           "num_key_value_heads": 2, "vocab_size": 256, "rms_norm_eps": 1e-6}

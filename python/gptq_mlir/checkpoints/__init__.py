@@ -1,0 +1,1 @@
+"""GPTQ checkpoints in the layout inference engines load (:mod:`.gptq`)."""
