@@ -18,9 +18,9 @@
 #ifndef GPTQ_CONVERSION_GPTQTOLINALG_CHUNKKERNELS_H
 #define GPTQ_CONVERSION_GPTQTOLINALG_CHUNKKERNELS_H
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
-
-#include <string>
 
 namespace mlir {
 namespace gptq {
@@ -32,9 +32,11 @@ constexpr unsigned kChunkKernelMaxBits = 7;
 /// The prefix of the functions written out here.
 constexpr const char kChunkKernelPrefix[] = "__gptq_chunk_";
 
-/// The functions above as MLIR source (func.func ops), with a kernel for
-/// each of `widths` (each from kChunkKernelMinBits to kChunkKernelMaxBits).
-std::string chunkKernelsSource(ArrayRef<unsigned> widths);
+/// The functions above (private func.func ops) in a new module, with a
+/// kernel for each of `widths` (each from kChunkKernelMinBits to
+/// kChunkKernelMaxBits).
+OwningOpRef<ModuleOp> buildChunkKernels(MLIRContext *ctx,
+                                        ArrayRef<unsigned> widths);
 
 } // namespace gptq
 } // namespace mlir

@@ -522,19 +522,15 @@ LogicalResult gptq::addLibraryFunctions(ModuleOp module,
       return {};
     return formTable->lookup<func::FuncOp>((name + "_dots").str());
   };
-  // The CPU kernels' steps written out for each width (ChunkKernels.h),
-  // parsed when the CPU kernels call one.
+  // The CPU kernels' steps built for each width (ChunkKernels.h) when the
+  // CPU kernels call one.
   OwningOpRef<ModuleOp> chunkLibrary;
   std::optional<SymbolTable> chunkTable;
   auto chunkKernel = [&](StringRef name) -> func::FuncOp {
     if (!cpu || !name.starts_with(kChunkKernelPrefix))
       return {};
     if (!chunkLibrary) {
-      chunkLibrary = parseSourceString<ModuleOp>(
-          chunkKernelsSource(chunkWidths()), parserConfig,
-          "gptq-chunk-kernels");
-      if (!chunkLibrary)
-        return {};
+      chunkLibrary = buildChunkKernels(module.getContext(), chunkWidths());
       chunkTable.emplace(chunkLibrary->getOperation());
     }
     return chunkTable->lookup<func::FuncOp>(name);
