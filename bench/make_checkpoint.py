@@ -34,9 +34,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "python"))
 
-from gptq_mlir.importers import llama2c  # noqa: E402
 from gptq_mlir.errors import GPTQError  # noqa: E402
 from gptq_mlir.files.outputs import atomic_output  # noqa: E402
+from gptq_mlir.importers import llama2c  # noqa: E402
 
 #: Shapes of the stories models (llama2.c's ``export.py`` headers).
 PRESETS: Dict[str, llama2c.Llama2cConfig] = {

@@ -61,9 +61,9 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 from torch_gptq import Grid, gptq_quantize, quantize  # noqa: E402
 
 from gptq_mlir.data import corpus  # noqa: E402
-from gptq_mlir.importers import llama2c
-from gptq_mlir.errors import GPTQError  # noqa: E402
 from gptq_mlir.data.tokenizer import load_tokenizer  # noqa: E402
+from gptq_mlir.errors import GPTQError  # noqa: E402
+from gptq_mlir.importers import llama2c
 from gptq_mlir.importers.torch_model import Llama2c  # noqa: E402
 
 STORIES = os.path.join(REPO, "data", "stories260K")

@@ -73,9 +73,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 with atheris.instrument_imports(include=["gptq_mlir"]):
     from gptq_mlir.cli import commands
+    from gptq_mlir.data.tokenizer import BOS, EOS
     from gptq_mlir.errors import GPTQError
     from gptq_mlir.runtime.model import Model, Sampler, generate, perplexity
-    from gptq_mlir.data.tokenizer import BOS, EOS
 
 import numpy as np
 

@@ -27,8 +27,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 with atheris.instrument_imports(include=["gptq_mlir"]):
     from gptq_mlir.checkpoints import gptq
-    from gptq_mlir.importers import hf, emitter
     from gptq_mlir.errors import GPTQError
+    from gptq_mlir.importers import hf, emitter
 
 import numpy as np
 

@@ -23,9 +23,9 @@ import atheris
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 with atheris.instrument_imports(include=["gptq_mlir"]):
-    from gptq_mlir.importers import architectures, hf
-    from gptq_mlir.files import inputs
     from gptq_mlir.errors import GPTQError
+    from gptq_mlir.files import inputs
+    from gptq_mlir.importers import architectures, hf
 
 import numpy as np
 

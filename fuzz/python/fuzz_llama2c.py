@@ -18,8 +18,8 @@ import atheris
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 with atheris.instrument_imports(include=["gptq_mlir"]):
-    from gptq_mlir.importers import llama2c
     from gptq_mlir.errors import GPTQError
+    from gptq_mlir.importers import llama2c
 
 
 def test_one_input(data: bytes) -> None:

@@ -20,8 +20,8 @@ import atheris
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 with atheris.instrument_imports(include=["gptq_mlir"]):
-    from gptq_mlir.errors import GPTQError
     from gptq_mlir.data.tokenizer import parse_tokenizer
+    from gptq_mlir.errors import GPTQError
 
 TEXTS = ["Once upon a time, there was a little girl.", "caf\u00e9 \u2603\n\t<0x41>", "\x00\x7f", ""]
 

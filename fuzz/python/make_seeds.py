@@ -18,8 +18,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-from gptq_mlir.importers import hf, llama2c  # noqa: E402
 from gptq_mlir.data.tokenizer import BYTE_OFFSET  # noqa: E402
+from gptq_mlir.importers import hf, llama2c  # noqa: E402
 
 DATA = os.path.join(ROOT, "data", "stories260K")
 #: fuzz_gptq_checkpoint.SEPARATOR (not imported: that would import the

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 import hf_models
-from gptq_mlir.importers import architectures
 from gptq_mlir.checkpoints import gptq
-from gptq_mlir.runtime import runner
 from gptq_mlir.cli.commands import main
+from gptq_mlir.importers import architectures
+from gptq_mlir.runtime import runner
 from gptq_mlir.runtime.model import Model
 from hf_models import CONFIGS, SCALED, relative_error
 

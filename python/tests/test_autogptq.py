@@ -41,8 +41,8 @@ pytest.importorskip("auto_gptq", reason="AutoGPTQ is not installed (scripts/test
 import torch  # noqa: E402  (AutoGPTQ needs it)
 
 from gptq_mlir.checkpoints import gptq  # noqa: E402
-from gptq_mlir.runtime import runner
 from gptq_mlir.cli.commands import main  # noqa: E402
+from gptq_mlir.runtime import runner
 from gptq_mlir.runtime.model import Model  # noqa: E402
 from gptq_reader import read_safetensors, zero_points  # noqa: E402
 

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from gptq_mlir.checkpoints import gptq
+from gptq_mlir.cli.commands import main
+from gptq_mlir.errors import GPTQError
 from gptq_mlir.files import inputs
 from gptq_mlir.importers import llama2c
 from gptq_mlir.runtime import runner
-from gptq_mlir.errors import GPTQError
-from gptq_mlir.cli.commands import main
 from gptq_mlir.runtime.model import Model
 from hf_convert import write_hf_checkpoint
 

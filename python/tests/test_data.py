@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from conftest import assert_one_line_error
-from gptq_mlir.data import corpus
 from gptq_mlir.cli.commands import main
-from gptq_mlir.errors import GPTQError
+from gptq_mlir.data import corpus
 from gptq_mlir.data.tokenizer import BOS, load_tokenizer
+from gptq_mlir.errors import GPTQError
 
 
 def test_paragraphs_and_fractions():

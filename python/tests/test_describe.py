@@ -9,9 +9,9 @@ import subprocess
 import pytest
 
 from conftest import synthetic_checkpoint
+from gptq_mlir.errors import GPTQError
 from gptq_mlir.importers import emitter
 from gptq_mlir.runtime import runner
-from gptq_mlir.errors import GPTQError
 from gptq_mlir.runtime.model import Model, read_model_attributes
 
 STORIES = {

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gptq_mlir.data import corpus
 from gptq_mlir.checkpoints import gptq
+from gptq_mlir.cli.commands import main
+from gptq_mlir.data import corpus
+from gptq_mlir.data.tokenizer import load_tokenizer
 from gptq_mlir.importers import hf, emitter, llama2c
 from gptq_mlir.runtime import runner
-from gptq_mlir.cli.commands import main
 from gptq_mlir.runtime.model import Model, perplexity
-from gptq_mlir.data.tokenizer import load_tokenizer
 from gptq_reader import dequantize, read_metadata, read_safetensors, zero_points
 
 #: Relative error of rounding a float32 scale to float16 (10 stored bits):

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gptq_mlir.importers import hf, llama2c
 from gptq_mlir.cli.commands import main
+from gptq_mlir.importers import hf, llama2c
 from gptq_mlir.runtime.model import Model
 from hf_convert import hf_config, hf_tensors, write_hf_checkpoint
 

@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 from conftest import synthetic_checkpoint
-from gptq_mlir.data import corpus
-from gptq_mlir.importers import emitter
 from gptq_mlir.cli.commands import main
-from gptq_mlir.runtime.model import Model, generate
+from gptq_mlir.data import corpus
 from gptq_mlir.data.tokenizer import open_tokenizer
+from gptq_mlir.importers import emitter
+from gptq_mlir.runtime.model import Model, generate
 
 BOS_TEXT, EOS_TEXT = "<s>", "</s>"
 BOS, EOS = 0, 1

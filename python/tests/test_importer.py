@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from conftest import synthetic_checkpoint, write_checkpoint
-from gptq_mlir.importers import emitter, llama2c
 from gptq_mlir.cli.commands import main
 from gptq_mlir.errors import GPTQError
+from gptq_mlir.importers import emitter, llama2c
 from gptq_mlir.runtime.model import read_model_attributes
 
 LINEARS = [f"attention.{w}" for w in ("wq", "wk", "wv", "wo")] + [

@@ -20,9 +20,9 @@ import pytest
 
 from conftest import synthetic_checkpoint
 from gptq_mlir.checkpoints import gptq
-from gptq_mlir.files import inputs
 from gptq_mlir.cli.commands import main
 from gptq_mlir.errors import GPTQError
+from gptq_mlir.files import inputs
 from hf_convert import hf_config, write_gptq_checkpoint, write_hf_checkpoint
 
 Q = "model.layers.0.self_attn.q_proj"

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import synthetic_checkpoint
-from gptq_mlir.importers import llama2c
 from gptq_mlir.errors import GPTQError
+from gptq_mlir.importers import llama2c
 
 
 def test_stories260k_header(checkpoint_path):

@@ -13,12 +13,12 @@ import pytest
 
 import oracle
 from conftest import synthetic_checkpoint, write_checkpoint
-from gptq_mlir.data import corpus
-from gptq_mlir.importers import emitter, llama2c
 from gptq_mlir.cli.commands import main
-from gptq_mlir.errors import GPTQError
-from gptq_mlir.runtime.model import Model, window_nll
+from gptq_mlir.data import corpus
 from gptq_mlir.data.tokenizer import BOS, load_tokenizer
+from gptq_mlir.errors import GPTQError
+from gptq_mlir.importers import emitter, llama2c
+from gptq_mlir.runtime.model import Model, window_nll
 
 SAMPLE = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park."
 

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 import hf_models
-from gptq_mlir.runtime import runner
 from gptq_mlir.cli.commands import main
+from gptq_mlir.runtime import runner
 
 #: Our names of an expert's projections -> each architecture's module names.
 PROJECTIONS = {

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from conftest import synthetic_checkpoint
+from gptq_mlir.errors import GPTQError
 from gptq_mlir.importers import emitter
 from gptq_mlir.runtime import native
-from gptq_mlir.errors import GPTQError
 
 
 @pytest.fixture()

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 from conftest import assert_one_line_error, synthetic_checkpoint, write_checkpoint
-from gptq_mlir.cli import commands
 from gptq_mlir.checkpoints import gptq
+from gptq_mlir.cli import commands
 from gptq_mlir.importers import emitter, llama2c
 from gptq_mlir.runtime import runner
 from hf_convert import write_hf_checkpoint
@@ -311,8 +311,8 @@ def test_torch_runs_with_the_signals_held(monkeypatch):
     torch is done: raised inside a torch call (which runs Python code from
     C++), it became an uncaught C++ exception that aborted the import and
     left its temporaries."""
-    from gptq_mlir.importers import architectures
     from gptq_mlir import signals
+    from gptq_mlir.importers import architectures
 
     finished = []
 
@@ -407,7 +407,7 @@ def test_parameter_archives_of_a_model(tmp_path):
     read from its module line only: one, several, an index with its
     shards; nothing for a pipe (opened without waiting for a writer),
     bytecode, or a module that names none."""
-    from gptq_mlir.runtime.model import parameter_archives
+    from gptq_mlir.runtime.archives import parameter_archives
 
     text = tmp_path / "m.mlir"
     text.write_text('#map = affine_map<(d0) -> (d0)>\n'

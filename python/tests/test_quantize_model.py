@@ -17,8 +17,8 @@ import pytest
 
 from conftest import synthetic_checkpoint, write_checkpoint
 from gptq_mlir.checkpoints import gptq
-from gptq_mlir.runtime import runner
 from gptq_mlir.cli.commands import main
+from gptq_mlir.runtime import runner
 
 # (checkpoint shape, format version, whether to compare with format=float)
 CASES = [

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from gptq_mlir.cli import commands, sweep
+from gptq_mlir.cli.sweep import Configuration, parse_configuration, parse_configurations
 from gptq_mlir.data import corpus
-from gptq_mlir.runtime import runner
 from gptq_mlir.errors import GPTQError
 from gptq_mlir.files.outputs import StagedOutputs
+from gptq_mlir.runtime import runner
 from gptq_mlir.runtime.model import Model, perplexity
-from gptq_mlir.cli.sweep import Configuration, parse_configuration, parse_configurations
 
 PACKAGE_ROOT = Path(commands.__file__).parents[2]
 SEQLEN = 16

@@ -4,8 +4,8 @@ import struct
 
 import pytest
 
-from gptq_mlir.errors import GPTQError
 from gptq_mlir.data.tokenizer import BOS, EOS, MAX_TOKENS, load_tokenizer, parse_tokenizer
+from gptq_mlir.errors import GPTQError
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,10 @@ torch = pytest.importorskip("torch", reason="the oracle is written in PyTorch")
 
 import oracle  # noqa: E402
 from conftest import load_bench_module  # noqa: E402
-from gptq_mlir.data import corpus  # noqa: E402
-from gptq_mlir.importers import llama2c
 from gptq_mlir.cli.commands import main  # noqa: E402
+from gptq_mlir.data import corpus  # noqa: E402
 from gptq_mlir.data.tokenizer import load_tokenizer  # noqa: E402
+from gptq_mlir.importers import llama2c
 
 tgm = load_bench_module("torch_gptq_model")
 

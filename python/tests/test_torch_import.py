@@ -13,8 +13,8 @@ import pytest
 import oracle
 from conftest import synthetic_checkpoint, write_checkpoint
 from gptq_mlir.importers import emitter, llama2c
-from gptq_mlir.runtime.model import Model, read_model_attributes
 from gptq_mlir.importers.torch_model import Llama2c
+from gptq_mlir.runtime.model import Model, read_model_attributes
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"n_kv_heads": 4, "shared_classifier": False}])

@@ -53,12 +53,14 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from ..importers import architectures, hf, emitter
-from ..files import inputs
-from ..runtime import runner
 from ..errors import GPTQError
+from ..files import inputs
 from ..files.outputs import Run
-from ..importers.llama2c import RMS_NORM_EPS, ROPE_THETA, Llama2cConfig
+from ..importers import architectures, emitter, hf
+from ..importers.config import Llama2cConfig
+from ..importers.llama2c import RMS_NORM_EPS, ROPE_THETA
+from ..runtime import runner
+from ..runtime.archives import parameter_archives
 
 SUPPORTED_BITS = (2, 3, 4, 8)
 #: The default checkpoint_format, the original ("v1") one.
@@ -1033,8 +1035,6 @@ def export_gptq(module: Union[str, os.PathLike], out_dir: Union[str, os.PathLike
     three files appear together or none, and none may be the module or the
     parameter archive it names (checked before it is read). Returns the
     quantization_config."""
-    from ..runtime.model import parameter_archives
-
     if checkpoint_format not in CHECKPOINT_FORMATS:
         raise GPTQError(f"unknown checkpoint format {inputs.shown(checkpoint_format, 40)}, expected gptq or gptq_v2")
     module = Path(module)

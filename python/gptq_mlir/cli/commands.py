@@ -15,14 +15,15 @@ from typing import Callable, List, NoReturn, Optional, Tuple
 
 import numpy as np
 
-from ..data import corpus
-from ..importers import emitter, llama2c
-from .. import signals
 from . import sweep
+from .. import signals
+from ..data import corpus
+from ..data.tokenizer import TextTokenizer, open_tokenizer, tokenizer_files
 from ..errors import GPTQError, Terminated
 from ..files.outputs import Run
-from ..runtime.model import Model, Sampler, generate, parameter_archives, perplexity
-from ..data.tokenizer import TextTokenizer, open_tokenizer, tokenizer_files
+from ..importers import emitter, llama2c
+from ..runtime.archives import parameter_archives
+from ..runtime.model import Model, Sampler, generate, perplexity
 
 
 #: The name every error message starts with: ``gptq_mlir: error: ...``.
@@ -89,8 +90,8 @@ def _checkpoint_inputs(run: Run, folder: str) -> None:
     a reader may open is an input of ``run``: config.json,
     quantize_config.json, the shard index, the files it names and every
     ``*.safetensors`` and ``*.safetensors.index.json``."""
-    from ..importers import hf
     from ..files import inputs
+    from ..importers import hf
 
     base = Path(folder)
     names = {hf.CONFIG_FILE, hf.SINGLE_FILE, hf.INDEX_FILE, "quantize_config.json"}

@@ -28,9 +28,9 @@ from typing import Dict, List, Optional, Sequence, TextIO
 
 import numpy as np
 
-from ..runtime import runner
 from ..errors import GPTQError
 from ..files.outputs import PathLike, Run
+from ..runtime import runner
 from ..runtime.model import Model, perplexity
 
 FLOAT = "float32"

@@ -40,8 +40,8 @@ from typing import List, Optional, TextIO, Tuple, Union
 
 import numpy as np
 
-from ..files import inputs
 from ..errors import GPTQError
+from ..files import inputs
 from .tokenizer import TextTokenizer
 
 _BLANK_LINE = re.compile(r"\n[ \t\r]*\n")

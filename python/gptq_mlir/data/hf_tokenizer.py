@@ -34,8 +34,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, TypeVar, Union
 
-from ..files import inputs
 from ..errors import GPTQError
+from ..files import inputs
 
 TOKENIZER_FILE = "tokenizer.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"

@@ -76,10 +76,10 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from ..files import inputs
 from .. import signals
 from ..errors import GPTQError
-from .llama2c import Llama2cConfig
+from ..files import inputs
+from .config import Llama2cConfig
 
 #: ``architectures`` value -> our kind, which is also its ``model_type``.
 KINDS = {

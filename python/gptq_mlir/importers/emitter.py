@@ -52,9 +52,9 @@ from typing import Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 
-from .architectures import Architecture
 from ..files.outputs import Run
-from .llama2c import Llama2cConfig
+from .architectures import Architecture
+from .config import Llama2cConfig
 
 #: Module attribute holding the model's hyper-parameters, which the drivers
 #: read (``seq_len`` bounds the sequence length, ``vocab_size`` the token ids).

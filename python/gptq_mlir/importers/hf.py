@@ -39,12 +39,12 @@ from . import architectures
 from ..files import inputs
 # The architectures' names, shapes, q/k permutation and config parser, which
 # this reader and its callers (export-gptq, import-gptq, the tests) use.
+from ..errors import GPTQError
 from .architectures import hf_names, hf_rows, rotary_rows, weight_shapes  # noqa: F401
 from .architectures import Architecture, parse as parse_config  # noqa: F401
-from ..errors import GPTQError
 # One escaping of MLIR strings for every attribute the importers write.
+from .config import Llama2cConfig
 from .emitter import Reference, mlir_string
-from .llama2c import Llama2cConfig
 
 #: The architecture of the checkpoints that the llama2.c import's exports
 #: and our tests' conversions of llama2.c checkpoints declare.

@@ -11,7 +11,8 @@ import math
 import torch
 from torch import nn
 
-from .llama2c import RMS_NORM_EPS, Llama2cCheckpoint, Llama2cConfig
+from .config import Llama2cConfig
+from .llama2c import RMS_NORM_EPS, Llama2cCheckpoint
 
 
 class RMSNorm(nn.Module):

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import paths
 from ..errors import GPTQError
+from .archives import parameter_archives
 
 LIBRARY = "libGPTQCAPI.so"
 
@@ -267,8 +268,6 @@ def open_module(path: Union[str, os.PathLike]) -> NativeModule:
     once and kept while the file and the parameter archives it names stay
     the same (by inode, size and modification time), so that its compiled
     entries serve every later caller. The last few modules used stay open."""
-    from .model import parameter_archives
-
     resolved = Path(path).resolve()
     try:
         key = (library_path(), _identity(resolved)) + tuple(

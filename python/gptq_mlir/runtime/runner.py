@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from . import paths
+from . import native, paths
 from ..errors import GPTQError
 from .native import error_line
 
@@ -118,8 +118,6 @@ def describe(module: Union[str, os.PathLike], entry: Optional[str] = None) -> Di
     --describe`` does); raises GPTQError with the parser's or verifier's
     message if the module does not parse or verify.
     """
-    from . import native
-
     return native.open_module(module).describe(entry)
 
 
@@ -135,8 +133,6 @@ def run_function(
     Returns the function's results as arrays. Raises GPTQError with the
     compiler's or the code's own message if it fails.
     """
-    from . import native
-
     results = native.open_module(module).call(entry, inputs)
     if not results:
         raise GPTQError(f"@{entry} of {module} returned no results")

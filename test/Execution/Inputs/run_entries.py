@@ -17,8 +17,8 @@ import sys
 
 import numpy as np
 
-from gptq_mlir.runtime import native
 from gptq_mlir.errors import GPTQError
+from gptq_mlir.runtime import native
 
 
 def inputs_of(case: str):
