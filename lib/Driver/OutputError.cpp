@@ -7,6 +7,12 @@
 
 #include "gptq/Driver/OutputError.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include <algorithm>
@@ -31,32 +37,67 @@ NpyArray rowBand(const NpyArray &a, int64_t r0, int64_t count) {
   return band;
 }
 
-/// Each row i of the band: sum_j ((W - Q) H)[i, j] (W - Q)[i, j]. The
-/// product is a linalg.matmul, which the CPU pipeline hands to the matrix
-/// kernel.
-constexpr const char *kSource = R"mlir(
-func.func @row_errors(%w: tensor<?x?xf32>, %q: tensor<?x?xf32>, %h: tensor<?x?xf32>) -> tensor<?xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.0 : f32
-  %m = tensor.dim %w, %c0 : tensor<?x?xf32>
-  %n = tensor.dim %w, %c1 : tensor<?x?xf32>
-  %de = tensor.empty(%m, %n) : tensor<?x?xf32>
-  %d = linalg.sub ins(%w, %q : tensor<?x?xf32>, tensor<?x?xf32>) outs(%de : tensor<?x?xf32>) -> tensor<?x?xf32>
-  %ee = tensor.empty(%m, %n) : tensor<?x?xf32>
-  %ez = linalg.fill ins(%zero : f32) outs(%ee : tensor<?x?xf32>) -> tensor<?x?xf32>
-  %e = linalg.matmul ins(%d, %h : tensor<?x?xf32>, tensor<?x?xf32>) outs(%ez : tensor<?x?xf32>) -> tensor<?x?xf32>
-  %re = tensor.empty(%m) : tensor<?xf32>
-  %rz = linalg.fill ins(%zero : f32) outs(%re : tensor<?xf32>) -> tensor<?xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%e, %d : tensor<?x?xf32>, tensor<?x?xf32>) outs(%rz : tensor<?xf32>) {
-  ^bb0(%a: f32, %b: f32, %acc: f32):
-    %p = arith.mulf %a, %b : f32
-    %s = arith.addf %acc, %p : f32
-    linalg.yield %s : f32
-  } -> tensor<?xf32>
-  return %r : tensor<?xf32>
+/// A zero-filled tensor of `type`, whose dynamic sizes are `sizes`.
+Value zeros(OpBuilder &b, Location loc, RankedTensorType type, ValueRange sizes,
+            Value zero) {
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                        type.getElementType(), sizes);
+  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
-)mlir";
+
+/// Each row i of `e` times `d`, summed: sum_j e[i, j] d[i, j].
+Value rowSums(OpBuilder &b, Location loc, Value e, Value d, Value init) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr i, j;
+  bindDims(ctx, i, j);
+  AffineMap whole = AffineMap::get(2, 0, {i, j}, ctx);
+  AffineMap row = AffineMap::get(2, 0, {i}, ctx);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{e, d}, ValueRange{init},
+      ArrayRef<AffineMap>{whole, whole, row},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                    utils::IteratorType::reduction},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+        Value sum = arith::AddFOp::create(nb, nloc, args[2], product);
+        linalg::YieldOp::create(nb, nloc, sum);
+      });
+  return generic.getResult(0);
+}
+
+/// @row_errors(w, q, h): each row i of the band,
+/// sum_j ((W - Q) H)[i, j] (W - Q)[i, j]. The product is a linalg.matmul,
+/// which the CPU pipeline hands to the matrix kernel.
+OwningOpRef<ModuleOp> buildRowErrors(MLIRContext *ctx) {
+  OpBuilder b(ctx);
+  Location loc = NameLoc::get(b.getStringAttr("gptq-output-error"));
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto matrix = RankedTensorType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic}, b.getF32Type());
+  auto vector = RankedTensorType::get({ShapedType::kDynamic}, b.getF32Type());
+  auto fn = func::FuncOp::create(
+      b, loc, "row_errors",
+      b.getFunctionType({matrix, matrix, matrix}, {vector}));
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  Value w = fn.getArgument(0), q = fn.getArgument(1), h = fn.getArgument(2);
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value m = tensor::DimOp::create(b, loc, w, c0);
+  Value n = tensor::DimOp::create(b, loc, w, c1);
+  Value empty = tensor::EmptyOp::create(b, loc, matrix.getShape(),
+                                        b.getF32Type(), ValueRange{m, n});
+  Value d = linalg::SubOp::create(b, loc, ValueRange{w, q}, ValueRange{empty})
+                .getResult(0);
+  Value e =
+      linalg::MatmulOp::create(b, loc, ValueRange{d, h},
+                               ValueRange{zeros(b, loc, matrix, {m, n}, zero)})
+          .getResult(0);
+  Value sums = rowSums(b, loc, e, d, zeros(b, loc, vector, {m}, zero));
+  func::ReturnOp::create(b, loc, sums);
+  return module;
+}
 } // namespace
 
 OutputError::OutputError(const JitOptions &jit) : jit(jit) {}
@@ -71,9 +112,8 @@ llvm::Error OutputError::prepare() {
     return llvm::Error::success();
   // A context of its own, as LayerQuantizer's.
   context = makeToolContext();
-  auto fn = CompiledFunction::compileSource(*context, kSource,
-                                            "gptq-output-error", "row_errors",
-                                            jit);
+  auto fn = CompiledFunction::compile(buildRowErrors(context.get()),
+                                      "row_errors", jit);
   if (!fn)
     return fn.takeError();
   function = std::move(*fn);

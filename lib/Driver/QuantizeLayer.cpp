@@ -10,6 +10,9 @@
 #include "gptq/Driver/QuantizeLayer.h"
 #include "gptq/Runtime/LaunchCount.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -125,6 +128,100 @@ llvm::Error checkInputs(const NpyArray &weight, const NpyArray &hessian,
          "lower: symmetrize it, e.g. (H + H^T) / 2");
   return llvm::Error::success();
 }
+
+/// A rows x cols matrix of `element`.
+RankedTensorType matrixOf(Type element) {
+  return RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                               element);
+}
+
+/// A new module named `name` in messages, holding the public function
+/// @`entry` of `type`, with `b` at the start of its body.
+OwningOpRef<ModuleOp> createEntryModule(OpBuilder &b, StringRef name,
+                                        StringRef entry, FunctionType type) {
+  Location loc = NameLoc::get(b.getStringAttr(name));
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto fn = func::FuncOp::create(b, loc, entry, type);
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  return module;
+}
+
+/// The function's arguments.
+ValueRange entryArguments(ModuleOp module) {
+  return cast<func::FuncOp>(module.getBody()->front()).getArguments();
+}
+
+/// The scalar held by the rank-0 tensor `value`.
+Value extractScalar(OpBuilder &b, Location loc, Value value) {
+  return tensor::ExtractOp::create(b, loc, value, ValueRange{});
+}
+
+/// @pack(codes) -> gptq.pack of the codes at `bits`.
+OwningOpRef<ModuleOp> buildPackModule(MLIRContext *ctx, int64_t bits) {
+  OpBuilder b(ctx);
+  Type codes = matrixOf(b.getI8Type()), words = matrixOf(b.getI32Type());
+  OwningOpRef<ModuleOp> module = createEntryModule(
+      b, "gptq-pack", "pack", b.getFunctionType({codes}, {words}));
+  Location loc = module->getLoc();
+  Value packed =
+      PackOp::create(b, loc, words, entryArguments(*module)[0], bits);
+  func::ReturnOp::create(b, loc, packed);
+  return module;
+}
+
+/// @quantize(w, h, percdamp, bits) -> gptq.quantize_layer of the weight
+/// with `config` at the given dampening and width, and its codes
+/// dequantized; the loss and whether the factorization succeeded as rank-0
+/// tensors.
+OwningOpRef<ModuleOp> buildQuantizeModule(MLIRContext *ctx, ConfigAttr config) {
+  OpBuilder b(ctx);
+  Type f32 = b.getF32Type(), i1 = b.getI1Type();
+  Type floats = matrixOf(f32), codes = matrixOf(b.getI8Type());
+  Type groups = RankedTensorType::get({ShapedType::kDynamic}, b.getI32Type());
+  Type loss = RankedTensorType::get({}, f32),
+       ok = RankedTensorType::get({}, i1);
+  OwningOpRef<ModuleOp> module = createEntryModule(
+      b, "gptq-quantize-layer", "quantize",
+      b.getFunctionType(
+          {floats, floats, loss, RankedTensorType::get({}, b.getI64Type())},
+          {codes, floats, floats, groups, floats, loss, ok}));
+  Location loc = module->getLoc();
+  ValueRange args = entryArguments(*module);
+  Value damp = extractScalar(b, loc, args[2]);
+  Value bits = extractScalar(b, loc, args[3]);
+  auto layer =
+      QuantizeLayerOp::create(b, loc, codes, floats, floats, groups, f32, i1,
+                              args[0], args[1], damp, bits, config);
+  Value dequantized =
+      DequantizeOp::create(b, loc, floats, layer.getCodes(), layer.getScales(),
+                           layer.getZeros(), layer.getGIdx());
+  Value lossTensor =
+      tensor::FromElementsOp::create(b, loc, loss, layer.getLoss());
+  Value okTensor = tensor::FromElementsOp::create(b, loc, ok, layer.getOk());
+  func::ReturnOp::create(b, loc,
+                         ValueRange{layer.getCodes(), layer.getScales(),
+                                    layer.getZeros(), layer.getGIdx(),
+                                    dequantized, lossTensor, okTensor});
+  return module;
+}
+
+/// @grid(w, bits) -> gptq.grid's scales and zeros of the weight with
+/// `config` at the given width.
+OwningOpRef<ModuleOp> buildGridModule(MLIRContext *ctx, ConfigAttr config) {
+  OpBuilder b(ctx);
+  Type floats = matrixOf(b.getF32Type());
+  OwningOpRef<ModuleOp> module = createEntryModule(
+      b, "gptq-grid", "grid",
+      b.getFunctionType({floats, RankedTensorType::get({}, b.getI64Type())},
+                        {floats, floats}));
+  Location loc = module->getLoc();
+  ValueRange args = entryArguments(*module);
+  Value bits = extractScalar(b, loc, args[1]);
+  auto grid = GridOp::create(b, loc, floats, floats, args[0], bits, config);
+  func::ReturnOp::create(b, loc, grid.getResults());
+  return module;
+}
 } // namespace
 
 llvm::Error
@@ -155,15 +252,17 @@ LayerQuantizer::create(ConfigAttr config,
   std::unique_ptr<LayerQuantizer> quantizer(new LayerQuantizer());
   // The width is an argument of the compiled code: one compiled quantizer
   // serves the configurations that differ only in it.
-  ConfigAttr compiled = ConfigAttr::get(
-      config.getContext(),
-      ConfigAttr::getDefault(config.getContext()).getBits(),
-      config.getGroupSize(), config.getSym(), config.getActOrder(),
-      config.getStaticGroups(), config.getPercdamp(), config.getBlockSize(),
-      config.getMse(), config.getMseNorm(), config.getMseGrid(),
-      config.getMseMaxShrink());
-  llvm::raw_string_ostream os(quantizer->configText);
-  Attribute(compiled).print(os);
+  quantizer->compiledConfig =
+      [groupSize = config.getGroupSize(), sym = config.getSym(),
+       actOrder = config.getActOrder(), staticGroups = config.getStaticGroups(),
+       percdamp = config.getPercdamp(), blockSize = config.getBlockSize(),
+       mse = config.getMse(), mseNorm = config.getMseNorm(),
+       mseGrid = config.getMseGrid(),
+       mseMaxShrink = config.getMseMaxShrink()](MLIRContext *ctx) {
+        return ConfigAttr::get(ctx, ConfigAttr::getDefault(ctx).getBits(),
+                               groupSize, sym, actOrder, staticGroups, percdamp,
+                               blockSize, mse, mseNorm, mseGrid, mseMaxShrink);
+      };
   quantizer->requestedPercdamp = config.getPercdampValue();
   quantizer->bits = config.getBits();
   quantizer->groupSize = config.getGroupSize();
@@ -184,14 +283,7 @@ bool LayerQuantizer::fromCache() const {
 }
 
 llvm::Error LayerQuantizer::compilePacker() {
-  std::string source =
-      "func.func @pack(%c: tensor<?x?xi8>) -> tensor<?x?xi32> {\n"
-      "  %p = gptq.pack %c bits " +
-      std::to_string(bits) +
-      " : tensor<?x?xi8> -> tensor<?x?xi32>\n"
-      "  return %p : tensor<?x?xi32>\n"
-      "}\n";
-  return compileInto(packer, source, "gptq-pack", "pack");
+  return compileInto(packer, buildPackModule(&ownContext(), bits), "pack");
 }
 
 llvm::Error LayerQuantizer::prepare(bool packing) {
@@ -218,14 +310,16 @@ llvm::Expected<NpyArray> LayerQuantizer::pack(const NpyArray &codes) {
   return std::move((*out)[0]);
 }
 
-llvm::Error LayerQuantizer::compileInto(std::unique_ptr<CompiledFunction> &slot,
-                                        const std::string &source,
-                                        llvm::StringRef bufferName,
-                                        llvm::StringRef entry) {
+MLIRContext &LayerQuantizer::ownContext() {
   if (!context)
     context = makeToolContext();
-  auto fn = CompiledFunction::compileSource(*context, source, bufferName, entry,
-                                            options.jit);
+  return *context;
+}
+
+llvm::Error LayerQuantizer::compileInto(std::unique_ptr<CompiledFunction> &slot,
+                                        OwningOpRef<ModuleOp> module,
+                                        llvm::StringRef entry) {
+  auto fn = CompiledFunction::compile(std::move(module), entry, options.jit);
   if (!fn)
     return fn.takeError();
   slot = std::move(*fn);
@@ -235,28 +329,10 @@ llvm::Error LayerQuantizer::compileInto(std::unique_ptr<CompiledFunction> &slot,
 llvm::Error LayerQuantizer::compile() {
   // The dampening is an argument, so escalating it reuses the compiled code;
   // the width too, so other widths do.
-  std::string source =
-      "func.func @quantize(%w: tensor<?x?xf32>, %h: tensor<?x?xf32>, "
-      "%p: tensor<f32>, %b: tensor<i64>) -> (tensor<?x?xi8>, "
-      "tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, tensor<?x?xf32>, "
-      "tensor<f32>, tensor<i1>) {\n"
-      "  %damp = tensor.extract %p[] : tensor<f32>\n"
-      "  %bits = tensor.extract %b[] : tensor<i64>\n"
-      "  %c, %s, %z, %g, %loss, %ok = gptq.quantize_layer %w, %h "
-      "percdamp(%damp) bits(%bits) {config = " +
-      configText +
-      "} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xi8>, "
-      "tensor<?x?xf32>, tensor<?xi32>\n"
-      "  %q = gptq.dequantize %c, %s, %z, %g : tensor<?x?xi8>, "
-      "tensor<?x?xf32>, tensor<?xi32> -> tensor<?x?xf32>\n"
-      "  %lt = tensor.from_elements %loss : tensor<f32>\n"
-      "  %okt = tensor.from_elements %ok : tensor<i1>\n"
-      "  return %c, %s, %z, %g, %q, %lt, %okt : tensor<?x?xi8>, "
-      "tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi32>, tensor<?x?xf32>, "
-      "tensor<f32>, tensor<i1>\n"
-      "}\n";
+  MLIRContext &ctx = ownContext();
   if (llvm::Error err =
-          compileInto(function, source, "gptq-quantize-layer", "quantize"))
+          compileInto(function, buildQuantizeModule(&ctx, compiledConfig(&ctx)),
+                      "quantize"))
     return err;
   ++compileCount;
   return llvm::Error::success();
@@ -432,16 +508,9 @@ LayerQuantizer::roundToNearest(const NpyArray &weight,
   std::optional<NpyArray> scales, zeros;
   if (mse) {
     if (!grids) {
-      std::string source =
-          "func.func @grid(%w: tensor<?x?xf32>, %b: tensor<i64>) -> "
-          "(tensor<?x?xf32>, tensor<?x?xf32>) {\n"
-          "  %bits = tensor.extract %b[] : tensor<i64>\n"
-          "  %s, %z = gptq.grid %w bits(%bits) {config = " +
-          configText +
-          "} : tensor<?x?xf32> -> tensor<?x?xf32>\n"
-          "  return %s, %z : tensor<?x?xf32>, tensor<?x?xf32>\n"
-          "}\n";
-      if (llvm::Error err = compileInto(grids, source, "gptq-grid", "grid"))
+      MLIRContext &ctx = ownContext();
+      if (llvm::Error err = compileInto(
+              grids, buildGridModule(&ctx, compiledConfig(&ctx)), "grid"))
         return std::move(err);
       // The compilation is not the rounding's time.
       start = std::chrono::steady_clock::now();

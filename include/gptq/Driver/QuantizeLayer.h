@@ -22,6 +22,7 @@
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -155,16 +156,17 @@ private:
   LayerQuantizer() = default;
   llvm::Error compile();
   llvm::Error compilePacker();
-  /// Compiles `source`'s function `entry` into `slot`, in the quantizer's
-  /// own context.
+  /// The quantizer's own context, made on first use.
+  MLIRContext &ownContext();
+  /// Compiles `module`'s function `entry` into `slot`.
   llvm::Error compileInto(std::unique_ptr<CompiledFunction> &slot,
-                          const std::string &source, llvm::StringRef bufferName,
-                          llvm::StringRef entry);
+                          OwningOpRef<ModuleOp> module, llvm::StringRef entry);
 
   std::unique_ptr<MLIRContext> context;
-  /// The configuration the code is compiled with: this one at the default
-  /// width, which the calls pass instead (the ops' `bits` operand).
-  std::string configText;
+  /// The configuration the code is compiled with, in a given context: this
+  /// one at the default width, which the calls pass instead (the ops'
+  /// `bits` operand).
+  std::function<ConfigAttr(MLIRContext *)> compiledConfig;
   int64_t bits = 0, groupSize = -1;
   bool sym = false, mse = false;
   double requestedPercdamp = 0;
