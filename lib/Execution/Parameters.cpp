@@ -149,10 +149,11 @@ std::optional<DType> storedDType(Type type) {
 }
 
 /// Maps the regular file `path`, an input of the run described as `what`.
-llvm::Expected<std::shared_ptr<MappedFile>>
-mapFile(llvm::StringRef path, const llvm::Twine &what,
-        llvm::StringRef moduleLabel) {
-  if (RunFiles *files = RunFiles::current())
+llvm::Expected<std::shared_ptr<MappedFile>> mapFile(llvm::StringRef path,
+                                                    const llvm::Twine &what,
+                                                    llvm::StringRef moduleLabel,
+                                                    RunFiles *files) {
+  if (files)
     if (llvm::Error err = files->addInput(
             path, (what + " of " + moduleLabel).str()))
       return std::move(err);
@@ -173,7 +174,7 @@ mapFile(llvm::StringRef path, const llvm::Twine &what,
 /// The arrays of one archive named by gptq.parameters, added to `arrays`:
 /// an .npz archive, a .safetensors file, or an index of safetensors shards.
 llvm::Error addArchive(llvm::StringRef path, llvm::StringRef moduleLabel,
-                       llvm::StringMap<Array> &arrays) {
+                       RunFiles *files, llvm::StringMap<Array> &arrays) {
   std::string what = "the parameter archive";
   auto add = [&](Array array, llvm::StringRef name) -> llvm::Error {
     auto [it, inserted] = arrays.try_emplace(name, array);
@@ -186,7 +187,7 @@ llvm::Error addArchive(llvm::StringRef path, llvm::StringRef moduleLabel,
   auto addSafetensors = [&](llvm::StringRef file, const llvm::Twine &what,
                             const llvm::StringMap<std::string> *index,
                             llvm::StringRef indexPath) -> llvm::Error {
-    auto mapped = mapFile(file, what, moduleLabel);
+    auto mapped = mapFile(file, what, moduleLabel, files);
     if (!mapped)
       return mapped.takeError();
     auto tensors = parseSafetensors((*mapped)->buffer->getBuffer(), file);
@@ -220,7 +221,7 @@ llvm::Error addArchive(llvm::StringRef path, llvm::StringRef moduleLabel,
   };
 
   if (path.ends_with(".npz")) {
-    auto mapped = mapFile(path, what, moduleLabel);
+    auto mapped = mapFile(path, what, moduleLabel, files);
     if (!mapped)
       return mapped.takeError();
     auto entries = parseNpzInPlace((*mapped)->buffer->getBuffer(), path);
@@ -238,7 +239,7 @@ llvm::Error addArchive(llvm::StringRef path, llvm::StringRef moduleLabel,
   if (path.ends_with(".safetensors"))
     return addSafetensors(path, what, nullptr, "");
   if (path.ends_with(".json")) {
-    auto mapped = mapFile(path, what, moduleLabel);
+    auto mapped = mapFile(path, what, moduleLabel, files);
     if (!mapped)
       return mapped.takeError();
     auto index = parseSafetensorsIndex((*mapped)->buffer->getBuffer(), path);
@@ -286,7 +287,8 @@ AsmResourceBlob mlir::gptq::archiveBlob(llvm::ArrayRef<char> data,
 }
 
 llvm::Error mlir::gptq::loadParameters(ModuleOp module,
-                                       llvm::StringRef moduleFile) {
+                                       llvm::StringRef moduleFile,
+                                       RunFiles *files) {
   Attribute attr = module->getAttr(kParametersAttrName);
   if (!attr)
     return llvm::Error::success();
@@ -327,7 +329,7 @@ llvm::Error mlir::gptq::loadParameters(ModuleOp module,
       path = llvm::sys::path::parent_path(moduleFile);
     llvm::sys::path::append(path, fileName.getValue());
     lastPath = path.str().str();
-    if (llvm::Error err = addArchive(path, moduleLabel, arrays))
+    if (llvm::Error err = addArchive(path, moduleLabel, files, arrays))
       return err;
   }
 
@@ -419,7 +421,8 @@ std::string mlir::gptq::parameterArchiveFor(llvm::StringRef outputFile) {
 }
 
 llvm::Expected<bool> mlir::gptq::storeParameters(ModuleOp module,
-                                                 llvm::StringRef outputFile) {
+                                                 llvm::StringRef outputFile,
+                                                 RunFiles &files) {
   // The blobs the module refers to, in order, each once.
   llvm::MapVector<StringRef, DenseResourceElementsAttr> resources;
   module->walk([&](Operation *op) {
@@ -476,11 +479,8 @@ llvm::Expected<bool> mlir::gptq::storeParameters(ModuleOp module,
     names.push_back(b.getStringAttr(name));
   if (!tensors.empty()) {
     std::string path = parameterArchiveFor(outputFile);
-    RunFiles *files = RunFiles::current();
-    if (!files)
-      return error("storeParameters needs the run's files");
-    if (llvm::Error err = files->outputs().add(
-            path, [tensors](llvm::raw_ostream &os) {
+    if (llvm::Error err =
+            files.outputs().add(path, [tensors](llvm::raw_ostream &os) {
               // Mapped data (the quantized weights a pass kept on disk)
               // stops counting once written.
               return writeSafetensors(os, tensors,
@@ -506,9 +506,9 @@ struct LoadParametersPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LoadParametersPass)
 
   LoadParametersPass(std::string moduleFile, std::string toolName,
-                     OpPassManager then, std::string storeTo)
+                     OpPassManager then, RunFiles &files, std::string storeTo)
       : moduleFile(std::move(moduleFile)), toolName(std::move(toolName)),
-        then(std::move(then)), storeTo(std::move(storeTo)) {}
+        then(std::move(then)), files(files), storeTo(std::move(storeTo)) {}
   StringRef getArgument() const override {
     return "gptq-run-with-parameters";
   }
@@ -523,7 +523,7 @@ struct LoadParametersPass
     auto module = dyn_cast<ModuleOp>(getOperation());
     bool fromArchives = module && module->hasAttr(kParametersAttrName);
     if (module) {
-      if (llvm::Error err = loadParameters(module, moduleFile)) {
+      if (llvm::Error err = loadParameters(module, moduleFile, &files)) {
         llvm::WithColor::error(llvm::errs(), toolName)
             << llvm::toString(std::move(err)) << "\n";
         return signalPassFailure();
@@ -535,7 +535,7 @@ struct LoadParametersPass
     // names no archive: the output holds its weights.
     if (!fromArchives || storeTo.empty() || endsUpstream())
       return;
-    llvm::Expected<bool> stored = storeParameters(module, storeTo);
+    llvm::Expected<bool> stored = storeParameters(module, storeTo, files);
     if (!stored) {
       llvm::WithColor::error(llvm::errs(), toolName)
           << llvm::toString(stored.takeError()) << "\n";
@@ -560,6 +560,7 @@ struct LoadParametersPass
 
   std::string moduleFile, toolName;
   OpPassManager then;
+  RunFiles &files;
   std::string storeTo;
 };
 } // namespace
@@ -567,8 +568,8 @@ struct LoadParametersPass
 std::unique_ptr<Pass>
 mlir::gptq::createLoadParametersPass(std::string moduleFile,
                                      std::string toolName, OpPassManager then,
-                                     std::string storeTo) {
+                                     RunFiles &files, std::string storeTo) {
   return std::make_unique<LoadParametersPass>(
-      std::move(moduleFile), std::move(toolName), std::move(then),
+      std::move(moduleFile), std::move(toolName), std::move(then), files,
       std::move(storeTo));
 }

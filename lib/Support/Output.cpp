@@ -288,21 +288,9 @@ bool mlir::gptq::sameFile(llvm::StringRef a, llvm::StringRef b) {
   return entry(a) == entry(b);
 }
 
-namespace {
-RunFiles *currentRun = nullptr;
-} // namespace
+RunFiles::RunFiles() { openRunOfMappedInputs(); }
 
-RunFiles::RunFiles() : outer(currentRun) {
-  currentRun = this;
-  openRunOfMappedInputs();
-}
-
-RunFiles::~RunFiles() {
-  closeRunOfMappedInputs();
-  currentRun = outer;
-}
-
-RunFiles *RunFiles::current() { return currentRun; }
+RunFiles::~RunFiles() { closeRunOfMappedInputs(); }
 
 llvm::Error RunFiles::addInput(llvm::StringRef path, llvm::StringRef what,
                                llvm::StringRef replacedBy) {

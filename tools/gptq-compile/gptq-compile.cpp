@@ -255,7 +255,7 @@ static int run(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = std::move(*parsed);
   if (!entry.getNumOccurrences())
     entry = defaultEntryName(*module);
-  if (llvm::Error err = loadParameters(*module, inputFile))
+  if (llvm::Error err = loadParameters(*module, inputFile, &files))
     return fail(llvm::toString(std::move(err)));
 
   // The executable's main function is AotMain's: the entry is compiled

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gptq/Driver/QuantizeModel.h"
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Parameters.h"
 #include "gptq/InitGPTQ.h"
@@ -72,11 +73,15 @@ static int run(int argc, char **argv) {
   // long lines (an import-hf module's attributes, a weight's blob) are
   // printed without the line. Under -verify-diagnostics every diagnostic
   // goes to the verifier.
+  // Every file the run reads and writes: passes that write files (report=,
+  // dump-hessians=, ...) check theirs against these and add them to the
+  // outputs, which are committed together after the last pass.
+  gptq::RunFiles files;
   std::string inputName;
   llvm::StringRef inputText;
   config.setPassPipelineSetupFn(
       [commandLine, file = std::string(inputFilename), &inputName, &inputText,
-       storeTo](PassManager &pm) -> LogicalResult {
+       &files, storeTo](PassManager &pm) -> LogicalResult {
         if (!commandLine.shouldVerifyDiagnostics())
           gptq::registerLongLineHandler(pm.getContext(), inputName, inputText);
         // A malformed pass option (bits=abc) is reported by the option's
@@ -99,9 +104,10 @@ static int run(int argc, char **argv) {
         if (failed(commandLine.setupPassPipeline(pm)))
           return failure();
         OpPassManager passes = pm;
+        gptq::attachRunFiles(passes, files);
         pm.clear();
-        pm.addPass(gptq::createLoadParametersPass(file, "gptq-opt",
-                                                  std::move(passes), storeTo));
+        pm.addPass(gptq::createLoadParametersPass(
+            file, "gptq-opt", std::move(passes), files, storeTo));
         return success();
       });
   // Listings print to stdout and read no input.
@@ -109,10 +115,6 @@ static int run(int argc, char **argv) {
     return asMainReturnCode(
         MlirOptMain(argc, argv, inputFilename, "-", registry));
 
-  // Every file the run reads and writes: passes that write files (report=,
-  // dump-hessians=, ...) check theirs against these and add them to the
-  // outputs, which are committed together after the last pass.
-  gptq::RunFiles files;
   if (llvm::Error err =
           files.addInput(inputFilename, "the input module", /*replacedBy=*/"-o"))
     return fail(llvm::toString(std::move(err)));

@@ -175,7 +175,7 @@ static int run(int argc, char **argv) {
 
   // Weights kept in a parameter archive beside the module (--describe
   // reads the module only).
-  if (llvm::Error err = loadParameters(*module, inputFile))
+  if (llvm::Error err = loadParameters(*module, inputFile, &files))
     return fail(llvm::toString(std::move(err)));
 
   JitOptions options = jitOptionsFromCommandLine("gptq-run");

@@ -1,12 +1,13 @@
-//===- QuantizeModel.h - gptq-quantize-model from C++ -----------*- C++ -*-===//
+//===- QuantizeModel.h - GPTQ of every linear layer of a model --*- C++ -*-===//
 //
-// The model pass for pipelines built in code: its options as a struct (the
-// ODS-generated GPTQQuantizeModelOptions, the pass's options by their C++
-// names), calibration samples in the caller's memory instead of a file, the
-// report as a struct instead of JSON, and the progress lines to a stream of
-// the caller's choosing. docs/pipelines.md has an example; the lowerings to
-// add after it are buildCPUPipeline and buildNVVMPipeline
-// (gptq/Pipelines/Pipelines.h), the registrations in gptq/InitGPTQ.h.
+// quantizeModel: calibrates a model inside the compiler and quantizes its
+// linear layers (docs/model-quantization.md), with typed options, the run's
+// files and, optionally, calibration samples in the caller's memory, a
+// report as a struct and the progress lines to a stream of the caller's
+// choosing. The pass gptq-quantize-model calls it; so can a pipeline built
+// in code (createQuantizeModelPass, docs/pipelines.md has an example; the
+// lowerings to add after it are buildCPUPipeline and buildNVVMPipeline,
+// gptq/Pipelines/Pipelines.h, the registrations in gptq/InitGPTQ.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,8 +15,11 @@
 #define GPTQ_DRIVER_QUANTIZEMODEL_H
 
 #include "gptq/Driver/Passes.h"
+#include "gptq/Quantize/ApplyQuantized.h"
+#include "gptq/Quantize/CalibrationStages.h"
 #include "gptq/Support/Npy.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -25,7 +29,73 @@
 #include <vector>
 
 namespace mlir {
+class OpPassManager;
 namespace gptq {
+
+class RunFiles;
+
+/// How the layers are quantized (method=).
+enum class QuantizeMethod {
+  /// GPTQ on Hessians from calibration or hessians=.
+  GPTQ,
+  /// Round to nearest on GPTQ's grids, without calibration.
+  RoundToNearest,
+};
+
+/// Which layers calibrate together (sequential=): the layers of one
+/// data-flow depth (true-sequential), those of one layers.<i>. block, or
+/// all at once.
+enum class CalibrationOrder { Layers, Blocks, None };
+
+/// sequential='s spelling of `order`.
+llvm::StringRef calibrationOrderName(CalibrationOrder order);
+
+/// gptq-quantize-model's options, typed: the pass's options
+/// (GPTQQuantizeModelOptions, by their C++ names) parsed and checked by
+/// fromPassOptions. The defaults are the pass's.
+struct QuantizeModelOptions {
+  /// The entry whose layers are quantized and that calibration runs;
+  /// empty: findEntryFunction's choice.
+  std::string entry;
+  QuantizeMethod method = QuantizeMethod::GPTQ;
+  /// gptq.config's fields.
+  int64_t bits = 4, groupSize = -1;
+  bool sym = false, actOrder = false, staticGroups = false;
+  double percdamp = 0.01;
+  int64_t blockSize = 128;
+  bool mse = false;
+  /// Dampening retries (LayerQuantizerOptions).
+  double dampStep = 0.01;
+  unsigned maxAttempts = 100;
+  /// Layers selected (selectQuantizedLayers).
+  std::string include, exclude;
+  bool classifier = false, routers = false;
+  /// Calibration.
+  CalibrationOrder sequential = CalibrationOrder::Layers;
+  ExpertCalibration experts = ExpertCalibration::Routed;
+  int64_t calibrationBatch = 16;
+  /// Token ids lie in [0, vocab); 0: the module's gptq.model vocab_size.
+  int64_t vocab = 0;
+  /// Layers whose calibration inputs held fewer rows are rounded to
+  /// nearest.
+  int64_t minTokens = 1;
+  /// Bytes of activations kept in memory (the rest goes to disk), and of
+  /// Hessians one stage accumulates under sequential=layers (0: no limit).
+  uint64_t activationMemory = 0, hessianMemory = 0;
+  bool layerErrors = true;
+  WeightForm format = WeightForm::Packed;
+  /// The files the run reads and writes; empty: none.
+  std::string calibration, hessians, parameters, report, dumpHessians,
+      dumpStages;
+  /// Where compiled code is cached; empty: none.
+  std::string compileCache;
+
+  QuantizeModelOptions();
+  /// Parses and checks the pass's options; a bad value is an error at
+  /// `loc` naming the option, as the pass reports it.
+  static FailureOr<QuantizeModelOptions>
+  fromPassOptions(const GPTQQuantizeModelOptions &options, Location loc);
+};
 
 /// One quantized layer, as the report= JSON gives it.
 struct QuantizedLayerReport {
@@ -70,7 +140,7 @@ struct QuantizeModelReport {
   int64_t peakResidentBytes = 0, memoryBoundBytes = 0;
 };
 
-/// What a pipeline hands the pass besides its options.
+/// What a caller hands quantizeModel besides its options.
 struct QuantizeModelIO {
   /// Calibration samples in the caller's memory, used instead of
   /// `calibration=FILE.npy`: the entry's argument for every sample along
@@ -84,11 +154,26 @@ struct QuantizeModelIO {
   llvm::raw_ostream *log = nullptr;
 };
 
+/// Quantizes the linear layers of `module` as `options` say. The files it
+/// reads and writes are checked against `files` (a tool's own, say) and its
+/// outputs added to `files`' pending outputs, which the caller commits.
+/// Errors are diagnostics on `module`'s context.
+LogicalResult quantizeModel(ModuleOp module,
+                            const QuantizeModelOptions &options,
+                            RunFiles &files, const QuantizeModelIO &io = {});
+
 /// gptq-quantize-model with `options` and `io`. The pass may be added to a
 /// PassManager on the ModuleOp; it runs the JIT in the pass.
 std::unique_ptr<Pass>
 createQuantizeModelPass(const GPTQQuantizeModelOptions &options,
                         QuantizeModelIO io = {});
+
+/// Hands `files` to the gptq-quantize-model passes at the top level of
+/// `pm`, which then check their files against them and add their outputs to
+/// them, for the caller to commit with its own. Without it (a pass nested
+/// deeper, or run by a driver that does not know of it), the pass checks
+/// and commits its own files.
+void attachRunFiles(OpPassManager &pm, RunFiles &files);
 
 } // namespace gptq
 } // namespace mlir

@@ -26,6 +26,8 @@
 namespace mlir {
 namespace gptq {
 
+class RunFiles;
+
 /// The module attribute that names a module's parameter archive.
 constexpr llvm::StringLiteral kParametersAttrName = "gptq.parameters";
 
@@ -46,7 +48,11 @@ constexpr llvm::StringLiteral kParametersAttrName = "gptq.parameters";
 /// module also holds itself, an array of another dtype or shape than its
 /// use. Arrays that the module does not use are ignored. A module without
 /// the attribute is left as it is.
-llvm::Error loadParameters(ModuleOp module, llvm::StringRef moduleFile);
+///
+/// The archives are inputs of the run `files` when given: an archive that
+/// is also one of its outputs is an error.
+llvm::Error loadParameters(ModuleOp module, llvm::StringRef moduleFile,
+                           RunFiles *files = nullptr);
 
 /// The blob of an archive's array `data` of elements of `elementSize`
 /// bytes: read in place when the data is aligned for its elements (the
@@ -72,8 +78,8 @@ std::string parameterArchiveFor(llvm::StringRef outputFile);
 /// and the new one by its file name (it moves with the module). Returns
 /// false, changing nothing, when a blob has no safetensors dtype (i1,
 /// index): the module is then written whole.
-llvm::Expected<bool> storeParameters(ModuleOp module,
-                                     llvm::StringRef outputFile);
+llvm::Expected<bool>
+storeParameters(ModuleOp module, llvm::StringRef outputFile, RunFiles &files);
 
 /// A pass that runs loadParameters on its module, then the pipeline
 /// `then` on it: gptq-opt, whose driver parses the module itself, wraps the
@@ -83,9 +89,12 @@ llvm::Expected<bool> storeParameters(ModuleOp module,
 /// named archives, it then runs storeParameters and has the module printed
 /// without its blobs (MLIR's --mlir-elide-resource-strings-if-larger=0).
 /// Its errors are printed as "`toolName`: error: ..." and fail the pass.
+/// The archives read and written belong to the run `files`, which commits
+/// the one written; it must outlive the pass.
 std::unique_ptr<Pass> createLoadParametersPass(std::string moduleFile,
                                                std::string toolName,
                                                OpPassManager then,
+                                               RunFiles &files,
                                                std::string storeTo = "");
 
 } // namespace gptq

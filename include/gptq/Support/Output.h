@@ -105,20 +105,18 @@ bool sameFile(llvm::StringRef a, llvm::StringRef b);
 /// when it is named, before any work: it must not be one of the run's
 /// inputs nor another of its outputs (compared with sameFile). The outputs
 /// are written into one PendingOutputs and committed together when the run
-/// has done all its work, or not at all. A tool makes one for its run;
-/// passes that write files (report=, dump-hessians=, ...) find it with
-/// `current()` and add their inputs, outputs and files to it, so that they
-/// are checked against the tool's own and committed with them. Without one
-/// (a pass run from a library), such a pass checks and commits its own.
+/// has done all its work, or not at all. A tool makes one for its run and
+/// hands it to what reads and writes files for it (gptq-opt: to the
+/// parameter archives' pass and, with attachRunFiles, to the model pass),
+/// which add their inputs, outputs and files to it, so that they are
+/// checked against the tool's own and committed with them. Without one (a
+/// pass run from a library), such a pass checks and commits its own.
 class RunFiles {
 public:
   RunFiles();
   RunFiles(const RunFiles &) = delete;
   RunFiles &operator=(const RunFiles &) = delete;
   ~RunFiles();
-
-  /// The run of this process, or nullptr.
-  static RunFiles *current();
 
   /// Records an input; `what` says what it is in messages ("the module",
   /// "calibration="). Fails when an output already named is that file,
@@ -141,7 +139,6 @@ private:
   };
   std::vector<File> inputs, named;
   PendingOutputs pending;
-  RunFiles *outer = nullptr;
 };
 
 } // namespace gptq
