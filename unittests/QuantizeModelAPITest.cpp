@@ -170,4 +170,55 @@ TEST_F(QuantizeModelAPITest, SamplesOfAnotherShapeNameTheBuffer) {
       << messages;
 }
 
+/// The typed options' defaults are the pass's: a struct made in code and
+/// the pass's options parsed agree, field by field.
+TEST(QuantizeModelOptionsTest, DefaultsAreThePass) {
+  MLIRContext context;
+  FailureOr<QuantizeModelOptions> parsed =
+      QuantizeModelOptions::fromPassOptions(GPTQQuantizeModelOptions(),
+                                            UnknownLoc::get(&context));
+  ASSERT_TRUE(succeeded(parsed));
+  QuantizeModelOptions made;
+  EXPECT_EQ(parsed->method, made.method);
+  EXPECT_EQ(parsed->bits, made.bits);
+  EXPECT_EQ(parsed->groupSize, made.groupSize);
+  EXPECT_EQ(parsed->sym, made.sym);
+  EXPECT_EQ(parsed->actOrder, made.actOrder);
+  EXPECT_EQ(parsed->staticGroups, made.staticGroups);
+  EXPECT_EQ(parsed->percdamp, made.percdamp);
+  EXPECT_EQ(parsed->blockSize, made.blockSize);
+  EXPECT_EQ(parsed->mse, made.mse);
+  EXPECT_EQ(parsed->dampStep, made.dampStep);
+  EXPECT_EQ(parsed->maxAttempts, made.maxAttempts);
+  EXPECT_EQ(parsed->classifier, made.classifier);
+  EXPECT_EQ(parsed->routers, made.routers);
+  EXPECT_EQ(parsed->sequential, made.sequential);
+  EXPECT_EQ(parsed->experts, made.experts);
+  EXPECT_EQ(parsed->calibrationBatch, made.calibrationBatch);
+  EXPECT_EQ(parsed->vocab, made.vocab);
+  EXPECT_EQ(parsed->minTokens, made.minTokens);
+  EXPECT_EQ(parsed->activationMemory, made.activationMemory);
+  EXPECT_EQ(parsed->hessianMemory, made.hessianMemory);
+  EXPECT_EQ(parsed->layerErrors, made.layerErrors);
+  EXPECT_EQ(parsed->format, made.format);
+  EXPECT_EQ(parsed->compileCache, made.compileCache);
+  EXPECT_NE(made.activationMemory, 0u);
+}
+
+/// A bad enum-like value is an error naming the option and the choices.
+TEST(QuantizeModelOptionsTest, BadChoicesNameTheOption) {
+  MLIRContext context;
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    message = d.str();
+    return success();
+  });
+  GPTQQuantizeModelOptions pass;
+  pass.format = "int4";
+  EXPECT_TRUE(failed(
+      QuantizeModelOptions::fromPassOptions(pass, UnknownLoc::get(&context))));
+  EXPECT_EQ(message, "gptq-quantize-model: format='int4': expected packed, "
+                     "float or quant");
+}
+
 } // namespace
