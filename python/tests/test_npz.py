@@ -1,4 +1,4 @@
-"""NumPy reads the .npz archives the C++ writer makes (include/gptq/Execution/Npz.h).
+"""NumPy reads the .npz archives the C++ writer makes (include/gptq/Support/Npz.h).
 
 unittests/NpzTest.cpp checks that the writer produces exactly the bytes of
 these fixtures; here numpy.load and Python's zipfile read them back.

@@ -57,7 +57,7 @@ llvm::StringRef safetensorsDTypeName(DType dtype);
 
 /// Parses the safetensors file `bytes` (named `name` in errors) without
 /// copying its tensors. As the format requires, and the Python reader
-/// checks (gptq_mlir.inputs): a header length within the file and the
+/// checks (gptq_mlir.files.inputs): a header length within the file and the
 /// limit, a JSON object (at most kMaxJsonDepth deep, no repeated key) of
 /// tensors and an optional "__metadata__" object of strings; each tensor a
 /// known dtype, a shape of sizes >= 0 and data_offsets [begin, end] within
