@@ -979,6 +979,253 @@ loadCacheEntry(StringRef path, llvm::XXH128_hash_t digest,
     reinterpret_cast<void (*)()>(init)();
   return code;
 }
+/// What the options say the code is compiled for.
+struct CompileTarget {
+  CpuIsa isa;
+  /// Whether the options named the instruction set (not the host's).
+  bool explicitIsa;
+  bool cuda;
+  /// The GPU's chip, with cuda: the options' or the device's.
+  std::string chip;
+};
+
+/// Checks the options' kernels, device, instruction set and byte dots, and
+/// resolves the target; without a usable GPU for cuda, the driver's reason
+/// is the error.
+llvm::Expected<CompileTarget> resolveTarget(const JitOptions &options) {
+  if (options.kernels != "cpu" && options.kernels != "portable")
+    return error("unknown kernels '" + options.kernels +
+                 "' (expected cpu or portable)");
+  if (llvm::Error err = checkDeviceName(options.device))
+    return std::move(err);
+  // The instruction set of the CPU kernels and of the generated code: the
+  // host's, or one it has (a test of another CPU's code).
+  std::optional<CpuIsa> isa = resolveCpuIsaOption(options.cpuIsa);
+  if (!isa)
+    return error("unknown CPU instruction set '" + options.cpuIsa +
+                 "' (expected " + kHostCpuIsa + ", " + cpuIsaNames() + ")");
+  if (!cpuIsaRuns(hostCpuIsa(), *isa))
+    return error("this CPU cannot run code for " + cpuIsaName(*isa) +
+                 " (it has " + cpuIsaName(hostCpuIsa()) + ")");
+  CompileTarget target{*isa, options.cpuIsa != kHostCpuIsa,
+                       options.device == "cuda", options.chip};
+  if (options.byteDots != "auto" && options.byteDots != "on" &&
+      options.byteDots != "off")
+    return error("byte dots must be auto, on or off, found '" +
+                 options.byteDots + "'");
+  if (target.cuda && target.chip.empty()) {
+    char text[512];
+    if (gptq_cuda_chip(text, sizeof(text)) != 0)
+      return error(llvm::Twine("--device cuda: no usable GPU: ") + text);
+    target.chip = text;
+  }
+  return target;
+}
+
+/// Makes the module's public functions other than `entries` private and
+/// removes what only they reach (an imported model's prefill and decode
+/// beside its forward): only what the entries reach is compiled.
+llvm::Error keepOnlyEntries(ModuleOp module,
+                            llvm::ArrayRef<std::string> entries) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!llvm::is_contained(entries, func.getSymName()) && func.isPublic())
+      func.setPrivate();
+  PassManager dce(module.getContext());
+  dce.addPass(createSymbolDCEPass());
+  if (failed(dce.run(module)))
+    return error("removing the functions the entry does not reach failed");
+  return llvm::Error::success();
+}
+
+/// Adds the lowering to `pm`: the options' pipeline, else the NVVM or CPU
+/// pipeline of the target.
+void buildLowering(PassManager &pm, const JitOptions &options,
+                   const CompileTarget &target) {
+  if (options.pipeline) {
+    options.pipeline(pm);
+  } else if (target.cuda || options.device == "cuda-emulated") {
+    NVVMPipelineOptions pipelineOptions;
+    if (options.choleskyBlock)
+      pipelineOptions.choleskyBlock = *options.choleskyBlock;
+    if (options.tensorCores)
+      pipelineOptions.tensorCores = *options.tensorCores;
+    if (!target.chip.empty())
+      pipelineOptions.chip = target.chip;
+    pipelineOptions.emulate = !target.cuda;
+    buildNVVMPipeline(pm, pipelineOptions);
+  } else {
+    CPUPipelineOptions pipelineOptions;
+    if (options.choleskyBlock)
+      pipelineOptions.choleskyBlock = *options.choleskyBlock;
+    pipelineOptions.kernels = options.kernels;
+    pipelineOptions.cpuIsa = cpuIsaName(target.isa).str();
+    pipelineOptions.byteDots = options.byteDots;
+    buildCPUPipeline(pm, pipelineOptions);
+  }
+}
+
+/// The target machine of the generated code: the host's, or the generic
+/// CPU of an instruction set the options name; position-independent, so
+/// that the same object can become a cached shared library.
+llvm::Expected<llvm::orc::JITTargetMachineBuilder>
+targetMachineBuilder(const CompileTarget &target) {
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder)
+    return tmBuilder.takeError();
+  tmBuilder->setRelocationModel(llvm::Reloc::PIC_);
+  if (target.explicitIsa && !cpuNameForIsa(target.isa).empty()) {
+    tmBuilder->setCPU(cpuNameForIsa(target.isa).str());
+    tmBuilder->getFeatures() = llvm::SubtargetFeatures();
+    if (!cpuFeaturesForIsa(target.isa).empty())
+      tmBuilder->addFeatures({cpuFeaturesForIsa(target.isa).str()});
+  }
+  return std::move(*tmBuilder);
+}
+
+/// The entry flags (kEntry*) of a lowered module: results are released
+/// with the allocator that made them.
+uint64_t loweredEntryFlags(ModuleOp module) {
+  return (module.lookupSymbol("_mlir_memref_to_llvm_alloc") ||
+                  module.lookupSymbol("_mlir_memref_to_llvm_aligned_alloc")
+              ? kEntryRuntimeAllocator
+              : 0) |
+         (module.lookupSymbol("mgpuMemAlloc") ? kEntryManagedResults : 0);
+}
+
+/// Registers the translations to LLVM IR in the module's context and checks
+/// that the module translates: a pipeline given by the caller may stop
+/// short of that.
+llvm::Error checkTranslatable(ModuleOp module) {
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  MLIRContext &ctx = *module.getContext();
+  registerBuiltinDialectTranslation(ctx);
+  registerLLVMDialectTranslation(ctx);
+  registerOpenMPDialectTranslation(ctx);
+  registerGPUDialectTranslation(ctx);
+  registerNVVMDialectTranslation(ctx);
+  Operation *untranslatable = nullptr;
+  module->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    Dialect *dialect = op->getDialect();
+    if (!untranslatable &&
+        (!dialect ||
+         !dialect->getRegisteredInterface<LLVMTranslationDialectInterface>()))
+      untranslatable = op;
+  });
+  if (untranslatable)
+    return error("lowering left '" + untranslatable->getName().getStringRef() +
+                 "', which does not translate to LLVM IR");
+  return llvm::Error::success();
+}
+
+/// The ExecutionEngine of the lowered module for `tm`, with the runtime
+/// libraries (and CUDA's with `cuda`) and the object kept with
+/// `keepObject`; `hasInit` tells, once code is generated, whether the
+/// module has an initializer to run (kModuleInit).
+llvm::Expected<std::unique_ptr<ExecutionEngine>>
+createEngine(ModuleOp module, std::unique_ptr<llvm::TargetMachine> tm,
+             const JitOptions &options, bool cuda, bool keepObject,
+             ArrayRef<std::string> packedNames, std::shared_ptr<bool> hasInit) {
+  auto optimize =
+      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, tm.get());
+  // The kernels hold register tiles of 512-bit vectors; without these
+  // attributes the X86 backend splits them into 256-bit halves on CPUs that
+  // prefer 256-bit vectors, and the tiles spill.
+  llvm::StringRef features = tm->getTargetFeatureString();
+  bool avx512 = features.contains("+avx512f");
+  auto transformer = [optimize, avx512, hasInit,
+                      packedNames = std::vector<std::string>(packedNames)](
+                         llvm::Module *m) -> llvm::Error {
+    *hasInit = exportModuleInitializer(*m) || *hasInit;
+    eraseUnusedPackedWrappers(*m, packedNames);
+    // A model's layers repeat the same loops, each outlined by the OpenMP
+    // translation into a function of its own: identical ones become one
+    // before they are optimized and code-generated, once.
+    llvm::MergeFunctionsPass::runOnModule(*m);
+    if (avx512)
+      keepWideVectors(*m);
+    return optimize(m);
+  };
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.enableObjectDump = keepObject;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // LLVM's perf listener writes a jitdump file and a folder of IR under
+  // $JITDUMPDIR or $HOME/.debug/jit for every engine, and never removes
+  // them: files no user asked for, one set per compile with the cache off.
+  engineOptions.enablePerfNotificationListener = false;
+  SmallVector<StringRef> libs;
+  for (const char *lib : kRuntimeLibraries)
+    if (std::strlen(lib))
+      libs.push_back(lib);
+  if (cuda)
+    libs.push_back(GPTQ_CUDA_RUNTIME_LIBRARY);
+  engineOptions.sharedLibPaths = libs;
+  return ExecutionEngine::create(module, engineOptions, std::move(tm));
+}
+
+/// The packed wrappers of the entries' C interfaces `cifaceNames`: looking
+/// them up materializes the module, so code generation happens here, not
+/// in the first call. When the generated code says `hasInit` (createEngine),
+/// runs the module's initializer, which registers the kernels of compiled
+/// GPU code (no driver call: modules load at their first launch).
+llvm::Expected<std::vector<void (*)(void **)>>
+materializeEntries(ExecutionEngine &engine, ArrayRef<std::string> cifaceNames,
+                   const std::shared_ptr<bool> &hasInit) {
+  std::vector<void (*)(void **)> functions;
+  for (const std::string &cifaceName : cifaceNames) {
+    auto packed = engine.lookupPacked(cifaceName);
+    if (!packed)
+      return packed.takeError();
+    functions.push_back(*packed);
+  }
+  if (*hasInit) {
+    auto init = engine.lookup(kModuleInit);
+    if (!init)
+      return init.takeError();
+    reinterpret_cast<void (*)()> (*init)();
+  }
+  return functions;
+}
+
+/// Where a module's code is cached: the entry's path and its key's
+/// digest (an empty path: not cached).
+struct CacheSlot {
+  llvm::SmallString<256> path;
+  llvm::XXH128_hash_t digest{0, 0};
+};
+
+/// The code cached under the key `keyText` in `cacheDir` (waiting for a
+/// write of it under way), with `slot` where it is, or would be, kept.
+std::optional<CachedCode> lookUpCache(StringRef keyText, StringRef cacheDir,
+                                      StringRef entry,
+                                      ArrayRef<std::string> packedNames,
+                                      CacheSlot &slot) {
+  slot.digest = keyDigest(keyText);
+  slot.path = cacheEntryPath(cacheDir, slot.digest, entry);
+  waitForCacheEntry(slot.path.str().str());
+  return loadCacheEntry(slot.path, slot.digest, packedNames);
+}
+
+/// Keeps the engine's object as a shared library at `slot` for later runs,
+/// linked while the caller goes on (CompiledCode waits for it); a failure
+/// is a warning.
+std::shared_ptr<CacheWrite> startCacheWrite(ExecutionEngine &engine,
+                                            const CacheSlot &slot,
+                                            uint64_t entryFlags,
+                                            const JitOptions &options) {
+  auto object = compiledObject(engine);
+  if (!object) {
+    warnCacheUnwritable(options.toolName, options.cacheDir, object.takeError());
+    return nullptr;
+  }
+  return writeCacheEntryInBackground(std::move(*object), slot.path.str().str(),
+                                     slot.digest, entryFlags, options);
+}
 } // namespace
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
@@ -1004,6 +1251,27 @@ CompiledFunction::compile(OwningOpRef<ModuleOp> module, llvm::StringRef entry,
 }
 
 llvm::Expected<std::vector<std::unique_ptr<CompiledFunction>>>
+CompiledFunction::createEntries(ModuleOp module,
+                                llvm::ArrayRef<std::string> entries,
+                                const std::shared_ptr<CompiledCode> &code) {
+  std::vector<std::unique_ptr<CompiledFunction>> fns;
+  for (const std::string &entry : entries) {
+    if (llvm::any_of(fns, [&](auto &fn) { return fn->packed.name == entry; }))
+      return error("entry '" + entry + "' given twice");
+    std::unique_ptr<CompiledFunction> fn(new CompiledFunction());
+    fn->packed.name = entry;
+    fn->code = code;
+    auto signature = entrySignature(module, entry);
+    if (!signature)
+      return signature.takeError();
+    fn->packed.inputs = std::move(signature->inputs);
+    fn->packed.results = std::move(signature->results);
+    fns.push_back(std::move(fn));
+  }
+  return fns;
+}
+
+llvm::Expected<std::vector<std::unique_ptr<CompiledFunction>>>
 CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
                                  llvm::ArrayRef<std::string> entries,
                                  const JitOptions &options) {
@@ -1014,66 +1282,21 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
   if (options.object && entries.size() != 1)
     return error("an object file holds the code of one entry, not " +
                  llvm::Twine(entries.size()));
-  std::vector<std::unique_ptr<CompiledFunction>> fns;
   auto code = std::make_shared<CompiledCode>();
-  for (const std::string &entry : entries) {
-    if (llvm::any_of(fns, [&](auto &fn) { return fn->packed.name == entry; }))
-      return error("entry '" + entry + "' given twice");
-    std::unique_ptr<CompiledFunction> fn(new CompiledFunction());
-    fn->packed.name = entry;
-    fn->code = code;
-    auto signature = entrySignature(*module, entry);
-    if (!signature)
-      return signature.takeError();
-    fn->packed.inputs = std::move(signature->inputs);
-    fn->packed.results = std::move(signature->results);
-    fns.push_back(std::move(fn));
-  }
+  auto created = createEntries(*module, entries, code);
+  if (!created)
+    return created.takeError();
+  std::vector<std::unique_ptr<CompiledFunction>> fns = std::move(*created);
   // gptq-export-entry-points (the pipeline's first pass) adds the C
   // interface to public functions and makes their tensor arguments
   // read-only, so calls need not copy the caller's arrays.
 
-  if (options.kernels != "cpu" && options.kernels != "portable")
-    return error("unknown kernels '" + options.kernels +
-                 "' (expected cpu or portable)");
-  if (llvm::Error err = checkDeviceName(options.device))
-    return std::move(err);
-  // The instruction set of the CPU kernels and of the generated code: the
-  // host's, or one it has (a test of another CPU's code).
-  std::optional<CpuIsa> isa = resolveCpuIsaOption(options.cpuIsa);
-  if (!isa)
-    return error("unknown CPU instruction set '" + options.cpuIsa +
-                 "' (expected " + kHostCpuIsa + ", " + cpuIsaNames() + ")");
-  if (!cpuIsaRuns(hostCpuIsa(), *isa))
-    return error("this CPU cannot run code for " + cpuIsaName(*isa) +
-                 " (it has " + cpuIsaName(hostCpuIsa()) + ")");
-  bool explicitIsa = options.cpuIsa != kHostCpuIsa;
-  if (options.byteDots != "auto" && options.byteDots != "on" &&
-      options.byteDots != "off")
-    return error("byte dots must be auto, on or off, found '" +
-                 options.byteDots + "'");
-  bool cuda = options.device == "cuda";
-  // Without a usable GPU nothing is compiled: the driver's reason is the
-  // error.
-  std::string chip = options.chip;
-  if (cuda && chip.empty()) {
-    char text[512];
-    if (gptq_cuda_chip(text, sizeof(text)) != 0)
-      return error(llvm::Twine("--device cuda: no usable GPU: ") + text);
-    chip = text;
-  }
-  // Only what the entries reach is compiled: the module's other entries
-  // (an imported model's prefill and decode beside its forward) become
-  // private and go, with whatever only they read.
-  if (!isLLVMModule(*module)) {
-    for (auto func : module->getOps<func::FuncOp>())
-      if (!llvm::is_contained(entries, func.getSymName()) && func.isPublic())
-        func.setPrivate();
-    PassManager dce(ctx);
-    dce.addPass(createSymbolDCEPass());
-    if (failed(dce.run(*module)))
-      return error("removing the functions the entry does not reach failed");
-  }
+  auto target = resolveTarget(options);
+  if (!target)
+    return target.takeError();
+  if (!isLLVMModule(*module))
+    if (llvm::Error err = keepOnlyEntries(*module, entries))
+      return std::move(err);
   if (llvm::Error err = checkTypeSizes(*module))
     return std::move(err);
   if (options.hoistWeights && !isLLVMModule(*module))
@@ -1084,43 +1307,11 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
   // module before lowering never runs it.
   bool lowered = isLLVMModule(*module);
   PassManager pm(ctx);
-  if (!lowered) {
-    if (options.pipeline) {
-      options.pipeline(pm);
-    } else if (cuda || options.device == "cuda-emulated") {
-      NVVMPipelineOptions pipelineOptions;
-      if (options.choleskyBlock)
-        pipelineOptions.choleskyBlock = *options.choleskyBlock;
-      if (options.tensorCores)
-        pipelineOptions.tensorCores = *options.tensorCores;
-      if (!chip.empty())
-        pipelineOptions.chip = chip;
-      pipelineOptions.emulate = !cuda;
-      buildNVVMPipeline(pm, pipelineOptions);
-    } else {
-      CPUPipelineOptions pipelineOptions;
-      if (options.choleskyBlock)
-        pipelineOptions.choleskyBlock = *options.choleskyBlock;
-      pipelineOptions.kernels = options.kernels;
-      pipelineOptions.cpuIsa = cpuIsaName(*isa).str();
-      pipelineOptions.byteDots = options.byteDots;
-      buildCPUPipeline(pm, pipelineOptions);
-    }
-  }
-
-  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!lowered)
+    buildLowering(pm, options, *target);
+  auto tmBuilder = targetMachineBuilder(*target);
   if (!tmBuilder)
     return tmBuilder.takeError();
-  // Position-independent, so that the same object can become a cached
-  // shared library.
-  tmBuilder->setRelocationModel(llvm::Reloc::PIC_);
-  // Code for another CPU than this one: that instruction set's generic CPU.
-  if (explicitIsa && !cpuNameForIsa(*isa).empty()) {
-    tmBuilder->setCPU(cpuNameForIsa(*isa).str());
-    tmBuilder->getFeatures() = llvm::SubtargetFeatures();
-    if (!cpuFeaturesForIsa(*isa).empty())
-      tmBuilder->addFeatures({cpuFeaturesForIsa(*isa).str()});
-  }
 
   // The C interface of each entry, and the packed wrapper the
   // ExecutionEngine (and the cached library) exports for it.
@@ -1133,8 +1324,7 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
   llvm::StringRef buildIdentity = compilerBuildIdentity();
   bool keyBeforeLowering =
       lowered || (!options.pipeline && !buildIdentity.empty());
-  llvm::SmallString<256> cachePath;
-  llvm::XXH128_hash_t digest{0, 0};
+  CacheSlot slot;
   // Records in each function how its results are released, from the
   // entry flags (kEntry*) of its lowering or of the cache entry.
   auto releaseResultsAs = [&](uint64_t flags) {
@@ -1156,14 +1346,12 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
   // Looks the module up in the cache as it is now: true when its code was
   // loaded into `fns`.
   auto loadCached = [&]() -> bool {
-    std::string text = cacheKeyText(
-        *module, pm, lowered, buildIdentity, *tmBuilder, options.optLevel,
-        llvm::join(entries, ","), cuda ? GPTQ_CUDA_RUNTIME_LIBRARY : "");
-    digest = keyDigest(text);
-    cachePath = cacheEntryPath(options.cacheDir, digest, entries.front());
-    waitForCacheEntry(cachePath.str().str());
+    std::string text =
+        cacheKeyText(*module, pm, lowered, buildIdentity, *tmBuilder,
+                     options.optLevel, llvm::join(entries, ","),
+                     target->cuda ? GPTQ_CUDA_RUNTIME_LIBRARY : "");
     std::optional<CachedCode> cachedCode =
-        loadCacheEntry(cachePath, digest, packedNames);
+        lookUpCache(text, options.cacheDir, entries.front(), packedNames, slot);
     if (!cachedCode)
       return false;
     code->library = cachedCode->library;
@@ -1182,100 +1370,27 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
     for (auto &fn : fns)
       fn->markWeightsReadOnly(*module);
   }
-
-  // Results are released with the allocator that made them.
-  uint64_t entryFlags =
-      (module->lookupSymbol("_mlir_memref_to_llvm_alloc") ||
-               module->lookupSymbol("_mlir_memref_to_llvm_aligned_alloc")
-           ? kEntryRuntimeAllocator
-           : 0) |
-      (module->lookupSymbol("mgpuMemAlloc") ? kEntryManagedResults : 0);
+  uint64_t entryFlags = loweredEntryFlags(*module);
   releaseResultsAs(entryFlags);
-
-  static bool initialized = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)initialized;
-  registerBuiltinDialectTranslation(*ctx);
-  registerLLVMDialectTranslation(*ctx);
-  registerOpenMPDialectTranslation(*ctx);
-  registerGPUDialectTranslation(*ctx);
-  registerNVVMDialectTranslation(*ctx);
-  // A pipeline given by the caller may stop short of what translates to
-  // LLVM IR.
-  Operation *untranslatable = nullptr;
-  module->walk<WalkOrder::PreOrder>([&](Operation *op) {
-    Dialect *dialect = op->getDialect();
-    if (!untranslatable &&
-        (!dialect ||
-         !dialect->getRegisteredInterface<LLVMTranslationDialectInterface>()))
-      untranslatable = op;
-  });
-  if (untranslatable)
-    return error("lowering left '" + untranslatable->getName().getStringRef() +
-                 "', which does not translate to LLVM IR");
+  if (llvm::Error err = checkTranslatable(*module))
+    return std::move(err);
   if (cached && !keyBeforeLowering && loadCached())
     return finish();
   auto tm = tmBuilder->createTargetMachine();
   if (!tm)
     return tm.takeError();
-  auto optimize =
-      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, tm->get());
-  // The kernels hold register tiles of 512-bit vectors; without these
-  // attributes the X86 backend splits them into 256-bit halves on CPUs that
-  // prefer 256-bit vectors, and the tiles spill.
-  llvm::StringRef features = (*tm)->getTargetFeatureString();
-  bool avx512 = features.contains("+avx512f");
   auto hasInit = std::make_shared<bool>(false);
-  auto transformer = [optimize, avx512, hasInit,
-                      packedNames](llvm::Module *m) -> llvm::Error {
-    *hasInit = exportModuleInitializer(*m) || *hasInit;
-    eraseUnusedPackedWrappers(*m, packedNames);
-    // A model's layers repeat the same loops, each outlined by the OpenMP
-    // translation into a function of its own: identical ones become one
-    // before they are optimized and code-generated, once.
-    llvm::MergeFunctionsPass::runOnModule(*m);
-    if (avx512)
-      keepWideVectors(*m);
-    return optimize(m);
-  };
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
-  engineOptions.enableObjectDump = !cachePath.empty() || options.object;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  // LLVM's perf listener writes a jitdump file and a folder of IR under
-  // $JITDUMPDIR or $HOME/.debug/jit for every engine, and never removes
-  // them: files no user asked for, one set per compile with the cache off.
-  engineOptions.enablePerfNotificationListener = false;
-  SmallVector<StringRef> libs;
-  for (const char *lib : kRuntimeLibraries)
-    if (std::strlen(lib))
-      libs.push_back(lib);
-  if (cuda)
-    libs.push_back(GPTQ_CUDA_RUNTIME_LIBRARY);
-  engineOptions.sharedLibPaths = libs;
-  auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
+  auto engine =
+      createEngine(*module, std::move(*tm), options, target->cuda,
+                   !slot.path.empty() || options.object, packedNames, hasInit);
   if (!engine)
     return engine.takeError();
   code->engine = std::move(*engine);
-  // Looking an entry up materializes the module: code generation happens
-  // here, not in the first call.
-  for (auto [fn, cifaceName] : llvm::zip_equal(fns, cifaceNames)) {
-    auto packed = code->engine->lookupPacked(cifaceName);
-    if (!packed)
-      return packed.takeError();
-    fn->packed.function = *packed;
-  }
-  // Registers the kernels of compiled GPU code (no driver call: modules load
-  // at their first launch).
-  if (*hasInit) {
-    auto init = code->engine->lookup(kModuleInit);
-    if (!init)
-      return init.takeError();
-    reinterpret_cast<void (*)()> (*init)();
-  }
+  auto functions = materializeEntries(*code->engine, cifaceNames, hasInit);
+  if (!functions)
+    return functions.takeError();
+  for (auto [fn, function] : llvm::zip_equal(fns, *functions))
+    fn->packed.function = function;
 
   if (options.object) {
     auto object = compiledObject(*code->engine);
@@ -1283,18 +1398,8 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
       return object.takeError();
     *options.object = std::move(*object);
   }
-  // Keep the object as a shared library for later runs, linked while the
-  // caller goes on (CompiledCode waits for it).
-  if (!cachePath.empty()) {
-    auto object = compiledObject(*code->engine);
-    if (!object)
-      warnCacheUnwritable(options.toolName, options.cacheDir,
-                          object.takeError());
-    else
-      code->write =
-          writeCacheEntryInBackground(std::move(*object), cachePath.str().str(),
-                                      digest, entryFlags, options);
-  }
+  if (!slot.path.empty())
+    code->write = startCacheWrite(*code->engine, slot, entryFlags, options);
   return finish();
 }
 

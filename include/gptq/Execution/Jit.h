@@ -289,6 +289,11 @@ private:
     std::unique_ptr<char, void (*)(void *)> copy{nullptr, std::free};
   };
   CompiledFunction() = default;
+  /// A function for each of `entries` of `module` (their signatures), whose
+  /// code will be `code`.
+  static llvm::Expected<std::vector<std::unique_ptr<CompiledFunction>>>
+  createEntries(ModuleOp module, llvm::ArrayRef<std::string> entries,
+                const std::shared_ptr<CompiledCode> &code);
   llvm::Error hoistWeights(ModuleOp module);
   void markWeightsReadOnly(ModuleOp module);
   std::vector<Weight> weights;
