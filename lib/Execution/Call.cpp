@@ -65,98 +65,228 @@ std::vector<int64_t> contiguousDescriptor(const char *data,
 }
 } // namespace
 
-llvm::Expected<std::vector<NpyArray>> mlir::gptq::callPackedEntry(
-    const PackedEntry &entry, llvm::ArrayRef<EntryWeight> weights,
-    const std::vector<NpyArray> &args, const std::vector<std::string> &names,
-    bool writeMemRefsInPlace) {
-  const std::vector<ArgSpec> &inputSpecs = entry.inputs;
-  const std::vector<ArgSpec> &resultSpecs = entry.results;
-  const std::string &entryName = entry.name;
-  if (args.size() != inputSpecs.size())
-    return error("'" + entryName + "' takes " + llvm::Twine(inputSpecs.size()) +
-                 " argument(s), " + llvm::Twine(args.size()) + " given");
-  // Each argument travels as a pointer to its descriptor (or its value),
-  // after the pointer to the results. Tensor arguments are never written
-  // (gptq-export-entry-points marks them read-only); memref arguments may
-  // be, so those are copied unless the caller hands them over to be
-  // written.
+namespace {
+/// Checks that `a` (named `label` in messages) fits `spec` and holds the
+/// bytes its shape says.
+llvm::Error checkArgument(const NpyArray &a, const ArgSpec &spec,
+                          const std::string &label) {
+  bool dtypeOk = a.dtype == spec.dtype ||
+                 (spec.dtype == DType::I8 && a.dtype == DType::U8);
+  bool rankOk =
+      spec.scalar ? a.shape.empty() : a.shape.size() == spec.shape.size();
+  bool sizesOk = rankOk;
+  for (size_t d = 0; sizesOk && !spec.scalar && d < spec.shape.size(); ++d)
+    sizesOk = spec.shape[d] == kDynamicSize || spec.shape[d] == a.shape[d];
+  if (!dtypeOk || !sizesOk)
+    return error(label + ": expected " + spec.describe() + ", found " +
+                 a.describe());
+  std::optional<int64_t> bytes = checkedByteCount(a.shape, dtypeSize(a.dtype));
+  if (!bytes)
+    return error(label + ": " + a.describe() +
+                 " has a negative dimension or a size that overflows");
+  if (a.data.size() != static_cast<uint64_t>(*bytes))
+    return error(label + ": " + a.describe() + " holds " +
+                 llvm::Twine(a.data.size()) + " bytes of data, not " +
+                 llvm::Twine(*bytes));
+  return llvm::Error::success();
+}
+
+/// The words of a memref descriptor of `rank`.
+size_t descriptorWords(size_t rank) { return 3 + 2 * rank; }
+
+/// What a call passes, and where the results come back: `packed` points
+/// into the other members, so a frame stays where it was made.
+struct CallFrame {
+  /// The memref arguments' copies, which the code may write.
   std::vector<NpyArray> copies;
-  copies.reserve(args.size());
-  std::vector<std::vector<int64_t>> descriptors(args.size());
-  std::vector<void *> argPointers(args.size());
+  /// Each argument's descriptor (or its value, for a scalar).
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<void *> argPointers;
+  /// The weights' descriptors share one allocation (a model has hundreds).
+  std::vector<int64_t> weightDescriptors;
+  std::vector<void *> weightPointers;
+  /// The results' descriptors, written by the code.
+  std::vector<int64_t> resultBuffer;
+  void *resultPointer = nullptr;
+  /// The pointer to the results, then one per argument and weight.
+  std::vector<void *> packed;
+};
+
+/// Checks the caller's arguments against `entry` and writes their
+/// descriptors into `frame`. Tensor arguments are never written
+/// (gptq-export-entry-points marks them read-only); memref arguments may
+/// be, so those are copied unless the caller hands them over to be
+/// written.
+llvm::Error packArguments(CallFrame &frame, const PackedEntry &entry,
+                          const std::vector<NpyArray> &args,
+                          const std::vector<std::string> &names,
+                          bool writeMemRefsInPlace) {
+  frame.copies.reserve(args.size());
+  frame.descriptors.resize(args.size());
+  frame.argPointers.resize(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
-    const ArgSpec &spec = inputSpecs[i];
+    const ArgSpec &spec = entry.inputs[i];
     const NpyArray *source = &args[i];
     if (spec.isMemRef && !writeMemRefsInPlace) {
-      copies.push_back(args[i]);
-      source = &copies.back();
+      frame.copies.push_back(args[i]);
+      source = &frame.copies.back();
     }
     const NpyArray &a = *source;
     std::string label = "argument #" + std::to_string(i) +
                         (i < names.size() ? " (" + names[i] + ")" : "");
-    bool dtypeOk = a.dtype == spec.dtype ||
-                   (spec.dtype == DType::I8 && a.dtype == DType::U8);
-    bool rankOk =
-        spec.scalar ? a.shape.empty() : a.shape.size() == spec.shape.size();
-    bool sizesOk = rankOk;
-    for (size_t d = 0; sizesOk && !spec.scalar && d < spec.shape.size(); ++d)
-      sizesOk = spec.shape[d] == kDynamicSize || spec.shape[d] == a.shape[d];
-    if (!dtypeOk || !sizesOk)
-      return error(label + ": expected " + spec.describe() + ", found " +
-                   a.describe());
-    std::optional<int64_t> bytes =
-        checkedByteCount(a.shape, dtypeSize(a.dtype));
-    if (!bytes)
-      return error(label + ": " + a.describe() +
-                   " has a negative dimension or a size that overflows");
-    if (a.data.size() != static_cast<uint64_t>(*bytes))
-      return error(label + ": " + a.describe() + " holds " +
-                   llvm::Twine(a.data.size()) + " bytes of data, not " +
-                   llvm::Twine(*bytes));
-    std::vector<int64_t> &desc = descriptors[i];
+    if (llvm::Error err = checkArgument(a, spec, label))
+      return err;
+    std::vector<int64_t> &desc = frame.descriptors[i];
     if (spec.scalar) {
       desc.assign(1, 0);
       std::memcpy(desc.data(), a.data.data(), dtypeSize(a.dtype));
     } else {
       desc = contiguousDescriptor(a.data.data(), a.shape);
     }
-    argPointers[i] = desc.data();
+    frame.argPointers[i] = desc.data();
   }
+  return llvm::Error::success();
+}
+
+/// Writes the weights' descriptors, the results' space and the packed
+/// pointers into `frame`, whose arguments are packed.
+void packCall(CallFrame &frame, const PackedEntry &entry,
+              llvm::ArrayRef<EntryWeight> weights) {
   // The weights, in place, after the caller's arguments.
-  // (A model has hundreds: their descriptors share one allocation.)
   size_t weightWords = 0;
   for (const EntryWeight &w : weights)
-    weightWords += 3 + 2 * w.shape.size();
-  std::vector<int64_t> weightDescriptors(weightWords);
-  std::vector<void *> weightPointers(weights.size());
+    weightWords += descriptorWords(w.shape.size());
+  frame.weightDescriptors.resize(weightWords);
+  frame.weightPointers.resize(weights.size());
   for (size_t i = 0, at = 0; i < weights.size(); ++i) {
-    writeContiguousDescriptor(weightDescriptors.data() + at, weights[i].data,
-                              weights[i].shape);
-    weightPointers[i] = weightDescriptors.data() + at;
-    at += 3 + 2 * weights[i].shape.size();
+    writeContiguousDescriptor(frame.weightDescriptors.data() + at,
+                              weights[i].data, weights[i].shape);
+    frame.weightPointers[i] = frame.weightDescriptors.data() + at;
+    at += descriptorWords(weights[i].shape.size());
   }
   size_t resultWords = 0;
-  for (const ArgSpec &r : resultSpecs)
-    resultWords += 3 + 2 * r.shape.size();
-  std::vector<int64_t> resultBuffer(std::max<size_t>(resultWords, 1), 0);
-  void *resultPointer = resultBuffer.data();
+  for (const ArgSpec &r : entry.results)
+    resultWords += descriptorWords(r.shape.size());
+  frame.resultBuffer.assign(std::max<size_t>(resultWords, 1), 0);
+  frame.resultPointer = frame.resultBuffer.data();
 
-  std::vector<void *> packed;
-  if (!resultSpecs.empty())
-    packed.push_back(&resultPointer);
-  for (size_t i = 0; i < args.size(); ++i) {
+  if (!entry.results.empty())
+    frame.packed.push_back(&frame.resultPointer);
+  for (size_t i = 0; i < frame.descriptors.size(); ++i) {
     // Scalars are passed by value: point at the value itself.
-    if (inputSpecs[i].scalar)
-      packed.push_back(descriptors[i].data());
+    if (entry.inputs[i].scalar)
+      frame.packed.push_back(frame.descriptors[i].data());
     else
-      packed.push_back(&argPointers[i]);
+      frame.packed.push_back(&frame.argPointers[i]);
   }
-  for (void *&pointer : weightPointers)
-    packed.push_back(&pointer);
+  for (void *&pointer : frame.weightPointers)
+    frame.packed.push_back(&pointer);
+}
+
+/// Checks the shapes the code returned before any is used: a negative or
+/// overflowing one is an error, and then each allocation is freed once
+/// with `freeFn`.
+llvm::Error checkResultShapes(const PackedEntry &entry,
+                              ArrayRef<int64_t> resultBuffer,
+                              void (*freeFn)(void *)) {
+  const std::vector<ArgSpec> &specs = entry.results;
+  for (size_t i = 0, at = 0; i < specs.size(); ++i) {
+    size_t rank = specs[i].shape.size();
+    ArrayRef<int64_t> shape = resultBuffer.slice(at + 3, rank);
+    at += descriptorWords(rank);
+    if (checkedByteCount(shape, dtypeSize(specs[i].dtype)))
+      continue;
+    llvm::SmallPtrSet<void *, 8> allocations;
+    for (size_t j = 0, at2 = 0; j < specs.size(); ++j) {
+      allocations.insert(reinterpret_cast<void *>(resultBuffer[at2]));
+      at2 += descriptorWords(specs[j].shape.size());
+    }
+    for (void *allocation : allocations)
+      if (allocation)
+        freeFn(allocation);
+    std::string dims;
+    llvm::raw_string_ostream os(dims);
+    llvm::interleaveComma(shape, os);
+    return error("result #" + llvm::Twine(i) + " of '" + entry.name +
+                 "' has the shape [" + dims +
+                 "], which has a negative dimension or a size that "
+                 "overflows");
+  }
+  return llvm::Error::success();
+}
+
+/// Copies the strided elements of `desc` (of `elem` bytes, from `base`)
+/// into `out`, in C order.
+void copyStrided(NpyArray &out, const int64_t *desc, const char *base,
+                 size_t elem) {
+  size_t rank = out.shape.size();
+  int64_t n = out.numElements();
+  out.data = NpyBuffer(n * elem);
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d)
+      offset += index[d] * desc[3 + rank + d];
+    std::memcpy(out.data.data() + k * elem, base + offset * elem, elem);
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < out.shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+/// The result of `spec` at descriptor `desc`: the first contiguous result
+/// of its allocation takes the allocation over (recorded in `adopted`, to
+/// be freed with `freeFn`); the others are copied. `seen` records the
+/// allocations met.
+NpyArray takeResult(const ArgSpec &spec, const int64_t *desc,
+                    llvm::SmallPtrSetImpl<void *> &seen,
+                    llvm::SmallPtrSetImpl<void *> &adopted,
+                    void (*freeFn)(void *)) {
+  size_t rank = spec.shape.size();
+  NpyArray out;
+  out.dtype = spec.dtype;
+  out.shape.assign(desc + 3, desc + 3 + rank);
+  size_t elem = dtypeSize(spec.dtype);
+  int64_t n = out.numElements();
+  char *base = reinterpret_cast<char *>(desc[1]) + desc[2] * elem;
+  auto *allocation = reinterpret_cast<void *>(desc[0]);
+  bool contiguous = true;
+  for (int64_t d = rank, stride = 1; d-- > 0; stride *= out.shape[d])
+    contiguous &= out.shape[d] == 1 || desc[3 + rank + d] == stride;
+  bool first = allocation && seen.insert(allocation).second;
+  if (contiguous && first) {
+    adopted.insert(allocation);
+    out.data = NpyBuffer::adopt(base, n * elem, allocation, freeFn);
+  } else if (contiguous) {
+    out.data.assign(base, base + n * elem);
+  } else {
+    copyStrided(out, desc, base, elem);
+  }
+  return out;
+}
+} // namespace
+
+llvm::Expected<std::vector<NpyArray>> mlir::gptq::callPackedEntry(
+    const PackedEntry &entry, llvm::ArrayRef<EntryWeight> weights,
+    const std::vector<NpyArray> &args, const std::vector<std::string> &names,
+    bool writeMemRefsInPlace) {
+  if (args.size() != entry.inputs.size())
+    return error("'" + entry.name + "' takes " +
+                 llvm::Twine(entry.inputs.size()) + " argument(s), " +
+                 llvm::Twine(args.size()) + " given");
+  // Each argument travels as a pointer to its descriptor (or its value),
+  // after the pointer to the results.
+  CallFrame frame;
+  if (llvm::Error err =
+          packArguments(frame, entry, args, names, writeMemRefsInPlace))
+    return std::move(err);
+  packCall(frame, entry, weights);
   // A failed run-time check (a dynamic size or an index the verifiers could
   // not check) returns here with its message, before any result exists.
   if (const char *failure =
-          gptq_runtime_call_checked(entry.function, packed.data()))
+          gptq_runtime_call_checked(entry.function, frame.packed.data()))
     return error(failure);
 
   // The deallocation pipeline makes every returned buffer a fresh
@@ -167,70 +297,15 @@ llvm::Expected<std::vector<NpyArray>> mlir::gptq::callPackedEntry(
   void (*freeFn)(void *) = entry.freeResult         ? entry.freeResult
                            : entry.runtimeAllocator ? _mlir_memref_to_llvm_free
                                                     : std::free;
-  // The shapes the code returned are checked before any is used: a
-  // negative or overflowing one is an error (each allocation freed once).
-  for (size_t i = 0, at = 0; i < resultSpecs.size(); ++i) {
-    size_t rank = resultSpecs[i].shape.size();
-    const int64_t *desc = resultBuffer.data() + at;
-    at += 3 + 2 * rank;
-    ArrayRef<int64_t> shape(desc + 3, rank);
-    if (checkedByteCount(shape, dtypeSize(resultSpecs[i].dtype)))
-      continue;
-    llvm::SmallPtrSet<void *, 8> allocations;
-    for (size_t j = 0, at2 = 0; j < resultSpecs.size(); ++j) {
-      allocations.insert(reinterpret_cast<void *>(resultBuffer[at2]));
-      at2 += 3 + 2 * resultSpecs[j].shape.size();
-    }
-    for (void *allocation : allocations)
-      if (allocation)
-        freeFn(allocation);
-    std::string dims;
-    llvm::raw_string_ostream os(dims);
-    llvm::interleaveComma(shape, os);
-    return error("result #" + llvm::Twine(i) + " of '" + entryName +
-                 "' has the shape [" + dims +
-                 "], which has a negative dimension or a size that "
-                 "overflows");
-  }
+  if (llvm::Error err = checkResultShapes(entry, frame.resultBuffer, freeFn))
+    return std::move(err);
   std::vector<NpyArray> results;
   llvm::SmallPtrSet<void *, 8> seen, adopted;
   size_t at = 0;
-  for (const ArgSpec &spec : resultSpecs) {
-    size_t rank = spec.shape.size();
-    const int64_t *desc = resultBuffer.data() + at;
-    at += 3 + 2 * rank;
-    NpyArray out;
-    out.dtype = spec.dtype;
-    out.shape.assign(desc + 3, desc + 3 + rank);
-    size_t elem = dtypeSize(spec.dtype);
-    int64_t n = out.numElements();
-    char *base = reinterpret_cast<char *>(desc[1]) + desc[2] * elem;
-    auto *allocation = reinterpret_cast<void *>(desc[0]);
-    bool contiguous = true;
-    for (int64_t d = rank, stride = 1; d-- > 0; stride *= out.shape[d])
-      contiguous &= out.shape[d] == 1 || desc[3 + rank + d] == stride;
-    bool first = allocation && seen.insert(allocation).second;
-    if (contiguous && first) {
-      adopted.insert(allocation);
-      out.data = NpyBuffer::adopt(base, n * elem, allocation, freeFn);
-    } else if (contiguous) {
-      out.data.assign(base, base + n * elem);
-    } else {
-      out.data = NpyBuffer(n * elem);
-      std::vector<int64_t> index(rank, 0);
-      for (int64_t k = 0; k < n; ++k) {
-        int64_t offset = 0;
-        for (size_t d = 0; d < rank; ++d)
-          offset += index[d] * desc[3 + rank + d];
-        std::memcpy(out.data.data() + k * elem, base + offset * elem, elem);
-        for (size_t d = rank; d-- > 0;) {
-          if (++index[d] < out.shape[d])
-            break;
-          index[d] = 0;
-        }
-      }
-    }
-    results.push_back(std::move(out));
+  for (const ArgSpec &spec : entry.results) {
+    results.push_back(takeResult(spec, frame.resultBuffer.data() + at, seen,
+                                 adopted, freeFn));
+    at += descriptorWords(spec.shape.size());
   }
   for (void *allocation : seen)
     if (!adopted.contains(allocation))
