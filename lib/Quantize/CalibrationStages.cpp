@@ -77,6 +77,24 @@ struct StageCutter {
   }
 
   LogicalResult build();
+  /// The stages' groups of layers: groupLayers(), each cut to the Hessian
+  /// budget with sequential=layers.
+  std::vector<std::vector<unsigned>> stageGroups();
+  /// Fills weightChain.
+  void collectWeightChains();
+  /// Makes a stage of each group, in order, each extended to the op before
+  /// the next stage's first layer.
+  LogicalResult createStages(std::vector<std::vector<unsigned>> &groups);
+  /// Builds stage `index`'s function: the entry's ops of its range, with
+  /// the Hessian accumulations of its layers.
+  LogicalResult fillStage(unsigned index);
+  /// Accumulates the Hessian of layer `m` (of the stage's op `op`) from
+  /// `activation`, the stage's value of the layer's input.
+  void accumulateHessian(CalibrationStage &stage, unsigned m, Operation &op,
+                         Value activation, OpBuilder &b);
+  /// Returns the stage's results, brings along the symbols it refers to,
+  /// splits it and verifies its parts.
+  LogicalResult finishStage(CalibrationStage &stage);
   /// The groups of layers to calibrate, in order (before the Hessian
   /// budget cuts them).
   std::vector<std::vector<unsigned>> groupLayers();
@@ -473,6 +491,23 @@ LogicalResult StageCutter::build() {
   Block &body = func.getBody().front();
   for (auto [i, op] : llvm::enumerate(body.without_terminator()))
     opIndex[&op] = i;
+  std::vector<std::vector<unsigned>> groups = stageGroups();
+  if (experts == ExpertCalibration::All)
+    dispatch = dispatchSlices(body);
+  collectWeightChains();
+  if (failed(createStages(groups)))
+    return failure();
+  for (unsigned index = 0; index < stages.size(); ++index)
+    if (failed(fillStage(index)))
+      return failure();
+  // The returns are known only now that every stage is built.
+  for (CalibrationStage &stage : llvm::make_pointee_range(stages))
+    if (failed(finishStage(stage)))
+      return failure();
+  return success();
+}
+
+std::vector<std::vector<unsigned>> StageCutter::stageGroups() {
   // Stages: groups of calibrated layers, ordered; with sequential=layers,
   // a group whose Hessians exceed the budget becomes several stages.
   std::vector<std::vector<unsigned>> groups;
@@ -484,8 +519,10 @@ LogicalResult StageCutter::build() {
     for (std::vector<unsigned> &run : cutToBudget(std::move(group)))
       groups.push_back(std::move(run));
   }
-  if (experts == ExpertCalibration::All)
-    dispatch = dispatchSlices(body);
+  return groups;
+}
+
+void StageCutter::collectWeightChains() {
   // torch-mlir writes a weight as constant -> linalg.transpose ->
   // broadcasting linalg.generic -> contraction, right before the
   // contraction: left where it is, the chain would fall in the previous
@@ -499,6 +536,10 @@ LogicalResult StageCutter::build() {
          op = op->getOperand(0).getDefiningOp())
       weightChain.insert(op);
   }
+}
+
+LogicalResult
+StageCutter::createStages(std::vector<std::vector<unsigned>> &groups) {
   for (std::vector<unsigned> &members : groups) {
     auto stage = std::make_shared<CalibrationStage>();
     stage->layers = members;
@@ -530,131 +571,136 @@ LogicalResult StageCutter::build() {
   // the gated product rather than the outputs of w1 and w3).
   for (size_t k = 0; k + 1 < stages.size(); ++k)
     stages[k]->end = std::max(stages[k]->end, stages[k + 1]->first - 1);
+  return success();
+}
 
+LogicalResult StageCutter::fillStage(unsigned index) {
+  CalibrationStage &stage = *stages[index];
   MLIRContext *ctx = func.getContext();
-  Type i64 = IntegerType::get(ctx, 64);
-  auto countType = RankedTensorType::get({}, i64);
-  for (auto [index, stagePtr] : llvm::enumerate(stages)) {
-    CalibrationStage &stage = *stagePtr;
-    Location loc = func.getLoc();
-    stage.module = ModuleOp::create(loc);
-    OpBuilder b(ctx);
-    b.setInsertionPointToEnd(stage.module->getBody());
-    stage.func =
-        func::FuncOp::create(b, loc, "stage", FunctionType::get(ctx, {}, {}));
-    Block *block = stage.func.addEntryBlock();
-    b.setInsertionPointToEnd(block);
-    unsigned begin = index == 0 ? 0 : stages[index - 1]->end + 1;
-    llvm::DenseMap<Operation *, unsigned> layerAt;
-    for (unsigned m : stage.layers)
-      layerAt[layers[m]->op] = m;
-    // The layer whose Hessian each activation accumulates.
-    llvm::DenseMap<Value, unsigned> accumulated;
-    for (Operation &op : body.without_terminator()) {
-      unsigned at = opIndex.lookup(&op);
-      if (at < begin || at > stage.end)
-        continue;
-      // Constants, and the chains that lead a weight to its contraction,
-      // are made where they are used.
-      if (op.hasTrait<OpTrait::ConstantLike>() || isStageArgument(&op) ||
-          isConstantDerived(&op) || weightChain.contains(&op))
-        continue;
-      for (Value v : usedValues(&op))
-        if (failed(materialize(stage, index, v, b))) {
-          fail(op.getLoc()) << "cannot split '@" << func.getSymName()
-                            << "' into calibration stages at this op; use "
-                               "sequential=none";
-          return failure();
-        }
-      if (auto it = layerAt.find(&op); it != layerAt.end()) {
-        const LinearLayer &layer = *layers[it->second];
-        Value activation = stage.map.lookup(layer.activation);
-        if (auto wide = stage.wide.find(layer.activation);
-            wide != stage.wide.end())
-          activation = wide->second;
-        if (auto shared = accumulated.find(activation);
-            shared != accumulated.end()) {
-          stage.sharesHessianOf.push_back({it->second, shared->second});
-        } else {
-          Location l = op.getLoc();
-          int64_t in = layer.inFeatures;
-          auto hType = RankedTensorType::get({in, in}, b.getF32Type());
-          StageArg hArg{StageArg::Hessian};
-          hArg.layer = it->second;
-          Value h = addArg(stage, nullptr, hArg, hType, b);
-          // Each Hessian counts its own samples: a call's [tokens, in]
-          // input (an expert's rows) is one, a [samples, tokens, in] input
-          // as many as it holds.
-          StageArg countArg{StageArg::Count};
-          countArg.layer = it->second;
-          Value count = tensor::ExtractOp::create(
-              b, l, addArg(stage, nullptr, countArg, countType, b),
-              ValueRange{});
-          Value input = buildCalibrationInput(b, l, activation);
-          auto acc =
-              HessianAccumulateOp::create(b, l, hType, i64, input, h, count);
-          accumulated[activation] = it->second;
-          stage.accumulatedFor.push_back(it->second);
-          stage.hessianResults.push_back(acc.getResult());
-          stage.tokenResults.push_back(rowCount(b, l, input));
-          stage.countResults.push_back(tensor::FromElementsOp::create(
-              b, l, countType, acc.getNewCount()));
-        }
+  Location loc = func.getLoc();
+  stage.module = ModuleOp::create(loc);
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(stage.module->getBody());
+  stage.func =
+      func::FuncOp::create(b, loc, "stage", FunctionType::get(ctx, {}, {}));
+  Block *block = stage.func.addEntryBlock();
+  b.setInsertionPointToEnd(block);
+  unsigned begin = index == 0 ? 0 : stages[index - 1]->end + 1;
+  llvm::DenseMap<Operation *, unsigned> layerAt;
+  for (unsigned m : stage.layers)
+    layerAt[layers[m]->op] = m;
+  // The layer whose Hessian each activation accumulates.
+  llvm::DenseMap<Value, unsigned> accumulated;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    unsigned at = opIndex.lookup(&op);
+    if (at < begin || at > stage.end)
+      continue;
+    // Constants, and the chains that lead a weight to its contraction,
+    // are made where they are used.
+    if (op.hasTrait<OpTrait::ConstantLike>() || isStageArgument(&op) ||
+        isConstantDerived(&op) || weightChain.contains(&op))
+      continue;
+    for (Value v : usedValues(&op))
+      if (failed(materialize(stage, index, v, b))) {
+        fail(op.getLoc()) << "cannot split '@" << func.getSymName()
+                          << "' into calibration stages at this op; use "
+                             "sequential=none";
+        return failure();
       }
-      if (experts == ExpertCalibration::All && cloneWide(stage, index, op, b))
+    if (auto it = layerAt.find(&op); it != layerAt.end()) {
+      const LinearLayer &layer = *layers[it->second];
+      Value activation = stage.map.lookup(layer.activation);
+      if (auto wide = stage.wide.find(layer.activation);
+          wide != stage.wide.end())
+        activation = wide->second;
+      if (auto shared = accumulated.find(activation);
+          shared != accumulated.end()) {
+        stage.sharesHessianOf.push_back({it->second, shared->second});
+      } else {
+        accumulateHessian(stage, it->second, op, activation, b);
+        accumulated[activation] = it->second;
+      }
+    }
+    if (experts == ExpertCalibration::All && cloneWide(stage, index, op, b))
+      continue;
+    b.clone(op, stage.map);
+  }
+  return success();
+}
+
+void StageCutter::accumulateHessian(CalibrationStage &stage, unsigned m,
+                                    Operation &op, Value activation,
+                                    OpBuilder &b) {
+  Location l = op.getLoc();
+  Type i64 = b.getI64Type();
+  auto countType = RankedTensorType::get({}, i64);
+  int64_t in = layers[m]->inFeatures;
+  auto hType = RankedTensorType::get({in, in}, b.getF32Type());
+  StageArg hArg{StageArg::Hessian};
+  hArg.layer = m;
+  Value h = addArg(stage, nullptr, hArg, hType, b);
+  // Each Hessian counts its own samples: a call's [tokens, in]
+  // input (an expert's rows) is one, a [samples, tokens, in] input
+  // as many as it holds.
+  StageArg countArg{StageArg::Count};
+  countArg.layer = m;
+  Value count = tensor::ExtractOp::create(
+      b, l, addArg(stage, nullptr, countArg, countType, b), ValueRange{});
+  Value input = buildCalibrationInput(b, l, activation);
+  auto acc = HessianAccumulateOp::create(b, l, hType, i64, input, h, count);
+  stage.accumulatedFor.push_back(m);
+  stage.hessianResults.push_back(acc.getResult());
+  stage.tokenResults.push_back(rowCount(b, l, input));
+  stage.countResults.push_back(
+      tensor::FromElementsOp::create(b, l, countType, acc.getNewCount()));
+}
+
+LogicalResult StageCutter::finishStage(CalibrationStage &stage) {
+  // Returns: Hessians, their counts, the rows of each Hessian's input, then
+  // the values later stages read.
+  OpBuilder b(stage.func.getContext());
+  Block &block = stage.func.getBody().front();
+  b.setInsertionPointToEnd(&block);
+  SmallVector<Value> results(stage.hessianResults);
+  results.append(stage.countResults.begin(), stage.countResults.end());
+  results.append(stage.tokenResults.begin(), stage.tokenResults.end());
+  for (Value v : stage.outputs)
+    results.push_back(crossing(stage, v));
+  func::ReturnOp::create(b, stage.func.getLoc(), results);
+  stage.func.setType(FunctionType::get(stage.func.getContext(),
+                                       block.getArgumentTypes(),
+                                       ValueRange(results).getTypes()));
+  // Functions and globals the stage refers to come along.
+  SymbolTable table(*stage.module);
+  SmallVector<Operation *> work = {stage.func};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(op);
+    if (!uses)
+      continue;
+    for (const SymbolTable::SymbolUse &use : *uses) {
+      StringAttr name = use.getSymbolRef().getRootReference();
+      if (table.lookup(name))
         continue;
-      b.clone(op, stage.map);
+      Operation *target = module.lookupSymbol(name);
+      if (!target)
+        continue;
+      Operation *copy = target->clone();
+      table.insert(copy);
+      work.push_back(copy);
     }
   }
-
-  // Returns: Hessians, their counts, the rows of each Hessian's input, then the
-  // values later stages read (known only now that every stage is built).
-  for (CalibrationStage &stage : llvm::make_pointee_range(stages)) {
-    OpBuilder b(stage.func.getContext());
-    Block &block = stage.func.getBody().front();
-    b.setInsertionPointToEnd(&block);
-    SmallVector<Value> results(stage.hessianResults);
-    results.append(stage.countResults.begin(), stage.countResults.end());
-    results.append(stage.tokenResults.begin(), stage.tokenResults.end());
-    for (Value v : stage.outputs)
-      results.push_back(crossing(stage, v));
-    func::ReturnOp::create(b, stage.func.getLoc(), results);
-    stage.func.setType(FunctionType::get(stage.func.getContext(),
-                                         block.getArgumentTypes(),
-                                         ValueRange(results).getTypes()));
-    // Functions and globals the stage refers to come along.
-    SymbolTable table(*stage.module);
-    SmallVector<Operation *> work = {stage.func};
-    while (!work.empty()) {
-      Operation *op = work.pop_back_val();
-      std::optional<SymbolTable::UseRange> uses =
-          SymbolTable::getSymbolUses(op);
-      if (!uses)
-        continue;
-      for (const SymbolTable::SymbolUse &use : *uses) {
-        StringAttr name = use.getSymbolRef().getRootReference();
-        if (table.lookup(name))
-          continue;
-        Operation *target = module.lookupSymbol(name);
-        if (!target)
-          continue;
-        Operation *copy = target->clone();
-        table.insert(copy);
-        work.push_back(copy);
-      }
-    }
-    if (failed(verify(*stage.module))) {
-      fail(func.getLoc()) << "internal error: a calibration stage does not "
-                             "verify";
-      return failure();
-    }
-    splitStage(stage);
-    if (failed(verify(*stage.hessianModule)) ||
-        (stage.outputModule && failed(verify(*stage.outputModule)))) {
-      fail(func.getLoc()) << "internal error: a calibration stage's parts do "
-                             "not verify";
-      return failure();
-    }
+  if (failed(verify(*stage.module))) {
+    fail(func.getLoc()) << "internal error: a calibration stage does not "
+                           "verify";
+    return failure();
+  }
+  splitStage(stage);
+  if (failed(verify(*stage.hessianModule)) ||
+      (stage.outputModule && failed(verify(*stage.outputModule)))) {
+    fail(func.getLoc()) << "internal error: a calibration stage's parts do "
+                           "not verify";
+    return failure();
   }
   return success();
 }
