@@ -696,6 +696,30 @@ std::shared_ptr<CacheWrite> startCacheWrite(ExecutionEngine &engine,
   return writeCacheEntryInBackground(std::move(*object), slot.path.str().str(),
                                      slot.digest, entryFlags, options);
 }
+
+/// The engine's object given to the caller (options.object) and kept in
+/// the cache at `slot` (unless its path is empty).
+llvm::Error keepObject(CompiledCode &code, const CacheSlot &slot,
+                       uint64_t entryFlags, const JitOptions &options) {
+  if (options.object) {
+    auto object = compiledObject(*code.engine);
+    if (!object)
+      return object.takeError();
+    *options.object = std::move(*object);
+  }
+  if (!slot.path.empty())
+    code.write = startCacheWrite(*code.engine, slot, entryFlags, options);
+  return llvm::Error::success();
+}
+
+/// Each of `names` after `prefix`.
+std::vector<std::string> prefixed(StringRef prefix,
+                                  ArrayRef<std::string> names) {
+  std::vector<std::string> result;
+  for (const std::string &name : names)
+    result.push_back((prefix + name).str());
+  return result;
+}
 } // namespace
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
@@ -785,11 +809,8 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
 
   // The C interface of each entry, and the packed wrapper the
   // ExecutionEngine (and the cached library) exports for it.
-  std::vector<std::string> cifaceNames, packedNames;
-  for (const std::string &entry : entries) {
-    cifaceNames.push_back("_mlir_ciface_" + entry);
-    packedNames.push_back("_mlir_" + cifaceNames.back());
-  }
+  std::vector<std::string> cifaceNames = prefixed("_mlir_ciface_", entries);
+  std::vector<std::string> packedNames = prefixed("_mlir_", cifaceNames);
   bool cached = !options.cacheDir.empty() && !options.object;
   llvm::StringRef buildIdentity = compilerBuildIdentity();
   bool keyBeforeLowering =
@@ -862,14 +883,8 @@ CompiledFunction::compileEntries(OwningOpRef<ModuleOp> module,
   for (auto [fn, function] : llvm::zip_equal(fns, *functions))
     fn->packed.function = function;
 
-  if (options.object) {
-    auto object = compiledObject(*code->engine);
-    if (!object)
-      return object.takeError();
-    *options.object = std::move(*object);
-  }
-  if (!slot.path.empty())
-    code->write = startCacheWrite(*code->engine, slot, entryFlags, options);
+  if (llvm::Error err = keepObject(*code, slot, entryFlags, options))
+    return std::move(err);
   return finish();
 }
 
