@@ -426,4 +426,99 @@ func.func @filled(%n: i64) -> tensor<?xf32> {
   gptqModuleFree(module);
 }
 
+/// A layer as --gptq-quantize-model rewrites it: packed codes, scales,
+/// zeros and g_idx held in the file, gptq.unpack and gptq.dequantize in
+/// front of the contraction; and a float weight kept in a parameter
+/// archive.
+const char *kRewritten = R"mlir(
+module attributes {gptq.parameters = "w.npz", gptq.hf_names = {emb = "model.embed.weight"}} {
+  func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+    %emb = arith.constant dense_resource<emb> : tensor<2x4xf32>
+    %w = arith.constant dense_resource<layers.0.wq.qweight> : tensor<4x1xi32>
+    %s = arith.constant dense_resource<layers.0.wq.scales> : tensor<4x2xf32>
+    %z = arith.constant dense_resource<layers.0.wq.zeros> : tensor<4x2xf32>
+    %g = arith.constant dense_resource<layers.0.wq.g_idx> : tensor<4xi32>
+    %n = arith.constant 4 : index
+    %c = gptq.unpack %w columns %n bits 4 : tensor<4x1xi32> -> tensor<4x4xi8>
+    %d = gptq.dequantize %c, %s, %z, %g : tensor<4x4xi8>, tensor<4x2xf32>, tensor<4xi32> -> tensor<4x4xf32>
+    %e = tensor.empty() : tensor<2x4xf32>
+    %r = linalg.matmul ins(%x, %d : tensor<2x4xf32>, tensor<4x4xf32>) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+    %y = linalg.add ins(%r, %emb : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+    return %y : tensor<2x4xf32>
+  }
+  func.func @plain(%x: tensor<4xi32>) -> tensor<4xi32> {
+    return %x : tensor<4xi32>
+  }
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      "layers.0.wq.qweight": "0x0400000078563412010000000200000003000000",
+      "layers.0.wq.scales": "0x040000000000803F0000803F0000803F0000803F0000803F0000803F0000803F0000803F",
+      "layers.0.wq.zeros": "0x040000000000000000000000000000000000000000000000000000000000000000000000",
+      "layers.0.wq.g_idx": "0x0400000000000000000000000100000001000000"
+    }
+  }
+#-}
+)mlir";
+
+TEST(CAPIModel, DescribesTheRewrittenLayersAndTheirConstants) {
+  TempFile file("q.mlir", kRewritten);
+  GptqModule *module = nullptr;
+  ASSERT_EQ(take(gptqModuleOpen(file.path.c_str(), "", &module)), "");
+  const char *json = nullptr;
+  ASSERT_EQ(take(gptqModuleDescribeModel(module, &json)), "");
+  std::string text = json;
+  auto has = [&](const std::string &part) {
+    EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
+  };
+  has(R"("attributes":{"gptq.hf_names":{"emb":"model.embed.weight"},)"
+      R"("gptq.parameters":"w.npz"},"parameters":["w.npz"])");
+  // The constants in order; the float weight's data is in the archive.
+  has(R"({"name":"forward","constants":[)"
+      R"({"name":"emb","element":"f32","shape":[2,4],"inline":false},)"
+      R"({"name":"layers.0.wq.qweight","element":"i32","shape":[4,1],"inline":true},)"
+      R"({"name":"layers.0.wq.scales","element":"f32","shape":[4,2],"inline":true},)"
+      R"({"name":"layers.0.wq.zeros","element":"f32","shape":[4,2],"inline":true},)"
+      R"({"name":"layers.0.wq.g_idx","element":"i32","shape":[4],"inline":true}],)");
+  // The one layer, naming its constants by their place in that list.
+  has(R"("layers":[{"qweight":1,"bits":4,"out":4,"columns":4,"scales":2,)"
+      R"("zeros":3,"g_idx":4}]})");
+  has(R"({"name":"plain","constants":[],"layers":[]})");
+
+  // A blob the file holds: its bytes, after the alignment word.
+  const void *data = nullptr;
+  size_t size = 0;
+  ASSERT_EQ(
+      take(gptqModuleResource(module, "layers.0.wq.qweight", &data, &size)),
+      "");
+  ASSERT_EQ(size, 16u);
+  const int32_t *words = static_cast<const int32_t *>(data);
+  EXPECT_EQ(words[0], 0x12345678);
+  EXPECT_EQ(words[3], 3);
+  EXPECT_EQ(take(gptqModuleResource(module, "emb", &data, &size)),
+            file.path + ": no data for resource 'emb'");
+  EXPECT_EQ(take(gptqModuleResource(module, nullptr, &data, &size)),
+            "gptqModuleResource: a null argument");
+  gptqModuleFree(module);
+  EXPECT_EQ(take(gptqModuleDescribeModel(module, &json)),
+            "gptqModuleDescribeModel: not an open module (a null handle, one "
+            "already freed, or one being freed by another thread)");
+}
+
+TEST(CAPIModel, AParametersAttributeThatNamesNoArchiveIsSaidSo) {
+  TempFile file("p.mlir", "module attributes {gptq.parameters = []} {}\n");
+  GptqModule *module = nullptr;
+  ASSERT_EQ(take(gptqModuleOpen(file.path.c_str(), "", &module)), "");
+  const char *json = nullptr;
+  ASSERT_EQ(take(gptqModuleDescribeModel(module, &json)), "");
+  EXPECT_NE(std::string(json).find(
+                R"("parameters":{"error":"the gptq.parameters attribute must )"
+                R"(be a string naming the parameter archive, or an array of )"
+                R"(such strings, found []"},"functions":[])"),
+            std::string::npos)
+      << json;
+  gptqModuleFree(module);
+}
+
 } // namespace

@@ -89,6 +89,39 @@ GPTQ_CAPI_EXPORTED void gptqModuleFree(GptqModule *module);
 GPTQ_CAPI_EXPORTED GptqError *
 gptqModuleDescribe(GptqModule *module, const char *entry, const char **json);
 
+/* What a reader of a model needs of its module, found by walking its IR,
+ * as one JSON object:
+ *   "attributes": the module's attributes as JSON values (strings, integers,
+ *     floats, booleans, arrays and dictionaries as themselves, a unit
+ *     attribute as true, any other as null): gptq.model, gptq.hf_names, ...
+ *   "parameters": the archive names of gptq.parameters (relative to the
+ *     module's folder), null without it, or {"error": "..."} for a value the
+ *     archives cannot be loaded from.
+ *   "functions": per func.func, in order, {"name", "constants", "layers"}:
+ *     "constants" the arith.constant ops of dense_resource tensors, as
+ *     {"name": resource key, "element": "f32", "shape": [64, 8], "inline":
+ *     whether the module file holds the data (else a parameter archive
+ *     does)}; "layers" each gptq.dequantize, as the indices in "constants"
+ *     of the constants it reads ("qweight" through its gptq.unpack, "scales",
+ *     "zeros", "g_idx"; null where the operand is not such a constant) and
+ *     its gptq.unpack's "bits", "out" and "columns" (static sizes, else
+ *     null; all three absent when the codes are not a gptq.unpack's).
+ * Describes the module as its file is, also after an entry was compiled
+ * (which attaches the archives' arrays). The text stays valid until the
+ * next gptqModuleDescribeModel or gptqModuleFree. */
+GPTQ_CAPI_EXPORTED GptqError *gptqModuleDescribeModel(GptqModule *module,
+                                                      const char **json);
+
+/* The bytes of the module's resource blob `key` (a constant's "name" in
+ * gptqModuleDescribeModel): of a blob the module file holds, and after an
+ * entry was compiled of an array of its parameter archives too. *data and
+ * *size stay valid until gptqModuleFree. An error when no such blob is
+ * attached. */
+GPTQ_CAPI_EXPORTED GptqError *gptqModuleResource(GptqModule *module,
+                                                 const char *key,
+                                                 const void **data,
+                                                 size_t *size);
+
 /* Compiles `entry` (once; later calls return at once), mapping the
  * module's parameter archives on the first compilation. Optional: a call
  * compiles its entry when needed. *seconds (when not NULL) is set to the

@@ -20,6 +20,8 @@
 
 #include "gptq-c/Run.h"
 
+#include "DescribeModel.h"
+
 #include "gptq/Execution/Describe.h"
 #include "gptq/Execution/Jit.h"
 #include "gptq/Execution/Parameters.h"
@@ -69,6 +71,9 @@ struct ModuleState {
   OwningOpRef<ModuleOp> module;
   bool parametersLoaded = false;
   std::string description;
+  /// gptqModuleDescribeModel's text, made before the parameter archives
+  /// are attached (its "inline" says which blobs the file holds).
+  std::string modelDescription;
   llvm::StringMap<std::unique_ptr<CompiledFunction>> entries;
   /// Held by each call: one call at a time.
   std::mutex callMutex;
@@ -177,6 +182,8 @@ llvm::Expected<CompiledFunction *> compiled(ModuleState *module,
   // Weights kept in parameter archives beside the module, mapped once for
   // every entry.
   if (!module->parametersLoaded) {
+    if (module->modelDescription.empty())
+      module->modelDescription = describeModel(*module->module);
     MappedInputOwner owner(module);
     ensureMappedInputHandler();
     if (llvm::Error err = loadParameters(*module->module, module->path))
@@ -270,6 +277,41 @@ GptqError *gptqModuleDescribe(GptqModule *handle, const char *entry,
                      module->path + ": " + llvm::toString(text.takeError()));
   module->description = std::move(*text);
   *json = module->description.c_str();
+  return nullptr;
+}
+
+GptqError *gptqModuleDescribeModel(GptqModule *handle, const char **json) {
+  if (!json)
+    return makeError(nullptr, 0, "gptqModuleDescribeModel: a null result");
+  ModuleUse use(handle);
+  if (!use)
+    return makeError(nullptr, 0, notOpen("gptqModuleDescribeModel"));
+  ModuleState *module = use.state();
+  if (module->modelDescription.empty())
+    module->modelDescription = describeModel(*module->module);
+  *json = module->modelDescription.c_str();
+  return nullptr;
+}
+
+GptqError *gptqModuleResource(GptqModule *handle, const char *key,
+                              const void **data, size_t *size) {
+  if (!key || !data || !size)
+    return makeError(nullptr, 0, "gptqModuleResource: a null argument");
+  ModuleUse use(handle);
+  if (!use)
+    return makeError(nullptr, 0, notOpen("gptqModuleResource"));
+  ModuleState *module = use.state();
+  AsmResourceBlob *blob = findResourceBlob(module->module->getContext(), key);
+  if (!blob) {
+    std::string shown;
+    llvm::raw_string_ostream os(shown);
+    os.write_escaped(key);
+    return makeError(nullptr, 0,
+                     module->path + ": no data for resource '" + shown + "'");
+  }
+  llvm::ArrayRef<char> bytes = blob->getData();
+  *data = bytes.data();
+  *size = bytes.size();
   return nullptr;
 }
 
