@@ -195,4 +195,129 @@ def GPTQAssertToRuntime : Pass<"gptq-assert-to-runtime", "ModuleOp"> {
   ];
 }
 
+def GPTQDestinationsToResults
+    : Pass<"gptq-destinations-to-results", "ModuleOp"> {
+  let summary = "Turn memref arguments updated in place into tensor "
+                "arguments and results";
+  let description = [{
+    The importers' `@prefill` and `@decode` update the KV caches in place:
+    each cache is a memref argument, read as a tensor once
+    (`bufferization.to_tensor %cache restrict writable`) and written back
+    once before the return (`bufferization.materialize_in_destination
+    %new in restrict writable %cache`), so that a step costs the new
+    token's work only in our lowering. Compilers that take functions on
+    tensors alone (IREE) cannot compile that form. This pass rewrites each
+    such argument into a tensor argument of the same shape and element
+    type and appends the tensor written back to the function's results,
+    in argument order:
+
+    ```mlir
+    func.func @decode(%tokens: tensor<?xi32>, %position: i64,
+                      %k: memref<5x?x4x?x8xf32>, %v: memref<5x?x4x?x8xf32>)
+        -> tensor<?x?xf32>
+    // becomes
+    func.func @decode(%tokens: tensor<?xi32>, %position: i64,
+                      %k: tensor<5x?x4x?x8xf32>, %v: tensor<5x?x4x?x8xf32>)
+        -> (tensor<?x?xf32>, tensor<5x?x4x?x8xf32>, tensor<5x?x4x?x8xf32>)
+    ```
+
+    The caller passes the caches in and takes the updated ones back; the
+    argument's `memref.dim`s become `tensor.dim`s. A memref argument with
+    any other use (more than one read or write, a
+    write not in the function's block, a function that is called), a
+    layout other than the identity, or a function with more than one block
+    is an error naming the argument and the use.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def GPTQPermuteToGather : Pass<"gptq-permute-to-gather", "ModuleOp"> {
+  let summary = "Express gptq.permute as a gathering linalg.generic";
+  let description = [{
+    Rewrites every `gptq.permute` into a `linalg.generic` that gathers,
+    `result[.., j, ..] = source[.., perm[j], ..]` along each permuted
+    dimension (`tensor.extract` of the permutation and of the source): the
+    form of an act-order model whose columns `gptq-quantize-model` sorted
+    by group, for compilers without the gptq dialect. An `inverse`
+    permutation is gathered by the inverse of its permutation, which must
+    then be a constant; otherwise the pass fails with an error at the op.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def GPTQStripToUpstream : Pass<"gptq-strip-to-upstream", "ModuleOp"> {
+  let summary = "Remove the gptq attributes; refuse gptq ops and types";
+  let description = [{
+    The last step of `gptq-to-upstream-pipeline`: removes every
+    discardable attribute whose name starts with `gptq.` (`gptq.model`
+    on the module, `gptq.library` on the lowering's functions, ...), and
+    fails with an error at the first op of the gptq dialect, or op using a
+    type or attribute of it, that is left. A module that names parameter
+    archives (`gptq.parameters`) is refused: its weights are not in it
+    (attach them first with `gptq-load-parameters`, or in `gptq-opt`
+    write the output with `--embed-parameters`).
+  }];
+}
+
+def GPTQToQuantTypes : Pass<"gptq-to-quant-types", "ModuleOp"> {
+  let summary = "Express constant quantized weights with upstream quant types";
+  let description = [{
+    Rewrites every `gptq.dequantize` whose codes come from a `gptq.unpack`
+    of a constant and whose scales, zeros and `g_idx` are constants (`dense`
+    or `dense_resource`, static shapes: the weights of
+    `gptq-quantize-model`) into the upstream `quant` dialect, so that MLIR
+    compilers without the gptq dialect can consume the model: the codes as
+    an integer constant, `quant.scast` to a tensor of a `!quant.uniform`
+    type that holds the scales and zero points, and `quant.dcast` to f32.
+    Upstream `-lower-quant-ops` lowers that to a `linalg.generic` computing
+    `(code - zero_point) * scale`, the arithmetic of `gptq.dequantize`;
+    `gptq-lower-to-cpu-pipeline` runs it first.
+
+    The storage type is `u8` for every bit width, narrowed to
+    `[0, 2^bits - 1]` (`u8<0:7>` for 3 bits, `u8<0:15>` for 4, `u8` for 8):
+    a code per byte, the codes and zero points GPTQ's own. One group per row
+    (`group-size=-1`, or groups as wide as the input) is per-axis
+    quantization along the output dimension:
+
+    ```mlir
+    %codes = arith.constant dense<...> : tensor<64x64xi8>
+    %q = quant.scast %codes : tensor<64x64xi8>
+        to tensor<64x64x!quant.uniform<u8<0:15>:f32:0, {0.0123:8, ...}>>
+    %w = quant.dcast %q : tensor<64x64x!quant.uniform<u8<0:15>:f32:0, {...}>>
+        to tensor<64x64xf32>
+    ```
+
+    Groups are sub-channel quantization with block sizes `{0:1, 1:B}`, the
+    scales and zero points `out x groups`. The tensor holds the groups side
+    by side in blocks of `B` columns, `B` the largest group's column count;
+    a column's place is its group's block and its rank among the group's
+    columns. When `g_idx[j] = j / B` and the blocks fill the input exactly,
+    that is the weight itself. When the last group is short (the input
+    features are not a multiple of the group size), the blocks are padded
+    with the row's zero point (dequantized 0) and a `tensor.extract_slice`
+    cuts the weight out. With act-order (any other `g_idx`), a
+    `linalg.generic` gathers each column back from its place
+    (`W[r, j] = blocks[r, place[j]]`, the places an i32 constant).
+
+    A weight the types cannot express is an error naming the layer (the
+    qweight resource's name without `.qweight`, else the op's location
+    name): a scale that is not positive and finite, a zero point that is not
+    an integer in `[0, 2^bits - 1]`, a `g_idx` entry outside the groups,
+    groups so uneven that blocks of the largest one's size would more than
+    double the columns, a `dense_resource` without its data or shorter than
+    its type, an empty weight. The pass fails then, and gptq-opt writes no
+    output.
+    Dequantizations of non-constant operands, or of codes that do not come
+    from `gptq.unpack`, are left as they are.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::quant::QuantDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // GPTQ_CONVERSION_PASSES_TD

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPTQ_QUANTIZE_UPSTREAMPIPELINE_H
-#define GPTQ_QUANTIZE_UPSTREAMPIPELINE_H
+#ifndef GPTQ_CONVERSION_GPTQTOUPSTREAM_UPSTREAMPIPELINE_H
+#define GPTQ_CONVERSION_GPTQTOUPSTREAM_UPSTREAMPIPELINE_H
 
 namespace mlir {
 class OpPassManager;
@@ -24,4 +24,4 @@ void registerUpstreamPipeline();
 } // namespace gptq
 } // namespace mlir
 
-#endif // GPTQ_QUANTIZE_UPSTREAMPIPELINE_H
+#endif // GPTQ_CONVERSION_GPTQTOUPSTREAM_UPSTREAMPIPELINE_H

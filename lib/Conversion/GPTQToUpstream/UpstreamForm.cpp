@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gptq/Conversion/GPTQToUpstream/UpstreamPipeline.h"
+#include "gptq/Conversion/Passes.h"
 #include "gptq/Dialect/GPTQ/IR/GPTQ.h"
-#include "gptq/Quantize/Passes.h"
-#include "gptq/Quantize/UpstreamPipeline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -29,7 +29,7 @@ namespace gptq {
 #define GEN_PASS_DEF_GPTQDESTINATIONSTORESULTS
 #define GEN_PASS_DEF_GPTQSTRIPTOUPSTREAM
 #define GEN_PASS_DEF_GPTQPERMUTETOGATHER
-#include "gptq/Quantize/Passes.h.inc"
+#include "gptq/Conversion/Passes.h.inc"
 } // namespace gptq
 } // namespace mlir
 
