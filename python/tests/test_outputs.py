@@ -404,14 +404,14 @@ def test_sighup_while_a_pipe_blocks_the_commit(llama2c_folder):
 
 def test_parameter_archives_of_a_model(tmp_path):
     """The archives a module names (so that a command can protect them),
-    read from its module line only: one, several, an index with its
-    shards; nothing for a pipe (opened without waiting for a writer),
-    bytecode, or a module that names none."""
+    read through the C API: one, several, an index with its shards; nothing
+    for a pipe (refused without waiting for a writer), a file that does not
+    parse (here a cut-off bytecode header), or a module that names none."""
     from gptq_mlir.runtime.archives import parameter_archives
 
     text = tmp_path / "m.mlir"
     text.write_text('#map = affine_map<(d0) -> (d0)>\n'
-                    'module attributes {gptq.model = #gptq.model<dim = 4>, gptq.parameters = "w\\22x.npz"} {\n}\n')
+                    'module attributes {gptq.parameters = "w\\22x.npz"} {\n}\n')
     assert parameter_archives(text) == [tmp_path / 'w"x.npz']
     (tmp_path / "ckpt").mkdir()
     (tmp_path / "ckpt" / "model.safetensors.index.json").write_text(

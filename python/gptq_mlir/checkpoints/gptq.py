@@ -46,8 +46,6 @@ import json
 import math
 import os
 import re
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
@@ -59,7 +57,7 @@ from ..files.outputs import Run
 from ..importers import architectures, emitter, hf
 from ..importers.config import Llama2cConfig
 from ..importers.llama2c import RMS_NORM_EPS, ROPE_THETA
-from ..runtime import runner
+from ..runtime import native
 from ..runtime.archives import parameter_archives
 
 SUPPORTED_BITS = (2, 3, 4, 8)
@@ -263,7 +261,7 @@ class RewrittenModel:
     ``quantized`` say where they are without reading them), so that a model
     larger than memory can be exported one tensor at a time."""
 
-    attributes: Dict[str, str]
+    attributes: Dict[str, Any]  # as JSON values (NativeModule.describe_model)
     constants: Dict[str, ConstantData]
     quantized: Dict[str, QuantizedLayer]
 
@@ -277,97 +275,18 @@ class RewrittenModel:
         return _Lazy(self.quantized, lambda layer: QuantizedLayer(layer.name, layer.bits, layer.columns, layer.data))
 
 
-def _unescape(literal: str) -> str:
-    """The value of an MLIR string literal (with its quotes); GPTQError for
-    a malformed escape or bytes that are not UTF-8."""
-    try:
-        return _unescape_checked(literal)
-    except (IndexError, ValueError):
-        raise GPTQError(f"malformed string literal {inputs.shown(literal, 60)}") from None
-
-
-def _unescape_checked(literal: str) -> str:
-    body, out, i = literal[1:-1], bytearray(), 0
-    while i < len(body):
-        char = body[i]
-        if char != "\\":
-            out += char.encode()
-            i += 1
-            continue
-        following = body[i + 1]
-        if following in '"\\':
-            out += following.encode()
-            i += 2
-        elif following in "nt":
-            out += b"\n" if following == "n" else b"\t"
-            i += 2
-        else:
-            digits = body[i + 1 : i + 3]
-            if not re.fullmatch(r"[0-9A-Fa-f]{2}", digits):
-                raise ValueError(digits)
-            out.append(int(digits, 16))
-            i += 3
-    return out.decode("utf-8")
-
-
-_STRING = r'"(?:[^"\\]|\\.)*"'
-_TOKEN = re.compile(rf'\s*({_STRING}|[{{}}\[\]=,]|[^\s{{}}\[\]=,"]+)')
-
-
-def _parse_dictionary(text: str, start: int) -> Tuple[Dict[str, str], int]:
-    """An MLIR dictionary attribute at ``text[start] == "{"``: key -> the text
-    of its value (string literals unescaped, nested dictionaries as text).
-    Returns it and the index after its closing brace."""
-    result: Dict[str, str] = {}
-    position = start + 1
-    while True:
-        match = _TOKEN.match(text, position)
-        if match is None:
-            raise GPTQError("malformed module attributes")
-        token, position = match.group(1), match.end()
-        if token == "}":
-            return result, position
-        if token == ",":
-            continue
-        key = _unescape(token) if token.startswith('"') else token
-        match = _TOKEN.match(text, position)
-        if match is None or match.group(1) != "=":
-            result[key] = ""  # a unit attribute
-            continue
-        position = match.end()
-        value_start = len(text) - len(text[position:].lstrip())
-        depth, position = 0, value_start
-        while position < len(text):
-            match = _TOKEN.match(text, position)
-            if match is None:
-                raise GPTQError("malformed module attributes")
-            token = match.group(1)
-            if token in ",}" and depth == 0:
-                break
-            depth += {"{": 1, "}": -1, "[": 1, "]": -1}.get(token, 0)
-            position = match.end()
-        value = text[value_start:position].strip()
-        result[key] = _unescape(value) if re.fullmatch(_STRING, value) else value
-
-
-def _string_dictionary(text: str, what: str) -> Dict[str, str]:
-    """A module attribute's dictionary (its text), as key -> value text."""
-    if not text.startswith("{"):
+def _string_dictionary(value: Any, what: str) -> Dict[str, str]:
+    """A module attribute that maps names to strings (as the C API gives
+    it, a JSON object)."""
+    if not isinstance(value, dict):
         raise GPTQError(f"module attribute {what} is not a dictionary")
-    return _parse_dictionary(text, 0)[0]
+    for key, item in value.items():
+        if not isinstance(item, str):
+            raise GPTQError(f"module attribute {what}: {inputs.shown(key)} is {inputs.shown(str(item), 40)}, "
+                            "expected a string")
+    return value
 
 
-_CONSTANT = re.compile(
-    rf'(%[\w$.-]+) = arith\.constant dense_resource<({_STRING}|[^>"]+)> : tensor<((?:\d+x)*)(f32|i32|f16|bf16|i8|i64)>'
-)
-_UNPACK = re.compile(
-    r"(%[\w$.-]+) = gptq\.unpack (%[\w$.-]+) columns %[\w$.-]+ bits (\d+) : "
-    r"tensor<(\d+)x(\d+)xi32> -> tensor<(\d+)x(\d+)xi8>"
-)
-_DEQUANTIZE = re.compile(
-    r"(%[\w$.-]+) = gptq\.dequantize (%[\w$.-]+), (%[\w$.-]+), (%[\w$.-]+), (%[\w$.-]+) :"
-)
-_RESOURCE = re.compile(rf'^\s*({_STRING}|[^\s:"]+)\s*:\s*"0x([0-9A-Fa-f]*)"', re.MULTILINE)
 _RESOURCE_DTYPES = {"f32": "<f4", "i32": "<i4", "f16": "<f2", "bf16": "<u2", "i8": "i1", "i64": "<i8"}
 #: The safetensors dtype of each element type a parameter archive's tensor
 #: may have.
@@ -413,78 +332,100 @@ class _Archives:
         return None
 
 
-def _archive_names(value: str) -> List[str]:
-    """The file names of a ``gptq.parameters`` value: a string (already
-    unescaped) or an array of string literals."""
-    if not value.startswith("["):
-        return [value]
-    names = [_unescape(literal) for literal in re.findall(_STRING, value)]
-    if not names:
-        raise GPTQError(f"attribute {emitter.PARAMETERS_ATTRIBUTE} names no archive")
-    return names
+def _open_module(path: Path) -> native.NativeModule:
+    """The module at ``path`` (text or bytecode), parsed and verified by
+    the C API; GPTQError naming the module and the first error otherwise."""
+    # Said as every command says it of a missing file, a FIFO or a folder.
+    with inputs.open_regular(path, "model"):
+        pass
+    try:
+        return native.open_module(path)
+    except GPTQError as error:
+        message = str(error)
+        raise GPTQError(message if str(path) in message else f"cannot read model {path}: {message}") from None
 
 
-def _one_line(diagnostics: str) -> str:
-    """gptq-opt's diagnostics as one line: its first error (MLIR prints
-    notes and the offending source on further lines)."""
-    lines = [line.strip() for line in diagnostics.splitlines() if line.strip()]
-    errors = [line for line in lines if "error:" in line]
-    return inputs.shown((errors or lines or ["no diagnostics"])[0], 300)
+def _function_constants(path: Path, module: native.NativeModule, function: Dict[str, Any],
+                        external: Optional[_Archives], ours_of: Dict[str, str]
+                        ) -> List[Optional[Tuple[str, ConstantData]]]:
+    """Each of a function's dense_resource constants (as the C API lists
+    them) as (our name, its data); None for one of an element type that
+    no weight has."""
+    constants: List[Optional[Tuple[str, ConstantData]]] = []
+    for constant in function["constants"]:
+        name, element, shape = constant["name"], constant["element"], tuple(constant["shape"])
+        if element not in _ELEMENT_BYTES:
+            constants.append(None)
+            continue
+        data = None
+        if constant["inline"]:
+            blob = module.resource(name)
+            data = ConstantData(name, element, shape, blob=blob)
+            if blob.size != data.nbytes:
+                held = blob.size // _ELEMENT_BYTES[element]
+                raise GPTQError(f"{path}: resource {name} holds {held} values, its type {shape}")
+        elif external is not None:
+            data = external.find(name, element, shape)
+        if data is None:
+            raise GPTQError(f"{path}: no data for resource {inputs.shown(name)}")
+        constants.append((ours_of.get(name, name), data))
+    return constants
 
 
-def _module_text(path: Path) -> str:
-    """The module at ``path`` (a regular file) as text; bytecode is printed
-    by gptq-opt."""
-    with inputs.open_regular(path, "model") as handle:
-        try:
-            data = handle.read()
-        except OSError as error:
-            raise GPTQError(f"cannot read model {path}: {error.strerror or error}") from error
-    if not data.startswith(b"ML\xefR"):
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise GPTQError(f"{path}: neither MLIR text nor bytecode") from None
-    with tempfile.TemporaryDirectory(prefix="gptq-export-") as scratch:
-        text_path = Path(scratch) / "model.mlir"
-        completed = subprocess.run(
-            [str(runner.require_opt()), str(path), "-o", str(text_path)], capture_output=True, text=True
+def _rewritten_layer(path: Path, layer: Dict[str, Any], constants: List[Optional[Tuple[str, ConstantData]]],
+                    by_name: Dict[str, ConstantData], used: set) -> QuantizedLayer:
+    """One gptq.dequantize of a function (as the C API describes it) as a
+    layer, checked against the shapes its gptq.unpack declares; the names
+    of the constants it reads are added to ``used``."""
+
+    def constant(role: str) -> Optional[Tuple[str, ConstantData]]:
+        index = layer.get(role)
+        return None if index is None else constants[index]
+
+    packed = constant("qweight")
+    if packed is None:
+        raise GPTQError(f"{path}: a gptq.dequantize whose codes are not gptq.unpack of a constant")
+    qweight_name, qweight = packed
+    if not qweight_name.endswith(".qweight"):
+        raise GPTQError(f"{path}: packed weights {inputs.shown(qweight_name)} are not named <layer>.qweight")
+    name = qweight_name[: -len(".qweight")]
+    where = f"{path}: layer {inputs.shown(name)}"
+    bits, out, columns = layer["bits"], layer["out"], layer["columns"]
+    if out is None or columns is None:
+        shown = " x ".join("?" if size is None else str(size) for size in (out, columns))
+        raise GPTQError(f"{where}: gptq.unpack of {shown} codes of {bits} bits, expected static sizes")
+    words = (out, -(-columns * bits // 32))
+    if qweight.shape != words or qweight.element != "i32":
+        raise GPTQError(
+            f"{where}: packed weights {list(qweight.shape)} {_RESOURCE_DTYPES[qweight.element]}, expected "
+            f"int32 {list(words)} for {out} x {columns} codes of {bits} bits"
         )
-        if completed.returncode != 0:
-            raise GPTQError(f"gptq-opt could not read {path}: {_one_line(completed.stderr)}")
-        return text_path.read_text()
-
-
-def _dims(text: str, path: Path, name: str) -> Tuple[int, ...]:
-    """The static shape ``64x8x`` of a constant's type."""
-    dims = [d for d in text.split("x") if d]
-    if any(len(d) > 18 for d in dims):
-        raise GPTQError(f"{path}: resource {inputs.shown(name)} has a type of absurd size {text}")
-    return tuple(int(d) for d in dims)
-
-
-def _resource_blobs(path: Path, resources_text: str) -> Dict[str, bytes]:
-    blobs = {}
-    for match in _RESOURCE.finditer(resources_text):
-        key = _unescape(match.group(1)) if match.group(1).startswith('"') else match.group(1)
-        digits = match.group(2)
-        if len(digits) % 2:
-            raise GPTQError(f"{path}: resource {inputs.shown(key)} holds an odd number of hex digits")
-        blobs[key] = bytes.fromhex(digits)[4:]  # after the alignment word
-    return blobs
-
-
-_FUNCTION = re.compile(r"^\s*(?:\"func\.func\"|func\.func)\b", re.MULTILINE)
-
-
-def _function_bodies(text: str) -> List[str]:
-    """``text`` cut at each function's first line (the module's header, if
-    any, stays with the first function)."""
-    starts = [m.start() for m in _FUNCTION.finditer(text)]
-    if len(starts) <= 1:
-        return [text]
-    starts[0] = 0
-    return [text[start:end] for start, end in zip(starts, starts[1:] + [len(text)])]
+    parts = {"qweight": qweight}
+    for role in ("scales", "zeros", "g_idx"):
+        operand = constant(role)
+        if operand is None:
+            raise GPTQError(f"{where}: the {role} operand of its gptq.dequantize is not a constant")
+        data = operand[1]
+        element = "i32" if role == "g_idx" else "f32"
+        if data.element != element:
+            raise GPTQError(f"{where}: {role} of element type {data.element}, expected {element}")
+        parts[role] = data
+        used.add(operand[0])
+    groups = parts["scales"].shape[1] if len(parts["scales"].shape) == 2 else 0
+    for role, expected in (("scales", (out, groups)), ("zeros", (out, groups)), ("g_idx", (columns,))):
+        if parts[role].shape != expected or groups < 1:
+            raise GPTQError(f"{where}: {role} of shape {list(parts[role].shape)}, expected {list(expected)}")
+    used.add(qweight_name)
+    # Columns sorted by group: the permutation the activation is read
+    # through.
+    perm = by_name.get(f"{name}.perm")
+    if perm is not None:
+        if perm.shape != (columns,) or perm.element != "i64":
+            raise GPTQError(f"{where}: {name}.perm of shape {list(perm.shape)} "
+                            f"{_RESOURCE_DTYPES[perm.element]}, expected int64 [{columns}]")
+        parts["perm"] = perm
+        used.add(f"{name}.perm")
+    return QuantizedLayer(name, bits, columns, parts)
 
 
 def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
@@ -492,29 +433,21 @@ def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
     ``gptq-opt --gptq-quantize-model`` wrote (text or bytecode), found but
     not read: arrays are read when looked up.
 
+    The module is parsed and verified, and its layers and constants found,
+    by the C API (:meth:`gptq_mlir.runtime.native.NativeModule.describe_model`).
     Every constant's data, in the module or in its parameter archive, must
     have the dtype and shape its type declares (an .npz array's is checked
     when it is read), and every quantized layer's constants the shapes
     ``gptq.unpack`` and ``gptq.dequantize`` declare; GPTQError naming the
     module, archive or resource otherwise."""
     path = Path(path)
-    text = _module_text(path)
-    header = re.search(r"^module attributes \{", text, re.MULTILINE)
-    attributes: Dict[str, str] = {}
-    if header is not None:
-        try:
-            attributes, _ = _parse_dictionary(text, header.end() - 1)
-        except GPTQError as error:
-            raise GPTQError(f"{path}: {error}") from None
-    resources_at = text.find("{-#")
-    body, resources_text = (text, "") if resources_at < 0 else (text[:resources_at], text[resources_at:])
-    try:
-        blobs = _resource_blobs(path, resources_text)
-    except GPTQError as error:
-        raise GPTQError(f"{path}: {error}") from None
-    external = None
-    if emitter.PARAMETERS_ATTRIBUTE in attributes:
-        external = _Archives(path.parent, _archive_names(attributes[emitter.PARAMETERS_ATTRIBUTE]))
+    module = _open_module(path)
+    description = module.describe_model()
+    attributes: Dict[str, Any] = description["attributes"]
+    names = description["parameters"]
+    if isinstance(names, dict):
+        raise GPTQError(f"{path}: {names['error']}")
+    external = None if names is None else _Archives(path.parent, names)
     # A weight read from a checkpoint in place is named by its tensor's name;
     # the export knows weights by ours.
     ours_of = {}
@@ -522,74 +455,20 @@ def read_rewritten_model(path: Union[str, os.PathLike]) -> RewrittenModel:
         ours_of = {theirs: ours for ours, theirs in _string_dictionary(
             attributes[hf.NAMES_ATTRIBUTE], hf.NAMES_ATTRIBUTE).items()}
 
-    # Values are numbered per function: each function's constants are read
-    # apart (an imported model's forward, prefill and decode read the same
-    # resources; a layer is the same layer in each).
+    # Each function's layers read its own constants (an imported model's
+    # forward, prefill and decode read the same resources; a layer is the
+    # same layer in each).
     layers: Dict[str, QuantizedLayer] = {}
     used = set()
     all_constants: List[Tuple[str, ConstantData]] = []
-    for body in _function_bodies(body):
-        constants: Dict[str, Tuple[str, ConstantData]] = {}
-        for ssa, key, dims, element in _CONSTANT.findall(body):
-            name = _unescape(key) if key.startswith('"') else key
-            shape = _dims(dims, path, name)
-            data = None
-            if name in blobs:
-                data = ConstantData(name, element, shape, blob=blobs[name])
-                held = len(blobs[name]) // _ELEMENT_BYTES[element]
-                if len(blobs[name]) != data.nbytes:
-                    raise GPTQError(f"{path}: resource {name} holds {held} values, its type {shape}")
-            elif external is not None:
-                data = external.find(name, element, shape)
-            if data is None:
-                raise GPTQError(f"{path}: no data for resource {inputs.shown(name)}")
-            constants[ssa] = (ours_of.get(name, name), data)
-        unpacks = {m[0]: m for m in _UNPACK.findall(body)}
-        by_name = dict(constants.values())
-        for _, codes, scales, zeros, g_idx in _DEQUANTIZE.findall(body):
-            unpack = unpacks.get(codes)
-            if unpack is None or unpack[1] not in constants:
-                raise GPTQError(f"{path}: a gptq.dequantize whose codes are not gptq.unpack of a constant")
-            qweight_name, qweight = constants[unpack[1]]
-            if not qweight_name.endswith(".qweight"):
-                raise GPTQError(f"{path}: packed weights {inputs.shown(qweight_name)} are not named <layer>.qweight")
-            name = qweight_name[: -len(".qweight")]
-            where = f"{path}: layer {inputs.shown(name)}"
-            bits, out, columns = (int(unpack[i]) if len(unpack[i]) <= 18 else -1 for i in (2, 5, 6))
-            if not 1 <= bits <= 8 or out < 1 or columns < 1:
-                raise GPTQError(f"{where}: gptq.unpack of {unpack[5]} x {unpack[6]} codes of {unpack[2]} bits")
-            words = (out, -(-columns * bits // 32))
-            if qweight.shape != words or qweight.element != "i32":
-                raise GPTQError(
-                    f"{where}: packed weights {list(qweight.shape)} {_RESOURCE_DTYPES[qweight.element]}, expected "
-                    f"int32 {list(words)} for {out} x {columns} codes of {bits} bits"
-                )
-            parts = {"qweight": qweight}
-            for role, ssa in (("scales", scales), ("zeros", zeros), ("g_idx", g_idx)):
-                if ssa not in constants:
-                    raise GPTQError(f"{where}: gptq.dequantize operand {ssa} is not a constant")
-                data = constants[ssa][1]
-                element = "i32" if role == "g_idx" else "f32"
-                if data.element != element:
-                    raise GPTQError(f"{where}: {role} of element type {data.element}, expected {element}")
-                parts[role] = data
-                used.add(constants[ssa][0])
-            groups = parts["scales"].shape[1] if len(parts["scales"].shape) == 2 else 0
-            for role, expected in (("scales", (out, groups)), ("zeros", (out, groups)), ("g_idx", (columns,))):
-                if parts[role].shape != expected or groups < 1:
-                    raise GPTQError(f"{where}: {role} of shape {list(parts[role].shape)}, expected {list(expected)}")
-            used.add(qweight_name)
-            # Columns sorted by group: the permutation the activation is read
-            # through.
-            perm = by_name.get(f"{name}.perm")
-            if perm is not None:
-                if perm.shape != (columns,) or perm.element != "i64":
-                    raise GPTQError(f"{where}: {name}.perm of shape {list(perm.shape)} "
-                                    f"{_RESOURCE_DTYPES[perm.element]}, expected int64 [{columns}]")
-                parts["perm"] = perm
-                used.add(f"{name}.perm")
-            layers[name] = QuantizedLayer(name, bits, columns, parts)
-        all_constants.extend(constants.values())
+    for function in description["functions"]:
+        constants = _function_constants(path, module, function, external, ours_of)
+        found = [constant for constant in constants if constant is not None]
+        by_name = dict(found)
+        for layer in function["layers"]:
+            quantized = _rewritten_layer(path, layer, constants, by_name, used)
+            layers[quantized.name] = quantized
+        all_constants.extend(found)
     weights = {name: data for name, data in all_constants if name not in used}
     return RewrittenModel(attributes, weights, layers)
 
@@ -688,34 +567,37 @@ def _rotary_order(model: RewrittenModel) -> str:
     """The order of the module's q and k features: "pairs" (llama2.c's, so
     that the export permutes them to Hugging Face's) or "halves"
     (Hugging Face's already)."""
-    text = model.attributes.get(emitter.MODEL_ATTRIBUTE, "{}")
-    value = _string_dictionary(text, emitter.MODEL_ATTRIBUTE).get("rotary", "pairs")
+    fields = model.attributes.get(emitter.MODEL_ATTRIBUTE, {})
+    if not isinstance(fields, dict):
+        raise GPTQError(f"module attribute {emitter.MODEL_ATTRIBUTE} is not a dictionary")
+    value = fields.get("rotary", "pairs")
     if value not in ("pairs", "halves"):
-        raise GPTQError(f"attribute {emitter.MODEL_ATTRIBUTE}: rotary is {inputs.shown(value, 40)}, "
+        raise GPTQError(f"attribute {emitter.MODEL_ATTRIBUTE}: rotary is {inputs.shown(str(value), 40)}, "
                         "expected pairs or halves")
     return value
 
 
 def _model_config(model: RewrittenModel) -> Llama2cConfig:
-    text = model.attributes.get(emitter.MODEL_ATTRIBUTE)
-    if text is None:
+    values = model.attributes.get(emitter.MODEL_ATTRIBUTE)
+    if values is None:
         raise GPTQError(
             f"no {emitter.MODEL_ATTRIBUTE} attribute: export-gptq needs a model "
             "imported by import-llama2c, import-hf or import-gptq"
         )
-    values = _string_dictionary(text, emitter.MODEL_ATTRIBUTE)
+    if not isinstance(values, dict):
+        raise GPTQError(f"module attribute {emitter.MODEL_ATTRIBUTE} is not a dictionary")
     fields = {}
     # head_dim is there only when the head size is not dim / n_heads.
     for key in _MODEL_FIELDS + (("head_dim",) if "head_dim" in values else ()):
         if key not in values:
             raise GPTQError(f"attribute {emitter.MODEL_ATTRIBUTE} has no field {key}")
-        match = re.fullmatch(r"([0-9]{1,18}) : i64", values[key])
-        if match is None:
+        value = values[key]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise GPTQError(
-                f"attribute {emitter.MODEL_ATTRIBUTE}: field {key} is {inputs.shown(values[key], 40)}, "
+                f"attribute {emitter.MODEL_ATTRIBUTE}: field {key} is {inputs.shown(str(value), 40)}, "
                 "expected an integer : i64"
             )
-        fields[key] = int(match.group(1))
+        fields[key] = value
     cfg = Llama2cConfig(**fields, shared_classifier="output" not in model.constants)
     try:
         cfg.validate()
@@ -933,7 +815,7 @@ _HF_SIZES = {
 }
 
 
-def _hf_config(text: Optional[str], cfg: Llama2cConfig) -> Tuple[Dict[str, Any], architectures.Architecture]:
+def _hf_config(text: Any, cfg: Llama2cConfig) -> Tuple[Dict[str, Any], architectures.Architecture]:
     """The config.json an import-hf module keeps in ``gptq.hf_config``: a
     JSON object of an architecture import-hf reads, whose sizes are those of
     ``gptq.model`` (the export writes it beside tensors of those sizes),
@@ -941,6 +823,8 @@ def _hf_config(text: Optional[str], cfg: Llama2cConfig) -> Tuple[Dict[str, Any],
     is absent."""
     if text is None:
         return {}, architectures.Architecture()
+    if not isinstance(text, str):
+        raise GPTQError(f"attribute {hf.CONFIG_ATTRIBUTE}: not a string")
     try:
         config = inputs.parse_json(text)
     except GPTQError as error:
@@ -966,11 +850,11 @@ def _checkpoint_outputs(model: RewrittenModel, checkpoint_format: str
     planned, not made (each is made when it is written)."""
     cfg = _model_config(model)
     scheme = _scheme(model.layers)
-    names_text = model.attributes.get(hf.NAMES_ATTRIBUTE)
+    names_attribute = model.attributes.get(hf.NAMES_ATTRIBUTE)
     arch = architectures.Architecture()
-    if names_text is not None:
-        names = _string_dictionary(names_text, hf.NAMES_ATTRIBUTE)
-        dtypes = _string_dictionary(model.attributes.get(hf.DTYPES_ATTRIBUTE, "{}"), hf.DTYPES_ATTRIBUTE)
+    if names_attribute is not None:
+        names = dict(_string_dictionary(names_attribute, hf.NAMES_ATTRIBUTE))
+        dtypes = _string_dictionary(model.attributes.get(hf.DTYPES_ATTRIBUTE, {}), hf.DTYPES_ATTRIBUTE)
         for name, dtype in dtypes.items():
             if dtype not in hf.FLOAT_DTYPES:
                 raise GPTQError(

@@ -10,6 +10,11 @@ crashes the process::
     module = NativeModule("model.mlir")
     (logits,) = module.call("forward", [tokens])
 
+:meth:`NativeModule.describe_model` is what Python reads of a module
+without calling it (its attributes, parameter archives, constants and
+quantized layers), found by the library walking the IR: the package never
+parses MLIR text itself.
+
 :func:`open_module` keeps one :class:`NativeModule` per file (reopened when
 the file changes), so that every caller in a process shares the compiled
 code. The library is found as :mod:`gptq_mlir.runtime.paths` says
@@ -29,7 +34,7 @@ import numpy as np
 
 from . import paths
 from ..errors import GPTQError
-from .archives import parameter_archives
+from ..files import inputs
 
 LIBRARY = "libGPTQCAPI.so"
 
@@ -82,6 +87,12 @@ def _load() -> ctypes.CDLL:
         lib.gptqModuleFree.restype = None
         lib.gptqModuleDescribe.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]
         lib.gptqModuleDescribe.restype = error_p
+        lib.gptqModuleDescribeModel.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p)]
+        lib.gptqModuleDescribeModel.restype = error_p
+        lib.gptqModuleResource.argtypes = [
+            ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),
+        ]
+        lib.gptqModuleResource.restype = error_p
         lib.gptqModuleCompile.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double)]
         lib.gptqModuleCompile.restype = error_p
         lib.gptqModuleNumResults.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t)]
@@ -156,6 +167,21 @@ def _result_array(lib: ctypes.CDLL, handle: int) -> np.ndarray:
     return np.frombuffer(memory, dtype=dtype).reshape(shape)
 
 
+class _Handle:
+    """An open module, freed when the last holder goes: its
+    :class:`NativeModule` and the arrays :meth:`NativeModule.resource`
+    returned (which view its memory)."""
+
+    def __init__(self, lib: ctypes.CDLL, handle: int):
+        self._lib = lib
+        self.handle = handle
+
+    def __del__(self):
+        if self.handle:
+            self._lib.gptqModuleFree(self.handle)
+            self.handle = None
+
+
 class NativeModule:
     """An MLIR module opened through ``libGPTQCAPI.so``; its entries are
     compiled on first use and kept. Not thread-safe: one call at a time."""
@@ -166,14 +192,17 @@ class NativeModule:
         handle = ctypes.c_void_p()
         cache = None if cache_dir is None else os.fsencode(cache_dir)
         _check(self._lib, self._lib.gptqModuleOpen(os.fsencode(self.path), cache, ctypes.byref(handle)))
+        self._owner = _Handle(self._lib, handle.value)
         self._handle = handle.value
         self._lock = threading.RLock()
         self._signatures: Dict[str, List[str]] = {}
+        self._model: Optional[Dict[str, Any]] = None
 
     def close(self) -> None:
-        if getattr(self, "_handle", None):
-            self._lib.gptqModuleFree(self._handle)
-            self._handle = None
+        """Closes the module; it is freed once the arrays that
+        :meth:`resource` returned are gone too."""
+        self._handle = None
+        self._owner = None
 
     def __del__(self):
         self.close()
@@ -192,6 +221,50 @@ class NativeModule:
         with self._lock:
             _check(self._lib, self._lib.gptqModuleDescribe(self._live(), name, ctypes.byref(text)))
             return json.loads(text.value.decode("utf-8"))
+
+    def describe_model(self) -> Dict[str, Any]:
+        """What the library reads of the module (``gptqModuleDescribeModel``
+        in docs/c-api.md): ``{"attributes": {...}, "parameters": [...] or
+        None, "functions": [{"name", "constants", "layers"}]}``."""
+        if self._model is None:
+            text = ctypes.c_char_p()
+            with self._lock:
+                _check(self._lib, self._lib.gptqModuleDescribeModel(self._live(), ctypes.byref(text)))
+                self._model = json.loads(text.value.decode("utf-8"))
+        return self._model
+
+    def resource(self, key: str) -> np.ndarray:
+        """The bytes of the module's resource blob ``key`` (a constant the
+        file holds), as a read-only uint8 array over the module's memory,
+        which stays open while the array lives."""
+        data, size = ctypes.c_void_p(), ctypes.c_size_t()
+        with self._lock:
+            _check(self._lib, self._lib.gptqModuleResource(
+                self._live(), key.encode("utf-8", "surrogateescape"), ctypes.byref(data), ctypes.byref(size)))
+        if size.value == 0:
+            return np.zeros(0, np.uint8)
+        memory = (ctypes.c_char * size.value).from_address(data.value)
+        memory._owner = self._owner  # type: ignore[attr-defined]
+        array = np.frombuffer(memory, dtype=np.uint8)
+        array.flags.writeable = False
+        return array
+
+    def parameter_archives(self) -> List[Path]:
+        """The files of the parameter archives the module names (relative to
+        its folder); for a safetensors index, the index and the shards it
+        lists. GPTQError for a gptq.parameters attribute that names none."""
+        names = self.describe_model()["parameters"]
+        if names is None:
+            return []
+        if isinstance(names, dict):
+            raise GPTQError(f"{self.path}: {names['error']}")
+        files = []
+        for name in names:
+            archive = self.path.parent / name
+            files.append(archive)
+            if archive.name.endswith(".json"):
+                files.extend(_shards(archive))
+        return files
 
     def compile(self, entry: str) -> float:
         """Compiles ``entry`` now (a call would, on first use); returns the
@@ -251,9 +324,21 @@ class NativeModule:
         return [_result_array(self._lib, results[i]) for i in range(returned.value)]
 
 
+def _shards(index: Path) -> List[Path]:
+    """The shards a safetensors index lists (none when it cannot be read:
+    the tools that read it say why)."""
+    try:
+        weight_map = inputs.load_json(index, "index").get("weight_map")
+        names = sorted({name for name in weight_map.values() if isinstance(name, str) and Path(name).name == name})
+    except (GPTQError, AttributeError):
+        return []
+    return [index.parent / name for name in names]
+
+
 #: How many modules open_module keeps open (the most recently used).
 _KEPT = 8
-_modules: "OrderedDict[Path, Tuple[tuple, NativeModule]]" = OrderedDict()
+#: By resolved path: (the module file's identity, its archives, the module).
+_modules: "OrderedDict[Path, Tuple[tuple, List[Path], NativeModule]]" = OrderedDict()
 _modules_lock = threading.Lock()
 
 
@@ -263,26 +348,40 @@ def _identity(path: Path) -> tuple:
     return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
+def _identities(module: tuple, archives: List[Path]) -> tuple:
+    return (library_path(), module) + tuple(
+        _identity(archive) if archive.exists() else None for archive in archives
+    )
+
+
 def open_module(path: Union[str, os.PathLike]) -> NativeModule:
     """The process's :class:`NativeModule` for the file at ``path``: opened
     once and kept while the file and the parameter archives it names stay
     the same (by inode, size and modification time), so that its compiled
-    entries serve every later caller. The last few modules used stay open."""
+    entries serve every later caller. The last few modules used stay open.
+    An unchanged file names the same archives: a module kept is not parsed
+    again to find them."""
     resolved = Path(path).resolve()
     try:
-        key = (library_path(), _identity(resolved)) + tuple(
-            _identity(archive) if archive.exists() else None for archive in parameter_archives(resolved)
-        )
+        identity = _identity(resolved)
+        with _modules_lock:
+            known = _modules.get(resolved)
+        if known is not None and known[0] == _identities(identity, known[1]):
+            with _modules_lock:
+                _modules.move_to_end(resolved)
+            return known[2]
+        module = NativeModule(path)
+        try:
+            archives = module.parameter_archives()
+        except GPTQError:
+            archives = []  # compiling an entry says what is wrong with them
+        # Taken before the module was read: a file changed since is read
+        # again next time.
+        key = _identities(identity, archives)
     except OSError as error:
         raise GPTQError(f"cannot read {path}: {error.strerror or error}") from error
     with _modules_lock:
-        known = _modules.get(resolved)
-        if known is not None and known[0] == key:
-            _modules.move_to_end(resolved)
-            return known[1]
-    module = NativeModule(path)
-    with _modules_lock:
-        _modules[resolved] = (key, module)
+        _modules[resolved] = (key, archives, module)
         _modules.move_to_end(resolved)
         while len(_modules) > _KEPT:
             _modules.popitem(last=False)
