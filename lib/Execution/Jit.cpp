@@ -113,7 +113,8 @@ static DialectRegistry toolRegistry() {
 ToolInput::ToolInput() : ToolInput(llvm::errs()) {}
 
 ToolInput::ToolInput(llvm::raw_ostream &diagnostics)
-    : ctx(toolRegistry()), handler(sourceMgr, &ctx, diagnostics) {
+    : ctx(toolRegistry()), diagnostics(diagnostics),
+      handler(sourceMgr, &ctx, diagnostics) {
   ctx.loadAllAvailableDialects();
 }
 
@@ -131,7 +132,8 @@ ToolInput::parse(llvm::StringRef path, bool regularOnly) {
     return llvm::createStringError(message);
   // A line too long to show (a weight's hexadecimal string is one line of
   // up to gigabytes) is not printed under the message: only its location.
-  registerLongLineHandler(&ctx, file->getBufferIdentifier(), file->getBuffer());
+  registerLongLineHandler(&ctx, file->getBufferIdentifier(), file->getBuffer(),
+                          diagnostics);
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   // The parser stops at its first error; errors after it are what its
   // recovery makes of the same fault (a truncated string literal, then

@@ -58,30 +58,33 @@ llvm::StringRef severityName(DiagnosticSeverity severity) {
   return "error";
 }
 
-void printOne(Diagnostic &diagnostic) {
+void printOne(Diagnostic &diagnostic, llvm::raw_ostream &os) {
   if (auto loc = fileLocation(diagnostic.getLocation()))
-    llvm::errs() << loc->getFilename().getValue() << ":" << loc->getLine()
-                 << ":" << loc->getColumn() << ": ";
-  llvm::errs() << severityName(diagnostic.getSeverity()) << ": "
-               << diagnostic.str() << "\n";
+    os << loc->getFilename().getValue() << ":" << loc->getLine() << ":"
+       << loc->getColumn() << ": ";
+  os << severityName(diagnostic.getSeverity()) << ": " << diagnostic.str()
+     << "\n";
 }
 } // namespace
 
-void gptq::printWithoutSourceLines(Diagnostic &diagnostic) {
-  printOne(diagnostic);
+void gptq::printWithoutSourceLines(Diagnostic &diagnostic,
+                                   llvm::raw_ostream &os) {
+  printOne(diagnostic, os);
   for (Diagnostic &note : diagnostic.getNotes())
-    printOne(note);
+    printOne(note, os);
 }
 
 void gptq::registerLongLineHandler(MLIRContext *context, llvm::StringRef path,
-                                   llvm::StringRef buffer) {
+                                   llvm::StringRef buffer,
+                                   llvm::raw_ostream &os) {
   context->getDiagEngine().registerHandler(
-      [path = path.str(), buffer](Diagnostic &diagnostic) -> LogicalResult {
+      [path = path.str(), buffer,
+       &os](Diagnostic &diagnostic) -> LogicalResult {
         auto loc = fileLocation(diagnostic.getLocation());
         if (!loc || loc->getFilename().getValue() != path ||
             !isLongSourceLine(buffer, loc->getLine()))
           return failure();
-        printWithoutSourceLines(diagnostic);
+        printWithoutSourceLines(diagnostic, os);
         return success();
       });
 }

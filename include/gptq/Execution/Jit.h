@@ -169,6 +169,7 @@ public:
 
 private:
   MLIRContext ctx;
+  llvm::raw_ostream &diagnostics;
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler;
 };

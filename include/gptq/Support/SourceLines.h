@@ -14,6 +14,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir {
 namespace gptq {
@@ -26,17 +27,19 @@ constexpr size_t kLongestShownLine = 240;
 bool isLongSourceLine(llvm::StringRef buffer, unsigned line);
 
 /// Prints `diagnostic` and its notes as "FILE:LINE:COL: error: message", each
-/// without its source line, to stderr.
-void printWithoutSourceLines(Diagnostic &diagnostic);
+/// without its source line, to `os`.
+void printWithoutSourceLines(Diagnostic &diagnostic, llvm::raw_ostream &os);
 
 /// Registers on `context` a handler that prints the diagnostics located on
 /// a long line of `buffer`, the text of the file `path`, with
-/// printWithoutSourceLines, and leaves the others to the handlers registered
-/// before it. A location counts when it is, or a name, call-site or fused
-/// location holds first, a file location in `path`. The handler lives as
-/// long as the context.
+/// printWithoutSourceLines to `os` (where the context's other diagnostics
+/// go: stderr, or a library's collected messages), and leaves the others to
+/// the handlers registered before it. A location counts when it is, or a
+/// name, call-site or fused location holds first, a file location in
+/// `path`. The handler lives as long as the context; `os` must too.
 void registerLongLineHandler(MLIRContext *context, llvm::StringRef path,
-                             llvm::StringRef buffer);
+                             llvm::StringRef buffer,
+                             llvm::raw_ostream &os = llvm::errs());
 
 } // namespace gptq
 } // namespace mlir
