@@ -40,6 +40,33 @@ std::optional<SmallVector<unsigned>> gptq::dimsOf(AffineMap map) {
   return dims;
 }
 
+SmallVector<SmallVector<unsigned>> gptq::operandLoops(linalg::LinalgOp op) {
+  SmallVector<SmallVector<unsigned>> reads;
+  for (AffineMap map : op.getIndexingMapsArray())
+    reads.push_back(*dimsOf(map));
+  return reads;
+}
+
+SmallVector<Value> gptq::loopBounds(OpBuilder &b, Location loc,
+                                    linalg::LinalgOp op,
+                                    ArrayRef<SmallVector<unsigned>> reads) {
+  SmallVector<Value> bounds(op.getNumLoops());
+  for (OpOperand &operand : op->getOpOperands())
+    for (auto [pos, d] : llvm::enumerate(reads[operand.getOperandNumber()]))
+      if (!bounds[d])
+        bounds[d] =
+            memref::DimOp::create(b, loc, operand.get(), pos).getResult();
+  return bounds;
+}
+
+SmallVector<Value> gptq::operandIndices(ArrayRef<unsigned> reads,
+                                        ArrayRef<Value> ivs) {
+  SmallVector<Value> indices;
+  for (unsigned d : reads)
+    indices.push_back(ivs[d]);
+  return indices;
+}
+
 std::optional<Contraction> gptq::matchContraction(linalg::LinalgOp op) {
   unsigned loops = op.getNumLoops();
   if (!op.hasPureBufferSemantics() || op.hasIndexSemantics() ||
@@ -186,10 +213,8 @@ void gptq::stageTile(OpBuilder &b, Location loc, linalg::LinalgOp op,
       SmallVector<Value> at(ivs);
       at[tile.outerDim] = oi;
       at[tile.innerDim] = ij;
-      SmallVector<Value> indices;
-      for (unsigned d : reads[tile.operand])
-        indices.push_back(at[d]);
-      return memref::LoadOp::create(b, loc, source, indices);
+      return memref::LoadOp::create(b, loc, source,
+                                    operandIndices(reads[tile.operand], at));
     };
     if (!zeroOutside) {
       auto ifInside = scf::IfOp::create(b, loc, TypeRange{}, inside, false);

@@ -28,6 +28,19 @@ struct Contraction {
 /// The dimensions that `map` reads, if each result is a dimension.
 std::optional<SmallVector<unsigned>> dimsOf(AffineMap map);
 
+/// The loops each operand of a matched contraction reads (lhs, rhs,
+/// result), in the order of its dimensions.
+SmallVector<SmallVector<unsigned>> operandLoops(linalg::LinalgOp op);
+
+/// Each loop's bound: the size (memref.dim) of the first operand that reads
+/// it, made at `b`'s insertion point.
+SmallVector<Value> loopBounds(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                              ArrayRef<SmallVector<unsigned>> reads);
+
+/// An operand's indices at loop indices `ivs`, given the loops it reads.
+SmallVector<Value> operandIndices(ArrayRef<unsigned> reads,
+                                  ArrayRef<Value> ivs);
+
 /// The roles in `op`, if it is a contraction on buffers of one float type
 /// with two parallel loops (three with a batch) and one reduction.
 std::optional<Contraction> matchContraction(linalg::LinalgOp op);

@@ -54,12 +54,8 @@ public:
                   int64_t results)
       : op(op), c(c), b(op), loc(op.getLoc()), T(threads), R(results),
         BT(threads * results),
-        element(
-            cast<MemRefType>(op->getOperand(0).getType()).getElementType()) {
-    // The loops each operand reads (lhs, rhs, result).
-    for (AffineMap map : op.getIndexingMapsArray())
-      reads.push_back(*dimsOf(map));
-  }
+        element(cast<MemRefType>(op->getOperand(0).getType()).getElementType()),
+        reads(operandLoops(op)) {}
 
   void build() {
     gpu::LaunchOp launch = createLaunch();
@@ -100,13 +96,7 @@ private:
   /// across its rows (an operand given transposed) hits every bank of
   /// shared memory once.
   gpu::LaunchOp createLaunch() {
-    // The loop bounds: the sizes that the operands give each loop.
-    bounds.assign(op.getNumLoops(), Value());
-    for (OpOperand &operand : op->getOpOperands())
-      for (auto [pos, d] : llvm::enumerate(reads[operand.getOperandNumber()]))
-        if (!bounds[d])
-          bounds[d] =
-              memref::DimOp::create(b, loc, operand.get(), pos).getResult();
+    bounds = loopBounds(b, loc, op, reads);
     Value m = bounds[c.m], n = bounds[c.n];
     t = constant(T);
     bt = constant(BT);
@@ -165,10 +155,7 @@ private:
 
   /// An operand's indices at loop indices ivs (m, n, k by loop).
   SmallVector<Value> indicesOf(unsigned operand, ArrayRef<Value> ivs) {
-    SmallVector<Value> indices;
-    for (unsigned d : reads[operand])
-      indices.push_back(ivs[d]);
-    return indices;
+    return operandIndices(reads[operand], ivs);
   }
 
   /// Result (a, b) of the thread: its loop indices, and whether it lies

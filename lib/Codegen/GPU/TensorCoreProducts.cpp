@@ -49,14 +49,8 @@ public:
         f32(b.getF32Type()) {}
 
   void build() {
-    for (AffineMap map : op.getIndexingMapsArray())
-      reads.push_back(*dimsOf(map));
-    bounds.resize(op.getNumLoops());
-    for (OpOperand &operand : op->getOpOperands())
-      for (auto [pos, d] : llvm::enumerate(reads[operand.getOperandNumber()]))
-        if (!bounds[d])
-          bounds[d] =
-              memref::DimOp::create(b, loc, operand.get(), pos).getResult();
+    reads = operandLoops(op);
+    bounds = loopBounds(b, loc, op, reads);
     // A fill of C just before the op: the results start from its value.
     linalg::FillOp fill = fillBefore(op);
     createLaunch();
@@ -114,10 +108,7 @@ private:
 
   /// Operand `operand`'s indices at loop indices `ivs`.
   SmallVector<Value> indicesOf(unsigned operand, ArrayRef<Value> ivs) {
-    SmallVector<Value> indices;
-    for (unsigned d : reads[operand])
-      indices.push_back(ivs[d]);
-    return indices;
+    return operandIndices(reads[operand], ivs);
   }
 
   /// The launch (a block per BM x BN results, 4 warps) and, at the start of
