@@ -187,7 +187,7 @@ LogicalResult ModelQuantizer::cutStages() {
     calibrated.push_back(state.uncalibrated.empty());
   }
   StageCutOptions cut;
-  cut.sequential = calibrationOrderName(options.sequential);
+  cut.sequential = options.sequential;
   cut.experts = options.experts;
   cut.hessianBudget = options.hessianMemory;
   FailureOr<CalibrationStages> made = cutCalibrationStages(

@@ -14,18 +14,6 @@
 using namespace mlir;
 using namespace mlir::gptq;
 
-llvm::StringRef mlir::gptq::calibrationOrderName(CalibrationOrder order) {
-  switch (order) {
-  case CalibrationOrder::Layers:
-    return "layers";
-  case CalibrationOrder::Blocks:
-    return "blocks";
-  case CalibrationOrder::None:
-    return "none";
-  }
-  llvm_unreachable("unknown calibration order");
-}
-
 QuantizeModelOptions::QuantizeModelOptions()
     : activationMemory(parseByteCount("25%").value_or(0)),
       hessianMemory(parseByteCount("1G").value_or(0)),
@@ -58,10 +46,7 @@ QuantizeModelOptions::fromPassOptions(const GPTQQuantizeModelOptions &pass,
     o.method = *method;
   else
     return fail("method='" + pass.method + "': expected gptq or rtn");
-  if (auto order = parseChoice<CalibrationOrder>(
-          pass.sequential, {{"layers", CalibrationOrder::Layers},
-                            {"blocks", CalibrationOrder::Blocks},
-                            {"none", CalibrationOrder::None}}))
+  if (auto order = parseCalibrationOrder(pass.sequential))
     o.sequential = *order;
   else
     return fail("sequential='" + pass.sequential +

@@ -46,7 +46,8 @@ struct StageCutter {
   ArrayRef<const LinearLayer *> layers;
   ArrayRef<bool> calibrated;
   const llvm::DenseMap<Operation *, unsigned> &layerOfWeight;
-  StringRef sequential, passName;
+  CalibrationOrder sequential;
+  StringRef passName;
   ExpertCalibration experts;
   uint64_t hessianBudget;
 
@@ -434,14 +435,14 @@ std::vector<std::vector<unsigned>> StageCutter::groupLayers() {
       continue;
     const LinearLayer &layer = *layerPtr;
     Key key;
-    if (sequential == "none") {
+    if (sequential == CalibrationOrder::None) {
       key = {0, 0};
-    } else if (sequential == "blocks" && layer.block &&
+    } else if (sequential == CalibrationOrder::Blocks && layer.block &&
                llvm::any_of(layers, [](const LinearLayer *l) {
                  return l->block.has_value();
                })) {
       key = {*layer.block, 0};
-    } else if (sequential == "blocks") {
+    } else if (sequential == CalibrationOrder::Blocks) {
       // A layer outside the named blocks (an output classifier) comes
       // after the blocks whose layers precede it in the data flow.
       int64_t before = -1;
@@ -512,7 +513,7 @@ std::vector<std::vector<unsigned>> StageCutter::stageGroups() {
   // a group whose Hessians exceed the budget becomes several stages.
   std::vector<std::vector<unsigned>> groups;
   for (std::vector<unsigned> &group : groupLayers()) {
-    if (sequential != "layers" || hessianBudget == 0) {
+    if (sequential != CalibrationOrder::Layers || hessianBudget == 0) {
       groups.push_back(std::move(group));
       continue;
     }
@@ -821,6 +822,29 @@ mlir::gptq::parseExpertCalibration(StringRef value) {
   if (value == "all")
     return ExpertCalibration::All;
   return std::nullopt;
+}
+
+std::optional<CalibrationOrder>
+mlir::gptq::parseCalibrationOrder(StringRef value) {
+  if (value == "layers")
+    return CalibrationOrder::Layers;
+  if (value == "blocks")
+    return CalibrationOrder::Blocks;
+  if (value == "none")
+    return CalibrationOrder::None;
+  return std::nullopt;
+}
+
+StringRef mlir::gptq::calibrationOrderName(CalibrationOrder order) {
+  switch (order) {
+  case CalibrationOrder::Layers:
+    return "layers";
+  case CalibrationOrder::Blocks:
+    return "blocks";
+  case CalibrationOrder::None:
+    return "none";
+  }
+  llvm_unreachable("unknown calibration order");
 }
 
 FailureOr<CalibrationStages> mlir::gptq::cutCalibrationStages(

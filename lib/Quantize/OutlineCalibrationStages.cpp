@@ -45,8 +45,8 @@ struct OutlineCalibrationStagesPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (sequential != "layers" && sequential != "blocks" &&
-        sequential != "none") {
+    std::optional<CalibrationOrder> order = parseCalibrationOrder(sequential);
+    if (!order) {
       fail(module.getLoc()) << "sequential='" << sequential
                             << "': expected layers, blocks or none";
       return;
@@ -103,7 +103,7 @@ struct OutlineCalibrationStagesPass
       return;
     }
     StageCutOptions options;
-    options.sequential = sequential;
+    options.sequential = *order;
     options.experts = *experts;
     options.hessianBudget = *budget;
     FailureOr<CalibrationStages> cut = cutCalibrationStages(

@@ -42,14 +42,6 @@ enum class QuantizeMethod {
   RoundToNearest,
 };
 
-/// Which layers calibrate together (sequential=): the layers of one
-/// data-flow depth (true-sequential), those of one layers.<i>. block, or
-/// all at once.
-enum class CalibrationOrder { Layers, Blocks, None };
-
-/// sequential='s spelling of `order`.
-llvm::StringRef calibrationOrderName(CalibrationOrder order);
-
 /// gptq-quantize-model's options, typed: the pass's options
 /// (GPTQQuantizeModelOptions, by their C++ names) parsed and checked by
 /// fromPassOptions. The defaults are the pass's.

@@ -103,6 +103,17 @@ enum class ExpertCalibration {
 /// `moe-calibration=`'s value: routed or all; nullopt for another.
 std::optional<ExpertCalibration> parseExpertCalibration(llvm::StringRef value);
 
+/// Which layers calibrate together (sequential=): the layers of one
+/// data-flow depth (true-sequential), those of one layers.<i>. block, or
+/// all at once.
+enum class CalibrationOrder { Layers, Blocks, None };
+
+/// `sequential=`'s value: layers, blocks or none; nullopt for another.
+std::optional<CalibrationOrder> parseCalibrationOrder(llvm::StringRef value);
+
+/// sequential='s spelling of `order`.
+llvm::StringRef calibrationOrderName(CalibrationOrder order);
+
 /// The stages of an entry function, in order, and the stage of each layer.
 struct CalibrationStages {
   std::vector<std::shared_ptr<CalibrationStage>> stages;
@@ -113,10 +124,9 @@ struct CalibrationStages {
 
 /// How an entry is cut into calibration stages.
 struct StageCutOptions {
-  /// "layers" (one stage per group of layers that read values of the same
-  /// data-flow depth), "blocks" (one per layers.<i>. block) or "none" (one
-  /// stage).
-  llvm::StringRef sequential = "layers";
+  /// Layers: one stage per group of layers that read values of the same
+  /// data-flow depth; Blocks: one per layers.<i>. block; None: one stage.
+  CalibrationOrder sequential = CalibrationOrder::Layers;
   ExpertCalibration experts = ExpertCalibration::Routed;
   /// sequential=layers: the most bytes of Hessians (`in x in` float32 per
   /// distinct input) one stage accumulates at once; a group of layers that
