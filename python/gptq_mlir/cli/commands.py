@@ -380,11 +380,11 @@ def _pass_options(text: str) -> List[str]:
 def _sweep(args: argparse.Namespace) -> None:
     with Run() as run:
         _model_input(run, args.model)
+        external = bool(parameter_archives(args.model))
         _tokenizer_inputs(run, args.tokenizer)
         run.input(args.text, "text")
         run.input(args.calibration, "calibration")
-        sweep.declare(run, args.configs, args.out_dir, args.calibration, args.pass_options,
-                      bool(parameter_archives(args.model)))
+        sweep.declare(run, args.configs, args.out_dir, args.calibration, args.pass_options, external)
         run.begin()
         model, tokenizer = _model_and_tokenizer(args)
         model.check_context(args.seqlen, "a window (--seqlen)")
@@ -398,7 +398,7 @@ def _sweep(args: argparse.Namespace) -> None:
         }
         result = sweep.sweep(model, windows, args.configs, run, args.out_dir, args.calibration,
                              args.batch, args.pass_options, description)
-    names = sweep.output_names(args.configs, bool(parameter_archives(args.model)))
+    names = sweep.output_names(args.configs, external)
     print(f"sweep: wrote {', '.join(str(Path(args.out_dir) / name) for name in names)}", file=sys.stderr)
     sys.stdout.write(sweep.markdown_table(result["configurations"]))
 
