@@ -43,7 +43,8 @@ llvm::Expected<NpyArray> ModelQuantizer::calibrationSamples() const {
         "the calibration samples' shape " + given.describe() + " takes " +
         (bytes ? std::to_string(*bytes) : std::string("too many")) +
         " bytes, the buffer given holds " + std::to_string(given.data.size()));
-  return view(given.dtype, given.shape, given.data.data(), given.data.size());
+  return NpyArray::borrowing(given.dtype, given.shape,
+                             llvm::arrayRefFromStringRef<char>(given.data));
 }
 
 /// The calibration samples hold the entry's (only) argument, sample by
@@ -167,9 +168,9 @@ FailureOr<Batches> ModelQuantizer::readBatches() {
     int64_t n = std::min<int64_t>(options.calibrationBatch, samples - s);
     std::vector<int64_t> shape = b.samples.shape;
     shape[0] = n;
-    b.batches.push_back(view(b.samples.dtype, std::move(shape),
-                             b.samples.data.data() + s * rowBytes,
-                             n * rowBytes));
+    b.batches.push_back(NpyArray::borrowing(
+        b.samples.dtype, std::move(shape),
+        llvm::ArrayRef(b.samples.data.data() + s * rowBytes, n * rowBytes)));
     b.start.push_back(s);
   }
   return b;
@@ -445,7 +446,7 @@ ModelQuantizer::runBatch(CalibrationStage &stage, const Batches &batches,
     const StageArg &arg = stage.args[i];
     switch (arg.kind) {
     case StageArg::Input:
-      args.push_back(view(batches.batches[b]));
+      args.push_back(batches.batches[b].borrowed());
       break;
     case StageArg::Crossing: {
       auto loaded = activations->load(store[arg.value][b]);
@@ -457,7 +458,7 @@ ModelQuantizer::runBatch(CalibrationStage &stage, const Batches &batches,
     case StageArg::Constant: {
       auto it = layerOfWeight.find(arg.constant);
       if (it != layerOfWeight.end() && states[it->second].stored) {
-        args.push_back(view(*states[it->second].stored));
+        args.push_back(states[it->second].stored->borrowed());
         break;
       }
       const NpyArray *a = constantArray(arg.constant);
@@ -465,14 +466,14 @@ ModelQuantizer::runBatch(CalibrationStage &stage, const Batches &batches,
         return llvm::createStringError(
             llvm::inconvertibleErrorCode(),
             "a constant of the model has no data (elided resources?)");
-      args.push_back(view(*a));
+      args.push_back(a->borrowed());
       break;
     }
     case StageArg::Hessian:
-      args.push_back(view(states[arg.layer].hessian));
+      args.push_back(states[arg.layer].hessian.borrowed());
       break;
     case StageArg::Count:
-      args.push_back(view(counts[arg.layer]));
+      args.push_back(counts[arg.layer].borrowed());
       break;
     }
   }

@@ -78,16 +78,6 @@ void driver::releaseFreedMemory() {
 #endif
 }
 
-NpyArray driver::view(DType dtype, std::vector<int64_t> shape, const char *data,
-                      size_t size) {
-  NpyArray v;
-  v.dtype = dtype;
-  v.shape = std::move(shape);
-  v.data =
-      NpyBuffer::adopt(const_cast<char *>(data), size, nullptr, [](void *) {});
-  return v;
-}
-
 /// Raw little-endian data of a `dense` or `dense_resource` attribute of a
 /// byte-sized element type; the array reads the attribute's data in place
 /// (the context keeps it), except for a splat, which is expanded.
@@ -113,7 +103,7 @@ std::optional<NpyArray> driver::arrayOf(ElementsAttr attr) {
   std::optional<ArrayRef<char>> raw = rawElementData(attr);
   if (!raw || raw->size() != bytes)
     return std::nullopt;
-  return view(*dtype, std::move(shape), raw->data(), bytes);
+  return NpyArray::borrowing(*dtype, std::move(shape), *raw);
 }
 
 NpyArray driver::transposed(const NpyArray &a) {
@@ -515,7 +505,7 @@ LogicalResult ModelQuantizer::ensureWeight(unsigned index) {
   std::optional<NpyArray> w;
   if (layer.weightSource != layer.weightConstant) {
     if (const NpyArray *wide = constantArray(layer.weightSource))
-      w = view(*wide);
+      w = wide->borrowed();
   } else {
     w = arrayOf(layer.weightAttr);
   }

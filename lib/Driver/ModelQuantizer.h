@@ -51,12 +51,6 @@ std::string formatDuration(double seconds);
 /// Hands memory kept for reuse after frees back to the system.
 void releaseFreedMemory();
 
-/// An array over `size` bytes at `data` that it does not own (arguments of
-/// compiled code are read-only, so calls need no copies).
-NpyArray view(DType dtype, std::vector<int64_t> shape, const char *data,
-              size_t size);
-/// An array that reads `a`'s data without owning it.
-inline NpyArray view(const NpyArray &a) { return a.borrowed(); }
 /// The values of a constant as an array (in place, except a splat), or
 /// nothing for data of no byte-sized element type.
 std::optional<NpyArray> arrayOf(ElementsAttr attr);

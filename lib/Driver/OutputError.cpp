@@ -28,13 +28,10 @@ llvm::Error error(const llvm::Twine &message) {
 /// Rows r0 .. r0 + count of a float32 matrix, read in place.
 NpyArray rowBand(const NpyArray &a, int64_t r0, int64_t count) {
   int64_t cols = a.shape[1];
-  NpyArray band;
-  band.dtype = DType::F32;
-  band.shape = {count, cols};
-  band.data = NpyBuffer::adopt(
-      reinterpret_cast<char *>(const_cast<float *>(a.as<float>() + r0 * cols)),
-      size_t(count * cols) * sizeof(float), nullptr, [](void *) {});
-  return band;
+  size_t rowBytes = size_t(cols) * sizeof(float);
+  return NpyArray::borrowing(
+      DType::F32, {count, cols},
+      llvm::ArrayRef(a.data.data() + r0 * rowBytes, count * rowBytes));
 }
 
 /// A zero-filled tensor of `type`, whose dynamic sizes are `sizes`.

@@ -269,9 +269,14 @@ bool NpyBuffer::operator==(const NpyBuffer &other) const {
 }
 
 NpyArray NpyArray::borrowed() const {
+  return borrowing(dtype, shape, llvm::ArrayRef(data.data(), data.size()));
+}
+
+NpyArray NpyArray::borrowing(DType dtype, std::vector<int64_t> shape,
+                             llvm::ArrayRef<char> data) {
   NpyArray v;
   v.dtype = dtype;
-  v.shape = shape;
+  v.shape = std::move(shape);
   v.data = NpyBuffer::adopt(const_cast<char *>(data.data()), data.size(),
                             nullptr, [](void *) {});
   return v;

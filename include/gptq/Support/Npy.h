@@ -114,6 +114,10 @@ struct NpyArray {
   /// An array that reads this one's data in place without owning it
   /// (for read-only arguments of compiled code); it must not outlive it.
   NpyArray borrowed() const;
+  /// An array of `dtype` and `shape` that reads `data` in place without
+  /// owning it; it must not outlive the data.
+  static NpyArray borrowing(DType dtype, std::vector<int64_t> shape,
+                            llvm::ArrayRef<char> data);
 };
 
 /// A dense C-order array whose data lies in memory held elsewhere (a
